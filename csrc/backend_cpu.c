@@ -1,0 +1,518 @@
+/* backend_cpu.c — the CPU backend table: memory, copies, casts, fills, layout copies,
+ * select, one-hot and random numbers. Arithmetic kernels live in cpu_elementwise.c,
+ * cpu_reduce.c and gemm_cpu.c. Inputs were validated by ops.c; this file only computes.
+ * Large blocks are cached (exact size) so a training loop does not page-fault its
+ * activations in afresh every step. */
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "cpu_kernels.h"
+#include "philox.h"
+
+/* ------------------------------------------------------------------ memory */
+
+#define CACHE_MIN_BYTES ((size_t)1 << 20)
+#define CACHE_SLOTS 64
+#define HUGE_ALIGN ((size_t)2 << 20)
+
+static struct {
+    pthread_mutex_t mu;
+    void *ptr[CACHE_SLOTS];
+    size_t size[CACHE_SLOTS];
+    size_t total;
+    size_t limit;
+} cache = {PTHREAD_MUTEX_INITIALIZER};
+
+static size_t cache_limit(void) {
+    if (!cache.limit) {
+        const char *env = getenv("MIXPREC_CPU_CACHE_MB");
+        cache.limit = env ? (size_t)atol(env) << 20 : (size_t)2 << 30;
+        if (!cache.limit)
+            cache.limit = 1; /* disabled */
+    }
+    return cache.limit;
+}
+
+static size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
+
+static void *raw_alloc(size_t nbytes) {
+    size_t align = nbytes >= 4 * HUGE_ALIGN ? HUGE_ALIGN : 64;
+    size_t sz = round_up(nbytes ? nbytes : 1, align);
+    void *p = aligned_alloc(align, sz);
+#ifdef MADV_HUGEPAGE
+    if (p && align == HUGE_ALIGN)
+        madvise(p, sz, MADV_HUGEPAGE);
+#endif
+    return p;
+}
+
+static mp_status cpu_alloc(mp_device dev, size_t nbytes, void **out) {
+    (void)dev;
+    if (nbytes >= CACHE_MIN_BYTES) {
+        pthread_mutex_lock(&cache.mu);
+        for (int i = 0; i < CACHE_SLOTS; i++) {
+            if (cache.ptr[i] && cache.size[i] == nbytes) {
+                *out = cache.ptr[i];
+                cache.ptr[i] = NULL;
+                cache.total -= nbytes;
+                pthread_mutex_unlock(&cache.mu);
+                return MP_OK;
+            }
+        }
+        pthread_mutex_unlock(&cache.mu);
+    }
+    void *p = raw_alloc(nbytes);
+    if (!p) {
+        /* Give the cache back and retry once before failing. */
+        pthread_mutex_lock(&cache.mu);
+        for (int i = 0; i < CACHE_SLOTS; i++) {
+            free(cache.ptr[i]);
+            cache.ptr[i] = NULL;
+        }
+        cache.total = 0;
+        pthread_mutex_unlock(&cache.mu);
+        p = raw_alloc(nbytes);
+    }
+    if (!p)
+        return mp_error_set(MP_ERR_MEMORY, "out of host memory: could not allocate %zu bytes", nbytes);
+    *out = p;
+    return MP_OK;
+}
+
+static void cpu_free(mp_device dev, void *p, size_t nbytes) {
+    (void)dev;
+    if (!p)
+        return;
+    if (nbytes >= CACHE_MIN_BYTES) {
+        pthread_mutex_lock(&cache.mu);
+        if (cache.total + nbytes <= cache_limit()) {
+            for (int i = 0; i < CACHE_SLOTS; i++) {
+                if (!cache.ptr[i]) {
+                    cache.ptr[i] = p;
+                    cache.size[i] = nbytes;
+                    cache.total += nbytes;
+                    pthread_mutex_unlock(&cache.mu);
+                    return;
+                }
+            }
+        }
+        pthread_mutex_unlock(&cache.mu);
+    }
+    free(p);
+}
+
+void mp_cpu_cache_clear(void) {
+    pthread_mutex_lock(&cache.mu);
+    for (int i = 0; i < CACHE_SLOTS; i++) {
+        free(cache.ptr[i]);
+        cache.ptr[i] = NULL;
+    }
+    cache.total = 0;
+    pthread_mutex_unlock(&cache.mu);
+}
+
+size_t mp_cpu_cache_bytes(void) { return cache.total; }
+
+void *mp_cpu_scratch_alloc(size_t nbytes) {
+    void *p = NULL;
+    if (cpu_alloc((mp_device){MP_DEV_CPU, 0}, nbytes, &p) != MP_OK)
+        return NULL;
+    return p;
+}
+
+void mp_cpu_scratch_free(void *p, size_t nbytes) { cpu_free((mp_device){MP_DEV_CPU, 0}, p, nbytes); }
+
+/* ------------------------------------------------------------------ copies */
+
+typedef struct {
+    char *dst;
+    const char *src;
+} copy_ctx;
+
+static void copy_range(void *vctx, int64_t b, int64_t e) {
+    copy_ctx *c = vctx;
+    memcpy(c->dst + b, c->src + b, (size_t)(e - b));
+}
+
+static mp_status cpu_copy(mp_device dev, void *dst, const void *src, size_t nbytes) {
+    (void)dev;
+    if (nbytes && dst != src) {
+        copy_ctx c = {dst, src};
+        mp_parallel_for((int64_t)nbytes, (int64_t)1 << 21, copy_range, &c);
+    }
+    return MP_OK;
+}
+
+/* ------------------------------------------------------------------ f32 widen/narrow */
+
+void mp_load_f32(mp_dtype dt, const void *src, float *dst, int64_t n) {
+    switch (dt) {
+    case MP_F16: mp_row_f16_to_f32(src, dst, n); break;
+    case MP_BF16: mp_row_bf16_to_f32(src, dst, n); break;
+    default: memcpy(dst, src, (size_t)n * 4); break;
+    }
+}
+
+void mp_store_f32(mp_dtype dt, const float *src, void *dst, int64_t n) {
+    switch (dt) {
+    case MP_F16: mp_row_f32_to_f16(src, dst, n); break;
+    case MP_BF16: mp_row_f32_to_bf16(src, dst, n); break;
+    default: memcpy(dst, src, (size_t)n * 4); break;
+    }
+}
+
+/* ------------------------------------------------------------------ casts */
+
+/* Saturating float -> integer conversions: C leaves out-of-range undefined; we define
+ * NaN -> 0 and clamp to the type's range (what TensorFlow's CPU kernels produce on x86
+ * differs by type; saturation is the documented mixprec rule). */
+#define SAT_CAST(NAME, T, LO, HI)                        \
+    static inline T NAME(double v) {                     \
+        if (v != v)                                      \
+            return 0;                                    \
+        if (v <= (double)(LO))                           \
+            return (T)(LO);                              \
+        if (v >= (double)(HI))                           \
+            return (T)(HI);                              \
+        return (T)v;                                     \
+    }
+SAT_CAST(sat_i32, int32_t, INT32_MIN, INT32_MAX)
+SAT_CAST(sat_u8, uint8_t, 0, 255)
+SAT_CAST(sat_i8, int8_t, -128, 127)
+static inline int64_t sat_i64(double v) {
+    if (v != v)
+        return 0;
+    if (v <= -9223372036854775808.0)
+        return INT64_MIN;
+    if (v >= 9223372036854775808.0)
+        return INT64_MAX;
+    return (int64_t)v;
+}
+
+/* Generic element conversion. Integer sources go through int64 (exact), float sources
+ * through double (exact widening); integer -> integer wraps (two's complement, as NumPy
+ * and TensorFlow), float -> integer saturates, float -> float rounds once (except
+ * f64 -> bf16, which goes through f32 as ml_dtypes does). */
+static void cast_generic(const void *src, mp_dtype sdt, void *dst, mp_dtype ddt, int64_t n) {
+    int src_int = mp_dtype_is_integer(sdt) || sdt == MP_BOOL;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t iv = 0;
+        double v = 0.0;
+        switch (sdt) {
+        case MP_F32: v = ((const float *)src)[i]; break;
+        case MP_F16: v = mp_f16_to_f32(((const uint16_t *)src)[i]); break;
+        case MP_BF16: v = mp_bf16_to_f32(((const uint16_t *)src)[i]); break;
+        case MP_F64: v = ((const double *)src)[i]; break;
+        case MP_I32: iv = ((const int32_t *)src)[i]; break;
+        case MP_I64: iv = ((const int64_t *)src)[i]; break;
+        case MP_U8: iv = ((const uint8_t *)src)[i]; break;
+        case MP_BOOL: iv = ((const uint8_t *)src)[i] != 0; break;
+        case MP_I8: iv = ((const int8_t *)src)[i]; break;
+        default: break;
+        }
+        if (src_int)
+            v = (double)iv;
+        switch (ddt) {
+        case MP_F32: ((float *)dst)[i] = src_int ? (float)iv : (float)v; break;
+        case MP_F16:
+            ((uint16_t *)dst)[i] = (sdt == MP_F32 || sdt == MP_BF16 || sdt == MP_F16) ? mp_f32_to_f16((float)v)
+                                                                                     : mp_f64_to_f16(v);
+            break;
+        case MP_BF16: ((uint16_t *)dst)[i] = mp_f32_to_bf16(src_int ? (float)iv : (float)v); break;
+        case MP_F64: ((double *)dst)[i] = v; break;
+        case MP_I32: ((int32_t *)dst)[i] = src_int ? (int32_t)(uint32_t)(uint64_t)iv : sat_i32(v); break;
+        case MP_I64: ((int64_t *)dst)[i] = src_int ? iv : sat_i64(v); break;
+        case MP_U8: ((uint8_t *)dst)[i] = src_int ? (uint8_t)(uint64_t)iv : sat_u8(v); break;
+        case MP_I8: ((int8_t *)dst)[i] = src_int ? (int8_t)(uint8_t)(uint64_t)iv : sat_i8(v); break;
+        case MP_BOOL: ((uint8_t *)dst)[i] = src_int ? (iv != 0) : (v != 0.0); break;
+        default: break;
+        }
+    }
+}
+
+typedef struct {
+    const char *src;
+    char *dst;
+    mp_dtype sdt, ddt;
+} cast_ctx;
+
+static void cast_range(void *vctx, int64_t b, int64_t e) {
+    cast_ctx *c = vctx;
+    const void *s = c->src + b * (int64_t)mp_dtype_size(c->sdt);
+    void *d = c->dst + b * (int64_t)mp_dtype_size(c->ddt);
+    int64_t n = e - b;
+    mp_dtype sdt = c->sdt, ddt = c->ddt;
+    if (sdt == ddt) {
+        memcpy(d, s, (size_t)n * mp_dtype_size(sdt));
+    } else if (sdt == MP_F32 && ddt == MP_F16) {
+        mp_row_f32_to_f16(s, d, n);
+    } else if (sdt == MP_F16 && ddt == MP_F32) {
+        mp_row_f16_to_f32(s, d, n);
+    } else if (sdt == MP_F32 && ddt == MP_BF16) {
+        mp_row_f32_to_bf16(s, d, n);
+    } else if (sdt == MP_BF16 && ddt == MP_F32) {
+        mp_row_bf16_to_f32(s, d, n);
+    } else if ((sdt == MP_F16 || sdt == MP_BF16) && (ddt == MP_F16 || ddt == MP_BF16)) {
+        /* through f32 (exact widening, one rounding) */
+        float buf[MP_BLOCK];
+        for (int64_t i = 0; i < n; i += MP_BLOCK) {
+            int64_t m = n - i < MP_BLOCK ? n - i : MP_BLOCK;
+            mp_load_f32(sdt, (const uint16_t *)s + i, buf, m);
+            mp_store_f32(ddt, buf, (uint16_t *)d + i, m);
+        }
+    } else {
+        cast_generic(s, sdt, d, ddt, n);
+    }
+}
+
+mp_status mp_cpu_cast(mp_device dev, const void *src, mp_dtype sdt, void *dst, mp_dtype ddt, int64_t n) {
+    (void)dev;
+    cast_ctx c = {src, dst, sdt, ddt};
+    mp_parallel_for(n, MP_GRAIN * 4, cast_range, &c);
+    return MP_OK;
+}
+
+mp_status mp_cast_host(const void *src, mp_dtype sdt, void *dst, mp_dtype ddt, int64_t n) {
+    if (!mp_dtype_valid(sdt) || !mp_dtype_valid(ddt))
+        return mp_error_set(MP_ERR_VALUE, "invalid dtype code in cast");
+    return mp_cpu_cast((mp_device){MP_DEV_CPU, 0}, src, sdt, dst, ddt, n);
+}
+
+/* ------------------------------------------------------------------ fill / iota */
+
+static void store_f64(mp_dtype dt, void *dst, int64_t i, double v) {
+    cast_generic(&v, MP_F64, (char *)dst + i * (int64_t)mp_dtype_size(dt), dt, 1);
+}
+
+static mp_status cpu_fill(mp_device dev, void *dst, mp_dtype dt, int64_t n, double value) {
+    (void)dev;
+    if (n <= 0)
+        return MP_OK;
+    size_t es = mp_dtype_size(dt);
+    store_f64(dt, dst, 0, value);
+    /* replicate the first element by doubling copies */
+    int64_t have = 1;
+    while (have < n) {
+        int64_t m = have < n - have ? have : n - have;
+        memcpy((char *)dst + have * (int64_t)es, dst, (size_t)m * es);
+        have += m;
+    }
+    return MP_OK;
+}
+
+static mp_status cpu_iota(mp_device dev, void *dst, mp_dtype dt, int64_t n, double start, double delta) {
+    (void)dev;
+    for (int64_t i = 0; i < n; i++) {
+        if (dt == MP_I64) /* exact for large integer ranges */
+            ((int64_t *)dst)[i] = (int64_t)start + i * (int64_t)delta;
+        else
+            store_f64(dt, dst, i, start + (double)i * delta);
+    }
+    return MP_OK;
+}
+
+/* ------------------------------------------------------------------ strided copy */
+
+typedef struct {
+    const mp_strided *s;
+    const char *src;
+    char *dst;
+    size_t es;
+} sc_ctx;
+
+/* Rows are the innermost dimension; the range is over the product of the outer dims. */
+static void strided_range(void *vctx, int64_t b, int64_t e) {
+    sc_ctx *c = vctx;
+    const mp_strided *s = c->s;
+    int nd = s->ndim;
+    int64_t inner = s->shape[nd - 1];
+    int64_t ss = s->sstride[nd - 1], ds = s->dstride[nd - 1];
+    size_t es = c->es;
+    for (int64_t r = b; r < e; r++) {
+        int64_t rem = r, so = 0, doff = 0;
+        for (int d = nd - 2; d >= 0; d--) {
+            int64_t i = rem % s->shape[d];
+            rem /= s->shape[d];
+            so += i * s->sstride[d];
+            doff += i * s->dstride[d];
+        }
+        const char *sp = c->src + so * (int64_t)es;
+        char *dp = c->dst + doff * (int64_t)es;
+        if (ss == 1 && ds == 1) {
+            memcpy(dp, sp, (size_t)inner * es);
+            continue;
+        }
+        switch (es) {
+        case 1:
+            for (int64_t i = 0; i < inner; i++) dp[i * ds] = sp[i * ss];
+            break;
+        case 2:
+            for (int64_t i = 0; i < inner; i++) ((uint16_t *)dp)[i * ds] = ((const uint16_t *)sp)[i * ss];
+            break;
+        case 4:
+            for (int64_t i = 0; i < inner; i++) ((uint32_t *)dp)[i * ds] = ((const uint32_t *)sp)[i * ss];
+            break;
+        default:
+            for (int64_t i = 0; i < inner; i++) ((uint64_t *)dp)[i * ds] = ((const uint64_t *)sp)[i * ss];
+            break;
+        }
+    }
+}
+
+static mp_status cpu_strided_copy(mp_device dev, mp_dtype dt, const mp_strided *s, const void *src, void *dst) {
+    (void)dev;
+    if (s->ndim == 0) {
+        memcpy(dst, src, mp_dtype_size(dt));
+        return MP_OK;
+    }
+    int64_t rows = 1;
+    for (int d = 0; d < s->ndim - 1; d++)
+        rows *= s->shape[d];
+    if (rows == 0 || s->shape[s->ndim - 1] == 0)
+        return MP_OK;
+    sc_ctx c = {s, src, dst, mp_dtype_size(dt)};
+    int64_t grain = MP_GRAIN / (s->shape[s->ndim - 1] + 1) + 1;
+    mp_parallel_for(rows, grain, strided_range, &c);
+    return MP_OK;
+}
+
+/* ------------------------------------------------------------------ where */
+
+typedef struct {
+    const mp_bcast *bc;
+    const uint8_t *cond;
+    const char *a, *b;
+    char *y;
+    size_t es;
+} where_ctx;
+
+static void where_range(void *vctx, int64_t b, int64_t e) {
+    where_ctx *c = vctx;
+    const mp_bcast *bc = c->bc;
+    int nd = bc->ndim;
+    int64_t inner = bc->shape[nd - 1];
+    size_t es = c->es;
+    for (int64_t r = b; r < e; r++) {
+        int64_t rem = r, o[3] = {0, 0, 0};
+        for (int d = nd - 2; d >= 0; d--) {
+            int64_t i = rem % bc->shape[d];
+            rem /= bc->shape[d];
+            for (int k = 0; k < 3; k++)
+                o[k] += i * bc->stride[k][d];
+        }
+        int64_t s0 = bc->stride[0][nd - 1], s1 = bc->stride[1][nd - 1], s2 = bc->stride[2][nd - 1];
+        char *yp = c->y + r * inner * (int64_t)es;
+        for (int64_t i = 0; i < inner; i++) {
+            const char *src = c->cond[o[0] + i * s0] ? c->a + (o[1] + i * s1) * (int64_t)es
+                                                      : c->b + (o[2] + i * s2) * (int64_t)es;
+            memcpy(yp + i * (int64_t)es, src, es);
+        }
+    }
+}
+
+static mp_status cpu_where(mp_device dev, mp_dtype dt, const mp_bcast *bc, const void *cond, const void *a,
+                           const void *b, void *y) {
+    (void)dev;
+    int64_t inner = bc->shape[bc->ndim - 1];
+    if (bc->numel == 0)
+        return MP_OK;
+    where_ctx c = {bc, cond, a, b, y, mp_dtype_size(dt)};
+    mp_parallel_for(bc->numel / inner, MP_GRAIN / (inner + 1) + 1, where_range, &c);
+    return MP_OK;
+}
+
+/* ------------------------------------------------------------------ one_hot */
+
+static mp_status cpu_one_hot(mp_device dev, mp_dtype dt, const int64_t *idx, void *y, int64_t n, int64_t depth,
+                             double on, double off) {
+    MP_TRY(cpu_fill(dev, y, dt, n * depth, off));
+    for (int64_t i = 0; i < n; i++) {
+        int64_t k = idx[i];
+        if (k >= 0 && k < depth)
+            store_f64(dt, y, i * depth + k, on);
+    }
+    return MP_OK;
+}
+
+/* ------------------------------------------------------------------ random */
+
+typedef struct {
+    int dist;
+    mp_dtype dt;
+    void *y;
+    uint64_t seed, stream;
+    double a, b;
+} rand_ctx;
+
+static void rand_range(void *vctx, int64_t beg, int64_t end) {
+    rand_ctx *c = vctx;
+    float buf[MP_BLOCK];
+    for (int64_t i = beg; i < end; i += MP_BLOCK) {
+        int64_t m = end - i < MP_BLOCK ? end - i : MP_BLOCK;
+        if (c->dt == MP_F64) {
+            for (int64_t j = 0; j < m; j++) {
+                uint64_t k = (uint64_t)(i + j);
+                double z = c->dist == MP_RANDOM_UNIFORM ? mp_philox_uniform(c->seed, c->stream, k)
+                           : c->dist == MP_RANDOM_NORMAL ? mp_philox_normal(c->seed, c->stream, k)
+                                                         : mp_philox_truncated_normal(c->seed, c->stream, k);
+                ((double *)c->y)[i + j] = c->dist == MP_RANDOM_UNIFORM ? c->a + (c->b - c->a) * z : c->a + c->b * z;
+            }
+            continue;
+        }
+        float fa = (float)c->a, fb = (float)c->b;
+        for (int64_t j = 0; j < m; j++) {
+            uint64_t k = (uint64_t)(i + j);
+            if (c->dist == MP_RANDOM_UNIFORM)
+                buf[j] = fa + (fb - fa) * mp_philox_uniform(c->seed, c->stream, k);
+            else if (c->dist == MP_RANDOM_NORMAL)
+                buf[j] = fa + fb * mp_philox_normal(c->seed, c->stream, k);
+            else
+                buf[j] = fa + fb * mp_philox_truncated_normal(c->seed, c->stream, k);
+        }
+        if (c->dt == MP_F32 || c->dt == MP_F16 || c->dt == MP_BF16) {
+            mp_store_f32(c->dt, buf, (char *)c->y + i * (int64_t)mp_dtype_size(c->dt), m);
+        } else { /* integer uniform: floor into [a, b) */
+            for (int64_t j = 0; j < m; j++) {
+                double v = floor(c->a + (c->b - c->a) * (double)mp_philox_uniform(c->seed, c->stream, (uint64_t)(i + j)));
+                if (v >= c->b)
+                    v = c->b - 1;
+                store_f64(c->dt, c->y, i + j, v);
+            }
+        }
+    }
+}
+
+static mp_status cpu_random(mp_device dev, int dist, mp_dtype dt, void *y, int64_t n, uint64_t seed,
+                            uint64_t stream, double a, double b) {
+    (void)dev;
+    rand_ctx c = {dist, dt, y, seed, stream, a, b};
+    mp_parallel_for(n, 1 << 14, rand_range, &c);
+    return MP_OK;
+}
+
+/* ------------------------------------------------------------------ table */
+
+const mp_backend mp_backend_cpu = {
+    .name = "cpu",
+    .alloc = cpu_alloc,
+    .free = cpu_free,
+    .copy_h2d = cpu_copy,
+    .copy_d2h = cpu_copy,
+    .copy_d2d = cpu_copy,
+    .cast = mp_cpu_cast,
+    .fill = cpu_fill,
+    .iota = cpu_iota,
+    .unary = mp_cpu_unary,
+    .binary = mp_cpu_binary,
+    .where = cpu_where,
+    .reduce = mp_cpu_reduce,
+    .argreduce = mp_cpu_argreduce,
+    .strided_copy = cpu_strided_copy,
+    .gemm = mp_cpu_gemm,
+    .softmax = mp_cpu_softmax,
+    .one_hot = cpu_one_hot,
+    .random = cpu_random,
+};

@@ -1,0 +1,33 @@
+/* cpu_kernels.h — the CPU backend's kernels, shared between its files (not public). */
+#ifndef MP_CPU_KERNELS_H
+#define MP_CPU_KERNELS_H
+#include "mixprec.h"
+
+/* Elements per block when 16-bit data is widened to f32 on the stack. */
+#define MP_BLOCK 512
+/* Smallest amount of work worth handing to another thread (elements). */
+#define MP_GRAIN (1 << 15)
+
+mp_status mp_cpu_unary(mp_device dev, mp_unary_kind k, mp_dtype dt, const void *x, void *y, int64_t n,
+                       double alpha);
+mp_status mp_cpu_binary(mp_device dev, mp_binary_kind k, mp_dtype dt, const mp_bcast *bc, const void *a,
+                        const void *b, void *y, double alpha);
+mp_status mp_cpu_reduce(mp_device dev, mp_reduce_kind k, mp_dtype dt, const void *x, void *y, int64_t outer,
+                        int64_t red, int64_t inner);
+mp_status mp_cpu_argreduce(mp_device dev, int is_min, mp_dtype dt, const void *x, int64_t *y, int64_t outer,
+                           int64_t red, int64_t inner);
+mp_status mp_cpu_softmax(mp_device dev, int is_log, mp_dtype dt, const void *x, void *y, int64_t rows,
+                         int64_t cols);
+mp_status mp_cpu_gemm(mp_device dev, mp_dtype dt, int ta, int tb, int64_t M, int64_t N, int64_t K, double alpha,
+                      const void *A, const void *B, double beta, void *C, int64_t batch, int64_t sa, int64_t sb,
+                      int64_t sc);
+mp_status mp_cpu_cast(mp_device dev, const void *src, mp_dtype sdt, void *dst, mp_dtype ddt, int64_t n);
+
+/* Widen n elements of a float dtype (f32/f16/bf16) at src to f32; f32 is copied. */
+void mp_load_f32(mp_dtype dt, const void *src, float *dst, int64_t n);
+/* Narrow n f32 values into dtype dt (f32/f16/bf16) at dst. */
+void mp_store_f32(mp_dtype dt, const float *src, void *dst, int64_t n);
+/* Temporary host buffers for kernels (64-byte aligned); NULL on failure. */
+void *mp_cpu_scratch_alloc(size_t nbytes);
+void mp_cpu_scratch_free(void *p, size_t nbytes);
+#endif

@@ -1,0 +1,351 @@
+/* cpu_reduce.c — reductions, arg-reductions and row softmax on the CPU backend.
+ * A reduction sees its input as (outer, red, inner) and reduces the middle axis; ops.c
+ * has already moved the reduced axes together. Sums accumulate in double (float16 and
+ * bfloat16 are widened once), then round once to the output dtype. max/min propagate NaN
+ * as NumPy does. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_kernels.h"
+
+#define CHUNK 256 /* inner elements per work item */
+
+typedef struct {
+    mp_reduce_kind k;
+    mp_dtype dt;
+    const char *x;
+    char *y;
+    int64_t outer, red, inner, nchunks;
+} red_ctx;
+
+static int is_float(mp_dtype dt) { return mp_dtype_is_floating(dt); }
+
+/* Load n elements of dtype dt into double (float dtypes) */
+static void load_f64(mp_dtype dt, const char *src, double *dst, int64_t n) {
+    if (dt == MP_F64) {
+        memcpy(dst, src, (size_t)n * 8);
+        return;
+    }
+    float buf[CHUNK];
+    for (int64_t i = 0; i < n; i += CHUNK) {
+        int64_t m = n - i < CHUNK ? n - i : CHUNK;
+        mp_load_f32(dt, src + i * (int64_t)mp_dtype_size(dt), buf, m);
+        for (int64_t j = 0; j < m; j++)
+            dst[i + j] = buf[j];
+    }
+}
+
+static void load_i64v(mp_dtype dt, const char *src, int64_t *dst, int64_t n) {
+    for (int64_t i = 0; i < n; i++) {
+        switch (dt) {
+        case MP_I32: dst[i] = ((const int32_t *)src)[i]; break;
+        case MP_I64: dst[i] = ((const int64_t *)src)[i]; break;
+        case MP_U8: dst[i] = ((const uint8_t *)src)[i]; break;
+        case MP_I8: dst[i] = ((const int8_t *)src)[i]; break;
+        case MP_BOOL: dst[i] = ((const uint8_t *)src)[i] != 0; break;
+        default: dst[i] = 0; break;
+        }
+    }
+}
+
+static void store_out_f64(mp_dtype dt, const double *src, char *dst, int64_t n) {
+    if (dt == MP_F64) {
+        memcpy(dst, src, (size_t)n * 8);
+        return;
+    }
+    float buf[CHUNK];
+    for (int64_t i = 0; i < n; i += CHUNK) {
+        int64_t m = n - i < CHUNK ? n - i : CHUNK;
+        for (int64_t j = 0; j < m; j++)
+            buf[j] = (float)src[i + j];
+        mp_store_f32(dt, buf, dst + i * (int64_t)mp_dtype_size(dt), m);
+    }
+}
+
+static void store_out_i64(mp_dtype dt, const int64_t *src, char *dst, int64_t n) {
+    for (int64_t i = 0; i < n; i++) {
+        switch (dt) {
+        case MP_I32: ((int32_t *)dst)[i] = (int32_t)(uint32_t)(uint64_t)src[i]; break;
+        case MP_I64: ((int64_t *)dst)[i] = src[i]; break;
+        case MP_U8: ((uint8_t *)dst)[i] = (uint8_t)(uint64_t)src[i]; break;
+        case MP_I8: ((int8_t *)dst)[i] = (int8_t)(uint8_t)(uint64_t)src[i]; break;
+        case MP_BOOL: ((uint8_t *)dst)[i] = src[i] != 0; break;
+        default: break;
+        }
+    }
+}
+
+static double init_f(mp_reduce_kind k) {
+    switch (k) {
+    case MP_REDUCE_MAX: return -INFINITY;
+    case MP_REDUCE_MIN: return INFINITY;
+    case MP_REDUCE_PROD: return 1.0;
+    default: return 0.0;
+    }
+}
+static int64_t init_i(mp_reduce_kind k, mp_dtype dt) {
+    switch (k) {
+    case MP_REDUCE_MAX:
+        return dt == MP_I32 ? INT32_MIN : dt == MP_I64 ? INT64_MIN : dt == MP_I8 ? -128 : 0;
+    case MP_REDUCE_MIN:
+        return dt == MP_I32 ? INT32_MAX : dt == MP_I64 ? INT64_MAX : dt == MP_I8 ? 127 : dt == MP_U8 ? 255 : 1;
+    case MP_REDUCE_PROD:
+    case MP_REDUCE_ALL: return 1;
+    default: return 0;
+    }
+}
+
+/* Sum of a contiguous float run, 8 float lanes per 256-block, blocks added in double. */
+static double sum_f32_run(const float *x, int64_t n) {
+    double total = 0.0;
+    for (int64_t i = 0; i < n; i += 256) {
+        int64_t m = n - i < 256 ? n - i : 256;
+        float lane[8] = {0};
+        int64_t j = 0;
+        for (; j + 8 <= m; j += 8)
+            for (int l = 0; l < 8; l++)
+                lane[l] += x[i + j + l];
+        double s = 0.0;
+        for (int l = 0; l < 8; l++)
+            s += lane[l];
+        for (; j < m; j++)
+            s += x[i + j];
+        total += s;
+    }
+    return total;
+}
+
+static void red_item_float(red_ctx *c, int64_t o, int64_t j0, int64_t m) {
+    size_t es = mp_dtype_size(c->dt);
+    double acc[CHUNK], v[CHUNK];
+    double init = init_f(c->k);
+    for (int64_t j = 0; j < m; j++)
+        acc[j] = init;
+    if (c->inner == 1 && (c->k == MP_REDUCE_SUM || c->k == MP_REDUCE_MEAN) && c->dt != MP_F64) {
+        /* contiguous run: widen in blocks, sum in float lanes */
+        const char *row = c->x + o * c->red * (int64_t)es;
+        float buf[1024];
+        double total = 0.0;
+        for (int64_t r = 0; r < c->red; r += 1024) {
+            int64_t n = c->red - r < 1024 ? c->red - r : 1024;
+            if (c->dt == MP_F32) {
+                total += sum_f32_run((const float *)row + r, n);
+            } else {
+                mp_load_f32(c->dt, row + r * (int64_t)es, buf, n);
+                total += sum_f32_run(buf, n);
+            }
+        }
+        acc[0] = total;
+    } else {
+        for (int64_t r = 0; r < c->red; r++) {
+            const char *src = c->x + ((o * c->red + r) * c->inner + j0) * (int64_t)es;
+            load_f64(c->dt, src, v, m);
+            switch (c->k) {
+            case MP_REDUCE_SUM:
+            case MP_REDUCE_MEAN:
+                for (int64_t j = 0; j < m; j++) acc[j] += v[j];
+                break;
+            case MP_REDUCE_PROD:
+                for (int64_t j = 0; j < m; j++) acc[j] *= v[j];
+                break;
+            case MP_REDUCE_MAX: /* NaN sticks once seen */
+                for (int64_t j = 0; j < m; j++)
+                    if (acc[j] == acc[j] && (v[j] > acc[j] || v[j] != v[j]))
+                        acc[j] = v[j];
+                break;
+            case MP_REDUCE_MIN:
+                for (int64_t j = 0; j < m; j++)
+                    if (acc[j] == acc[j] && (v[j] < acc[j] || v[j] != v[j]))
+                        acc[j] = v[j];
+                break;
+            default: break;
+            }
+        }
+    }
+    if (c->k == MP_REDUCE_MEAN)
+        for (int64_t j = 0; j < m; j++)
+            acc[j] = c->red ? acc[j] / (double)c->red : NAN;
+    store_out_f64(c->dt, acc, c->y + (o * c->inner + j0) * (int64_t)es, m);
+}
+
+static void red_item_int(red_ctx *c, int64_t o, int64_t j0, int64_t m) {
+    size_t es = mp_dtype_size(c->dt);
+    int64_t acc[CHUNK], v[CHUNK];
+    int64_t init = init_i(c->k, c->dt);
+    for (int64_t j = 0; j < m; j++)
+        acc[j] = init;
+    for (int64_t r = 0; r < c->red; r++) {
+        const char *src = c->x + ((o * c->red + r) * c->inner + j0) * (int64_t)es;
+        load_i64v(c->dt, src, v, m);
+        for (int64_t j = 0; j < m; j++) {
+            switch (c->k) {
+            case MP_REDUCE_SUM:
+            case MP_REDUCE_MEAN: acc[j] = (int64_t)((uint64_t)acc[j] + (uint64_t)v[j]); break;
+            case MP_REDUCE_PROD: acc[j] = (int64_t)((uint64_t)acc[j] * (uint64_t)v[j]); break;
+            case MP_REDUCE_MAX: acc[j] = v[j] > acc[j] ? v[j] : acc[j]; break;
+            case MP_REDUCE_MIN: acc[j] = v[j] < acc[j] ? v[j] : acc[j]; break;
+            case MP_REDUCE_ALL: acc[j] = acc[j] && v[j]; break;
+            case MP_REDUCE_ANY: acc[j] = acc[j] || v[j]; break;
+            default: break;
+            }
+        }
+    }
+    if (c->k == MP_REDUCE_MEAN)
+        for (int64_t j = 0; j < m; j++)
+            acc[j] = c->red ? acc[j] / c->red : 0;
+    store_out_i64(c->dt, acc, c->y + (o * c->inner + j0) * (int64_t)es, m);
+}
+
+static void red_range(void *vctx, int64_t b, int64_t e) {
+    red_ctx *c = vctx;
+    for (int64_t it = b; it < e; it++) {
+        int64_t o = it / c->nchunks, ch = it % c->nchunks;
+        int64_t j0 = ch * CHUNK;
+        int64_t m = c->inner - j0 < CHUNK ? c->inner - j0 : CHUNK;
+        if (is_float(c->dt))
+            red_item_float(c, o, j0, m);
+        else
+            red_item_int(c, o, j0, m);
+    }
+}
+
+mp_status mp_cpu_reduce(mp_device dev, mp_reduce_kind k, mp_dtype dt, const void *x, void *y, int64_t outer,
+                        int64_t red, int64_t inner) {
+    (void)dev;
+    if (outer == 0 || inner == 0)
+        return MP_OK;
+    red_ctx c = {k, dt, x, y, outer, red, inner, (inner + CHUNK - 1) / CHUNK};
+    int64_t items = outer * c.nchunks;
+    int64_t per_item = red * (inner < CHUNK ? inner : CHUNK);
+    mp_parallel_for(items, MP_GRAIN / (per_item + 1) + 1, red_range, &c);
+    return MP_OK;
+}
+
+/* ------------------------------------------------------------------ arg max/min */
+
+static double get_d(mp_dtype dt, const char *p, int64_t i) {
+    switch (dt) {
+    case MP_F32: return ((const float *)p)[i];
+    case MP_F16: return mp_f16_to_f32(((const uint16_t *)p)[i]);
+    case MP_BF16: return mp_bf16_to_f32(((const uint16_t *)p)[i]);
+    case MP_F64: return ((const double *)p)[i];
+    default: return 0.0;
+    }
+}
+
+mp_status mp_cpu_argreduce(mp_device dev, int is_min, mp_dtype dt, const void *x, int64_t *y, int64_t outer,
+                           int64_t red, int64_t inner) {
+    (void)dev;
+    const char *xp = x;
+    int fl = is_float(dt);
+    for (int64_t o = 0; o < outer; o++) {
+        for (int64_t j = 0; j < inner; j++) {
+            int64_t best = 0;
+            if (fl) {
+                double bv = 0;
+                int have_nan = 0;
+                for (int64_t r = 0; r < red; r++) {
+                    double v = get_d(dt, xp, (o * red + r) * inner + j);
+                    if (v != v) { /* first NaN wins, as NumPy */
+                        best = r;
+                        have_nan = 1;
+                        break;
+                    }
+                    if (r == 0 || (is_min ? v < bv : v > bv)) {
+                        bv = v;
+                        best = r;
+                    }
+                }
+                (void)have_nan;
+            } else {
+                int64_t bv = 0, v;
+                for (int64_t r = 0; r < red; r++) {
+                    load_i64v(dt, xp + ((o * red + r) * inner + j) * (int64_t)mp_dtype_size(dt), &v, 1);
+                    if (r == 0 || (is_min ? v < bv : v > bv)) {
+                        bv = v;
+                        best = r;
+                    }
+                }
+            }
+            y[o * inner + j] = best;
+        }
+    }
+    return MP_OK;
+}
+
+/* ------------------------------------------------------------------ softmax */
+
+typedef struct {
+    int is_log;
+    mp_dtype dt;
+    const char *x;
+    char *y;
+    int64_t cols;
+    int error;
+} sm_ctx;
+
+static void sm_range(void *vctx, int64_t b, int64_t e) {
+    sm_ctx *c = vctx;
+    int64_t cols = c->cols;
+    size_t es = mp_dtype_size(c->dt);
+    if (c->dt == MP_F64) {
+        for (int64_t r = b; r < e; r++) {
+            const double *x = (const double *)c->x + r * cols;
+            double *y = (double *)c->y + r * cols;
+            double mx = -INFINITY;
+            for (int64_t j = 0; j < cols; j++)
+                mx = x[j] > mx || x[j] != x[j] ? x[j] : mx;
+            double s = 0;
+            for (int64_t j = 0; j < cols; j++)
+                s += exp(x[j] - mx);
+            double ls = log(s);
+            for (int64_t j = 0; j < cols; j++)
+                y[j] = c->is_log ? x[j] - mx - ls : exp(x[j] - mx) / s;
+        }
+        return;
+    }
+    float stackbuf[1024];
+    float *buf = cols <= 1024 ? stackbuf : mp_cpu_scratch_alloc((size_t)cols * 4);
+    if (!buf) {
+        c->error = 1;
+        return;
+    }
+    for (int64_t r = b; r < e; r++) {
+        mp_load_f32(c->dt, c->x + r * c->cols * (int64_t)es, buf, cols);
+        float mx = -INFINITY;
+        for (int64_t j = 0; j < cols; j++)
+            mx = buf[j] > mx || buf[j] != buf[j] ? buf[j] : mx;
+        double s = 0;
+        if (c->is_log) {
+            for (int64_t j = 0; j < cols; j++)
+                s += expf(buf[j] - mx);
+            float ls = (float)log(s);
+            for (int64_t j = 0; j < cols; j++)
+                buf[j] = buf[j] - mx - ls;
+        } else {
+            for (int64_t j = 0; j < cols; j++) {
+                buf[j] = expf(buf[j] - mx);
+                s += buf[j];
+            }
+            float inv = (float)(1.0 / s);
+            for (int64_t j = 0; j < cols; j++)
+                buf[j] *= inv;
+        }
+        mp_store_f32(c->dt, buf, c->y + r * c->cols * (int64_t)es, cols);
+    }
+    if (buf != stackbuf)
+        mp_cpu_scratch_free(buf, (size_t)c->cols * 4);
+}
+
+mp_status mp_cpu_softmax(mp_device dev, int is_log, mp_dtype dt, const void *x, void *y, int64_t rows,
+                         int64_t cols) {
+    (void)dev;
+    if (rows == 0 || cols == 0)
+        return MP_OK;
+    sm_ctx c = {is_log, dt, x, y, cols, 0};
+    mp_parallel_for(rows, MP_GRAIN / (cols * 8) + 1, sm_range, &c);
+    if (c.error)
+        return mp_error_set(MP_ERR_MEMORY, "out of host memory for a softmax row of %lld", (long long)cols);
+    return MP_OK;
+}

@@ -1,0 +1,344 @@
+/* mixprec.h — the one public header of the C core.
+ *
+ * Owns: status codes, dtypes, devices, the tensor struct, the backend table and the
+ * op entry points. It must not include Python.h: the core is plain C11 and is tested
+ * through the bindings in csrc/python/ (or directly under sanitizers).
+ *
+ * Reading order: status -> dtype -> device -> tensor -> backend -> ops.
+ */
+#ifndef MIXPREC_H
+#define MIXPREC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ status */
+
+/* Every fallible core function returns an mp_status. On failure it has recorded a
+ * message (with file:line) via mp_error_set; the binding turns it into an exception.
+ * NOTE: values are append-only: csrc/python/errors.c maps them to Python classes. */
+typedef enum mp_status {
+    MP_OK = 0,
+    MP_ERR_VALUE,          /* ValueError: a bad argument value */
+    MP_ERR_TYPE,           /* TypeError: wrong kind of argument */
+    MP_ERR_SHAPE,          /* InvalidArgumentError (ValueError): incompatible shapes */
+    MP_ERR_DTYPE,          /* InvalidArgumentError (TypeError too): incompatible dtypes */
+    MP_ERR_MEMORY,         /* MemoryError */
+    MP_ERR_INDEX,          /* IndexError */
+    MP_ERR_DEVICE,         /* a tensor on the wrong device, or no such device */
+    MP_ERR_CUDA,           /* a CUDA / cuBLAS / cuDNN call failed */
+    MP_ERR_INTERNAL,       /* a broken invariant: a bug in mixprec */
+    MP_ERR_NOT_IMPLEMENTED,/* NotImplementedError */
+    MP_ERR_NONFINITE,      /* check_numerics found inf/NaN */
+    MP_STATUS_COUNT
+} mp_status;
+
+/* Records `fmt` (printf-style) and the call site in a thread-local buffer; returns st. */
+mp_status mp_error_set_at(const char *file, int line, mp_status st, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+#define mp_error_set(st, ...) mp_error_set_at(__FILE__, __LINE__, (st), __VA_ARGS__)
+/* The message recorded by the last failure on this thread ("" if none). */
+const char *mp_error_message(void);
+/* "file:line" of the last failure on this thread. */
+const char *mp_error_where(void);
+void mp_error_clear(void);
+
+/* Propagate a failure: `MP_TRY(mp_foo(...));` returns the status if it is not MP_OK. */
+#define MP_TRY(expr)                      \
+    do {                                  \
+        mp_status mp_try_st_ = (expr);    \
+        if (mp_try_st_ != MP_OK)          \
+            return mp_try_st_;            \
+    } while (0)
+
+/* ------------------------------------------------------------------- dtype */
+
+/* NOTE: append-only; the Python DType objects carry these numbers. */
+typedef enum mp_dtype {
+    MP_F32 = 0,
+    MP_F16 = 1,
+    MP_BF16 = 2,
+    MP_F64 = 3,
+    MP_I32 = 4,
+    MP_I64 = 5,
+    MP_U8 = 6,
+    MP_BOOL = 7,
+    MP_I8 = 8,
+    MP_DTYPE_COUNT
+} mp_dtype;
+
+size_t mp_dtype_size(mp_dtype dt);
+const char *mp_dtype_name(mp_dtype dt);
+int mp_dtype_is_floating(mp_dtype dt);
+int mp_dtype_is_integer(mp_dtype dt);
+int mp_dtype_valid(int dt);
+
+/* Scalar conversions; round-to-nearest-even, NaN and +-inf kept, subnormals exact. */
+uint16_t mp_f32_to_f16(float f);
+float mp_f16_to_f32(uint16_t h);
+uint16_t mp_f32_to_bf16(float f);
+float mp_bf16_to_f32(uint16_t b);
+uint16_t mp_f64_to_f16(double d); /* single rounding, as NumPy's float64 -> float16 */
+uint16_t mp_f64_to_bf16(double d); /* single rounding, as ml_dtypes' float64 -> bfloat16 */
+
+/* Row conversions (n elements, no aliasing). Vectorised with F16C/AVX2 when the CPU has
+ * them (picked once at run time), scalar otherwise; results are bit-identical. */
+void mp_row_f16_to_f32(const uint16_t *src, float *dst, int64_t n);
+void mp_row_f32_to_f16(const float *src, uint16_t *dst, int64_t n);
+void mp_row_bf16_to_f32(const uint16_t *src, float *dst, int64_t n);
+void mp_row_f32_to_bf16(const float *src, uint16_t *dst, int64_t n);
+/* Any dtype to any dtype on host memory (n elements). Float -> int truncates toward
+ * zero as C does; NaN/inf/out-of-range to int gives the saturated value (NaN -> 0),
+ * never undefined behaviour. To bool: x != 0. */
+mp_status mp_cast_host(const void *src, mp_dtype sdt, void *dst, mp_dtype ddt, int64_t n);
+/* Which cast kernels are active: "avx2+f16c" or "scalar". */
+const char *mp_cast_isa(void);
+/* Force the scalar path (tests compare both paths); returns the previous setting. */
+int mp_cast_force_scalar(int on);
+
+/* ------------------------------------------------------------------ device */
+
+typedef enum mp_device_type { MP_DEV_CPU = 0, MP_DEV_CUDA = 1, MP_DEV_TYPE_COUNT } mp_device_type;
+
+typedef struct mp_device {
+    int type;  /* mp_device_type */
+    int index; /* ordinal within the type */
+} mp_device;
+
+static inline int mp_device_eq(mp_device a, mp_device b) {
+    return a.type == b.type && a.index == b.index;
+}
+
+/* ------------------------------------------------------------------ tensor */
+
+#define MP_MAX_DIMS 8
+
+/* A refcounted block of device memory. Tensors that view it share it. */
+typedef struct mp_storage {
+    int64_t refcount;   /* atomic */
+    mp_device device;
+    void *data;
+    size_t nbytes;
+    /* When non-NULL the memory is foreign (DLPack import): deleter(ctx) releases it. */
+    void (*deleter)(void *ctx);
+    void *deleter_ctx;
+} mp_storage;
+
+/* An immutable, contiguous, row-major n-d array. A view is storage + byte offset.
+ * NOTE: kernels may assume contiguity; every op that changes layout copies. */
+typedef struct mp_tensor {
+    int64_t refcount;   /* atomic */
+    mp_storage *storage;
+    size_t offset;      /* bytes from storage->data */
+    mp_dtype dtype;
+    int ndim;
+    int64_t shape[MP_MAX_DIMS];
+    int64_t numel;
+    int64_t id;         /* unique per tensor; the tape keys gradients by it */
+} mp_tensor;
+
+static inline void *mp_tensor_data(const mp_tensor *t) {
+    return (char *)t->storage->data + t->offset;
+}
+static inline size_t mp_tensor_nbytes(const mp_tensor *t) {
+    return (size_t)t->numel * mp_dtype_size(t->dtype);
+}
+static inline mp_device mp_tensor_device(const mp_tensor *t) { return t->storage->device; }
+
+/* New uninitialised tensor on `dev`. shape may be NULL when ndim == 0. */
+mp_status mp_tensor_new(mp_dtype dt, int ndim, const int64_t *shape, mp_device dev, mp_tensor **out);
+/* New tensor on `dev` sharing `base`'s storage at byte offset `offset` (view). */
+mp_status mp_tensor_view(mp_tensor *base, size_t offset, mp_dtype dt, int ndim, const int64_t *shape,
+                         mp_tensor **out);
+/* Wrap foreign memory (DLPack). On failure the deleter is NOT called. */
+mp_status mp_tensor_wrap(void *data, mp_dtype dt, int ndim, const int64_t *shape, mp_device dev,
+                         void (*deleter)(void *), void *ctx, mp_tensor **out);
+void mp_tensor_incref(mp_tensor *t);
+void mp_tensor_decref(mp_tensor *t); /* NULL-safe */
+/* Validates a shape: 0 <= ndim <= MP_MAX_DIMS, dims >= 0, numel fits int64. */
+mp_status mp_shape_check(int ndim, const int64_t *shape, int64_t *numel_out);
+/* A fresh id from the global counter (tensors and variables share the namespace). */
+int64_t mp_next_id(void);
+/* Is the storage shared with anyone else (copy-on-write test for in-place updates)? */
+int mp_tensor_storage_shared(const mp_tensor *t);
+
+/* ------------------------------------------------------------------ backend */
+
+typedef enum mp_unary_kind {
+#define MP_UNARY(NAME, name) MP_UNARY_##NAME,
+#include "unary.def"
+#undef MP_UNARY
+    MP_UNARY_COUNT
+} mp_unary_kind;
+
+typedef enum mp_binary_kind {
+#define MP_BINARY(NAME, name, is_cmp) MP_BINARY_##NAME,
+#include "binary.def"
+#undef MP_BINARY
+    MP_BINARY_COUNT
+} mp_binary_kind;
+
+typedef enum mp_reduce_kind {
+    MP_REDUCE_SUM = 0,
+    MP_REDUCE_MEAN,
+    MP_REDUCE_MAX,
+    MP_REDUCE_MIN,
+    MP_REDUCE_PROD,
+    MP_REDUCE_ALL,   /* bool */
+    MP_REDUCE_ANY,   /* bool */
+    MP_REDUCE_COUNT
+} mp_reduce_kind;
+
+/* Broadcast description for binary/ternary kernels, after collapsing: the output is
+ * (shape[0], ..., shape[ndim-1]) contiguous; operand k is read at sum(i_d * stride[k][d])
+ * (element strides, 0 where broadcast). ndim >= 1. */
+typedef struct mp_bcast {
+    int ndim;
+    int64_t shape[MP_MAX_DIMS];
+    int64_t stride[3][MP_MAX_DIMS];
+    int64_t numel;
+} mp_bcast;
+
+/* Strided copy: dst[sum(i*dstride)] = src[sum(i*sstride)] over `shape` (element strides,
+ * may be negative for src). Serves transpose, slicing, slice-grad, concat, broadcast_to. */
+typedef struct mp_strided {
+    int ndim;
+    int64_t shape[MP_MAX_DIMS];
+    int64_t sstride[MP_MAX_DIMS];
+    int64_t dstride[MP_MAX_DIMS];
+} mp_strided;
+
+/* One table per device type. Kernels see raw pointers, sizes and dtypes; the op layer
+ * (ops.c) has already validated shapes and dtypes and allocated outputs.
+ * NOTE: ops never test the device type; they call through this table. A NULL slot means
+ * "not supported on this backend" and ops.c reports MP_ERR_NOT_IMPLEMENTED. */
+typedef struct mp_backend {
+    const char *name;
+    mp_status (*alloc)(mp_device dev, size_t nbytes, void **out);
+    void (*free)(mp_device dev, void *p, size_t nbytes);
+    /* Copy between host and this device (or within it). */
+    mp_status (*copy_h2d)(mp_device dev, void *dst, const void *src, size_t nbytes);
+    mp_status (*copy_d2h)(mp_device dev, void *dst, const void *src, size_t nbytes);
+    mp_status (*copy_d2d)(mp_device dev, void *dst, const void *src, size_t nbytes);
+    mp_status (*cast)(mp_device dev, const void *src, mp_dtype sdt, void *dst, mp_dtype ddt, int64_t n);
+    mp_status (*fill)(mp_device dev, void *dst, mp_dtype dt, int64_t n, double value);
+    mp_status (*iota)(mp_device dev, void *dst, mp_dtype dt, int64_t n, double start, double delta);
+    /* y = f(x) elementwise; x and y have dtype dt (y is bool for IS_FINITE/LOGICAL_NOT). */
+    mp_status (*unary)(mp_device dev, mp_unary_kind k, mp_dtype dt, const void *x, void *y, int64_t n,
+                       double alpha);
+    /* y = f(a, b) with broadcasting; a, b have dtype dt; y has dtype dt or bool (compare). */
+    mp_status (*binary)(mp_device dev, mp_binary_kind k, mp_dtype dt, const mp_bcast *bc, const void *a,
+                        const void *b, void *y, double alpha);
+    /* y = cond ? a : b (cond bool, a/b dtype dt) with broadcasting over 3 operands. */
+    mp_status (*where)(mp_device dev, mp_dtype dt, const mp_bcast *bc, const void *cond, const void *a,
+                       const void *b, void *y);
+    /* Reduce x viewed as (outer, red, inner) over the middle axis -> y (outer, inner). */
+    mp_status (*reduce)(mp_device dev, mp_reduce_kind k, mp_dtype dt, const void *x, void *y,
+                        int64_t outer, int64_t red, int64_t inner);
+    /* Index (int64) of the max/min over the middle axis of (outer, red, inner). */
+    mp_status (*argreduce)(mp_device dev, int is_min, mp_dtype dt, const void *x, int64_t *y,
+                           int64_t outer, int64_t red, int64_t inner);
+    mp_status (*strided_copy)(mp_device dev, mp_dtype dt, const mp_strided *s, const void *src, void *dst);
+    /* C[b] = alpha * op(A[b]) op(B[b]) + beta * C[b]; row-major, A (M,K) or (K,M) if ta;
+     * B (K,N) or (N,K) if tb. A/B/C all have dtype dt; 16-bit types accumulate in f32 and
+     * round once. Batch strides in elements (0 = broadcast). */
+    mp_status (*gemm)(mp_device dev, mp_dtype dt, int ta, int tb, int64_t M, int64_t N, int64_t K,
+                      double alpha, const void *A, const void *B, double beta, void *C, int64_t batch,
+                      int64_t sa, int64_t sb, int64_t sc);
+    /* Row softmax (log_softmax if is_log) over the last axis of (rows, cols); f32 math. */
+    mp_status (*softmax)(mp_device dev, int is_log, mp_dtype dt, const void *x, void *y, int64_t rows,
+                         int64_t cols);
+    /* one_hot: y (n, depth) of dtype dt from int64 indices (out-of-range -> off row). */
+    mp_status (*one_hot)(mp_device dev, mp_dtype dt, const int64_t *idx, void *y, int64_t n, int64_t depth,
+                         double on, double off);
+    /* Counter-based random numbers (Philox4x32-10): element i of the stream keyed by
+     * (seed, stream) is a function of (seed, stream, i) alone, so CPU and GPU agree. */
+    mp_status (*random)(mp_device dev, int dist, mp_dtype dt, void *y, int64_t n, uint64_t seed,
+                        uint64_t stream, double a, double b);
+} mp_backend;
+
+enum { MP_RANDOM_UNIFORM = 0, MP_RANDOM_NORMAL = 1, MP_RANDOM_TRUNCATED_NORMAL = 2 };
+
+/* The table for a device type, or NULL when that backend is absent. */
+const mp_backend *mp_backend_get(int device_type);
+/* Install a backend table (the CUDA plugin calls this when a GPU is present). */
+mp_status mp_backend_register(int device_type, const mp_backend *be, int device_count);
+int mp_device_count(int device_type);
+extern const mp_backend mp_backend_cpu;
+
+/* -------------------------------------------------------------- parallelism */
+
+/* Runs fn(ctx, begin, end) over [0, n) in chunks of at least `grain`, on the calling
+ * thread plus the pool's workers. Re-entrant: a call made while the pool is busy (another
+ * Python thread, a nested call) runs serially on the caller. */
+typedef void (*mp_range_fn)(void *ctx, int64_t begin, int64_t end);
+void mp_parallel_for(int64_t n, int64_t grain, mp_range_fn fn, void *ctx);
+int mp_num_threads(void);
+void mp_set_num_threads(int n);
+
+/* --------------------------------------------------------------------- ops */
+
+typedef enum mp_op {
+#define MP_OP(NAME, tfname, pyname, nin, amp, family, kind) MP_OP_##NAME,
+#include "ops.def"
+#undef MP_OP
+    MP_OP_COUNT
+} mp_op;
+
+/* Attributes of one op call; which fields mean what is documented per op in ops.def. */
+typedef struct mp_attrs {
+    int64_t ints[MP_MAX_DIMS]; /* axes, perm, shape, slice begin ... */
+    int64_t ints2[MP_MAX_DIMS];/* slice end ... */
+    int64_t ints3[MP_MAX_DIMS];/* slice step ... */
+    int64_t ints4[MP_MAX_DIMS];/* slice-grad input shape ... */
+    int n_ints;
+    int64_t i0, i1, i2;        /* flags / scalars (keepdims, transpose_a, axis ...) */
+    double f0, f1;             /* float scalars (fill value, on/off values ...) */
+    int dtype;                 /* target dtype (cast, fill, one_hot ...) */
+    mp_device device;          /* where ops without tensor inputs create their output */
+} mp_attrs;
+
+typedef enum mp_amp_class { MP_AMP_ALLOW, MP_AMP_INFER, MP_AMP_DENY, MP_AMP_CLEAR, MP_AMP_NONE } mp_amp_class;
+
+typedef struct mp_op_info {
+    const char *name;   /* TensorFlow's op name, e.g. "AddV2", "MatMul" */
+    int n_inputs;       /* -1: variadic */
+    mp_amp_class amp;
+} mp_op_info;
+
+const mp_op_info *mp_op_get_info(mp_op op);
+
+/* Run one op: validates, allocates the output, calls the backend and, when a tape is
+ * recording and an input is watched, records the call. `out` gets a new reference. */
+mp_status mp_op_run(mp_op op, int n_in, mp_tensor *const *in, const mp_attrs *at, mp_tensor **out);
+
+/* Conveniences over mp_op_run used by the core itself (backward rules, optimizers). */
+mp_status mp_cast(mp_tensor *x, mp_dtype dt, mp_tensor **out);
+mp_status mp_binary(mp_op op, mp_tensor *a, mp_tensor *b, mp_tensor **out);
+mp_status mp_unary(mp_op op, mp_tensor *x, mp_tensor **out);
+mp_status mp_reshape(mp_tensor *x, int ndim, const int64_t *shape, mp_tensor **out);
+mp_status mp_full(mp_dtype dt, int ndim, const int64_t *shape, double value, mp_device dev,
+                  mp_tensor **out);
+mp_status mp_scalar(mp_dtype dt, double value, mp_device dev, mp_tensor **out);
+mp_status mp_reduce_axes(mp_op op, mp_tensor *x, int naxes, const int64_t *axes, int keepdims,
+                         mp_tensor **out);
+mp_status mp_copy_to_device(mp_tensor *x, mp_device dev, mp_tensor **out);
+
+/* Broadcast two shapes (NumPy rules). */
+mp_status mp_broadcast_shapes(int na, const int64_t *a, int nb, const int64_t *b, int *nout,
+                              int64_t *out);
+
+/* Read element i of a host tensor as double (any dtype). */
+double mp_tensor_get_f64(const mp_tensor *t, int64_t i);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MIXPREC_H */

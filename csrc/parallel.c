@@ -1,0 +1,154 @@
+/* parallel.c — a small persistent thread pool for host kernels (mp_parallel_for).
+ * Workers sleep on a condition variable between jobs (no spinning, so they do not fight
+ * OpenBLAS's own threads). One job at a time: a caller that finds the pool busy runs its
+ * range serially. After fork() the child starts with no workers and re-creates them. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "mixprec.h"
+
+#define MP_MAX_THREADS 64
+
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t work_cv, done_cv;
+    pthread_t threads[MP_MAX_THREADS];
+    int nworkers;         /* running workers (threads - 1) */
+    int want_threads;     /* desired total including the caller; 0 = unset */
+    int busy;             /* a job is in flight */
+    uint64_t generation;  /* bumped per job */
+    int pending;          /* workers still running the current job */
+    /* current job */
+    mp_range_fn fn;
+    void *ctx;
+    int64_t n, chunk;
+    int64_t next;         /* atomic: next chunk start */
+    int stop;
+} pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER};
+
+static void run_chunks(void) {
+    for (;;) {
+        int64_t b = __atomic_fetch_add(&pool.next, pool.chunk, __ATOMIC_RELAXED);
+        if (b >= pool.n)
+            return;
+        int64_t e = b + pool.chunk < pool.n ? b + pool.chunk : pool.n;
+        pool.fn(pool.ctx, b, e);
+    }
+}
+
+static void *worker_main(void *arg) {
+    (void)arg;
+    uint64_t seen = 0;
+    pthread_mutex_lock(&pool.mu);
+    seen = pool.generation;
+    for (;;) {
+        while (!pool.stop && pool.generation == seen)
+            pthread_cond_wait(&pool.work_cv, &pool.mu);
+        if (pool.stop)
+            break;
+        seen = pool.generation;
+        pthread_mutex_unlock(&pool.mu);
+        run_chunks();
+        pthread_mutex_lock(&pool.mu);
+        if (--pool.pending == 0)
+            pthread_cond_signal(&pool.done_cv);
+    }
+    pthread_mutex_unlock(&pool.mu);
+    return NULL;
+}
+
+static void after_fork_child(void) {
+    /* The workers did not survive the fork; forget them and reset the locks. */
+    pthread_mutex_init(&pool.mu, NULL);
+    pthread_cond_init(&pool.work_cv, NULL);
+    pthread_cond_init(&pool.done_cv, NULL);
+    pool.nworkers = 0;
+    pool.busy = 0;
+    pool.pending = 0;
+}
+
+static int default_threads(void) {
+    const char *env = getenv("MIXPREC_NUM_THREADS");
+    if (env && atoi(env) > 0)
+        return atoi(env);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+int mp_num_threads(void) {
+    if (pool.want_threads <= 0)
+        pool.want_threads = default_threads();
+    return pool.want_threads;
+}
+
+void mp_set_num_threads(int n) {
+    if (n < 1)
+        n = 1;
+    if (n > MP_MAX_THREADS)
+        n = MP_MAX_THREADS;
+    pool.want_threads = n;
+}
+
+/* Called with the lock held: start workers up to want-1. */
+static void ensure_workers(void) {
+    static int atfork_done;
+    if (!atfork_done) {
+        pthread_atfork(NULL, NULL, after_fork_child);
+        atfork_done = 1;
+    }
+    int want = mp_num_threads() - 1;
+    while (pool.nworkers < want) {
+        if (pthread_create(&pool.threads[pool.nworkers], NULL, worker_main, NULL) != 0)
+            break; /* run with fewer threads */
+        pthread_detach(pool.threads[pool.nworkers]);
+        pool.nworkers++;
+    }
+}
+
+void mp_parallel_for(int64_t n, int64_t grain, mp_range_fn fn, void *ctx) {
+    if (n <= 0)
+        return;
+    if (grain < 1)
+        grain = 1;
+    int threads = mp_num_threads();
+    if (threads <= 1 || n < 2 * grain) {
+        fn(ctx, 0, n);
+        return;
+    }
+    pthread_mutex_lock(&pool.mu);
+    if (pool.busy) {
+        pthread_mutex_unlock(&pool.mu);
+        fn(ctx, 0, n);
+        return;
+    }
+    ensure_workers();
+    int workers = pool.nworkers;
+    if (workers == 0) {
+        pthread_mutex_unlock(&pool.mu);
+        fn(ctx, 0, n);
+        return;
+    }
+    int parts = workers + 1;
+    int64_t chunk = (n + parts - 1) / parts;
+    if (chunk < grain)
+        chunk = grain;
+    pool.busy = 1;
+    pool.fn = fn;
+    pool.ctx = ctx;
+    pool.n = n;
+    pool.chunk = chunk;
+    pool.next = 0;
+    pool.pending = workers;
+    pool.generation++;
+    pthread_cond_broadcast(&pool.work_cv);
+    pthread_mutex_unlock(&pool.mu);
+
+    run_chunks();
+
+    pthread_mutex_lock(&pool.mu);
+    while (pool.pending > 0)
+        pthread_cond_wait(&pool.done_cv, &pool.mu);
+    pool.busy = 0;
+    pthread_mutex_unlock(&pool.mu);
+}

@@ -1,0 +1,215 @@
+/* module.c — mixprec._core: module creation, exception classes, registration of the
+ * Python-side objects (DType, TensorShape) and small introspection functions.
+ * NOTE: the only file that includes numpy_api.h without NO_IMPORT_ARRAY. */
+#include "numpy_api.h"
+
+#include "mp_py.h"
+
+PyObject *MpExc_InvalidArgument, *MpExc_DType, *MpExc_OutOfRange, *MpExc_Internal, *MpExc_Cuda,
+    *MpExc_ResourceExhausted;
+PyObject *MpPy_DTypes[MP_DTYPE_COUNT];
+PyObject *MpPy_TensorShape, *MpPy_AsDType, *MpPy_Bf16Descr, *MpPy_VariableType;
+
+const char *mp_blas_config(void);
+void mp_blas_set_num_threads(int n);
+void mp_cpu_cache_clear(void);
+size_t mp_cpu_cache_bytes(void);
+
+/* _register(dtypes: tuple of 9 DType objects in enum order, TensorShape, as_dtype) */
+static PyObject *py_register(PyObject *m, PyObject *args) {
+    (void)m;
+    PyObject *dtypes, *shape_cls, *as_dtype;
+    if (!PyArg_ParseTuple(args, "O!OO", &PyTuple_Type, &dtypes, &shape_cls, &as_dtype))
+        return NULL;
+    if (PyTuple_GET_SIZE(dtypes) != MP_DTYPE_COUNT) {
+        PyErr_Format(PyExc_ValueError, "_register: expected %d dtypes", MP_DTYPE_COUNT);
+        return NULL;
+    }
+    for (int i = 0; i < MP_DTYPE_COUNT; i++)
+        Py_XSETREF(MpPy_DTypes[i], Py_NewRef(PyTuple_GET_ITEM(dtypes, i)));
+    Py_XSETREF(MpPy_TensorShape, Py_NewRef(shape_cls));
+    Py_XSETREF(MpPy_AsDType, Py_NewRef(as_dtype));
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_register_variable(PyObject *m, PyObject *cls) {
+    (void)m;
+    if (!PyType_Check(cls)) {
+        PyErr_SetString(PyExc_TypeError, "_register_variable expects a class");
+        return NULL;
+    }
+    Py_XSETREF(MpPy_VariableType, Py_NewRef(cls));
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_cast_isa(PyObject *m, PyObject *unused) {
+    (void)m;
+    (void)unused;
+    return PyUnicode_FromString(mp_cast_isa());
+}
+
+static PyObject *py_force_scalar_casts(PyObject *m, PyObject *arg) {
+    (void)m;
+    int on = PyObject_IsTrue(arg);
+    if (on < 0)
+        return NULL;
+    return PyBool_FromLong(mp_cast_force_scalar(on));
+}
+
+static PyObject *py_get_num_threads(PyObject *m, PyObject *unused) {
+    (void)m;
+    (void)unused;
+    return PyLong_FromLong(mp_num_threads());
+}
+
+static PyObject *py_set_num_threads(PyObject *m, PyObject *arg) {
+    (void)m;
+    long n = PyLong_AsLong(arg);
+    if (n == -1 && PyErr_Occurred())
+        return NULL;
+    if (n < 1) {
+        PyErr_SetString(PyExc_ValueError, "the number of threads must be at least 1");
+        return NULL;
+    }
+    mp_set_num_threads((int)n);
+    mp_blas_set_num_threads((int)n);
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_device_count(PyObject *m, PyObject *arg) {
+    (void)m;
+    long t = PyLong_AsLong(arg);
+    if (t == -1 && PyErr_Occurred())
+        return NULL;
+    return PyLong_FromLong(mp_device_count((int)t));
+}
+
+static PyObject *py_op_table(PyObject *m, PyObject *unused) {
+    (void)m;
+    (void)unused;
+    static const char *const amp_names[] = {"allow", "infer", "deny", "clear", "none"};
+    PyObject *lst = PyList_New(0);
+    if (!lst)
+        return NULL;
+#define MP_OP(NAME, tfname, pyname, nin, ampc, family, kind)                                                 \
+    {                                                                                                         \
+        const mp_op_info *inf = mp_op_get_info(MP_OP_##NAME);                                                 \
+        PyObject *row = Py_BuildValue("(issis)", (int)MP_OP_##NAME, tfname, pyname, nin, amp_names[inf->amp]); \
+        if (!row || PyList_Append(lst, row) < 0) {                                                            \
+            Py_XDECREF(row);                                                                                  \
+            Py_DECREF(lst);                                                                                   \
+            return NULL;                                                                                      \
+        }                                                                                                     \
+        Py_DECREF(row);                                                                                       \
+    }
+#include "../ops.def"
+#undef MP_OP
+    return lst;
+}
+
+static PyObject *py_blas_config(PyObject *m, PyObject *unused) {
+    (void)m;
+    (void)unused;
+    return PyUnicode_FromString(mp_blas_config());
+}
+
+static PyObject *py_cpu_cache(PyObject *m, PyObject *arg) {
+    (void)m;
+    int clear = PyObject_IsTrue(arg);
+    if (clear < 0)
+        return NULL;
+    if (clear)
+        mp_cpu_cache_clear();
+    return PyLong_FromSize_t(mp_cpu_cache_bytes());
+}
+
+static PyMethodDef module_methods[] = {
+    {"_register", py_register, METH_VARARGS, NULL},
+    {"_register_variable", py_register_variable, METH_O, NULL},
+    {"cast_isa", py_cast_isa, METH_NOARGS, "Which cast kernels run: 'avx2+f16c' or 'scalar'."},
+    {"force_scalar_casts", py_force_scalar_casts, METH_O, "Use the scalar cast path (tests); returns the old flag."},
+    {"get_num_threads", py_get_num_threads, METH_NOARGS, NULL},
+    {"set_num_threads", py_set_num_threads, METH_O, NULL},
+    {"device_count", py_device_count, METH_O, "device_count(type): 0 = CPU, 1 = CUDA"},
+    {"op_table", py_op_table, METH_NOARGS, "[(code, tf_name, py_name, n_inputs, amp_class)] from ops.def"},
+    {"blas_config", py_blas_config, METH_NOARGS, "OpenBLAS's build/config string."},
+    {"cpu_cache", py_cpu_cache, METH_O, "cpu_cache(clear): bytes held by the host block cache (after clearing)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef moduledef = {
+    PyModuleDef_HEAD_INIT, "mixprec._core", "mixprec's C core: tensors, ops, casts.", -1, NULL,
+};
+
+static PyObject *new_exc(PyObject *mod, const char *name, PyObject *bases, const char *doc) {
+    char full[128];
+    snprintf(full, sizeof full, "mixprec.errors.%s", name);
+    PyObject *e = PyErr_NewExceptionWithDoc(full, doc, bases, NULL);
+    if (!e)
+        return NULL;
+    if (PyModule_AddObject(mod, name, Py_NewRef(e)) < 0) {
+        Py_DECREF(e);
+        Py_DECREF(e);
+        return NULL;
+    }
+    return e;
+}
+
+PyMODINIT_FUNC PyInit__core(void) {
+    import_array();
+    PyObject *m = PyModule_Create(&moduledef);
+    if (!m)
+        return NULL;
+    if (PyModule_AddFunctions(m, module_methods) < 0 || PyModule_AddFunctions(m, mp_py_functions) < 0)
+        goto fail;
+    if (mp_py_tensor_type_init(m) < 0)
+        goto fail;
+    PyObject *b;
+    if (!(MpExc_InvalidArgument = new_exc(m, "InvalidArgumentError", PyExc_ValueError,
+                                          "An op received an argument it cannot use (shapes, dtypes, devices).")))
+        goto fail;
+    b = PyTuple_Pack(2, MpExc_InvalidArgument, PyExc_TypeError);
+    MpExc_DType = b ? new_exc(m, "InvalidDTypeError", b, "Incompatible dtypes (an InvalidArgumentError).") : NULL;
+    Py_XDECREF(b);
+    if (!MpExc_DType)
+        goto fail;
+    b = PyTuple_Pack(2, MpExc_InvalidArgument, PyExc_IndexError);
+    MpExc_OutOfRange = b ? new_exc(m, "OutOfRangeError", b, "An index or slice out of range.") : NULL;
+    Py_XDECREF(b);
+    if (!MpExc_OutOfRange)
+        goto fail;
+    if (!(MpExc_Internal = new_exc(m, "InternalError", PyExc_RuntimeError, "A broken invariant inside mixprec.")))
+        goto fail;
+    if (!(MpExc_Cuda = new_exc(m, "CudaError", PyExc_RuntimeError, "A CUDA, cuBLAS or cuDNN call failed.")))
+        goto fail;
+    if (!(MpExc_ResourceExhausted =
+              new_exc(m, "ResourceExhaustedError", PyExc_MemoryError, "Out of host or device memory.")))
+        goto fail;
+    /* ml_dtypes' bfloat16 numpy dtype */
+    PyObject *mld = PyImport_ImportModule("ml_dtypes");
+    if (!mld)
+        goto fail;
+    PyObject *bf = PyObject_GetAttrString(mld, "bfloat16");
+    Py_DECREF(mld);
+    if (!bf)
+        goto fail;
+    PyArray_Descr *descr = NULL;
+    int ok = PyArray_DescrConverter(bf, &descr);
+    Py_DECREF(bf);
+    if (!ok)
+        goto fail;
+    MpPy_Bf16Descr = (PyObject *)descr;
+    if (PyModule_AddIntConstant(m, "MAX_DIMS", MP_MAX_DIMS) < 0)
+        goto fail;
+#ifdef MIXPREC_WITH_CUDA
+    if (PyModule_AddIntConstant(m, "CUDA_COMPILED", 1) < 0)
+        goto fail;
+#else
+    if (PyModule_AddIntConstant(m, "CUDA_COMPILED", 0) < 0)
+        goto fail;
+#endif
+    return m;
+fail:
+    Py_DECREF(m);
+    return NULL;
+}

@@ -1,0 +1,80 @@
+/* mp_py.h — shared declarations of the CPython glue (csrc/python/).
+ * The glue parses, converts and raises; it never loops over tensor elements.
+ * NOTE: every function returning PyObject* returns NULL with an exception set on failure;
+ * every int-returning one returns -1 likewise. */
+#ifndef MP_PY_H
+#define MP_PY_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "../mixprec.h"
+
+typedef struct {
+    PyObject_HEAD
+    mp_tensor *t;
+    PyObject *weakreflist;
+} PyMpTensor;
+
+/* module-wide objects, set once at import (see module.c) */
+extern PyTypeObject *MpTensor_Type;
+extern PyObject *MpExc_InvalidArgument;  /* InvalidArgumentError(ValueError) */
+extern PyObject *MpExc_DType;            /* InvalidDTypeError(InvalidArgumentError, TypeError) */
+extern PyObject *MpExc_OutOfRange;       /* OutOfRangeError(InvalidArgumentError, IndexError) */
+extern PyObject *MpExc_Internal;         /* InternalError(RuntimeError) */
+extern PyObject *MpExc_Cuda;             /* CudaError(RuntimeError) */
+extern PyObject *MpExc_ResourceExhausted;/* ResourceExhaustedError(MemoryError) */
+extern PyObject *MpPy_DTypes[MP_DTYPE_COUNT]; /* Python DType objects, registered by mixprec */
+extern PyObject *MpPy_TensorShape;       /* mixprec._shape.TensorShape, registered */
+extern PyObject *MpPy_AsDType;           /* mixprec._dtypes.as_dtype, registered */
+extern PyObject *MpPy_Bf16Descr;         /* numpy dtype of ml_dtypes.bfloat16 */
+extern PyObject *MpPy_VariableType;      /* registered Variable class (may be NULL) */
+
+/* errors.c: turn the core's last error into a Python exception; returns NULL. */
+PyObject *mp_py_raise(mp_status st);
+int mp_py_raise_int(mp_status st);
+
+/* tensor_type.c */
+PyObject *mp_py_wrap(mp_tensor *t); /* steals the reference; NULL-safe on failure paths */
+static inline int MpTensor_Check(PyObject *o) { return PyObject_TypeCheck(o, MpTensor_Type); }
+static inline mp_tensor *MpTensor_T(PyObject *o) { return ((PyMpTensor *)o)->t; }
+int mp_py_tensor_type_init(PyObject *module);
+
+/* convert.c */
+#define MP_NO_DTYPE (-1)
+/* Convert o to a tensor (new reference in *out). dtype: MP_NO_DTYPE to infer, else the
+ * dtype non-tensor values are converted to; tensors of another dtype are an error when
+ * strict, else returned as they are (ops then report the mismatch with both names). */
+int mp_py_to_tensor(PyObject *o, int dtype, int strict, mp_tensor **out);
+/* DType object, name string, numpy dtype or type -> mp_dtype; -1 with exception. */
+int mp_py_dtype_from(PyObject *o);
+PyObject *mp_py_dtype_obj(mp_dtype dt); /* borrowed */
+/* sequence of ints (or an int tensor / array) -> shape; -1 with exception */
+int mp_py_parse_shape(PyObject *o, int64_t *shape, int *ndim, const char *what);
+/* Python int-like -> int64 (accepts int tensors of one element); -1 with exception */
+int mp_py_parse_int(PyObject *o, int64_t *v, const char *what);
+/* normalise axis (int, sequence or None=all) for rank nd into sorted unique axes */
+int mp_py_parse_axes(PyObject *o, int nd, int64_t *axes, int *naxes, const char *what);
+mp_device mp_py_current_device(void);
+/* host tensor -> numpy array (copy) */
+PyObject *mp_py_to_numpy(mp_tensor *t);
+/* Device to run an op whose inputs are host-created scalars: the first tensor's. */
+
+/* run an op, releasing the GIL when the work is large */
+mp_status mp_py_run(mp_op op, int n_in, mp_tensor *const *in, const mp_attrs *at, mp_tensor **out);
+PyObject *mp_py_run_wrap(mp_op op, int n_in, mp_tensor *const *in, const mp_attrs *at);
+
+/* functions.c */
+extern PyMethodDef mp_py_functions[];
+/* Binary op with Python-operator conversion rules (used by the number protocol). */
+PyObject *mp_py_binary_op(mp_op op, PyObject *a, PyObject *b);
+PyObject *mp_py_truediv(PyObject *a, PyObject *b);
+
+/* dlpack.c */
+PyObject *mp_py_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);
+PyObject *mp_py_dlpack_device(PyObject *self, PyObject *unused);
+PyObject *mp_py_from_dlpack(PyObject *mod, PyObject *obj);
+
+/* getitem.c */
+PyObject *mp_py_getitem(PyObject *self, PyObject *key);
+#endif

@@ -1,0 +1,25 @@
+"""mixprec — mixed-precision training with a C/CUDA core and TensorFlow's API.
+
+Swap ``import tensorflow as tf`` for ``import mixprec as tf`` (and ``from tensorflow
+import keras`` for ``from mixprec import keras``) and the mixed precision guide runs.
+"""
+
+try:
+    from mixprec import _core
+except ImportError as e:  # pragma: no cover - depends on how the package was installed
+    raise ImportError(
+        "mixprec's C extension (mixprec._core) could not be imported: %s. Build and install "
+        "the package with `pip install .` from the repository root; importing from the "
+        "source tree without building does not work." % e) from e
+
+from mixprec import _dtypes, _shape, _tensor  # noqa: F401  (registers the C side)
+from mixprec._dtypes import (  # noqa: F401
+    DType, as_dtype, bfloat16, bool, double, float16, float32, float64, half, int8, int32,
+    int64, uint8)
+from mixprec._shape import TensorShape  # noqa: F401
+from mixprec._tensor import Tensor  # noqa: F401
+from mixprec._ops import *  # noqa: F401,F403
+from mixprec import config, errors, math, nn, random  # noqa: F401
+
+__version__ = "0.1.0"
+newaxis = None

@@ -1,0 +1,250 @@
+"""TensorFlow's top-level op functions (``tf.add``, ``tf.reshape`` ...).
+
+Most are the C functions themselves (mixprec._core, generated from csrc/ops.def); the
+ones here only adapt TensorFlow's signatures (defaults, ``name=``, argument spellings)
+and compose core ops. No element is touched in Python.
+"""
+
+import builtins
+import contextlib
+
+from mixprec import _core
+from mixprec._dtypes import as_dtype, float32, int32
+
+__all__ = [
+    "constant", "convert_to_tensor", "cast", "saturate_cast", "identity", "stop_gradient",
+    "add", "subtract", "multiply", "divide", "truediv", "realdiv", "floordiv", "floormod", "mod",
+    "pow", "negative", "abs", "exp", "log", "sqrt", "square", "maximum", "minimum",
+    "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+    "logical_and", "logical_or", "logical_not", "where", "sigmoid", "tanh", "sign", "round",
+    "reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_all",
+    "reduce_any", "argmax", "argmin", "matmul", "reshape", "transpose", "concat", "stack",
+    "unstack", "expand_dims", "squeeze", "zeros", "ones", "zeros_like", "ones_like", "fill",
+    "range", "one_hot", "is_tensor", "shape", "rank", "size", "broadcast_to", "clip_by_value",
+    "add_n", "device", "squared_difference", "sin", "cos",
+]
+
+constant = _core.constant
+convert_to_tensor = _core.convert_to_tensor
+cast = _core.cast
+identity = _core.identity
+stop_gradient = _core.stop_gradient
+add = _core.add
+subtract = _core.subtract
+multiply = _core.multiply
+truediv = _core.truediv
+divide = _core.truediv
+realdiv = _core.realdiv
+floordiv = _core.floordiv
+floormod = _core.floormod
+mod = _core.floormod
+pow = _core.pow  # noqa: A001 - TensorFlow's public name
+negative = _core.neg
+abs = _core.abs  # noqa: A001
+exp = _core.exp
+log = _core.log
+sqrt = _core.sqrt
+square = _core.square
+sin = _core.sin
+cos = _core.cos
+sigmoid = _core.sigmoid
+tanh = _core.tanh
+sign = _core.sign
+round = _core.round  # noqa: A001
+maximum = _core.maximum
+minimum = _core.minimum
+squared_difference = _core.squared_difference
+equal = _core.equal
+not_equal = _core.not_equal
+less = _core.less
+less_equal = _core.less_equal
+greater = _core.greater
+greater_equal = _core.greater_equal
+logical_and = _core.logical_and
+logical_or = _core.logical_or
+logical_not = _core.logical_not
+reduce_sum = _core.reduce_sum
+reduce_mean = _core.reduce_mean
+reduce_max = _core.reduce_max
+reduce_min = _core.reduce_min
+reduce_prod = _core.reduce_prod
+reduce_all = _core.reduce_all
+reduce_any = _core.reduce_any
+matmul = _core.matmul
+reshape = _core.reshape
+transpose = _core.transpose
+concat = _core.concat
+stack = _core.stack
+broadcast_to = _core.broadcast_to
+fill = _core.fill
+one_hot = _core.one_hot
+
+
+def saturate_cast(value, dtype, name=None):
+    """Casts ``value`` to ``dtype``, clamping to the target's range first."""
+    value = convert_to_tensor(value)
+    dtype = as_dtype(dtype)
+    if value.dtype.is_floating and dtype.is_floating and dtype.size < value.dtype.size:
+        value = clip_by_value(value, float(dtype.min), float(dtype.max))
+    return cast(value, dtype)
+
+
+def where(condition, x=None, y=None, name=None):
+    """``condition ? x : y`` elementwise with broadcasting; with only ``condition``, the
+    int64 coordinates of its True elements (computed on the host)."""
+    if x is None and y is None:
+        import numpy as np
+
+        cond = convert_to_tensor(condition).numpy()
+        return constant(np.argwhere(np.asarray(cond, dtype=bool)).astype(np.int64))
+    if x is None or y is None:
+        raise ValueError("where: x and y must both be given or both be None")
+    return _core.where(condition, x, y)
+
+
+def argmax(input, axis=None, output_type="int64", name=None):  # noqa: A002
+    return _core.argmax(input, 0 if axis is None else axis, output_type)
+
+
+def argmin(input, axis=None, output_type="int64", name=None):  # noqa: A002
+    return _core.argmin(input, 0 if axis is None else axis, output_type)
+
+
+def expand_dims(input, axis, name=None):  # noqa: A002
+    """Inserts a dimension of size 1 at ``axis`` (negative counts from the end)."""
+    x = convert_to_tensor(input)
+    axis = int(axis)
+    rank = x.ndim + 1
+    if not -rank <= axis < rank:
+        raise _core.InvalidArgumentError(
+            "expand_dims: axis %d is out of range [%d, %d) for an input of rank %d"
+            % (axis, -rank, rank, x.ndim))
+    if axis < 0:
+        axis += rank
+    shape = list(x.shape)
+    shape.insert(axis, 1)
+    return reshape(x, shape)
+
+
+def squeeze(input, axis=None, name=None):  # noqa: A002
+    """Removes dimensions of size 1 (all of them, or those in ``axis``)."""
+    x = convert_to_tensor(input)
+    shape = list(x.shape)
+    if axis is None:
+        return reshape(x, [d for d in shape if d != 1])
+    axes = [axis] if isinstance(axis, int) else list(axis)
+    norm = set()
+    for a in axes:
+        a = int(a)
+        if not -x.ndim <= a < x.ndim:
+            raise _core.InvalidArgumentError(
+                "squeeze: axis %d is out of range for an input of rank %d" % (a, x.ndim))
+        a = a + x.ndim if a < 0 else a
+        if shape[a] != 1:
+            raise _core.InvalidArgumentError(
+                "Can not squeeze dim[%d], expected a dimension of 1, got %d" % (a, shape[a]))
+        norm.add(a)
+    return reshape(x, [d for i, d in enumerate(shape) if i not in norm])
+
+
+def unstack(value, num=None, axis=0, name=None):
+    """Splits ``value`` along ``axis`` into a list of tensors of rank - 1."""
+    x = convert_to_tensor(value)
+    if x.ndim == 0:
+        raise ValueError("unstack: input must have rank >= 1")
+    axis = int(axis)
+    if axis < 0:
+        axis += x.ndim
+    n = x.shape[axis]
+    if num is not None and num != n:
+        raise ValueError("unstack: num=%d does not match dimension %d" % (num, n))
+    index = [slice(None)] * x.ndim
+    out = []
+    for i in builtins.range(n):
+        index[axis] = i
+        out.append(x[tuple(index)])
+    return out
+
+
+def zeros(shape, dtype=float32, name=None):
+    return fill(shape, 0, as_dtype(dtype))
+
+
+def ones(shape, dtype=float32, name=None):
+    return fill(shape, 1, as_dtype(dtype))
+
+
+def zeros_like(input, dtype=None, name=None):  # noqa: A002
+    x = convert_to_tensor(input)
+    return fill(x.shape, 0, x.dtype if dtype is None else as_dtype(dtype))
+
+
+def ones_like(input, dtype=None, name=None):  # noqa: A002
+    x = convert_to_tensor(input)
+    return fill(x.shape, 1, x.dtype if dtype is None else as_dtype(dtype))
+
+
+def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001
+    """``tf.range``: [start, limit) in steps of delta; int32 unless a float is involved."""
+    return _core.range(start, limit, delta, dtype)
+
+
+def is_tensor(x):
+    return isinstance(x, _core.Tensor)
+
+
+def shape(input, out_type=int32, name=None):  # noqa: A002
+    """The shape of ``input`` as a 1-D int tensor (``tf.shape``)."""
+    return constant(list(convert_to_tensor(input).shape), dtype=out_type)
+
+
+def rank(input, name=None):  # noqa: A002
+    return constant(convert_to_tensor(input).ndim, dtype=int32)
+
+
+def size(input, out_type=int32, name=None):  # noqa: A002
+    return constant(convert_to_tensor(input)._numel, dtype=out_type)
+
+
+def clip_by_value(t, clip_value_min, clip_value_max, name=None):
+    return minimum(maximum(t, clip_value_min), clip_value_max)
+
+
+def add_n(inputs, name=None):
+    """Sums a list of same-shaped tensors."""
+    inputs = list(inputs)
+    if not inputs:
+        raise ValueError("add_n: inputs must be a non-empty list")
+    total = convert_to_tensor(inputs[0])
+    for t in inputs[1:]:
+        total = total + t
+    return total
+
+
+def _parse_device(name):
+    if name is None:
+        return None
+    s = str(name).upper()
+    kind, index = None, 0
+    for token in s.replace("/", " ").replace(":", " ").split():
+        if token in ("CPU", "GPU"):
+            kind = token
+        elif token.isdigit() and kind is not None:
+            index = int(token)
+        elif token.startswith("DEVICE"):
+            continue
+    if kind is None:
+        # spellings like '/device:GPU:0' or 'gpu:1'
+        raise ValueError("Unknown device spec %r: use '/CPU:0' or '/GPU:0'" % (name,))
+    return (0 if kind == "CPU" else 1, index)
+
+
+@contextlib.contextmanager
+def device(device_name):
+    """``with mixprec.device('/CPU:0'):`` places new tensors on that device."""
+    spec = _parse_device(device_name)
+    prev = _core.set_device(spec)
+    try:
+        yield
+    finally:
+        _core.set_device(prev)

@@ -1,0 +1,87 @@
+"""The Tensor type's Python-side methods: printing, ``ref()``, pickling.
+
+``mixprec.Tensor`` is defined in C (csrc/python/tensor_type.c); being a heap type, it
+accepts these methods here, where printing belongs. Importing this module also registers
+the DType and TensorShape classes with the C core.
+"""
+
+import numpy as np
+
+from mixprec import _core, _dtypes, _shape
+
+__all__ = ["Tensor"]
+
+Tensor = _core.Tensor
+_core._register(_dtypes._ALL, _shape.TensorShape, _dtypes.as_dtype)
+
+
+def _numpy_text(t, is_repr):
+    value = t.numpy()
+    if t.ndim == 0:
+        return str(value)
+    text = repr(value) if is_repr else str(value)
+    if "\n" in text or is_repr:
+        text = "\n" + text
+    return text
+
+
+def _repr(self):
+    return "<mixprec.Tensor: shape=%s, dtype=%s, numpy=%s>" % (
+        self.shape, self.dtype.name, _numpy_text(self, True))
+
+
+def _str(self):
+    return "mixprec.Tensor(%s, shape=%s, dtype=%s)" % (
+        _numpy_text(self, False), self.shape, self.dtype.name)
+
+
+def _format(self, spec):
+    if self.ndim == 0:
+        return format(self.numpy(), spec)
+    return format(str(self), spec)
+
+
+class _TensorRef:
+    """A hashable reference to a tensor (``Tensor.ref()``), compared by identity."""
+
+    __slots__ = ("_t",)
+
+    def __init__(self, t):
+        self._t = t
+
+    def deref(self):
+        return self._t
+
+    def __hash__(self):
+        return id(self._t)
+
+    def __eq__(self, other):
+        return isinstance(other, _TensorRef) and other._t is self._t
+
+    def __repr__(self):
+        return "<Reference wrapping %r>" % (self._t,)
+
+
+def _ref(self):
+    return _TensorRef(self)
+
+
+def _reduce(self):
+    return (_core.constant, (self.numpy(), self.dtype.name))
+
+
+def _set_shape(self, shape):
+    if not self.shape.is_compatible_with(_shape.TensorShape(shape)):
+        raise ValueError("Tensor's shape %s is not compatible with supplied shape %s" % (
+            self.shape, tuple(shape)))
+
+
+Tensor.__repr__ = _repr
+Tensor.__str__ = _str
+Tensor.__format__ = _format
+Tensor.ref = _ref
+Tensor.experimental_ref = _ref
+Tensor.__reduce__ = _reduce
+Tensor.set_shape = _set_shape
+Tensor.__array_priority__ = 100
+Tensor.__module__ = "mixprec"

@@ -1,0 +1,54 @@
+"""``tf.config``: the devices mixprec can see and runtime knobs.
+
+A GPU appears in ``list_physical_devices('GPU')`` only when the CUDA backend is built and
+loaded and a GPU is present; otherwise the CPU backend runs everything.
+"""
+
+import collections
+
+from mixprec import _core
+from mixprec.config import experimental, threading  # noqa: F401
+
+__all__ = ["PhysicalDevice", "LogicalDevice", "list_physical_devices", "list_logical_devices",
+           "get_visible_devices", "set_visible_devices", "experimental", "threading"]
+
+PhysicalDevice = collections.namedtuple("PhysicalDevice", ["name", "device_type"])
+LogicalDevice = collections.namedtuple("LogicalDevice", ["name", "device_type"])
+
+
+def _physical():
+    devs = [PhysicalDevice("/physical_device:CPU:0", "CPU")]
+    for i in range(_core.device_count(1)):
+        devs.append(PhysicalDevice("/physical_device:GPU:%d" % i, "GPU"))
+    return devs
+
+
+def list_physical_devices(device_type=None):
+    """Physical devices, optionally only those of ``device_type`` ('CPU' or 'GPU')."""
+    devs = _physical()
+    if device_type is None:
+        return devs
+    return [d for d in devs if d.device_type == str(device_type).upper()]
+
+
+def get_visible_devices(device_type=None):
+    return list_physical_devices(device_type)
+
+
+def set_visible_devices(devices, device_type=None):
+    """Accepted for compatibility; mixprec always sees every device."""
+    return None
+
+
+def list_logical_devices(device_type=None):
+    """Logical devices: the physical ones, or the CPU replicas configured with
+    ``experimental.set_logical_device_configuration``."""
+    out = []
+    for d in list_physical_devices(device_type):
+        n = experimental._logical_counts.get(d.name, 1)
+        for i in range(n):
+            index = i if n > 1 else int(d.name.rsplit(":", 1)[1])
+            out.append(LogicalDevice(
+                "/job:localhost/replica:0/task:0/device:%s:%d" % (d.device_type, index),
+                d.device_type))
+    return out

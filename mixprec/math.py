@@ -1,0 +1,41 @@
+"""``tf.math``: elementwise math, comparisons and reductions."""
+
+from mixprec import _core
+from mixprec._ops import (  # noqa: F401
+    abs, add, add_n, argmax, argmin, cos, divide, equal, exp, floordiv, floormod, greater,
+    greater_equal, less, less_equal, log, logical_and, logical_not, logical_or, maximum,
+    minimum, multiply, negative, not_equal, pow, realdiv, reduce_all, reduce_any, reduce_max,
+    reduce_mean, reduce_min, reduce_prod, reduce_sum, round, sigmoid, sign, sin, sqrt, square,
+    squared_difference, subtract, tanh, truediv)
+
+is_finite = _core.is_finite
+is_nan = _core.is_nan
+is_inf = _core.is_inf
+log1p = _core.log1p
+expm1 = _core.expm1
+rsqrt = _core.rsqrt
+reciprocal = _core.reciprocal
+floor = _core.floor
+ceil = _core.ceil
+softplus = _core.softplus
+mod = floormod
+log_softmax = _core.log_softmax
+softmax = _core.softmax
+
+
+def reduce_variance(input_tensor, axis=None, keepdims=False, name=None):
+    x = _core.convert_to_tensor(input_tensor)
+    mean = reduce_mean(x, axis, True)
+    return reduce_mean(square(x - mean), axis, keepdims)
+
+
+def reduce_std(input_tensor, axis=None, keepdims=False, name=None):
+    return sqrt(reduce_variance(input_tensor, axis, keepdims))
+
+
+def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None):
+    x = _core.convert_to_tensor(input_tensor)
+    m = _core.stop_gradient(reduce_max(x, axis, True))
+    m = _core.where(_core.is_finite(m), m, _core.fill(m.shape, 0, m.dtype))
+    out = log(reduce_sum(exp(x - m), axis, True)) + m
+    return out if keepdims else _core.reshape(out, reduce_sum(x, axis, False).shape)
