@@ -515,4 +515,6 @@ const mp_backend mp_backend_cpu = {
     .softmax = mp_cpu_softmax,
     .one_hot = cpu_one_hot,
     .random = cpu_random,
+    .all_finite = mp_cpu_all_finite,
+    .optim_update = mp_cpu_optim_update,
 };

@@ -196,6 +196,26 @@ typedef enum mp_reduce_kind {
     MP_REDUCE_COUNT
 } mp_reduce_kind;
 
+typedef enum mp_optim_kind { MP_OPTIM_SGD = 0, MP_OPTIM_RMSPROP, MP_OPTIM_ADAM, MP_OPTIM_COUNT } mp_optim_kind;
+
+typedef struct mp_optim_hparams {
+    double lr;
+    double momentum;  /* SGD, RMSprop */
+    int nesterov;     /* SGD */
+    double rho;       /* RMSprop */
+    double epsilon;   /* RMSprop, Adam */
+    int centered;     /* RMSprop */
+    double beta_1, beta_2; /* Adam */
+    int amsgrad;      /* Adam */
+} mp_optim_hparams;
+
+/* Per-step scalars of a fused optimizer update (computed on the host once per step). */
+typedef struct mp_optim_step {
+    mp_optim_hparams hp;
+    double lr_t;       /* Adam: lr * sqrt(1 - beta_2^t) / (1 - beta_1^t); others: lr */
+    double grad_scale; /* gradients are multiplied by this first (1 / loss scale, or 1) */
+} mp_optim_step;
+
 /* Broadcast description for binary/ternary kernels, after collapsing: the output is
  * (shape[0], ..., shape[ndim-1]) contiguous; operand k is read at sum(i_d * stride[k][d])
  * (element strides, 0 where broadcast). ndim >= 1. */
@@ -262,6 +282,13 @@ typedef struct mp_backend {
      * (seed, stream) is a function of (seed, stream, i) alone, so CPU and GPU agree. */
     mp_status (*random)(mp_device dev, int dist, mp_dtype dt, void *y, int64_t n, uint64_t seed,
                         uint64_t stream, double a, double b);
+    /* *finite = no inf/NaN among the n elements of x (floating dtype dt). */
+    mp_status (*all_finite)(mp_device dev, mp_dtype dt, const void *x, int64_t n, int *finite);
+    /* One variable's fused update: g (dtype gdt == wdt) scaled by step->grad_scale, the rule
+     * of `kind` on w (dtype wdt) with float32 slots s0..s2 (NULL if unused), and, when
+     * cache is non-NULL, w's new value cast to cdt written there. */
+    mp_status (*optim_update)(mp_device dev, mp_optim_kind kind, const mp_optim_step *step, mp_dtype wdt, void *w,
+                              const void *g, float *s0, float *s1, float *s2, int64_t n, mp_dtype cdt, void *cache);
 } mp_backend;
 
 enum { MP_RANDOM_UNIFORM = 0, MP_RANDOM_NORMAL = 1, MP_RANDOM_TRUNCATED_NORMAL = 2 };
@@ -337,6 +364,95 @@ mp_status mp_broadcast_shapes(int na, const int64_t *a, int nb, const int64_t *b
 
 /* Read element i of a host tensor as double (any dtype). */
 double mp_tensor_get_f64(const mp_tensor *t, int64_t i);
+
+/* ---------------------------------------------------------------- variables */
+
+/* A mutable, refcounted slot holding a tensor (tf.Variable). Reads return the current
+ * value (a new tensor header; copy-on-write keeps earlier reads unchanged); inside an
+ * autocast scope a floating variable marked `autocast` reads as the scope's dtype, and the
+ * cast copy is cached until the next assignment. */
+typedef struct mp_variable {
+    int64_t refcount;      /* atomic */
+    int64_t id;            /* the tape keys this variable's gradient by it */
+    mp_tensor *value;      /* current value, the variable's true dtype */
+    mp_tensor *cast_cache; /* value cast to cast_cache->dtype, valid iff cache_version == version */
+    int64_t version;       /* bumped by every assignment */
+    int64_t cache_version;
+    int trainable;
+    int autocast;          /* reads follow the thread's autocast dtype (layer variables) */
+} mp_variable;
+
+mp_status mp_variable_new(mp_tensor *init, int trainable, mp_variable **out); /* copies init */
+void mp_variable_incref(mp_variable *v);
+void mp_variable_decref(mp_variable *v);
+/* Read the value (autocast applies); records the read on recording tapes. */
+mp_status mp_variable_read(mp_variable *v, mp_tensor **out);
+/* Read the true-dtype value without autocast and without tape recording. */
+mp_tensor *mp_variable_peek(mp_variable *v); /* borrowed */
+/* Replace the value: same shape; x is cast to the variable's dtype when floating. */
+mp_status mp_variable_assign(mp_variable *v, mp_tensor *x);
+/* Host-writable data of the value (copy-on-write if shared); bumps the version. */
+mp_status mp_variable_data_for_write(mp_variable *v, void **data);
+/* The thread's autocast dtype (-1: none); returns the previous one. */
+int mp_autocast_set(int dtype);
+int mp_autocast_get(void);
+
+/* --------------------------------------------------------------------- tape */
+
+typedef struct mp_tape mp_tape;
+
+mp_status mp_tape_new(int persistent, int watch_accessed_variables, mp_tape **out);
+void mp_tape_free(mp_tape *t);
+/* Push/pop on this thread's stack of recording tapes. */
+mp_status mp_tape_push(mp_tape *t);
+mp_status mp_tape_pop(mp_tape *t);
+void mp_tape_set_recording(mp_tape *t, int on);
+int mp_tape_is_recording(const mp_tape *t);
+mp_status mp_tape_watch_tensor(mp_tape *t, const mp_tensor *x);
+mp_status mp_tape_watch_variable(mp_tape *t, mp_variable *v);
+/* Variables this tape watched (borrowed pointers valid while the tape lives). */
+int mp_tape_watched_variables(const mp_tape *t, mp_variable ***vars);
+/* Gradients of sum(targets[i] * seeds[i]) (seed NULL = ones) with respect to the ids in
+ * src_ids. grads[j] is NULL when source j is not connected. A non-persistent tape frees
+ * its record afterwards. */
+mp_status mp_tape_gradient(mp_tape *t, int n_targets, mp_tensor *const *targets, mp_tensor *const *seeds,
+                           int n_src, const int64_t *src_ids, mp_tensor **grads);
+/* Called by variable reads: record that `out` was read from `v` (IDENTITY or CAST). */
+mp_status mp_tape_record_read(mp_variable *v, mp_tensor *value, mp_tensor *out);
+
+/* ------------------------------------------------------- optimizers, loss scale */
+
+/* Dynamic or fixed loss scale; its state lives in two variables (so checkpoints and the
+ * GPU see it): scale (float32 scalar) and good_steps (int64 scalar). */
+typedef struct mp_loss_scale {
+    int64_t refcount;
+    int dynamic;
+    mp_variable *scale;
+    mp_variable *good_steps;
+    int64_t growth_interval;
+    double multiplier;
+    double min_scale;
+} mp_loss_scale;
+
+mp_status mp_loss_scale_new(int dynamic, double initial, int64_t growth_interval, double multiplier,
+                            double min_scale, mp_loss_scale **out);
+void mp_loss_scale_decref(mp_loss_scale *ls);
+void mp_loss_scale_incref(mp_loss_scale *ls);
+double mp_loss_scale_value(const mp_loss_scale *ls);
+/* The state machine: finite -> maybe grow; not finite -> shrink (floored at min_scale). */
+mp_status mp_loss_scale_update(mp_loss_scale *ls, int finite);
+/* Are all elements of all (non-NULL) tensors finite? */
+mp_status mp_all_finite(int n, mp_tensor *const *ts, int *finite);
+
+/* One fused step over n variables: (optionally) check every gradient for inf/NaN, then
+ * either skip or apply grad * grad_scale with the update rule; update the loss scale when
+ * one is given; increment `iterations` (an int64 scalar variable) either way.
+ * slots: n * slots_per_var variables (kind-specific order, see optim.c), float32.
+ * *applied tells whether the update happened. */
+mp_status mp_optimizer_apply(mp_optim_kind kind, const mp_optim_hparams *hp, int n, mp_variable *const *vars,
+                             mp_tensor *const *grads, mp_variable *const *slots, mp_variable *iterations,
+                             mp_loss_scale *ls, int check_finite, double grad_scale, int *applied);
+int mp_optimizer_slots_per_var(mp_optim_kind kind, const mp_optim_hparams *hp);
 
 #ifdef __cplusplus
 }

@@ -1,14 +1,441 @@
-/* tape.c — reverse-mode autodiff tape (placeholder until the training-core issue lands:
- * nothing records yet). */
+/* tape.c — reverse-mode autodiff: recording op calls and walking them backwards.
+ * Owns the per-thread stack of recording tapes, the watched-id sets, the node list and
+ * the backward walk (gradient accumulation, pruning to the requested sources). The rule
+ * for each op lives in grad.c. Backward rules run through mp_op_run, so an outer tape
+ * records them: that is how second-order gradients work.
+ * NOTE: a tape records an op only if one of its inputs is watched and its output is a
+ * floating tensor; integer and bool results never carry gradients (as TensorFlow). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "grad.h"
 #include "tape.h"
 
-int mp_tape_recording(void) { return 0; }
+#define MAX_ACTIVE 64
+
+/* ------------------------------------------------------------------ id set */
+
+typedef struct {
+    int64_t *keys; /* 0 = empty (ids start at 1) */
+    size_t cap, n;
+} idset;
+
+static size_t hash_id(int64_t k) { return (size_t)((uint64_t)k * 0x9E3779B97F4A7C15ull >> 17); }
+
+static int idset_has(const idset *s, int64_t k) {
+    if (!s->cap)
+        return 0;
+    for (size_t i = hash_id(k) & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
+        if (s->keys[i] == k)
+            return 1;
+        if (s->keys[i] == 0)
+            return 0;
+    }
+}
+
+static mp_status idset_add(idset *s, int64_t k) {
+    if ((s->n + 1) * 2 > s->cap) {
+        size_t ncap = s->cap ? s->cap * 2 : 64;
+        int64_t *nk = calloc(ncap, sizeof *nk);
+        if (!nk)
+            return mp_error_set(MP_ERR_MEMORY, "out of host memory growing the tape's watch set");
+        for (size_t i = 0; i < s->cap; i++) {
+            if (!s->keys[i])
+                continue;
+            size_t j = hash_id(s->keys[i]) & (ncap - 1);
+            while (nk[j])
+                j = (j + 1) & (ncap - 1);
+            nk[j] = s->keys[i];
+        }
+        free(s->keys);
+        s->keys = nk;
+        s->cap = ncap;
+    }
+    size_t i = hash_id(k) & (s->cap - 1);
+    while (s->keys[i] && s->keys[i] != k)
+        i = (i + 1) & (s->cap - 1);
+    if (!s->keys[i]) {
+        s->keys[i] = k;
+        s->n++;
+    }
+    return MP_OK;
+}
+
+static void idset_clear(idset *s) {
+    free(s->keys);
+    memset(s, 0, sizeof *s);
+}
+
+/* ------------------------------------------------------------------ tape */
+
+struct mp_tape {
+    int persistent;
+    int watch_accessed_variables;
+    int recording;
+    int used; /* a non-persistent tape computed its gradient */
+    idset watched;
+    mp_node *nodes;
+    size_t n_nodes, cap_nodes;
+    mp_variable **vars; /* watched variables, one reference each */
+    size_t n_vars, cap_vars;
+};
+
+static _Thread_local mp_tape *active[MAX_ACTIVE];
+static _Thread_local int n_active;
+static _Thread_local int n_recording;
+
+int mp_tape_recording(void) { return n_recording > 0; }
+
+mp_status mp_tape_new(int persistent, int watch_accessed_variables, mp_tape **out) {
+    mp_tape *t = calloc(1, sizeof *t);
+    if (!t)
+        return mp_error_set(MP_ERR_MEMORY, "out of host memory allocating a tape");
+    t->persistent = persistent;
+    t->watch_accessed_variables = watch_accessed_variables;
+    t->recording = 1;
+    *out = t;
+    return MP_OK;
+}
+
+static void free_nodes(mp_tape *t) {
+    for (size_t i = 0; i < t->n_nodes; i++) {
+        mp_node *nd = &t->nodes[i];
+        for (int k = 0; k < nd->n_in; k++)
+            mp_tensor_decref(nd->inputs[k]);
+        free(nd->inputs);
+        free(nd->in_ids);
+        mp_tensor_decref(nd->output);
+    }
+    free(t->nodes);
+    t->nodes = NULL;
+    t->n_nodes = t->cap_nodes = 0;
+}
+
+static void free_record(mp_tape *t) {
+    free_nodes(t);
+    idset_clear(&t->watched);
+    for (size_t i = 0; i < t->n_vars; i++)
+        mp_variable_decref(t->vars[i]);
+    free(t->vars);
+    t->vars = NULL;
+    t->n_vars = t->cap_vars = 0;
+}
+
+void mp_tape_free(mp_tape *t) {
+    if (!t)
+        return;
+    mp_tape_pop(t); /* harmless when not active on this thread */
+    free_record(t);
+    free(t);
+}
+
+mp_status mp_tape_push(mp_tape *t) {
+    if (n_active >= MAX_ACTIVE)
+        return mp_error_set(MP_ERR_VALUE, "too many nested GradientTapes (more than %d)", MAX_ACTIVE);
+    for (int i = 0; i < n_active; i++)
+        if (active[i] == t)
+            return mp_error_set(MP_ERR_VALUE, "this GradientTape is already active (entered twice)");
+    active[n_active++] = t;
+    if (t->recording)
+        n_recording++;
+    return MP_OK;
+}
+
+mp_status mp_tape_pop(mp_tape *t) {
+    for (int i = n_active - 1; i >= 0; i--) {
+        if (active[i] != t)
+            continue;
+        if (t->recording)
+            n_recording--;
+        memmove(&active[i], &active[i + 1], sizeof(active[0]) * (size_t)(n_active - i - 1));
+        n_active--;
+        return MP_OK;
+    }
+    return MP_OK;
+}
+
+static int is_active(const mp_tape *t) {
+    for (int i = 0; i < n_active; i++)
+        if (active[i] == t)
+            return 1;
+    return 0;
+}
+
+void mp_tape_set_recording(mp_tape *t, int on) {
+    on = on != 0;
+    if (t->recording == on)
+        return;
+    if (is_active(t))
+        n_recording += on ? 1 : -1;
+    t->recording = on;
+}
+
+int mp_tape_is_recording(const mp_tape *t) { return t->recording; }
+
+static mp_status check_usable(const mp_tape *t) {
+    if (t->used)
+        return mp_error_set(MP_ERR_VALUE, "A non-persistent GradientTape can only be used to compute one set of "
+                            "gradients (or jacobians). hint: GradientTape(persistent=True)");
+    return MP_OK;
+}
+
+mp_status mp_tape_watch_tensor(mp_tape *t, const mp_tensor *x) {
+    MP_TRY(check_usable(t));
+    if (!mp_dtype_is_floating(x->dtype))
+        return MP_OK; /* as TensorFlow: integer tensors cannot be watched (silently ignored) */
+    return idset_add(&t->watched, x->id);
+}
+
+mp_status mp_tape_watch_variable(mp_tape *t, mp_variable *v) {
+    MP_TRY(check_usable(t));
+    if (!mp_dtype_is_floating(v->value->dtype) || idset_has(&t->watched, v->id))
+        return MP_OK;
+    MP_TRY(idset_add(&t->watched, v->id));
+    if (t->n_vars == t->cap_vars) {
+        size_t nc = t->cap_vars ? t->cap_vars * 2 : 16;
+        mp_variable **nv = realloc(t->vars, nc * sizeof *nv);
+        if (!nv)
+            return mp_error_set(MP_ERR_MEMORY, "out of host memory on the tape");
+        t->vars = nv;
+        t->cap_vars = nc;
+    }
+    mp_variable_incref(v);
+    t->vars[t->n_vars++] = v;
+    return MP_OK;
+}
+
+int mp_tape_watched_variables(const mp_tape *t, mp_variable ***vars) {
+    *vars = t->vars;
+    return (int)t->n_vars;
+}
+
+static mp_status add_node(mp_tape *t, mp_op op, int n_in, const int64_t *in_ids, mp_tensor *const *in,
+                          const mp_attrs *at, mp_tensor *out) {
+    if (t->n_nodes == t->cap_nodes) {
+        size_t nc = t->cap_nodes ? t->cap_nodes * 2 : 64;
+        mp_node *nn = realloc(t->nodes, nc * sizeof *nn);
+        if (!nn)
+            return mp_error_set(MP_ERR_MEMORY, "out of host memory recording on the tape");
+        t->nodes = nn;
+        t->cap_nodes = nc;
+    }
+    mp_node *nd = &t->nodes[t->n_nodes];
+    memset(nd, 0, sizeof *nd);
+    nd->inputs = calloc((size_t)(n_in ? n_in : 1), sizeof *nd->inputs);
+    nd->in_ids = calloc((size_t)(n_in ? n_in : 1), sizeof *nd->in_ids);
+    if (!nd->inputs || !nd->in_ids) {
+        free(nd->inputs);
+        free(nd->in_ids);
+        return mp_error_set(MP_ERR_MEMORY, "out of host memory recording on the tape");
+    }
+    MP_TRY(idset_add(&t->watched, out->id));
+    nd->op = op;
+    nd->n_in = n_in;
+    if (at)
+        nd->attrs = *at;
+    for (int k = 0; k < n_in; k++) {
+        nd->inputs[k] = in[k];
+        mp_tensor_incref(in[k]);
+        nd->in_ids[k] = in_ids ? in_ids[k] : in[k]->id;
+    }
+    nd->output = out;
+    mp_tensor_incref(out);
+    t->n_nodes++;
+    return MP_OK;
+}
 
 mp_status mp_tape_record(mp_op op, int n_in, mp_tensor *const *in, const mp_attrs *at, mp_tensor *out) {
-    (void)op;
-    (void)n_in;
-    (void)in;
-    (void)at;
-    (void)out;
+    if (!mp_dtype_is_floating(out->dtype) || !mp_grad_is_differentiable(op))
+        return MP_OK;
+    for (int i = 0; i < n_active; i++) {
+        mp_tape *t = active[i];
+        if (!t->recording)
+            continue;
+        int watched = 0;
+        for (int k = 0; k < n_in && !watched; k++)
+            watched = mp_dtype_is_floating(in[k]->dtype) && idset_has(&t->watched, in[k]->id);
+        if (watched)
+            MP_TRY(add_node(t, op, n_in, NULL, in, at, out));
+    }
+    return MP_OK;
+}
+
+mp_status mp_tape_record_read(mp_variable *v, mp_tensor *value, mp_tensor *out) {
+    for (int i = 0; i < n_active; i++) {
+        mp_tape *t = active[i];
+        if (!t->recording)
+            continue;
+        if (t->watch_accessed_variables && v->trainable && !t->used)
+            MP_TRY(mp_tape_watch_variable(t, v));
+        if (!idset_has(&t->watched, v->id))
+            continue;
+        mp_attrs at = {.dtype = (int)out->dtype};
+        MP_TRY(add_node(t, out->dtype == value->dtype ? MP_OP_IDENTITY : MP_OP_CAST, 1, &v->id, &value, &at, out));
+    }
+    return MP_OK;
+}
+
+/* ------------------------------------------------------------------ backward walk */
+
+typedef struct {
+    int64_t *keys;
+    mp_tensor **vals;
+    size_t cap;
+} gradmap;
+
+static mp_status gm_init(gradmap *g, size_t expected) {
+    size_t cap = 64;
+    while (cap < expected * 2)
+        cap *= 2;
+    g->keys = calloc(cap, sizeof *g->keys);
+    g->vals = calloc(cap, sizeof *g->vals);
+    g->cap = cap;
+    if (!g->keys || !g->vals) {
+        free(g->keys);
+        free(g->vals);
+        return mp_error_set(MP_ERR_MEMORY, "out of host memory for gradients");
+    }
+    return MP_OK;
+}
+
+static mp_tensor **gm_slot(gradmap *g, int64_t k) {
+    size_t i = hash_id(k) & (g->cap - 1);
+    while (g->keys[i] && g->keys[i] != k)
+        i = (i + 1) & (g->cap - 1);
+    g->keys[i] = k;
+    return &g->vals[i];
+}
+
+static void gm_free(gradmap *g) {
+    for (size_t i = 0; i < g->cap; i++)
+        mp_tensor_decref(g->vals[i]);
+    free(g->keys);
+    free(g->vals);
+}
+
+/* grads[k] += dx (takes the reference to dx) */
+static mp_status accumulate(gradmap *g, int64_t id, mp_tensor *dx) {
+    mp_tensor **slot = gm_slot(g, id);
+    if (!*slot) {
+        *slot = dx;
+        return MP_OK;
+    }
+    mp_tensor *sum;
+    mp_status st;
+    if ((*slot)->dtype != dx->dtype) { /* a tensor read both as f16 and f32: add in the slot's dtype */
+        mp_tensor *c;
+        st = mp_cast(dx, (*slot)->dtype, &c);
+        mp_tensor_decref(dx);
+        if (st != MP_OK)
+            return st;
+        dx = c;
+    }
+    st = mp_binary(MP_OP_ADD, *slot, dx, &sum);
+    mp_tensor_decref(dx);
+    if (st != MP_OK)
+        return st;
+    mp_tensor_decref(*slot);
+    *slot = sum;
+    return MP_OK;
+}
+
+mp_status mp_tape_gradient(mp_tape *t, int n_targets, mp_tensor *const *targets, mp_tensor *const *seeds,
+                           int n_src, const int64_t *src_ids, mp_tensor **grads) {
+    MP_TRY(check_usable(t));
+    for (int j = 0; j < n_src; j++)
+        grads[j] = NULL;
+    /* relevance: which ids lead to a requested source */
+    idset relevant = {0};
+    mp_status st = MP_OK;
+    for (int j = 0; j < n_src && st == MP_OK; j++)
+        st = idset_add(&relevant, src_ids[j]);
+    for (size_t i = 0; i < t->n_nodes && st == MP_OK; i++) {
+        mp_node *nd = &t->nodes[i];
+        for (int k = 0; k < nd->n_in; k++)
+            if (idset_has(&relevant, nd->in_ids[k])) {
+                st = idset_add(&relevant, nd->output->id);
+                break;
+            }
+    }
+    gradmap g = {0};
+    if (st == MP_OK)
+        st = gm_init(&g, t->n_nodes + (size_t)n_targets + (size_t)n_src);
+    if (st != MP_OK) {
+        idset_clear(&relevant);
+        return st;
+    }
+    /* our own recording stops while we differentiate; outer tapes keep recording */
+    int was_recording = t->recording;
+    mp_tape_set_recording(t, 0);
+    for (int i = 0; i < n_targets && st == MP_OK; i++) {
+        mp_tensor *seed;
+        if (!mp_dtype_is_floating(targets[i]->dtype))
+            continue;
+        if (seeds && seeds[i]) {
+            seed = seeds[i];
+            mp_tensor_incref(seed);
+        } else {
+            st = mp_full(targets[i]->dtype, targets[i]->ndim, targets[i]->shape, 1.0, mp_tensor_device(targets[i]),
+                         &seed);
+        }
+        if (st == MP_OK)
+            st = accumulate(&g, targets[i]->id, seed);
+    }
+    for (size_t i = t->n_nodes; i-- > 0 && st == MP_OK;) {
+        mp_node *nd = &t->nodes[i];
+        mp_tensor **dyp = gm_slot(&g, nd->output->id);
+        if (!*dyp || !idset_has(&relevant, nd->output->id))
+            continue;
+        int *need = calloc((size_t)nd->n_in + 1, sizeof *need), any = 0;
+        mp_tensor **dx = calloc((size_t)nd->n_in + 1, sizeof *dx);
+        if (!need || !dx) {
+            free(need);
+            free(dx);
+            st = mp_error_set(MP_ERR_MEMORY, "out of host memory in the backward pass");
+            break;
+        }
+        for (int k = 0; k < nd->n_in; k++) {
+            need[k] = idset_has(&relevant, nd->in_ids[k]) && mp_dtype_is_floating(nd->inputs[k]->dtype);
+            any |= need[k];
+        }
+        if (!any) {
+            free(need);
+            free(dx);
+            continue;
+        }
+        mp_tensor *dy = *dyp;
+        st = mp_grad_apply(nd, dy, need, dx);
+        for (int k = 0; k < nd->n_in; k++) {
+            if (st == MP_OK && dx[k] && need[k])
+                st = accumulate(&g, nd->in_ids[k], dx[k]);
+            else
+                mp_tensor_decref(dx[k]);
+        }
+        free(dx);
+        free(need);
+    }
+    if (st == MP_OK) {
+        for (int j = 0; j < n_src; j++) {
+            mp_tensor **slot = gm_slot(&g, src_ids[j]);
+            if (*slot) {
+                grads[j] = *slot;
+                mp_tensor_incref(grads[j]);
+            }
+        }
+    }
+    gm_free(&g);
+    idset_clear(&relevant);
+    mp_tape_set_recording(t, was_recording);
+    if (st != MP_OK) {
+        for (int j = 0; j < n_src; j++) {
+            mp_tensor_decref(grads[j]);
+            grads[j] = NULL;
+        }
+        return st;
+    }
+    if (!t->persistent) {
+        t->used = 1;
+        free_record(t);
+    }
     return MP_OK;
 }

@@ -1,0 +1,734 @@
+/* grad.c — the backward rule of every op in ops.def, side by side.
+ * Each rule turns dy = dL/d(output) into dx[k] = dL/d(input k) for the inputs the tape
+ * needs, using ops (so gradients of gradients work and every backend runs them).
+ * Gradients keep the dtype of the tensor they belong to: float16 activations get float16
+ * gradients, so underflow is real, exactly as in TensorFlow.
+ * NOTE: every op must appear in the GRAD_* table below (the build fails otherwise). */
+#include <math.h>
+#include <string.h>
+
+#include "grad.h"
+
+/* ------------------------------------------------------------------ scratch arena */
+
+/* Temporaries of one rule; released together. The first failure sticks and turns every
+ * later helper into a no-op returning NULL, so rules read as straight-line math. */
+typedef struct {
+    mp_tensor *t[48];
+    int n;
+    mp_status st;
+} arena;
+
+static mp_tensor *keep(arena *a, mp_status st, mp_tensor *t) {
+    if (st != MP_OK) {
+        if (a->st == MP_OK)
+            a->st = st;
+        return NULL;
+    }
+    if (a->n >= (int)(sizeof a->t / sizeof a->t[0])) {
+        mp_tensor_decref(t);
+        if (a->st == MP_OK)
+            a->st = mp_error_set(MP_ERR_INTERNAL, "backward rule used too many temporaries");
+        return NULL;
+    }
+    a->t[a->n++] = t;
+    return t;
+}
+
+static mp_status finish(arena *a) {
+    for (int i = 0; i < a->n; i++)
+        mp_tensor_decref(a->t[i]);
+    return a->st;
+}
+
+/* result for dx: a new reference that survives finish() */
+static mp_tensor *out(mp_tensor *t) {
+    mp_tensor_incref(t);
+    return t;
+}
+
+static mp_tensor *run(arena *a, mp_op op, int n, mp_tensor *const *in, const mp_attrs *at) {
+    if (a->st != MP_OK)
+        return NULL;
+    for (int i = 0; i < n; i++)
+        if (!in[i])
+            return NULL;
+    mp_tensor *r = NULL;
+    return keep(a, mp_op_run(op, n, in, at, &r), r);
+}
+
+static mp_tensor *bin(arena *a, mp_op op, mp_tensor *x, mp_tensor *y) {
+    mp_tensor *in[2] = {x, y};
+    return run(a, op, 2, in, NULL);
+}
+static mp_tensor *bin_a(arena *a, mp_op op, mp_tensor *x, mp_tensor *y, double alpha) {
+    mp_tensor *in[2] = {x, y};
+    mp_attrs at = {.f0 = alpha};
+    return run(a, op, 2, in, &at);
+}
+static mp_tensor *un(arena *a, mp_op op, mp_tensor *x) { return run(a, op, 1, &x, NULL); }
+
+/* a 0-d tensor of x's dtype and device */
+static mp_tensor *scalar(arena *a, mp_tensor *like, double v) {
+    if (a->st != MP_OK || !like)
+        return NULL;
+    mp_tensor *r = NULL;
+    return keep(a, mp_scalar(like->dtype, v, mp_tensor_device(like), &r), r);
+}
+
+static mp_tensor *reshape(arena *a, mp_tensor *x, int nd, const int64_t *shape) {
+    if (a->st != MP_OK || !x)
+        return NULL;
+    mp_tensor *r = NULL;
+    return keep(a, mp_reshape(x, nd, shape, &r), r);
+}
+
+static mp_tensor *sum_axes(arena *a, mp_tensor *x, int naxes, const int64_t *axes, int keepdims) {
+    if (a->st != MP_OK || !x)
+        return NULL;
+    mp_tensor *r = NULL;
+    return keep(a, mp_reduce_axes(MP_OP_SUM, x, naxes, axes, keepdims, &r), r);
+}
+
+/* dy summed over the dimensions that broadcasting added to `like`, reshaped to it. */
+static mp_tensor *unbroadcast(arena *a, mp_tensor *dy, const mp_tensor *like) {
+    if (a->st != MP_OK || !dy)
+        return NULL;
+    int same = dy->ndim == like->ndim;
+    for (int d = 0; same && d < dy->ndim; d++)
+        same = dy->shape[d] == like->shape[d];
+    if (same)
+        return dy;
+    int64_t axes[MP_MAX_DIMS];
+    int na = 0, lead = dy->ndim - like->ndim;
+    for (int d = 0; d < dy->ndim; d++)
+        if (d < lead || (like->shape[d - lead] == 1 && dy->shape[d] != 1))
+            axes[na++] = d;
+    mp_tensor *s = na ? sum_axes(a, dy, na, axes, 1) : dy;
+    return reshape(a, s, like->ndim, like->shape);
+}
+
+static mp_tensor *where(arena *a, mp_tensor *c, mp_tensor *x, mp_tensor *y) {
+    mp_tensor *in[3] = {c, x, y};
+    return run(a, MP_OP_WHERE, 3, in, NULL);
+}
+
+#define IN(k) (n->inputs[k])
+#define Y (n->output)
+
+/* ------------------------------------------------------------------ elementwise */
+
+static mp_status g_cast(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    (void)need;
+    if (!mp_dtype_is_floating(IN(0)->dtype))
+        return MP_OK;
+    return mp_cast(dy, IN(0)->dtype, &dx[0]);
+}
+
+static mp_status g_identity(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    (void)need;
+    if (dy->dtype != IN(0)->dtype)
+        return mp_cast(dy, IN(0)->dtype, &dx[0]);
+    dx[0] = out(dy);
+    return MP_OK;
+}
+
+static mp_status g_neg(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    (void)n;
+    (void)need;
+    return mp_unary(MP_OP_NEG, dy, &dx[0]);
+}
+
+/* dx = dy * f(...) for the common one-input rules */
+static mp_status g_mul_by(mp_tensor *dy, mp_tensor *f, arena *a, mp_tensor **dx) {
+    dx[0] = bin(a, MP_OP_MUL, dy, f);
+    if (dx[0])
+        out(dx[0]);
+    return finish(a);
+}
+
+static mp_status g_abs(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    (void)need;
+    arena a = {0};
+    return g_mul_by(dy, un(&a, MP_OP_SIGN, IN(0)), &a, dx);
+}
+static mp_status g_exp(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    (void)need;
+    return mp_binary(MP_OP_MUL, dy, Y, &dx[0]);
+}
+static mp_status g_log(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    (void)need;
+    return mp_binary(MP_OP_DIV, dy, IN(0), &dx[0]);
+}
+static mp_status g_square(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    (void)need;
+    arena a = {0};
+    return g_mul_by(dy, bin(&a, MP_OP_MUL, IN(0), scalar(&a, IN(0), 2.0)), &a, dx);
+}
+static mp_status g_reciprocal(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    (void)need;
+    arena a = {0}; /* -dy * y^2 */
+    return g_mul_by(un(&a, MP_OP_NEG, dy), bin(&a, MP_OP_MUL, Y, Y), &a, dx);
+}
+static mp_status g_log1p(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    (void)need;
+    arena a = {0};
+    dx[0] = bin(&a, MP_OP_DIV, dy, bin(&a, MP_OP_ADD, IN(0), scalar(&a, IN(0), 1.0)));
+    if (dx[0])
+        out(dx[0]);
+    return finish(&a);
+}
+static mp_status g_expm1(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    (void)need;
+    arena a = {0};
+    return g_mul_by(dy, bin(&a, MP_OP_ADD, Y, scalar(&a, Y, 1.0)), &a, dx);
+}
+static mp_status g_sin(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    (void)need;
+    arena a = {0};
+    return g_mul_by(dy, un(&a, MP_OP_COS, IN(0)), &a, dx);
+}
+static mp_status g_cos(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    (void)need;
+    arena a = {0};
+    return g_mul_by(dy, un(&a, MP_OP_NEG, un(&a, MP_OP_SIN, IN(0))), &a, dx);
+}
+
+/* activations: a fused *_GRAD kernel of (x or y, dy) */
+static mp_status fused(mp_op gop, mp_tensor *first, mp_tensor *dy, double alpha, mp_tensor **dx) {
+    mp_tensor *in[2] = {first, dy};
+    mp_attrs at = {.f0 = alpha};
+    return mp_op_run(gop, 2, in, &at, &dx[0]);
+}
+static mp_status g_sqrt(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    (void)need;
+    return fused(MP_OP_SQRT_GRAD, Y, dy, 0, dx);
+}
+static mp_status g_rsqrt(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    (void)need;
+    return fused(MP_OP_RSQRT_GRAD, Y, dy, 0, dx);
+}
+static mp_status g_relu(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    (void)need;
+    return fused(MP_OP_RELU_GRAD, IN(0), dy, 0, dx);
+}
+static mp_status g_sigmoid(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    (void)need;
+    return fused(MP_OP_SIGMOID_GRAD, Y, dy, 0, dx);
+}
+static mp_status g_tanh(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    (void)need;
+    return fused(MP_OP_TANH_GRAD, Y, dy, 0, dx);
+}
+static mp_status g_elu(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    (void)need;
+    return fused(MP_OP_ELU_GRAD, Y, dy, n->attrs.f0, dx);
+}
+static mp_status g_softplus(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    (void)need;
+    return fused(MP_OP_SOFTPLUS_GRAD, IN(0), dy, 0, dx);
+}
+static mp_status g_gelu(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    (void)need;
+    return fused(n->attrs.i0 ? MP_OP_GELU_TANH_GRAD : MP_OP_GELU_GRAD, IN(0), dy, 0, dx);
+}
+static mp_status g_leaky_relu(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    (void)need;
+    return fused(MP_OP_LEAKY_RELU_GRAD, IN(0), dy, n->attrs.f0, dx);
+}
+
+/* second order: rules of the fused *_GRAD ops, inputs (first, g) */
+static mp_status g_relu_grad(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    if (need[1])
+        MP_TRY(fused(MP_OP_RELU_GRAD, IN(0), dy, 0, &dx[1]));
+    return MP_OK; /* piecewise constant in x */
+}
+static mp_status g_leaky_relu_grad(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    if (need[1])
+        MP_TRY(fused(MP_OP_LEAKY_RELU_GRAD, IN(0), dy, n->attrs.f0, &dx[1]));
+    return MP_OK;
+}
+static mp_status g_sigmoid_grad(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    arena a = {0}; /* out = g*y*(1-y): d/dg = dy*y*(1-y); d/dy = dy*g*(1-2y) */
+    if (need[1] && (dx[1] = bin(&a, MP_OP_SIGMOID_GRAD, IN(0), dy)))
+        out(dx[1]);
+    if (need[0]) {
+        mp_tensor *one_m_2y = bin(&a, MP_OP_SUB, scalar(&a, IN(0), 1.0), bin(&a, MP_OP_MUL, IN(0), scalar(&a, IN(0), 2.0)));
+        if ((dx[0] = bin(&a, MP_OP_MUL, bin(&a, MP_OP_MUL, dy, IN(1)), one_m_2y)))
+            out(dx[0]);
+    }
+    return finish(&a);
+}
+static mp_status g_tanh_grad(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    arena a = {0}; /* out = g*(1-y^2): d/dg = dy*(1-y^2); d/dy = -2*dy*g*y */
+    if (need[1] && (dx[1] = bin(&a, MP_OP_TANH_GRAD, IN(0), dy)))
+        out(dx[1]);
+    if (need[0] && (dx[0] = bin(&a, MP_OP_MUL, bin(&a, MP_OP_MUL, dy, IN(1)),
+                                bin(&a, MP_OP_MUL, IN(0), scalar(&a, IN(0), -2.0)))))
+        out(dx[0]);
+    return finish(&a);
+}
+static mp_status g_elu_grad(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    arena a = {0}; /* out = y>0 ? g : g*(y+alpha): d/dg likewise; d/dy = y>0 ? 0 : dy*g */
+    if (need[1] && (dx[1] = bin_a(&a, MP_OP_ELU_GRAD, IN(0), dy, n->attrs.f0)))
+        out(dx[1]);
+    if (need[0]) {
+        mp_tensor *pos = bin(&a, MP_OP_GREATER, IN(0), scalar(&a, IN(0), 0.0));
+        if ((dx[0] = where(&a, pos, scalar(&a, IN(0), 0.0), bin(&a, MP_OP_MUL, dy, IN(1)))))
+            out(dx[0]);
+    }
+    return finish(&a);
+}
+static mp_status g_softplus_grad(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    arena a = {0}; /* out = g*s(x): d/dg = dy*s(x); d/dx = dy*g*s(x)(1-s(x)) */
+    if (need[1] && (dx[1] = bin(&a, MP_OP_SOFTPLUS_GRAD, IN(0), dy)))
+        out(dx[1]);
+    if (need[0] && (dx[0] = bin(&a, MP_OP_SIGMOID_GRAD, un(&a, MP_OP_SIGMOID, IN(0)), bin(&a, MP_OP_MUL, dy, IN(1)))))
+        out(dx[0]);
+    return finish(&a);
+}
+static mp_status g_gelu_grad(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    arena a = {0}; /* out = g*f'(x): d/dx = dy*g*phi(x)*(2-x^2) */
+    if (need[1] && (dx[1] = bin(&a, MP_OP_GELU_GRAD, IN(0), dy)))
+        out(dx[1]);
+    if (need[0]) {
+        mp_tensor *x = IN(0), *x2 = bin(&a, MP_OP_MUL, x, x);
+        mp_tensor *phi = bin(&a, MP_OP_MUL, un(&a, MP_OP_EXP, bin(&a, MP_OP_MUL, x2, scalar(&a, x, -0.5))),
+                             scalar(&a, x, 0.39894228040143267794));
+        mp_tensor *f2 = bin(&a, MP_OP_MUL, phi, bin(&a, MP_OP_SUB, scalar(&a, x, 2.0), x2));
+        if ((dx[0] = bin(&a, MP_OP_MUL, bin(&a, MP_OP_MUL, dy, IN(1)), f2)))
+            out(dx[0]);
+    }
+    return finish(&a);
+}
+static mp_status g_gelu_tanh_grad(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    if (need[1])
+        MP_TRY(fused(MP_OP_GELU_TANH_GRAD, IN(0), dy, 0, &dx[1]));
+    if (need[0])
+        return mp_error_set(MP_ERR_NOT_IMPLEMENTED,
+                            "third-order gradients of gelu(approximate=True) are not implemented");
+    return MP_OK;
+}
+static mp_status g_rsqrt_grad(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    arena a = {0}; /* out = -0.5*g*y^3: d/dg likewise; d/dy = -1.5*dy*g*y^2 */
+    if (need[1] && (dx[1] = bin(&a, MP_OP_RSQRT_GRAD, IN(0), dy)))
+        out(dx[1]);
+    if (need[0] && (dx[0] = bin(&a, MP_OP_MUL, bin(&a, MP_OP_MUL, dy, IN(1)),
+                                bin(&a, MP_OP_MUL, bin(&a, MP_OP_MUL, IN(0), IN(0)), scalar(&a, IN(0), -1.5)))))
+        out(dx[0]);
+    return finish(&a);
+}
+static mp_status g_sqrt_grad(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    arena a = {0}; /* out = 0.5*g/y: d/dg likewise; d/dy = -dy*out/y */
+    if (need[1] && (dx[1] = bin(&a, MP_OP_SQRT_GRAD, IN(0), dy)))
+        out(dx[1]);
+    if (need[0] && (dx[0] = un(&a, MP_OP_NEG, bin(&a, MP_OP_DIV, bin(&a, MP_OP_MUL, dy, Y), IN(0)))))
+        out(dx[0]);
+    return finish(&a);
+}
+
+/* ------------------------------------------------------------------ binary */
+
+static mp_status g_add(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    arena a = {0};
+    if (need[0] && (dx[0] = unbroadcast(&a, dy, IN(0))))
+        out(dx[0]);
+    if (need[1] && (dx[1] = unbroadcast(&a, dy, IN(1))))
+        out(dx[1]);
+    return finish(&a);
+}
+static mp_status g_sub(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    arena a = {0};
+    if (need[0] && (dx[0] = unbroadcast(&a, dy, IN(0))))
+        out(dx[0]);
+    if (need[1] && (dx[1] = unbroadcast(&a, un(&a, MP_OP_NEG, dy), IN(1))))
+        out(dx[1]);
+    return finish(&a);
+}
+static mp_status g_mul(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    arena a = {0};
+    if (need[0] && (dx[0] = unbroadcast(&a, bin(&a, MP_OP_MUL, dy, IN(1)), IN(0))))
+        out(dx[0]);
+    if (need[1] && (dx[1] = unbroadcast(&a, bin(&a, MP_OP_MUL, dy, IN(0)), IN(1))))
+        out(dx[1]);
+    return finish(&a);
+}
+static mp_status g_div(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    arena a = {0}; /* y = a/b: da = dy/b, db = -dy*y/b */
+    if (need[0] && (dx[0] = unbroadcast(&a, bin(&a, MP_OP_DIV, dy, IN(1)), IN(0))))
+        out(dx[0]);
+    if (need[1] && (dx[1] = unbroadcast(&a, un(&a, MP_OP_NEG, bin(&a, MP_OP_DIV, bin(&a, MP_OP_MUL, dy, Y), IN(1))),
+                                        IN(1))))
+        out(dx[1]);
+    return finish(&a);
+}
+static mp_status g_floormod(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    arena a = {0}; /* x mod y = x - floor(x/y)*y */
+    if (need[0] && (dx[0] = unbroadcast(&a, dy, IN(0))))
+        out(dx[0]);
+    if (need[1] && (dx[1] = unbroadcast(&a, un(&a, MP_OP_NEG, bin(&a, MP_OP_MUL, dy, bin(&a, MP_OP_FLOORDIV, IN(0), IN(1)))),
+                                        IN(1))))
+        out(dx[1]);
+    return finish(&a);
+}
+static mp_status g_pow(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    arena a = {0}; /* da = dy*b*a^(b-1); db = dy*y*log(a) where a > 0, else 0 (TensorFlow's rule) */
+    mp_tensor *x = IN(0), *e = IN(1);
+    if (need[0]) {
+        mp_tensor *p = bin(&a, MP_OP_POW, x, bin(&a, MP_OP_SUB, e, scalar(&a, e, 1.0)));
+        if ((dx[0] = unbroadcast(&a, bin(&a, MP_OP_MUL, dy, bin(&a, MP_OP_MUL, e, p)), x)))
+            out(dx[0]);
+    }
+    if (need[1]) {
+        mp_tensor *zero = scalar(&a, x, 0.0);
+        mp_tensor *pos = bin(&a, MP_OP_GREATER, x, zero);
+        mp_tensor *safe = where(&a, pos, x, scalar(&a, x, 1.0));
+        mp_tensor *lg = where(&a, pos, un(&a, MP_OP_LOG, safe), zero);
+        if ((dx[1] = unbroadcast(&a, bin(&a, MP_OP_MUL, dy, bin(&a, MP_OP_MUL, Y, lg)), e)))
+            out(dx[1]);
+    }
+    return finish(&a);
+}
+static mp_status minmax(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx, mp_op cmp) {
+    arena a = {0};
+    mp_tensor *mask = bin(&a, cmp, IN(0), IN(1));
+    mp_tensor *zero = scalar(&a, dy, 0.0);
+    if (need[0] && (dx[0] = unbroadcast(&a, where(&a, mask, dy, zero), IN(0))))
+        out(dx[0]);
+    if (need[1] && (dx[1] = unbroadcast(&a, where(&a, mask, zero, dy), IN(1))))
+        out(dx[1]);
+    return finish(&a);
+}
+static mp_status g_maximum(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    return minmax(n, dy, need, dx, MP_OP_GREATER_EQUAL);
+}
+static mp_status g_minimum(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    return minmax(n, dy, need, dx, MP_OP_LESS_EQUAL);
+}
+static mp_status g_squared_difference(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    arena a = {0};
+    mp_tensor *d = bin(&a, MP_OP_MUL, bin(&a, MP_OP_MUL, dy, bin(&a, MP_OP_SUB, IN(0), IN(1))), scalar(&a, dy, 2.0));
+    if (need[0] && (dx[0] = unbroadcast(&a, d, IN(0))))
+        out(dx[0]);
+    if (need[1] && (dx[1] = unbroadcast(&a, un(&a, MP_OP_NEG, d), IN(1))))
+        out(dx[1]);
+    return finish(&a);
+}
+static mp_status g_where(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    arena a = {0};
+    mp_tensor *zero = scalar(&a, dy, 0.0);
+    if (need[1] && (dx[1] = unbroadcast(&a, where(&a, IN(0), dy, zero), IN(1))))
+        out(dx[1]);
+    if (need[2] && (dx[2] = unbroadcast(&a, where(&a, IN(0), zero, dy), IN(2))))
+        out(dx[2]);
+    return finish(&a);
+}
+
+/* ------------------------------------------------------------------ reductions */
+
+/* dy reshaped to the input's rank with 1s on the reduced axes */
+static mp_tensor *keepdims_shape(arena *a, const mp_node *n, mp_tensor *t) {
+    const mp_tensor *x = IN(0);
+    int64_t ks[MP_MAX_DIMS];
+    for (int d = 0; d < x->ndim; d++)
+        ks[d] = x->shape[d];
+    for (int i = 0; i < n->attrs.n_ints; i++)
+        ks[n->attrs.ints[i]] = 1;
+    return reshape(a, t, x->ndim, ks);
+}
+
+static mp_tensor *bcast_to(arena *a, mp_tensor *t, const mp_tensor *like) {
+    if (a->st != MP_OK || !t)
+        return NULL;
+    mp_attrs at = {.n_ints = like->ndim};
+    memcpy(at.ints, like->shape, sizeof(int64_t) * (size_t)like->ndim);
+    return run(a, MP_OP_BROADCAST_TO, 1, &t, &at);
+}
+
+static double reduced_count(const mp_node *n) {
+    double c = 1;
+    for (int i = 0; i < n->attrs.n_ints; i++)
+        c *= (double)IN(0)->shape[n->attrs.ints[i]];
+    return c;
+}
+
+static mp_status g_sum(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    (void)need;
+    arena a = {0};
+    if ((dx[0] = bcast_to(&a, keepdims_shape(&a, n, dy), IN(0))))
+        out(dx[0]);
+    return finish(&a);
+}
+static mp_status g_mean(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    (void)need;
+    arena a = {0};
+    double c = reduced_count(n);
+    mp_tensor *scaled = bin(&a, MP_OP_DIV, dy, scalar(&a, dy, c > 0 ? c : 1.0));
+    if ((dx[0] = bcast_to(&a, keepdims_shape(&a, n, scaled), IN(0))))
+        out(dx[0]);
+    return finish(&a);
+}
+static mp_status g_maxmin(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    (void)need;
+    arena a = {0}; /* gradient split evenly between the tied extreme elements (TensorFlow's rule) */
+    mp_tensor *x = IN(0);
+    mp_tensor *yk = keepdims_shape(&a, n, Y);
+    mp_tensor *eq = bin(&a, MP_OP_EQUAL, x, yk);
+    mp_tensor *mask = NULL;
+    if (eq) {
+        mp_tensor *m = NULL;
+        mask = keep(&a, mp_cast(eq, x->dtype, &m), m);
+    }
+    mp_tensor *count = mask ? sum_axes(&a, mask, n->attrs.n_ints, n->attrs.ints, 1) : NULL;
+    mp_tensor *g = bin(&a, MP_OP_DIV, keepdims_shape(&a, n, dy), count);
+    if ((dx[0] = bin(&a, MP_OP_MUL, mask, g)))
+        out(dx[0]);
+    return finish(&a);
+}
+static mp_status g_prod(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    (void)need;
+    /* d prod / dx_i = product of the others, exact with zeros: with no zero in the group it
+     * is y / x_i; with one zero it is the product of the non-zeros at the zero, 0 elsewhere;
+     * with two or more zeros it is 0. */
+    arena a = {0};
+    mp_tensor *x = IN(0);
+    mp_tensor *zero = scalar(&a, x, 0.0), *one = scalar(&a, x, 1.0);
+    mp_tensor *isz = bin(&a, MP_OP_EQUAL, x, zero);
+    mp_tensor *nz = where(&a, isz, one, x);
+    mp_attrs at = n->attrs;
+    at.i0 = 1;
+    mp_tensor *pnz = run(&a, MP_OP_PROD, 1, &nz, &at);
+    mp_tensor *zc = NULL;
+    if (isz) {
+        mp_tensor *f = NULL;
+        mp_tensor *iszf = keep(&a, mp_cast(isz, x->dtype, &f), f);
+        zc = sum_axes(&a, iszf, at.n_ints, at.ints, 1);
+    }
+    mp_tensor *no_zero = bin(&a, MP_OP_EQUAL, zc, zero);
+    mp_tensor *one_zero = bin(&a, MP_OP_EQUAL, zc, one);
+    mp_tensor *others_nz = bin(&a, MP_OP_DIV, pnz, nz);                   /* case 0 */
+    mp_tensor *at_zero = where(&a, isz, bcast_to(&a, pnz, x), zero);      /* case 1 */
+    mp_tensor *others = where(&a, no_zero, others_nz, where(&a, one_zero, at_zero, zero));
+    if ((dx[0] = bin(&a, MP_OP_MUL, bcast_to(&a, keepdims_shape(&a, n, dy), x), others)))
+        out(dx[0]);
+    return finish(&a);
+}
+
+/* ------------------------------------------------------------------ matmul, softmax */
+
+static mp_tensor *mm(arena *a, mp_tensor *x, mp_tensor *y, int ta, int tb) {
+    mp_tensor *in[2] = {x, y};
+    mp_attrs at = {.i0 = ta, .i1 = tb};
+    return run(a, MP_OP_MATMUL, 2, in, &at);
+}
+
+static mp_status g_matmul(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    arena a = {0};
+    mp_tensor *A = IN(0), *B = IN(1);
+    int ta = (int)n->attrs.i0, tb = (int)n->attrs.i1;
+    if (need[0]) {
+        mp_tensor *g = !ta ? (!tb ? mm(&a, dy, B, 0, 1) : mm(&a, dy, B, 0, 0))
+                           : (!tb ? mm(&a, B, dy, 0, 1) : mm(&a, B, dy, 1, 1));
+        if ((dx[0] = unbroadcast(&a, g, A)))
+            out(dx[0]);
+    }
+    if (need[1]) {
+        mp_tensor *g = !ta ? (!tb ? mm(&a, A, dy, 1, 0) : mm(&a, dy, A, 1, 0))
+                           : (!tb ? mm(&a, A, dy, 0, 0) : mm(&a, dy, A, 1, 1));
+        if ((dx[1] = unbroadcast(&a, g, B)))
+            out(dx[1]);
+    }
+    return finish(&a);
+}
+
+static mp_status g_softmax(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    (void)need;
+    arena a = {0}; /* (dy - sum(dy*y, -1)) * y */
+    int64_t last = Y->ndim - 1;
+    mp_tensor *s = sum_axes(&a, bin(&a, MP_OP_MUL, dy, Y), 1, &last, 1);
+    if ((dx[0] = bin(&a, MP_OP_MUL, bin(&a, MP_OP_SUB, dy, s), Y)))
+        out(dx[0]);
+    return finish(&a);
+}
+static mp_status g_log_softmax(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    (void)need;
+    arena a = {0}; /* dy - exp(y) * sum(dy, -1) */
+    int64_t last = Y->ndim - 1;
+    mp_tensor *s = sum_axes(&a, dy, 1, &last, 1);
+    if ((dx[0] = bin(&a, MP_OP_SUB, dy, bin(&a, MP_OP_MUL, un(&a, MP_OP_EXP, Y), s))))
+        out(dx[0]);
+    return finish(&a);
+}
+
+/* ------------------------------------------------------------------ layout */
+
+static mp_status g_reshape(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    (void)need;
+    return mp_reshape(dy, IN(0)->ndim, IN(0)->shape, &dx[0]);
+}
+static mp_status g_transpose(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    (void)need;
+    mp_attrs at = {.n_ints = n->attrs.n_ints};
+    for (int d = 0; d < n->attrs.n_ints; d++)
+        at.ints[n->attrs.ints[d]] = d;
+    return mp_op_run(MP_OP_TRANSPOSE, 1, &dy, &at, &dx[0]);
+}
+static mp_status g_broadcast_to(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    (void)need;
+    arena a = {0};
+    if ((dx[0] = unbroadcast(&a, dy, IN(0))))
+        out(dx[0]);
+    return finish(&a);
+}
+
+/* the slice of dy that input k of a concat/stack came from */
+static mp_status slice_of(mp_tensor *dy, int axis, int64_t begin, int64_t count, int shrink, mp_tensor **out_t) {
+    mp_attrs at = {.n_ints = dy->ndim};
+    for (int d = 0; d < dy->ndim; d++) {
+        at.ints[d] = d == axis ? begin : 0;
+        at.ints2[d] = d == axis ? count : dy->shape[d];
+        at.ints3[d] = 1;
+    }
+    if (shrink)
+        at.i0 = (int64_t)1 << axis;
+    return mp_op_run(MP_OP_STRIDED_SLICE, 1, &dy, &at, out_t);
+}
+static mp_status g_concat(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    int axis = (int)n->attrs.i0;
+    int64_t off = 0;
+    for (int k = 0; k < n->n_in; k++) {
+        int64_t c = IN(k)->shape[axis];
+        if (need[k])
+            MP_TRY(slice_of(dy, axis, off, c, 0, &dx[k]));
+        off += c;
+    }
+    return MP_OK;
+}
+static mp_status g_stack(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    int axis = (int)n->attrs.i0;
+    for (int k = 0; k < n->n_in; k++)
+        if (need[k])
+            MP_TRY(slice_of(dy, axis, k, 1, 1, &dx[k]));
+    return MP_OK;
+}
+static mp_status g_strided_slice(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    (void)need;
+    mp_attrs at = n->attrs;
+    memcpy(at.ints4, IN(0)->shape, sizeof(int64_t) * (size_t)IN(0)->ndim);
+    return mp_op_run(MP_OP_STRIDED_SLICE_GRAD, 1, &dy, &at, &dx[0]);
+}
+static mp_status g_strided_slice_grad(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    (void)need;
+    return mp_op_run(MP_OP_STRIDED_SLICE, 1, &dy, &n->attrs, &dx[0]);
+}
+
+/* ------------------------------------------------------------------ table */
+
+typedef mp_status (*grad_fn)(const mp_node *, mp_tensor *, const int *, mp_tensor **);
+
+/* One entry per op; NULL = not differentiable (never recorded). */
+#define GRAD_CAST g_cast
+#define GRAD_IDENTITY g_identity
+#define GRAD_STOP_GRADIENT NULL
+#define GRAD_NEG g_neg
+#define GRAD_ABS g_abs
+#define GRAD_EXP g_exp
+#define GRAD_LOG g_log
+#define GRAD_SQRT g_sqrt
+#define GRAD_SQUARE g_square
+#define GRAD_RELU g_relu
+#define GRAD_SIGMOID g_sigmoid
+#define GRAD_TANH g_tanh
+#define GRAD_RSQRT g_rsqrt
+#define GRAD_RECIPROCAL g_reciprocal
+#define GRAD_FLOOR NULL
+#define GRAD_CEIL NULL
+#define GRAD_ROUND NULL
+#define GRAD_SIGN NULL
+#define GRAD_LOG1P g_log1p
+#define GRAD_EXPM1 g_expm1
+#define GRAD_ELU g_elu
+#define GRAD_SOFTPLUS g_softplus
+#define GRAD_GELU g_gelu
+#define GRAD_SIN g_sin
+#define GRAD_COS g_cos
+#define GRAD_IS_FINITE NULL
+#define GRAD_IS_NAN NULL
+#define GRAD_IS_INF NULL
+#define GRAD_LOGICAL_NOT NULL
+#define GRAD_LEAKY_RELU g_leaky_relu
+#define GRAD_ADD g_add
+#define GRAD_SUB g_sub
+#define GRAD_MUL g_mul
+#define GRAD_DIV g_div
+#define GRAD_FLOORDIV NULL
+#define GRAD_FLOORMOD g_floormod
+#define GRAD_POW g_pow
+#define GRAD_MAXIMUM g_maximum
+#define GRAD_MINIMUM g_minimum
+#define GRAD_SQUARED_DIFFERENCE g_squared_difference
+#define GRAD_EQUAL NULL
+#define GRAD_NOT_EQUAL NULL
+#define GRAD_LESS NULL
+#define GRAD_LESS_EQUAL NULL
+#define GRAD_GREATER NULL
+#define GRAD_GREATER_EQUAL NULL
+#define GRAD_LOGICAL_AND NULL
+#define GRAD_LOGICAL_OR NULL
+#define GRAD_RELU_GRAD g_relu_grad
+#define GRAD_SIGMOID_GRAD g_sigmoid_grad
+#define GRAD_TANH_GRAD g_tanh_grad
+#define GRAD_ELU_GRAD g_elu_grad
+#define GRAD_SOFTPLUS_GRAD g_softplus_grad
+#define GRAD_GELU_GRAD g_gelu_grad
+#define GRAD_GELU_TANH_GRAD g_gelu_tanh_grad
+#define GRAD_RSQRT_GRAD g_rsqrt_grad
+#define GRAD_SQRT_GRAD g_sqrt_grad
+#define GRAD_LEAKY_RELU_GRAD g_leaky_relu_grad
+#define GRAD_WHERE g_where
+#define GRAD_SUM g_sum
+#define GRAD_MEAN g_mean
+#define GRAD_MAX g_maxmin
+#define GRAD_MIN g_maxmin
+#define GRAD_PROD g_prod
+#define GRAD_ALL NULL
+#define GRAD_ANY NULL
+#define GRAD_ARGMAX NULL
+#define GRAD_ARGMIN NULL
+#define GRAD_MATMUL g_matmul
+#define GRAD_SOFTMAX g_softmax
+#define GRAD_LOG_SOFTMAX g_log_softmax
+#define GRAD_RESHAPE g_reshape
+#define GRAD_TRANSPOSE g_transpose
+#define GRAD_CONCAT g_concat
+#define GRAD_STACK g_stack
+#define GRAD_STRIDED_SLICE g_strided_slice
+#define GRAD_BROADCAST_TO g_broadcast_to
+#define GRAD_STRIDED_SLICE_GRAD g_strided_slice_grad
+#define GRAD_FILL NULL
+#define GRAD_RANGE NULL
+#define GRAD_ONE_HOT NULL
+#define GRAD_RANDOM_UNIFORM NULL
+#define GRAD_RANDOM_NORMAL NULL
+#define GRAD_TRUNCATED_NORMAL NULL
+
+static const grad_fn rules[MP_OP_COUNT] = {
+#define MP_OP(NAME, tfname, pyname, nin, amp, family, kind) [MP_OP_##NAME] = GRAD_##NAME,
+#include "ops.def"
+#undef MP_OP
+};
+
+int mp_grad_is_differentiable(mp_op op) { return (int)op >= 0 && op < MP_OP_COUNT && rules[op] != NULL; }
+
+mp_status mp_grad_apply(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    if (!mp_grad_is_differentiable(n->op))
+        return MP_OK;
+    if (dy->dtype != n->output->dtype) { /* should not happen: accumulate keeps dtypes */
+        mp_tensor *c;
+        MP_TRY(mp_cast(dy, n->output->dtype, &c));
+        mp_status st = rules[n->op](n, c, need, dx);
+        mp_tensor_decref(c);
+        return st;
+    }
+    return rules[n->op](n, dy, need, dx);
+}

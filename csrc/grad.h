@@ -1,0 +1,23 @@
+/* grad.h — what the tape records per op call, and the backward rules (grad.c). */
+#ifndef MP_GRAD_H
+#define MP_GRAD_H
+#include "mixprec.h"
+
+/* One recorded op call. inputs/output are saved (referenced) for the backward rule.
+ * in_ids[k] is normally inputs[k]->id; for a variable read it is the variable's id. */
+typedef struct mp_node {
+    mp_op op;
+    mp_attrs attrs;
+    int n_in;
+    int64_t *in_ids;
+    mp_tensor **inputs;
+    mp_tensor *output;
+} mp_node;
+
+/* Does this op carry gradients at all (comparisons, argmax, random … do not)? */
+int mp_grad_is_differentiable(mp_op op);
+
+/* dx[k] (new references or NULL) for the inputs with need[k] set, given dy = dL/d(output).
+ * Each dx[k] has inputs[k]'s shape and dtype. Uses mp_op_run, so outer tapes record it. */
+mp_status mp_grad_apply(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx);
+#endif
