@@ -54,7 +54,8 @@ static mp_tensor *run(arena *a, mp_op op, int n, mp_tensor *const *in, const mp_
         if (!in[i])
             return NULL;
     mp_tensor *r = NULL;
-    return keep(a, mp_op_run(op, n, in, at, &r), r);
+    mp_status st_ = mp_op_run(op, n, in, at, &r);
+    return keep(a, st_, r);
 }
 
 static mp_tensor *bin(arena *a, mp_op op, mp_tensor *x, mp_tensor *y) {
@@ -73,21 +74,24 @@ static mp_tensor *scalar(arena *a, mp_tensor *like, double v) {
     if (a->st != MP_OK || !like)
         return NULL;
     mp_tensor *r = NULL;
-    return keep(a, mp_scalar(like->dtype, v, mp_tensor_device(like), &r), r);
+    mp_status st_ = mp_scalar(like->dtype, v, mp_tensor_device(like), &r);
+    return keep(a, st_, r);
 }
 
 static mp_tensor *reshape(arena *a, mp_tensor *x, int nd, const int64_t *shape) {
     if (a->st != MP_OK || !x)
         return NULL;
     mp_tensor *r = NULL;
-    return keep(a, mp_reshape(x, nd, shape, &r), r);
+    mp_status st_ = mp_reshape(x, nd, shape, &r);
+    return keep(a, st_, r);
 }
 
 static mp_tensor *sum_axes(arena *a, mp_tensor *x, int naxes, const int64_t *axes, int keepdims) {
     if (a->st != MP_OK || !x)
         return NULL;
     mp_tensor *r = NULL;
-    return keep(a, mp_reduce_axes(MP_OP_SUM, x, naxes, axes, keepdims, &r), r);
+    mp_status st_ = mp_reduce_axes(MP_OP_SUM, x, naxes, axes, keepdims, &r);
+    return keep(a, st_, r);
 }
 
 /* dy summed over the dimensions that broadcasting added to `like`, reshaped to it. */
@@ -477,7 +481,8 @@ static mp_status g_maxmin(const mp_node *n, mp_tensor *dy, const int *need, mp_t
     mp_tensor *mask = NULL;
     if (eq) {
         mp_tensor *m = NULL;
-        mask = keep(&a, mp_cast(eq, x->dtype, &m), m);
+        mp_status st_m = mp_cast(eq, x->dtype, &m);
+        mask = keep(&a, st_m, m);
     }
     mp_tensor *count = mask ? sum_axes(&a, mask, n->attrs.n_ints, n->attrs.ints, 1) : NULL;
     mp_tensor *g = bin(&a, MP_OP_DIV, keepdims_shape(&a, n, dy), count);
@@ -501,7 +506,8 @@ static mp_status g_prod(const mp_node *n, mp_tensor *dy, const int *need, mp_ten
     mp_tensor *zc = NULL;
     if (isz) {
         mp_tensor *f = NULL;
-        mp_tensor *iszf = keep(&a, mp_cast(isz, x->dtype, &f), f);
+        mp_status st_f = mp_cast(isz, x->dtype, &f);
+        mp_tensor *iszf = keep(&a, st_f, f);
         zc = sum_axes(&a, iszf, at.n_ints, at.ints, 1);
     }
     mp_tensor *no_zero = bin(&a, MP_OP_EQUAL, zc, zero);

@@ -13,13 +13,20 @@ except ImportError as e:  # pragma: no cover - depends on how the package was in
         "source tree without building does not work." % e) from e
 
 from mixprec import _dtypes, _shape, _tensor  # noqa: F401  (registers the C side)
+from mixprec._logging import get_logger  # noqa: F401
 from mixprec._dtypes import (  # noqa: F401
     DType, as_dtype, bfloat16, bool, double, float16, float32, float64, half, int8, int32,
     int64, uint8)
 from mixprec._shape import TensorShape  # noqa: F401
 from mixprec._tensor import Tensor  # noqa: F401
 from mixprec._ops import *  # noqa: F401,F403
+from mixprec._variable import (  # noqa: F401
+    Variable, VariableAggregation, VariableSynchronization)
+from mixprec._tape import GradientTape, UnconnectedGradients  # noqa: F401
+from mixprec._function import function  # noqa: F401
+from mixprec import _nest as nest  # noqa: F401
 from mixprec import config, errors, math, nn, random  # noqa: F401
+from mixprec import keras, mixed_precision  # noqa: F401
 
 __version__ = "0.1.0"
 newaxis = None

@@ -350,7 +350,7 @@ static int convert_array(PyObject *o, PyArrayObject *arr, int dtype, int from_py
 }
 
 static int variable_value(PyObject *o, int dtype, int strict, mp_tensor **out) {
-    PyObject *v = PyObject_CallMethod(o, "value", NULL);
+    PyObject *v = mp_py_variable_read(o);
     if (!v)
         return -1;
     if (!MpTensor_Check(v)) {
@@ -376,7 +376,7 @@ int mp_py_to_tensor(PyObject *o, int dtype, int strict, mp_tensor **out) {
         *out = t;
         return 0;
     }
-    if (MpPy_VariableType && PyObject_TypeCheck(o, (PyTypeObject *)MpPy_VariableType))
+    if (MpVariable_Check(o))
         return variable_value(o, dtype, strict, out);
     if (PyBool_Check(o)) {
         mp_dtype dt = dtype == MP_NO_DTYPE ? MP_BOOL : (mp_dtype)dtype;

@@ -8,7 +8,7 @@
 PyObject *MpExc_InvalidArgument, *MpExc_DType, *MpExc_OutOfRange, *MpExc_Internal, *MpExc_Cuda,
     *MpExc_ResourceExhausted;
 PyObject *MpPy_DTypes[MP_DTYPE_COUNT];
-PyObject *MpPy_TensorShape, *MpPy_AsDType, *MpPy_Bf16Descr, *MpPy_VariableType;
+PyObject *MpPy_TensorShape, *MpPy_AsDType, *MpPy_Bf16Descr;
 
 const char *mp_blas_config(void);
 void mp_blas_set_num_threads(int n);
@@ -29,16 +29,6 @@ static PyObject *py_register(PyObject *m, PyObject *args) {
         Py_XSETREF(MpPy_DTypes[i], Py_NewRef(PyTuple_GET_ITEM(dtypes, i)));
     Py_XSETREF(MpPy_TensorShape, Py_NewRef(shape_cls));
     Py_XSETREF(MpPy_AsDType, Py_NewRef(as_dtype));
-    Py_RETURN_NONE;
-}
-
-static PyObject *py_register_variable(PyObject *m, PyObject *cls) {
-    (void)m;
-    if (!PyType_Check(cls)) {
-        PyErr_SetString(PyExc_TypeError, "_register_variable expects a class");
-        return NULL;
-    }
-    Py_XSETREF(MpPy_VariableType, Py_NewRef(cls));
     Py_RETURN_NONE;
 }
 
@@ -125,7 +115,6 @@ static PyObject *py_cpu_cache(PyObject *m, PyObject *arg) {
 
 static PyMethodDef module_methods[] = {
     {"_register", py_register, METH_VARARGS, NULL},
-    {"_register_variable", py_register_variable, METH_O, NULL},
     {"cast_isa", py_cast_isa, METH_NOARGS, "Which cast kernels run: 'avx2+f16c' or 'scalar'."},
     {"force_scalar_casts", py_force_scalar_casts, METH_O, "Use the scalar cast path (tests); returns the old flag."},
     {"get_num_threads", py_get_num_threads, METH_NOARGS, NULL},
@@ -162,7 +151,7 @@ PyMODINIT_FUNC PyInit__core(void) {
         return NULL;
     if (PyModule_AddFunctions(m, module_methods) < 0 || PyModule_AddFunctions(m, mp_py_functions) < 0)
         goto fail;
-    if (mp_py_tensor_type_init(m) < 0)
+    if (mp_py_tensor_type_init(m) < 0 || mp_py_variable_type_init(m) < 0 || mp_py_train_init(m) < 0)
         goto fail;
     PyObject *b;
     if (!(MpExc_InvalidArgument = new_exc(m, "InvalidArgumentError", PyExc_ValueError,

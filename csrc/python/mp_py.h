@@ -28,7 +28,6 @@ extern PyObject *MpPy_DTypes[MP_DTYPE_COUNT]; /* Python DType objects, registere
 extern PyObject *MpPy_TensorShape;       /* mixprec._shape.TensorShape, registered */
 extern PyObject *MpPy_AsDType;           /* mixprec._dtypes.as_dtype, registered */
 extern PyObject *MpPy_Bf16Descr;         /* numpy dtype of ml_dtypes.bfloat16 */
-extern PyObject *MpPy_VariableType;      /* registered Variable class (may be NULL) */
 
 /* errors.c: turn the core's last error into a Python exception; returns NULL. */
 PyObject *mp_py_raise(mp_status st);
@@ -69,6 +68,17 @@ extern PyMethodDef mp_py_functions[];
 /* Binary op with Python-operator conversion rules (used by the number protocol). */
 PyObject *mp_py_binary_op(mp_op op, PyObject *a, PyObject *b);
 PyObject *mp_py_truediv(PyObject *a, PyObject *b);
+
+/* variable_type.c */
+extern PyTypeObject *MpVariable_Type;
+int MpVariable_Check(PyObject *o);
+mp_variable *MpVariable_V(PyObject *o);
+PyObject *mp_py_variable_read(PyObject *o);      /* autocast + tape, new Tensor */
+PyObject *mp_py_wrap_variable(mp_variable *v);   /* steals the reference */
+int mp_py_variable_type_init(PyObject *module);
+
+/* train.c */
+int mp_py_train_init(PyObject *module);
 
 /* dlpack.c */
 PyObject *mp_py_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);

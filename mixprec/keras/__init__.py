@@ -3,6 +3,6 @@ import keras``. Only the mixed precision API exists so far; layers, models, opti
 losses arrive with their issues. Keep this module import-light: it only gathers subpackages.
 """
 
-from mixprec.keras import mixed_precision  # noqa: F401
+from mixprec.keras import mixed_precision, optimizers  # noqa: F401
 
-__all__ = ["mixed_precision"]
+__all__ = ["mixed_precision", "optimizers"]

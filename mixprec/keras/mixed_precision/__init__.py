@@ -3,8 +3,7 @@ API in ``experimental``. Only gathers names; the code is in policy.py and experi
 """
 
 from mixprec.keras.mixed_precision import experimental  # noqa: F401
+from mixprec.keras.mixed_precision.loss_scale_optimizer import LossScaleOptimizer  # noqa: F401
 from mixprec.keras.mixed_precision.policy import Policy, global_policy, set_global_policy
 
-# LossScaleOptimizer arrives with the training-core work.
-
-__all__ = ["Policy", "global_policy", "set_global_policy", "experimental"]
+__all__ = ["Policy", "global_policy", "set_global_policy", "LossScaleOptimizer", "experimental"]

@@ -6,21 +6,17 @@ policy.py's (one global for both generations); loss-scale objects are
 ``mixprec.mixed_precision.experimental``'s. This module must not build loss scales itself.
 """
 
-import importlib
 import logging
 
 from mixprec.keras.mixed_precision import policy as _policy
 
-__all__ = ["Policy", "set_policy", "global_policy", "get_layer_policy"]
+__all__ = ["Policy", "set_policy", "global_policy", "get_layer_policy", "LossScaleOptimizer"]
 
 _logger = logging.getLogger("mixprec")
 
 # Default of Policy's loss_scale argument: "'dynamic' for 'mixed_float16', else None".
 # TensorFlow's value; a string so that it shows in signatures as it does in TensorFlow.
 USE_DEFAULT = "USE_DEFAULT"
-
-_LOSS_SCALE_MODULE = "mixprec.mixed_precision.experimental"
-
 
 def _is_default(loss_scale):
     return isinstance(loss_scale, str) and loss_scale == USE_DEFAULT
@@ -33,25 +29,13 @@ def _resolve_loss_scale(value, name):
     then converted by ``mixprec.mixed_precision.experimental.get`` (int/float ->
     FixedLossScale, 'dynamic' -> DynamicLossScale, a LossScale kept as is, a config dict
     deserialized, None kept, anything else a ValueError), as TensorFlow's
-    ``loss_scale_module.get`` does.
-
-    NOTE: the LossScale classes arrive after this module. Until that module (or its ``get``)
-    exists, the value is kept unconverted: ``Policy('mixed_float16').loss_scale`` is then
-    the string 'dynamic'. The import is lazy so that it picks the module up as soon as it
-    exists and so that it may import Keras modules itself without an import cycle. Only
-    a missing module is tolerated; an import error inside it propagates.
+    ``loss_scale_module.get`` does. (Imported here, not at module level, to keep
+    ``mixprec.keras`` importable before the loss-scale module.)
     """
+    from mixprec.mixed_precision.experimental import get
+
     if _is_default(value):
         value = "dynamic" if name == "mixed_float16" else None
-    try:
-        module = importlib.import_module(_LOSS_SCALE_MODULE)
-    except ModuleNotFoundError as e:
-        if e.name not in ("mixprec.mixed_precision", _LOSS_SCALE_MODULE):
-            raise
-        return value
-    get = getattr(module, "get", None)
-    if get is None:
-        return value
     return get(value)
 
 
@@ -78,9 +62,7 @@ class Policy(_policy.Policy):
         not float16 logs a warning, as TensorFlow does.
 
     Differences from TensorFlow 2.1-2.3: the errors for bad names use tf-keras' wording
-    (TF 2.3 says "Valid policies include include ..." and "... Got: float16"); and, until
-    ``mixprec.mixed_precision.experimental`` provides the LossScale classes,
-    ``loss_scale`` is kept as passed (see ``_resolve_loss_scale``).
+    (TF 2.3 says "Valid policies include include ..." and "... Got: float16").
     """
 
     def __init__(self, name, loss_scale=USE_DEFAULT):
@@ -158,3 +140,13 @@ def get_layer_policy(layer):
     if isinstance(layer, type) or not hasattr(layer, "dtype_policy"):
         raise ValueError("get_policy can only be called on a layer, but got: %s" % (layer,))
     return layer.dtype_policy
+
+
+def __getattr__(name):
+    # LossScaleOptimizer(optimizer, loss_scale), TF 2.1-2.3's; resolved lazily because
+    # loss_scale_optimizer imports the optimizers, which import this package.
+    if name == "LossScaleOptimizer":
+        from mixprec.keras.mixed_precision.loss_scale_optimizer import LossScaleOptimizerV1
+
+        return LossScaleOptimizerV1
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))

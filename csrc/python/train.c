@@ -1,0 +1,476 @@
+/* train.c — bindings of the training core: _core.Tape (GradientTape's engine),
+ * _core.LossScale (the loss-scale state object) and the fused step functions
+ * (optimizer_apply, all_finite). Parsing and conversion only; the core computes. */
+#include "mp_py.h"
+
+/* ------------------------------------------------------------------ Tape */
+
+typedef struct {
+    PyObject_HEAD
+    mp_tape *tape;
+} PyMpTape;
+
+static PyObject *tape_new(PyTypeObject *tp, PyObject *args, PyObject *kw) {
+    static char *kwlist[] = {"persistent", "watch_accessed_variables", NULL};
+    int persistent = 0, watch = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|pp:Tape", kwlist, &persistent, &watch))
+        return NULL;
+    PyMpTape *self = (PyMpTape *)tp->tp_alloc(tp, 0);
+    if (!self)
+        return NULL;
+    mp_status st = mp_tape_new(persistent, watch, &self->tape);
+    if (st != MP_OK) {
+        Py_DECREF(self);
+        return mp_py_raise(st);
+    }
+    return (PyObject *)self;
+}
+
+static void tape_dealloc(PyObject *o) {
+    PyTypeObject *tp = Py_TYPE(o);
+    mp_tape_free(((PyMpTape *)o)->tape);
+    tp->tp_free(o);
+    Py_DECREF(tp);
+}
+
+#define TAPE(o) (((PyMpTape *)(o))->tape)
+
+static PyObject *t_push(PyObject *o, PyObject *unused) {
+    (void)unused;
+    mp_status st = mp_tape_push(TAPE(o));
+    if (st != MP_OK)
+        return mp_py_raise(st);
+    Py_RETURN_NONE;
+}
+
+static PyObject *t_pop(PyObject *o, PyObject *unused) {
+    (void)unused;
+    mp_tape_pop(TAPE(o));
+    Py_RETURN_NONE;
+}
+
+static PyObject *t_set_recording(PyObject *o, PyObject *arg) {
+    int on = PyObject_IsTrue(arg);
+    if (on < 0)
+        return NULL;
+    int prev = mp_tape_is_recording(TAPE(o));
+    mp_tape_set_recording(TAPE(o), on);
+    return PyBool_FromLong(prev);
+}
+
+static PyObject *t_watch(PyObject *o, PyObject *x) {
+    mp_status st;
+    if (MpTensor_Check(x))
+        st = mp_tape_watch_tensor(TAPE(o), MpTensor_T(x));
+    else if (MpVariable_Check(x) && MpVariable_V(x))
+        st = mp_tape_watch_variable(TAPE(o), MpVariable_V(x));
+    else {
+        PyErr_Format(PyExc_ValueError, "GradientTape.watch: can only watch tensors and variables, got %.100R", x);
+        return NULL;
+    }
+    if (st != MP_OK)
+        return mp_py_raise(st);
+    Py_RETURN_NONE;
+}
+
+static PyObject *t_watched_ids(PyObject *o, PyObject *unused) {
+    (void)unused;
+    mp_variable **vars;
+    int n = mp_tape_watched_variables(TAPE(o), &vars);
+    PyObject *lst = PyList_New(n);
+    if (!lst)
+        return NULL;
+    for (int i = 0; i < n; i++) {
+        PyObject *v = PyLong_FromLongLong(vars[i]->id);
+        if (!v) {
+            Py_DECREF(lst);
+            return NULL;
+        }
+        PyList_SET_ITEM(lst, i, v);
+    }
+    return lst;
+}
+
+static int source_id(PyObject *s, int64_t *id) {
+    if (MpTensor_Check(s)) {
+        *id = MpTensor_T(s)->id;
+        return 0;
+    }
+    if (MpVariable_Check(s) && MpVariable_V(s)) {
+        *id = MpVariable_V(s)->id;
+        return 0;
+    }
+    PyErr_Format(PyExc_TypeError, "GradientTape.gradient: sources must be tensors or variables, got %.100R", s);
+    return -1;
+}
+
+/* gradient(targets: list, seeds: list or None, sources: list) -> list of Tensor/None */
+static PyObject *t_gradient(PyObject *o, PyObject *args) {
+    PyObject *targets, *seeds, *sources;
+    if (!PyArg_ParseTuple(args, "O!OO!:gradient", &PyList_Type, &targets, &seeds, &PyList_Type, &sources))
+        return NULL;
+    Py_ssize_t nt = PyList_GET_SIZE(targets), ns = PyList_GET_SIZE(sources);
+    if (seeds != Py_None && (!PyList_Check(seeds) || PyList_GET_SIZE(seeds) != nt)) {
+        PyErr_SetString(PyExc_ValueError, "output_gradients must be a list with one entry per target");
+        return NULL;
+    }
+    mp_tensor **tt = PyMem_Calloc((size_t)nt + 1, sizeof *tt);
+    mp_tensor **sd = PyMem_Calloc((size_t)nt + 1, sizeof *sd);
+    int64_t *ids = PyMem_Calloc((size_t)ns + 1, sizeof *ids);
+    mp_tensor **gr = PyMem_Calloc((size_t)ns + 1, sizeof *gr);
+    PyObject *result = NULL;
+    if (!tt || !sd || !ids || !gr) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < nt; i++) {
+        if (mp_py_to_tensor(PyList_GET_ITEM(targets, i), MP_NO_DTYPE, 0, &tt[i]))
+            goto done;
+        if (seeds != Py_None && PyList_GET_ITEM(seeds, i) != Py_None) {
+            if (mp_py_to_tensor(PyList_GET_ITEM(seeds, i), tt[i]->dtype, 0, &sd[i]))
+                goto done;
+            if (sd[i]->numel != tt[i]->numel) {
+                PyErr_Format(MpExc_InvalidArgument,
+                             "output_gradients[%zd] has %lld elements but its target has %lld", i,
+                             (long long)sd[i]->numel, (long long)tt[i]->numel);
+                goto done;
+            }
+        }
+    }
+    for (Py_ssize_t j = 0; j < ns; j++)
+        if (source_id(PyList_GET_ITEM(sources, j), &ids[j]))
+            goto done;
+    mp_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = mp_tape_gradient(TAPE(o), (int)nt, tt, seeds == Py_None ? NULL : sd, (int)ns, ids, gr);
+    Py_END_ALLOW_THREADS
+    if (st != MP_OK) {
+        mp_py_raise(st);
+        goto done;
+    }
+    result = PyList_New(ns);
+    if (!result)
+        goto done;
+    for (Py_ssize_t j = 0; j < ns; j++) {
+        PyObject *g = gr[j] ? mp_py_wrap(gr[j]) : Py_NewRef(Py_None);
+        gr[j] = NULL;
+        if (!g) {
+            Py_CLEAR(result);
+            goto done;
+        }
+        PyList_SET_ITEM(result, j, g);
+    }
+done:
+    for (Py_ssize_t i = 0; tt && i < nt; i++)
+        mp_tensor_decref(tt[i]);
+    for (Py_ssize_t i = 0; sd && i < nt; i++)
+        mp_tensor_decref(sd[i]);
+    for (Py_ssize_t j = 0; gr && j < ns; j++)
+        mp_tensor_decref(gr[j]);
+    PyMem_Free(tt);
+    PyMem_Free(sd);
+    PyMem_Free(ids);
+    PyMem_Free(gr);
+    return result;
+}
+
+static PyMethodDef tape_methods[] = {
+    {"push", t_push, METH_NOARGS, "Start recording on this thread."},
+    {"pop", t_pop, METH_NOARGS, "Stop being this thread's active tape."},
+    {"set_recording", t_set_recording, METH_O, "Pause/resume; returns the previous state."},
+    {"watch", t_watch, METH_O, NULL},
+    {"watched_variable_ids", t_watched_ids, METH_NOARGS, NULL},
+    {"gradient", t_gradient, METH_VARARGS, "gradient(targets, seeds or None, sources) -> [Tensor or None]"},
+    {NULL},
+};
+
+static PyType_Slot tape_slots[] = {
+    {Py_tp_new, tape_new},
+    {Py_tp_dealloc, tape_dealloc},
+    {Py_tp_methods, tape_methods},
+    {Py_tp_doc, "The C autodiff tape behind mixprec.GradientTape."},
+    {0, NULL},
+};
+
+static PyType_Spec tape_spec = {
+    .name = "mixprec._core.Tape", .basicsize = sizeof(PyMpTape), .flags = Py_TPFLAGS_DEFAULT, .slots = tape_slots};
+
+/* ------------------------------------------------------------------ LossScale */
+
+typedef struct {
+    PyObject_HEAD
+    mp_loss_scale *ls;
+    PyObject *vars; /* (scale, good_steps) Variable handles, made on first request */
+} PyMpLossScale;
+
+static PyTypeObject *MpLossScale_Type;
+
+static PyObject *ls_new(PyTypeObject *tp, PyObject *args, PyObject *kw) {
+    static char *kwlist[] = {"dynamic", "initial_scale", "growth_interval", "multiplier", "min_scale", NULL};
+    int dynamic = 1;
+    double initial = 32768.0, mult = 2.0, min_scale = 1.0;
+    long long growth = 2000;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|pdLdd:LossScale", kwlist, &dynamic, &initial, &growth, &mult,
+                                     &min_scale))
+        return NULL;
+    PyMpLossScale *self = (PyMpLossScale *)tp->tp_alloc(tp, 0);
+    if (!self)
+        return NULL;
+    mp_status st = mp_loss_scale_new(dynamic, initial, growth, mult, min_scale, &self->ls);
+    if (st != MP_OK) {
+        Py_DECREF(self);
+        return mp_py_raise(st);
+    }
+    return (PyObject *)self;
+}
+
+static void ls_dealloc(PyObject *o) {
+    PyTypeObject *tp = Py_TYPE(o);
+    PyMpLossScale *self = (PyMpLossScale *)o;
+    Py_XDECREF(self->vars);
+    mp_loss_scale_decref(self->ls);
+    tp->tp_free(o);
+    Py_DECREF(tp);
+}
+
+#define LS(o) (((PyMpLossScale *)(o))->ls)
+
+static PyObject *ls_value(PyObject *o, PyObject *unused) {
+    (void)unused;
+    return PyFloat_FromDouble(mp_loss_scale_value(LS(o)));
+}
+
+static PyObject *ls_good_steps(PyObject *o, PyObject *unused) {
+    (void)unused;
+    return PyLong_FromLongLong(((const int64_t *)mp_tensor_data(mp_variable_peek(LS(o)->good_steps)))[0]);
+}
+
+static PyObject *ls_update(PyObject *o, PyObject *arg) {
+    int finite = PyObject_IsTrue(arg);
+    if (finite < 0)
+        return NULL;
+    mp_status st = mp_loss_scale_update(LS(o), finite);
+    if (st != MP_OK)
+        return mp_py_raise(st);
+    Py_RETURN_NONE;
+}
+
+static PyObject *ls_variables(PyObject *o, PyObject *unused) {
+    (void)unused;
+    PyMpLossScale *self = (PyMpLossScale *)o;
+    if (!self->vars) {
+        mp_variable_incref(self->ls->scale);
+        PyObject *a = mp_py_wrap_variable(self->ls->scale);
+        if (!a)
+            return NULL;
+        mp_variable_incref(self->ls->good_steps);
+        PyObject *b = mp_py_wrap_variable(self->ls->good_steps);
+        if (!b) {
+            Py_DECREF(a);
+            return NULL;
+        }
+        self->vars = PyTuple_Pack(2, a, b);
+        Py_DECREF(a);
+        Py_DECREF(b);
+        if (!self->vars)
+            return NULL;
+    }
+    return Py_NewRef(self->vars);
+}
+
+static PyObject *ls_get(PyObject *o, void *which) {
+    mp_loss_scale *ls = LS(o);
+    switch ((int)(intptr_t)which) {
+    case 0: return PyBool_FromLong(ls->dynamic);
+    case 1: return PyLong_FromLongLong(ls->growth_interval);
+    case 2: return PyFloat_FromDouble(ls->multiplier);
+    default: return PyFloat_FromDouble(ls->min_scale);
+    }
+}
+
+static PyMethodDef ls_methods[] = {
+    {"value", ls_value, METH_NOARGS, "The current scale as a Python float."},
+    {"good_steps", ls_good_steps, METH_NOARGS, "Finite steps since the scale last changed."},
+    {"update", ls_update, METH_O, "update(finite): run the state machine once."},
+    {"variables", ls_variables, METH_NOARGS, "(scale, good_steps) as Variables (for checkpoints)."},
+    {NULL},
+};
+
+static PyGetSetDef ls_getset[] = {
+    {"dynamic", ls_get, NULL, NULL, (void *)0},
+    {"growth_interval", ls_get, NULL, NULL, (void *)1},
+    {"multiplier", ls_get, NULL, NULL, (void *)2},
+    {"min_scale", ls_get, NULL, NULL, (void *)3},
+    {NULL},
+};
+
+static PyType_Slot ls_slots[] = {
+    {Py_tp_new, ls_new},
+    {Py_tp_dealloc, ls_dealloc},
+    {Py_tp_methods, ls_methods},
+    {Py_tp_getset, ls_getset},
+    {Py_tp_doc, "Loss-scale state in the C core (used by LossScaleOptimizer and DynamicLossScale)."},
+    {0, NULL},
+};
+
+static PyType_Spec ls_spec = {.name = "mixprec._core.LossScale",
+                              .basicsize = sizeof(PyMpLossScale),
+                              .flags = Py_TPFLAGS_DEFAULT,
+                              .slots = ls_slots};
+
+/* ------------------------------------------------------------------ step functions */
+
+static int as_variable(PyObject *o, mp_variable **v, const char *what) {
+    if (!MpVariable_Check(o) || !MpVariable_V(o)) {
+        PyErr_Format(PyExc_TypeError, "%s must be a mixprec.Variable, got %.100R", what, o);
+        return -1;
+    }
+    *v = MpVariable_V(o);
+    return 0;
+}
+
+/* optimizer_apply(kind, hparams, vars, grads, slots, iterations, loss_scale, check_finite, grad_scale) -> applied
+ * hparams = (lr, momentum, nesterov, rho, epsilon, centered, beta_1, beta_2, amsgrad) */
+static PyObject *py_optimizer_apply(PyObject *m, PyObject *args) {
+    (void)m;
+    int kind, check_finite;
+    PyObject *hpt, *vars, *grads, *slots, *iters, *lso;
+    double grad_scale;
+    if (!PyArg_ParseTuple(args, "iO!O!O!O!OOpd:optimizer_apply", &kind, &PyTuple_Type, &hpt, &PyList_Type, &vars,
+                          &PyList_Type, &grads, &PyList_Type, &slots, &iters, &lso, &check_finite, &grad_scale))
+        return NULL;
+    mp_optim_hparams hp = {0};
+    if (!PyArg_ParseTuple(hpt, "ddpddpddp:hparams", &hp.lr, &hp.momentum, &hp.nesterov, &hp.rho, &hp.epsilon,
+                          &hp.centered, &hp.beta_1, &hp.beta_2, &hp.amsgrad))
+        return NULL;
+    if (kind < 0 || kind >= MP_OPTIM_COUNT) {
+        PyErr_Format(PyExc_ValueError, "unknown optimizer kind %d", kind);
+        return NULL;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(vars);
+    if (PyList_GET_SIZE(grads) != n) {
+        PyErr_Format(PyExc_ValueError, "optimizer_apply: %zd gradients for %zd variables", PyList_GET_SIZE(grads), n);
+        return NULL;
+    }
+    int k = mp_optimizer_slots_per_var((mp_optim_kind)kind, &hp);
+    if (PyList_GET_SIZE(slots) != n * k) {
+        PyErr_Format(PyExc_ValueError, "optimizer_apply: expected %zd slot variables, got %zd", n * k,
+                     PyList_GET_SIZE(slots));
+        return NULL;
+    }
+    mp_loss_scale *ls = NULL;
+    if (lso != Py_None) {
+        if (!PyObject_TypeCheck(lso, MpLossScale_Type)) {
+            PyErr_SetString(PyExc_TypeError, "optimizer_apply: loss_scale must be a _core.LossScale or None");
+            return NULL;
+        }
+        ls = LS(lso);
+    }
+    mp_variable *it = NULL;
+    if (iters != Py_None && as_variable(iters, &it, "iterations"))
+        return NULL;
+    mp_variable **vs = PyMem_Calloc((size_t)n + 1, sizeof *vs);
+    mp_tensor **gs = PyMem_Calloc((size_t)n + 1, sizeof *gs);
+    mp_variable **ss = PyMem_Calloc((size_t)(n * k) + 1, sizeof *ss);
+    PyObject *result = NULL;
+    if (!vs || !gs || !ss) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (as_variable(PyList_GET_ITEM(vars, i), &vs[i], "var_list entries"))
+            goto done;
+        PyObject *g = PyList_GET_ITEM(grads, i);
+        if (g != Py_None && mp_py_to_tensor(g, MP_NO_DTYPE, 0, &gs[i]))
+            goto done;
+    }
+    for (Py_ssize_t i = 0; i < n * k; i++)
+        if (as_variable(PyList_GET_ITEM(slots, i), &ss[i], "slots"))
+            goto done;
+    int applied = 0;
+    mp_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = mp_optimizer_apply((mp_optim_kind)kind, &hp, (int)n, vs, gs, ss, it, ls, check_finite, grad_scale, &applied);
+    Py_END_ALLOW_THREADS
+    if (st != MP_OK) {
+        mp_py_raise(st);
+        goto done;
+    }
+    result = PyBool_FromLong(applied);
+done:
+    for (Py_ssize_t i = 0; gs && i < n; i++)
+        mp_tensor_decref(gs[i]);
+    PyMem_Free(vs);
+    PyMem_Free(gs);
+    PyMem_Free(ss);
+    return result;
+}
+
+static PyObject *py_all_finite(PyObject *m, PyObject *seq) {
+    (void)m;
+    PyObject *fast = PySequence_Fast(seq, "all_finite expects a sequence of tensors");
+    if (!fast)
+        return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+    mp_tensor **ts = PyMem_Calloc((size_t)n + 1, sizeof *ts);
+    PyObject *result = NULL;
+    if (!ts) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *x = PySequence_Fast_GET_ITEM(fast, i);
+        if (x != Py_None && mp_py_to_tensor(x, MP_NO_DTYPE, 0, &ts[i]))
+            goto done;
+    }
+    int finite = 1;
+    mp_status st = mp_all_finite((int)n, ts, &finite);
+    result = st == MP_OK ? PyBool_FromLong(finite) : mp_py_raise(st);
+done:
+    for (Py_ssize_t i = 0; ts && i < n; i++)
+        mp_tensor_decref(ts[i]);
+    PyMem_Free(ts);
+    Py_DECREF(fast);
+    return result;
+}
+
+static PyObject *py_slots_per_var(PyObject *m, PyObject *args) {
+    (void)m;
+    int kind;
+    PyObject *hpt;
+    if (!PyArg_ParseTuple(args, "iO!", &kind, &PyTuple_Type, &hpt))
+        return NULL;
+    mp_optim_hparams hp = {0};
+    if (!PyArg_ParseTuple(hpt, "ddpddpddp:hparams", &hp.lr, &hp.momentum, &hp.nesterov, &hp.rho, &hp.epsilon,
+                          &hp.centered, &hp.beta_1, &hp.beta_2, &hp.amsgrad))
+        return NULL;
+    return PyLong_FromLong(mp_optimizer_slots_per_var((mp_optim_kind)kind, &hp));
+}
+
+static PyMethodDef train_methods[] = {
+    {"optimizer_apply", py_optimizer_apply, METH_VARARGS,
+     "Fused step: check finite, update or skip, update the loss scale, count the iteration."},
+    {"all_finite", py_all_finite, METH_O, "True when no tensor in the list holds inf or NaN."},
+    {"slots_per_var", py_slots_per_var, METH_VARARGS, NULL},
+    {NULL},
+};
+
+int mp_py_train_init(PyObject *module) {
+    PyObject *tape_t = PyType_FromSpec(&tape_spec);
+    if (!tape_t || PyModule_AddObject(module, "Tape", tape_t) < 0) {
+        Py_XDECREF(tape_t);
+        return -1;
+    }
+    MpLossScale_Type = (PyTypeObject *)PyType_FromSpec(&ls_spec);
+    if (!MpLossScale_Type)
+        return -1;
+    Py_INCREF(MpLossScale_Type);
+    if (PyModule_AddObject(module, "LossScale", (PyObject *)MpLossScale_Type) < 0) {
+        Py_DECREF(MpLossScale_Type);
+        return -1;
+    }
+    PyModule_AddIntConstant(module, "OPTIM_SGD", MP_OPTIM_SGD);
+    PyModule_AddIntConstant(module, "OPTIM_RMSPROP", MP_OPTIM_RMSPROP);
+    PyModule_AddIntConstant(module, "OPTIM_ADAM", MP_OPTIM_ADAM);
+    return PyModule_AddFunctions(module, train_methods);
+}

@@ -1,0 +1,58 @@
+"""``mixprec.function`` (tf.function).
+
+NOTE: for now the decorated function runs eagerly, op by op, exactly as written (so
+Python side effects happen on every call). The decorator accepts TensorFlow's arguments
+(``input_signature``, ``jit_compile``, ``reduce_retracing`` …) so code written for
+``tf.function`` runs unchanged; tracing and replay arrive in a later issue.
+"""
+
+import functools
+
+__all__ = ["function"]
+
+
+class Function:
+    """A callable wrapping ``python_function`` (TensorFlow's ``tf.types.experimental.Function``)."""
+
+    def __init__(self, python_function, input_signature=None, jit_compile=None,
+                 reduce_retracing=False, **kwargs):
+        self._python_function = python_function
+        self.input_signature = input_signature
+        self.jit_compile = jit_compile
+        self.reduce_retracing = reduce_retracing
+        self.experimental_options = kwargs
+        functools.update_wrapper(self, python_function)
+
+    @property
+    def python_function(self):
+        return self._python_function
+
+    def __call__(self, *args, **kwargs):
+        return self._python_function(*args, **kwargs)
+
+    def __get__(self, instance, owner):
+        if instance is None:
+            return self
+        return functools.partial(self.__call__, instance)
+
+    def get_concrete_function(self, *args, **kwargs):
+        return self
+
+    def experimental_get_tracing_count(self):
+        return 0
+
+    def __repr__(self):
+        return "<mixprec.function %s (eager)>" % getattr(self._python_function, "__name__", "?")
+
+
+def function(func=None, input_signature=None, autograph=True, jit_compile=None,
+             reduce_retracing=False, experimental_implements=None, experimental_autograph_options=None,
+             experimental_attributes=None, experimental_relax_shapes=None,
+             experimental_compile=None, experimental_follow_type_hints=None):
+    """Decorator usable exactly as ``@tf.function`` (with or without arguments)."""
+    def decorate(f):
+        return Function(f, input_signature=input_signature, jit_compile=jit_compile,
+                        reduce_retracing=reduce_retracing)
+    if func is not None:
+        return decorate(func)
+    return decorate

@@ -1,0 +1,141 @@
+"""``mixprec.GradientTape``: TensorFlow's API on the C tape (csrc/tape.c).
+
+Recording, the watch sets, the backward walk and every gradient rule are C; this class
+only flattens and packs nested structures and follows TensorFlow's conventions
+(persistent tapes, ``watch_accessed_variables``, ``unconnected_gradients``).
+"""
+
+import contextlib
+import enum
+
+from mixprec import _core, _nest
+from mixprec import _variable
+
+__all__ = ["GradientTape", "UnconnectedGradients"]
+
+
+class UnconnectedGradients(enum.Enum):
+    """What ``gradient`` returns for a source the target does not depend on."""
+    NONE = "none"
+    ZERO = "zero"
+
+
+class GradientTape:
+    """Records operations for automatic differentiation (``tf.GradientTape``).
+
+    Variables a recording tape sees being read are watched automatically (trainable ones,
+    unless ``watch_accessed_variables=False``); tensors are watched with ``watch``.
+    A non-persistent tape computes one set of gradients, then releases what it recorded.
+    """
+
+    def __init__(self, persistent=False, watch_accessed_variables=True):
+        self._persistent = bool(persistent)
+        self._watch_accessed_variables = bool(watch_accessed_variables)
+        self._tape = _core.Tape(self._persistent, self._watch_accessed_variables)
+        self._recording = False
+
+    def __enter__(self):
+        self._tape.push()
+        self._recording = True
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        self._tape.pop()
+        self._recording = False
+        return False
+
+    def watch(self, tensor):
+        """Ensures ``tensor`` (a tensor, variable, or nested structure of them) is traced."""
+        for t in _nest.flatten(tensor):
+            if not isinstance(t, (_core.Tensor, _core.Variable)):
+                raise ValueError(
+                    "Passed in object of type %s, not tf.Tensor or tf.Variable" % type(t).__name__)
+            self._tape.watch(t)
+
+    @contextlib.contextmanager
+    def stop_recording(self):
+        """Temporarily stops recording operations on this tape."""
+        if not self._recording:
+            raise ValueError("Tape must be recording to stop recording (use it inside `with`).")
+        prev = self._tape.set_recording(False)
+        try:
+            yield
+        finally:
+            self._tape.set_recording(prev)
+
+    def reset(self):
+        """Clears everything recorded so far; the tape keeps recording if it was."""
+        recording = self._recording
+        if recording:
+            self._tape.pop()
+        self._tape = _core.Tape(self._persistent, self._watch_accessed_variables)
+        if recording:
+            self._tape.push()
+
+    def watched_variables(self):
+        """The variables this tape watched, in the order it saw them."""
+        out = []
+        for vid in self._tape.watched_variable_ids():
+            v = _variable.lookup(vid)
+            if v is not None:
+                out.append(v)
+        return tuple(out)
+
+    def gradient(self, target, sources, output_gradients=None,
+                 unconnected_gradients=UnconnectedGradients.NONE):
+        """d(sum of target) / d(sources), packed like ``sources``.
+
+        ``target`` may be a tensor or a nested structure of tensors (their gradients add
+        up); ``output_gradients`` seeds each target (default: ones). Sources are tensors
+        or variables, possibly nested; unconnected ones give ``None`` (or zeros with
+        ``unconnected_gradients='zero'``).
+        """
+        if self._recording and not self._persistent:
+            pass  # TensorFlow allows it; our own recording pauses during the walk
+        unconnected = UnconnectedGradients(
+            unconnected_gradients.value if isinstance(unconnected_gradients, UnconnectedGradients)
+            else unconnected_gradients)
+        flat_sources = _nest.flatten(sources)
+        for s in flat_sources:
+            if not isinstance(s, (_core.Tensor, _core.Variable)):
+                raise TypeError(
+                    "GradientTape.gradient: sources must be tensors or variables, got %r" % (s,))
+        targets = [t for t in _nest.flatten(target)]
+        targets = [t.value() if isinstance(t, _core.Variable) else t for t in targets]
+        seeds = None
+        if output_gradients is not None:
+            seeds = _nest.flatten(output_gradients)
+            if len(seeds) != len(targets):
+                raise ValueError("output_gradients must have one entry per target")
+        grads = self._tape.gradient(list(targets), seeds, flat_sources)
+        if unconnected is UnconnectedGradients.ZERO:
+            grads = [g if g is not None else _zeros_for(s) for g, s in zip(grads, flat_sources)]
+        return _nest.pack_sequence_as(sources, grads)
+
+    def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
+                 parallel_iterations=None, experimental_use_pfor=True):
+        """The Jacobian of ``target`` with respect to ``sources``: one gradient per element
+        of ``target`` (computed row by row; needs a persistent tape for more than one)."""
+        target = _core.convert_to_tensor(target)
+        flat_sources = _nest.flatten(sources)
+        n = target._numel
+        rows = [[] for _ in flat_sources]
+        for i in range(n):
+            seed = _core.one_hot(i, n, dtype=target.dtype)
+            seed = _core.reshape(seed, list(target.shape))
+            gs = self._tape.gradient([target], [seed], flat_sources)
+            for k, (g, s) in enumerate(zip(gs, flat_sources)):
+                rows[k].append(g if g is not None else _zeros_for(s))
+        out = []
+        for k, s in enumerate(flat_sources):
+            shape = list(target.shape) + list(s.shape)
+            if n == 0:
+                out.append(_core.fill(shape, 0, s.dtype))
+            else:
+                out.append(_core.reshape(_core.stack(rows[k]), shape))
+        return _nest.pack_sequence_as(sources, out)
+
+
+def _zeros_for(s):
+    dtype = s.true_dtype if isinstance(s, _core.Variable) else s.dtype
+    return _core.fill(list(s.shape), 0, dtype)

@@ -1,0 +1,160 @@
+"""``mixprec.Variable`` (tf.Variable): TensorFlow's constructor signature, names, repr.
+
+The variable itself is a C object (csrc/variable.c, csrc/python/variable_type.c): reads,
+copy-on-write assignment, the autocast rule and the tape hooks all live there. This module
+only adds what a user types and sees.
+"""
+
+import enum
+import weakref
+
+from mixprec import _core
+from mixprec._dtypes import as_dtype
+
+__all__ = ["Variable", "VariableAggregation", "VariableSynchronization", "autocast_scope",
+           "lookup"]
+
+Variable = _core.Variable
+_registry = weakref.WeakValueDictionary()  # id -> Variable (GradientTape.watched_variables)
+
+
+class VariableAggregation(enum.Enum):
+    NONE = 0
+    SUM = 1
+    MEAN = 2
+    ONLY_FIRST_REPLICA = 3
+
+
+class VariableSynchronization(enum.Enum):
+    AUTO = 0
+    NONE = 1
+    ON_WRITE = 2
+    ON_READ = 3
+
+
+def _init(self, initial_value=None, trainable=None, validate_shape=True, caching_device=None,
+          name=None, variable_def=None, dtype=None, import_scope=None, constraint=None,
+          synchronization=VariableSynchronization.AUTO, aggregation=VariableAggregation.NONE,
+          shape=None, experimental_enable_variable_lifting=True):
+    if initial_value is None:
+        raise ValueError("The `initial_value` arg (None) must be specified.")
+    if callable(initial_value) and not isinstance(initial_value, (_core.Tensor, _core.Variable)):
+        initial_value = initial_value()
+    if isinstance(initial_value, _core.Variable):
+        initial_value = initial_value._peek()
+    if dtype is not None:
+        dtype = as_dtype(dtype)
+        if isinstance(initial_value, _core.Tensor) and initial_value.dtype != dtype:
+            raise ValueError(
+                "Tensor conversion requested dtype %s for Tensor with dtype %s: %r"
+                % (dtype.name, initial_value.dtype.name, initial_value))
+    value = _core.convert_to_tensor(initial_value, dtype)
+    if synchronization == VariableSynchronization.ON_READ:
+        trainable = False if trainable is None else trainable
+        if trainable:
+            raise ValueError("Synchronization value can be set to VariableSynchronization.ON_READ "
+                             "only for non-trainable variables.")
+    self._initialize(value, True if trainable is None else bool(trainable))
+    self._name = ("Variable" if name is None else str(name).split(":")[0]) + ":0"
+    self._constraint = constraint
+    self._synchronization = synchronization
+    self._aggregation = aggregation
+    _registry[self._id] = self
+
+
+def lookup(var_id):
+    """The live Variable with this id, or None."""
+    return _registry.get(var_id)
+
+
+def _name(self):
+    return self.__dict__.get("_name", "Variable:0")
+
+
+def _repr(self):
+    value = self._peek()
+    text = "\n" + repr(value.numpy()) if value.ndim else str(value.numpy())
+    if self._autocast:
+        cast_to = _core.autocast(None)
+        _core.autocast(cast_to)
+        return "<AutoCastVariable %r shape=%s dtype=%s dtype_to_cast_to=%s, numpy=%s>" % (
+            self.name, value.shape, self.true_dtype.name,
+            (cast_to or self.true_dtype).name, text)
+    return "<mixprec.Variable %r shape=%s dtype=%s, numpy=%s>" % (
+        self.name, value.shape, self.true_dtype.name, text)
+
+
+def _assign(self, value, use_locking=None, name=None, read_value=True):
+    self._assign(value)
+    return self if read_value else None
+
+
+def _assign_add(self, delta, use_locking=None, name=None, read_value=True):
+    self._assign_add(delta)
+    return self if read_value else None
+
+
+def _assign_sub(self, delta, use_locking=None, name=None, read_value=True):
+    self._assign_sub(delta)
+    return self if read_value else None
+
+
+class _VariableRef:
+    __slots__ = ("_v",)
+
+    def __init__(self, v):
+        self._v = v
+
+    def deref(self):
+        return self._v
+
+    def __hash__(self):
+        return id(self._v)
+
+    def __eq__(self, other):
+        return isinstance(other, _VariableRef) and other._v is self._v
+
+
+def _array(self, dtype=None, copy=None):
+    a = self.numpy()
+    return a if dtype is None else a.astype(dtype)
+
+
+Variable.__init__ = _init
+Variable.__repr__ = _repr
+Variable.__str__ = _repr
+Variable.name = property(_name)
+Variable.constraint = property(lambda self: self.__dict__.get("_constraint"))
+Variable.aggregation = property(
+    lambda self: self.__dict__.get("_aggregation", VariableAggregation.NONE))
+Variable.synchronization = property(
+    lambda self: self.__dict__.get("_synchronization", VariableSynchronization.AUTO))
+Variable.assign = _assign
+Variable.assign_add = _assign_add
+Variable.assign_sub = _assign_sub
+Variable.ref = lambda self: _VariableRef(self)
+Variable.experimental_ref = Variable.ref
+Variable.get_shape = lambda self: self.shape
+Variable.__array__ = _array
+Variable.__array_priority__ = 100
+Variable.__format__ = lambda self, spec: format(self._peek(), spec)
+Variable.__module__ = "mixprec"
+
+
+class autocast_scope:
+    """Within this scope, reads of autocast variables (layer weights under a mixed policy)
+    return ``dtype``; ``None`` turns autocasting off. Restores the previous scope on exit.
+    Layers enter it around ``call``; it is per thread, like TensorFlow's."""
+
+    __slots__ = ("_dtype", "_prev")
+
+    def __init__(self, dtype):
+        self._dtype = None if dtype is None else as_dtype(dtype)
+
+    def __enter__(self):
+        self._prev = _core.autocast(self._dtype)
+        return self
+
+    def __exit__(self, *exc):
+        _core.autocast(self._prev)
+        return False

@@ -1,0 +1,42 @@
+"""``tf.keras.optimizers``: SGD, RMSprop, Adam and the string/config lookups."""
+
+from mixprec.keras.optimizers import schedules  # noqa: F401
+from mixprec.keras.optimizers.optimizer import SGD, Adam, Optimizer, RMSprop  # noqa: F401
+
+__all__ = ["Optimizer", "SGD", "RMSprop", "Adam", "get", "serialize", "deserialize", "schedules"]
+
+_BY_NAME = {"sgd": SGD, "rmsprop": RMSprop, "adam": Adam}
+
+
+def serialize(optimizer):
+    return {"class_name": type(optimizer).__name__, "config": optimizer.get_config()}
+
+
+def deserialize(config, custom_objects=None):
+    """A config dict ({'class_name', 'config'}) -> optimizer."""
+    name = config.get("class_name", "")
+    classes = {c.__name__: c for c in (SGD, RMSprop, Adam)}
+    classes.update(custom_objects or {})
+    cls = classes.get(name) or _BY_NAME.get(str(name).lower())
+    if cls is None:
+        from mixprec.keras.mixed_precision import loss_scale_optimizer as lso
+
+        if name in ("LossScaleOptimizer", "LossScaleOptimizerV1"):
+            return lso.LossScaleOptimizer.from_config(config.get("config", {}), custom_objects)
+        raise ValueError("Unknown optimizer: %r" % (name,))
+    return cls.from_config(config.get("config", {}))
+
+
+def get(identifier):
+    """An optimizer from an instance, a name ('adam', 'rmsprop', 'sgd') or a config dict."""
+    if isinstance(identifier, Optimizer) or hasattr(identifier, "apply_gradients"):
+        return identifier
+    if isinstance(identifier, str):
+        cls = _BY_NAME.get(identifier.lower())
+        if cls is None:
+            raise ValueError("Unknown optimizer: %r. Valid names: %s" % (identifier,
+                                                                          sorted(_BY_NAME)))
+        return cls()
+    if isinstance(identifier, dict):
+        return deserialize(identifier)
+    raise ValueError("Could not interpret optimizer identifier: %s" % (identifier,))

@@ -1,0 +1,420 @@
+"""Keras optimizers (``tf.keras.optimizers``): SGD, RMSprop, Adam.
+
+The update itself is one fused C call over every variable (csrc/optim.c and the backend's
+optim_update): slots are float32 variables, the rules are TensorFlow's. This module keeps
+what Keras keeps in Python: hyperparameters, the learning-rate schedule, slot bookkeeping,
+gradient clipping, configs.
+"""
+
+import math
+import numbers
+import warnings
+
+from mixprec import _core, _nest
+from mixprec._dtypes import float32, int64
+from mixprec._tape import GradientTape
+from mixprec._variable import Variable
+from mixprec.keras.optimizers import schedules as _schedules
+
+__all__ = ["Optimizer", "SGD", "RMSprop", "Adam"]
+
+
+def _is_number(x):
+    return isinstance(x, numbers.Real) and not isinstance(x, bool)
+
+
+class Optimizer:
+    """Base class of mixprec's Keras optimizers (the OptimizerV2 API the guide uses)."""
+
+    _KIND = None
+    _SLOT_NAMES = ()
+
+    def __init__(self, name, learning_rate=0.001, clipnorm=None, clipvalue=None,
+                 global_clipnorm=None, decay=0.0, **kwargs):
+        allowed = {"lr", "epsilon"}
+        unknown = set(kwargs) - allowed
+        if unknown:
+            raise TypeError("Unexpected keyword argument passed to optimizer: %s"
+                            % ", ".join(sorted(unknown)))
+        if "lr" in kwargs:
+            learning_rate = kwargs.pop("lr")
+        if clipnorm is not None and global_clipnorm is not None:
+            raise ValueError("Cannot accept both `clipnorm` and `global_clipnorm`. Received: "
+                             "`clipnorm`=%s, `global_clipnorm`=%s." % (clipnorm, global_clipnorm))
+        for arg, val in (("clipnorm", clipnorm), ("clipvalue", clipvalue),
+                         ("global_clipnorm", global_clipnorm)):
+            if val is not None and (not _is_number(val) or val < 0):
+                raise ValueError("`%s` must be a non-negative number, got %r" % (arg, val))
+        if not _is_number(decay) or decay < 0:
+            raise ValueError("decay cannot be less than 0. Received: decay=%s." % (decay,))
+        self._name = name
+        self.clipnorm = clipnorm
+        self.clipvalue = clipvalue
+        self.global_clipnorm = global_clipnorm
+        self._initial_decay = float(decay)
+        self._iterations = Variable(0, dtype=int64, trainable=False, name="iter")
+        self._hyper = {}
+        self._set_hyper("learning_rate", learning_rate)
+        self._slots = {}   # variable id -> list of slot Variables, in C order
+        self._vars = []    # variables seen, in order
+        self._is_wrapped = False
+
+    # ---------------------------------------------------------------- hyperparameters
+
+    def _set_hyper(self, name, value):
+        if name == "learning_rate" and isinstance(value, _schedules.LearningRateSchedule):
+            self._hyper[name] = value
+            return
+        if callable(value) and not isinstance(value, (Variable, _core.Tensor)):
+            self._hyper[name] = value
+            return
+        value = float(value)
+        if name in self._hyper and isinstance(self._hyper[name], Variable):
+            self._hyper[name].assign(value)
+        else:
+            self._hyper[name] = Variable(value, dtype=float32, trainable=False, name=name)
+
+    def _get_hyper(self, name):
+        return self._hyper[name]
+
+    def _hyper_value(self, name):
+        """The hyperparameter's float value for this step."""
+        v = self._hyper[name]
+        if isinstance(v, _schedules.LearningRateSchedule):
+            return float(v(self.iterations))
+        if isinstance(v, Variable):
+            return float(v._peek())
+        if callable(v):
+            return float(v())
+        return float(v)
+
+    def __getattr__(self, name):
+        # hyperparameters read as attributes (opt.learning_rate, opt.beta_1, ...)
+        hyper = self.__dict__.get("_hyper")
+        if hyper is not None:
+            if name == "lr":
+                name = "learning_rate"
+            if name in hyper:
+                return hyper[name]
+        raise AttributeError("'%s' object has no attribute '%s'" % (type(self).__name__, name))
+
+    def __setattr__(self, name, value):
+        hyper = self.__dict__.get("_hyper")
+        if hyper is not None:
+            if name == "lr":
+                name = "learning_rate"
+            if name in hyper:
+                self._set_hyper(name, value)
+                return
+        object.__setattr__(self, name, value)
+
+    @property
+    def iterations(self):
+        """The number of training steps run (an int64 variable)."""
+        return self._iterations
+
+    @iterations.setter
+    def iterations(self, value):
+        if isinstance(value, Variable):
+            self._iterations = value
+        else:
+            self._iterations.assign(int(value))
+
+    @property
+    def name(self):
+        return self._name
+
+    def _current_lr(self):
+        lr = self._hyper_value("learning_rate")
+        if self._initial_decay > 0:
+            lr = lr / (1.0 + self._initial_decay * int(self._iterations._peek()))
+        return lr
+
+    def _hparams(self):
+        """(lr, momentum, nesterov, rho, epsilon, centered, beta_1, beta_2, amsgrad)"""
+        raise NotImplementedError
+
+    # ---------------------------------------------------------------- slots
+
+    def _slots_for(self, var):
+        slots = self._slots.get(var._id)
+        if slots is None:
+            names = self._slot_names_used()
+            shape = list(var.shape)
+            slots = [Variable(_core.fill(shape, 0, float32), trainable=False,
+                              name="%s/%s" % (var.name.split(":")[0], n)) for n in names]
+            self._slots[var._id] = slots
+            self._vars.append(var)
+        return slots
+
+    def _slot_names_used(self):
+        return self._SLOT_NAMES
+
+    def get_slot_names(self):
+        return list(self._slot_names_used())
+
+    def get_slot(self, var, slot_name):
+        names = self._slot_names_used()
+        if slot_name not in names:
+            raise KeyError("Unknown slot %r; this optimizer has %s" % (slot_name, list(names)))
+        slots = self._slots.get(var._id)
+        if slots is None:
+            raise KeyError("No slot %r for variable %s (the optimizer has not updated it yet)"
+                           % (slot_name, var.name))
+        return slots[list(names).index(slot_name)]
+
+    def add_slot(self, var, slot_name, initializer="zeros", shape=None):
+        return self.get_slot(var, slot_name) if var._id in self._slots else \
+            self._slots_for(var)[list(self._slot_names_used()).index(slot_name)]
+
+    # ---------------------------------------------------------------- applying
+
+    def _clip(self, grads):
+        if self.clipvalue is not None:
+            c = float(self.clipvalue)
+            grads = [None if g is None else _core.clip_by_value(g, -c, c) for g in grads]
+        if self.clipnorm is not None:
+            c = float(self.clipnorm)
+            out = []
+            for g in grads:
+                if g is None:
+                    out.append(None)
+                    continue
+                norm = float(_core.sqrt(_core.reduce_sum(_core.square(_core.cast(g, float32)))))
+                out.append(g * (c / norm) if norm > c else g)
+            grads = out
+        if self.global_clipnorm is not None:
+            c = float(self.global_clipnorm)
+            total = 0.0
+            for g in grads:
+                if g is not None:
+                    total += float(_core.reduce_sum(_core.square(_core.cast(g, float32))))
+            norm = math.sqrt(total)
+            if norm > c:
+                grads = [None if g is None else g * (c / norm) for g in grads]
+        return grads
+
+    def _prepare(self, grads_and_vars):
+        pairs = list(grads_and_vars)
+        for pair in pairs:
+            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                raise ValueError("apply_gradients expects (gradient, variable) pairs, got %r"
+                                 % (pair,))
+        filtered = [(g, v) for g, v in pairs if g is not None]
+        missing = [v for g, v in pairs if g is None]
+        if missing:
+            names = [getattr(v, "name", repr(v)) for v in missing]
+            warnings.warn("Gradients do not exist for variables %s when minimizing the loss. "
+                          "If you're using `model.compile()`, did you forget to provide a "
+                          "`loss` argument?" % names)
+        if not filtered:
+            raise ValueError("No gradients provided for any variable: %s."
+                             % [getattr(v, "name", repr(v)) for _, v in pairs])
+        grads, variables = [], []
+        seen = set()
+        for g, v in filtered:
+            if not isinstance(v, Variable):
+                raise TypeError("apply_gradients: %r is not a mixprec.Variable" % (v,))
+            if v._id in seen:
+                raise ValueError("apply_gradients: variable %s appears twice" % v.name)
+            seen.add(v._id)
+            if not v.trainable:
+                raise ValueError("apply_gradients: variable %s is not trainable" % v.name)
+            g = _core.convert_to_tensor(g)
+            if list(g.shape) != list(v.shape):
+                raise ValueError("apply_gradients: the gradient of %s has shape %s, the variable %s"
+                                 % (v.name, tuple(g.shape), tuple(v.shape)))
+            if g.dtype != v.true_dtype:
+                raise _core.InvalidDTypeError(
+                    "apply_gradients: the gradient of %s is %s but the variable is %s. hint: "
+                    "gradients must have their variable's dtype" % (
+                        v.name, g.dtype.name, v.true_dtype.name))
+            grads.append(g)
+            variables.append(v)
+        return self._clip(grads), variables
+
+    def _apply(self, grads, variables, loss_scale=None, check_finite=False, grad_scale=1.0):
+        """The fused C step. Returns whether the update was applied."""
+        slots = []
+        for v in variables:
+            slots.extend(self._slots_for(v))
+        hp = self._hparams()
+        return _core.optimizer_apply(self._KIND, hp, list(variables), list(grads), slots,
+                                     self._iterations, loss_scale, bool(check_finite),
+                                     float(grad_scale))
+
+    def apply_gradients(self, grads_and_vars, name=None, experimental_aggregate_gradients=True):
+        """Applies (gradient, variable) pairs; returns the iterations variable."""
+        grads, variables = self._prepare(grads_and_vars)
+        self._apply(grads, variables)
+        return self._iterations
+
+    def _compute_gradients(self, loss, var_list, grad_loss=None, tape=None):
+        if not callable(loss) and tape is None:
+            raise ValueError("`tape` is required when a `Tensor` loss is passed.")
+        tape = tape if tape is not None else GradientTape()
+        if callable(loss):
+            with tape:
+                if not callable(var_list):
+                    tape.watch(var_list)
+                loss = loss()
+        if callable(var_list):
+            var_list = var_list()
+        var_list = _nest.flatten(var_list)
+        grads = tape.gradient(loss, var_list, grad_loss)
+        return list(zip(grads, var_list))
+
+    def minimize(self, loss, var_list, grad_loss=None, name=None, tape=None):
+        """Computes gradients of ``loss`` (a tensor with ``tape``, or a callable) and applies them."""
+        return self.apply_gradients(self._compute_gradients(loss, var_list, grad_loss, tape))
+
+    # ---------------------------------------------------------------- state
+
+    def variables(self):
+        """iterations, then every slot variable (TensorFlow's order)."""
+        out = [self._iterations]
+        for v in self._vars:
+            out.extend(self._slots[v._id])
+        return out
+
+    @property
+    def weights(self):
+        return self.variables()
+
+    def get_weights(self):
+        return [v.numpy() for v in self.variables()]
+
+    def set_weights(self, weights):
+        params = self.variables()
+        if len(params) != len(weights):
+            raise ValueError(
+                "You called `set_weights(weights)` on optimizer %s with a weight list of length "
+                "%d, but the optimizer was expecting %d weights." % (self._name, len(weights),
+                                                                     len(params)))
+        for p, w in zip(params, weights):
+            p.assign(w)
+
+    def _serialize_hyper(self, name):
+        v = self._hyper[name]
+        if isinstance(v, _schedules.LearningRateSchedule):
+            return _schedules.serialize(v)
+        if isinstance(v, Variable):
+            return float(v._peek())
+        return v
+
+    def get_config(self):
+        config = {"name": self._name}
+        if self.clipnorm is not None:
+            config["clipnorm"] = self.clipnorm
+        if self.clipvalue is not None:
+            config["clipvalue"] = self.clipvalue
+        if self.global_clipnorm is not None:
+            config["global_clipnorm"] = self.global_clipnorm
+        if self._initial_decay:
+            config["decay"] = self._initial_decay
+        return config
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        config = dict(config)
+        if "lr" in config:
+            config["learning_rate"] = config.pop("lr")
+        if isinstance(config.get("learning_rate"), dict):
+            config["learning_rate"] = _schedules.deserialize(config["learning_rate"])
+        return cls(**config)
+
+    def __repr__(self):
+        return "<mixprec.keras.optimizers.%s name=%r>" % (type(self).__name__, self._name)
+
+
+class SGD(Optimizer):
+    """Gradient descent with optional (Nesterov) momentum: ``v = m*v - lr*g; w += v``."""
+
+    _KIND = _core.OPTIM_SGD
+
+    def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, name="SGD", **kwargs):
+        super().__init__(name, learning_rate, **kwargs)
+        if not _is_number(momentum) or not 0 <= momentum <= 1:
+            raise ValueError("`momentum` must be between [0, 1]. Received: momentum=%s" % (momentum,))
+        self._momentum = momentum != 0
+        self._set_hyper("momentum", momentum)
+        self.nesterov = bool(nesterov)
+
+    def _slot_names_used(self):
+        return ("momentum",) if self._momentum else ()
+
+    def _hparams(self):
+        return (self._current_lr(), self._hyper_value("momentum"), self.nesterov, 0.0, 0.0,
+                False, 0.0, 0.0, False)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(learning_rate=self._serialize_hyper("learning_rate"),
+                      momentum=self._serialize_hyper("momentum"), nesterov=self.nesterov)
+        return config
+
+
+class RMSprop(Optimizer):
+    """RMSprop as Keras: ``ms = rho*ms + (1-rho)*g^2; w -= lr*g/(sqrt(ms)+eps)`` (with
+    momentum: ``mom = m*mom + lr*g/sqrt(ms+eps); w -= mom``; centered subtracts mg^2)."""
+
+    _KIND = _core.OPTIM_RMSPROP
+
+    def __init__(self, learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7, centered=False,
+                 name="RMSprop", **kwargs):
+        super().__init__(name, learning_rate, **kwargs)
+        if not _is_number(momentum) or not 0 <= momentum <= 1:
+            raise ValueError("`momentum` must be between [0, 1]. Received: momentum=%s" % (momentum,))
+        self._set_hyper("rho", rho)
+        self._momentum = momentum != 0
+        self._set_hyper("momentum", momentum)
+        self.epsilon = 1e-7 if epsilon is None else float(epsilon)
+        self.centered = bool(centered)
+
+    def _slot_names_used(self):
+        names = ["rms"]
+        if self._momentum:
+            names.append("momentum")
+        if self.centered:
+            names.append("mg")
+        return tuple(names)
+
+    def _hparams(self):
+        return (self._current_lr(), self._hyper_value("momentum"), False, self._hyper_value("rho"),
+                self.epsilon, self.centered, 0.0, 0.0, False)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(learning_rate=self._serialize_hyper("learning_rate"),
+                      rho=self._serialize_hyper("rho"), momentum=self._serialize_hyper("momentum"),
+                      epsilon=self.epsilon, centered=self.centered)
+        return config
+
+
+class Adam(Optimizer):
+    """Adam as Keras: bias-corrected step ``lr*sqrt(1-b2^t)/(1-b1^t)``, epsilon outside
+    the root, optional AMSGrad."""
+
+    _KIND = _core.OPTIM_ADAM
+
+    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, amsgrad=False,
+                 name="Adam", **kwargs):
+        super().__init__(name, learning_rate, **kwargs)
+        self._set_hyper("beta_1", beta_1)
+        self._set_hyper("beta_2", beta_2)
+        self.epsilon = 1e-7 if epsilon is None else float(epsilon)
+        self.amsgrad = bool(amsgrad)
+
+    def _slot_names_used(self):
+        return ("m", "v", "vhat") if self.amsgrad else ("m", "v")
+
+    def _hparams(self):
+        return (self._current_lr(), 0.0, False, 0.0, self.epsilon, False,
+                self._hyper_value("beta_1"), self._hyper_value("beta_2"), self.amsgrad)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(learning_rate=self._serialize_hyper("learning_rate"),
+                      beta_1=self._serialize_hyper("beta_1"), beta_2=self._serialize_hyper("beta_2"),
+                      epsilon=self.epsilon, amsgrad=self.amsgrad)
+        return config
