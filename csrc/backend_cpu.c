@@ -515,6 +515,7 @@ const mp_backend mp_backend_cpu = {
     .softmax = mp_cpu_softmax,
     .one_hot = cpu_one_hot,
     .random = cpu_random,
+    .softmax_xent = mp_cpu_softmax_xent,
     .all_finite = mp_cpu_all_finite,
     .optim_update = mp_cpu_optim_update,
 };

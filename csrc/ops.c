@@ -36,7 +36,7 @@ static const struct {
 
 /* Tripwire: a new op must also get its backward rule (grad.c), its binding
  * (csrc/python/functions.c) and a row in tests/test_ops.py; then bump this number. */
-_Static_assert(MP_OP_COUNT == 84, "ops.def changed: update grad.c, functions.c, tests/test_ops.py, then this count");
+_Static_assert(MP_OP_COUNT == 86, "ops.def changed: update grad.c, functions.c, tests/test_ops.py, then this count");
 
 const mp_op_info *mp_op_get_info(mp_op op) {
     if ((int)op < 0 || op >= MP_OP_COUNT)
@@ -871,6 +871,54 @@ static mp_status run_random(mp_op op, const mp_attrs *at, const mp_backend *be, 
     return st;
 }
 
+static mp_status run_xent(mp_op op, mp_tensor *logits, mp_tensor *labels, const mp_backend *be, mp_tensor **out) {
+    MP_TRY(need_float(op, logits->dtype));
+    char s1[128], s2[128];
+    if (logits->ndim < 1)
+        return mp_error_set(MP_ERR_SHAPE, "%s: logits must have rank >= 1, got a scalar", OPNAME(op));
+    int sparse = op == MP_OP_SPARSE_SOFTMAX_XENT;
+    int ok = labels->ndim == logits->ndim - (sparse ? 1 : 0);
+    for (int d = 0; ok && d < labels->ndim; d++)
+        ok = labels->shape[d] == logits->shape[d];
+    if (!ok)
+        return mp_error_set(MP_ERR_SHAPE,
+                            "%s: labels of shape %s do not match logits of shape %s (%s)", OPNAME(op),
+                            shape_str(labels->shape, labels->ndim, s1, sizeof s1),
+                            shape_str(logits->shape, logits->ndim, s2, sizeof s2),
+                            sparse ? "sparse labels have the logits' shape without the last dimension"
+                                   : "dense labels have the logits' shape");
+    mp_tensor *lab = labels;
+    if (sparse) {
+        if (!mp_dtype_is_integer(labels->dtype))
+            return mp_error_set(MP_ERR_DTYPE, "%s: labels must be integer class ids, got %s", OPNAME(op),
+                                mp_dtype_name(labels->dtype));
+        if (labels->dtype != MP_I64) {
+            mp_attrs ca = {.dtype = MP_I64};
+            MP_TRY(run_cast(labels, &ca, be, &lab));
+        }
+    } else {
+        mp_tensor *pair[2] = {logits, labels};
+        MP_TRY(same_dtype(op, pair, 2));
+    }
+    int64_t cols = logits->shape[logits->ndim - 1];
+    int64_t rows = cols ? logits->numel / cols : prod(logits->shape, logits->ndim - 1);
+    mp_status st = new_like_device(logits->dtype, logits->ndim - 1, logits->shape, mp_tensor_device(logits), out);
+    if (st == MP_OK) {
+        if (!be->softmax_xent)
+            st = mp_error_set(MP_ERR_NOT_IMPLEMENTED, "%s is not available on this device", OPNAME(op));
+        else
+            st = be->softmax_xent(mp_tensor_device(logits), sparse, logits->dtype, mp_tensor_data(logits),
+                                  mp_tensor_data(lab), mp_tensor_data(*out), rows, cols);
+        if (st != MP_OK) {
+            mp_tensor_decref(*out);
+            *out = NULL;
+        }
+    }
+    if (lab != labels)
+        mp_tensor_decref(lab);
+    return st;
+}
+
 /* ------------------------------------------------------------------ entry point */
 
 static mp_status dispatch(mp_op op, int n_in, mp_tensor *const *in, const mp_attrs *at, const mp_backend *be,
@@ -906,6 +954,8 @@ static mp_status dispatch(mp_op op, int n_in, mp_tensor *const *in, const mp_att
     case MP_OP_RANDOM_UNIFORM:
     case MP_OP_RANDOM_NORMAL:
     case MP_OP_TRUNCATED_NORMAL: return run_random(op, at, be, out);
+    case MP_OP_SPARSE_SOFTMAX_XENT:
+    case MP_OP_SOFTMAX_XENT: return run_xent(op, in[0], in[1], be, out);
     default: return mp_error_set(MP_ERR_INTERNAL, "op %s has no forward implementation", OPNAME(op));
     }
 }

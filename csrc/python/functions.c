@@ -894,6 +894,29 @@ static PyObject *py_constant(PyObject *m, PyObject *const *args, Py_ssize_t narg
     return mp_py_wrap(r);
 }
 
+static const char *const xent_names[] = {"labels", "logits", "name"};
+static PyObject *xent_impl(mp_op op, const char *fname, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
+    PyObject *a[3];
+    if (parse_args(fname, args, nargs, kw, xent_names, 3, 2, a))
+        return NULL;
+    mp_tensor *in[2] = {NULL, NULL};
+    PyObject *r = NULL;
+    if (mp_py_to_tensor(a[1], MP_NO_DTYPE, 0, &in[0]) == 0 &&
+        mp_py_to_tensor(a[0], op == MP_OP_SOFTMAX_XENT ? (int)in[0]->dtype : MP_NO_DTYPE, 0, &in[1]) == 0)
+        r = mp_py_run_wrap(op, 2, in, NULL);
+    mp_tensor_decref(in[0]);
+    mp_tensor_decref(in[1]);
+    return r;
+}
+static PyObject *py_sparse_xent(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
+    (void)m;
+    return xent_impl(MP_OP_SPARSE_SOFTMAX_XENT, "sparse_softmax_cross_entropy_with_logits", args, nargs, kw);
+}
+static PyObject *py_xent(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
+    (void)m;
+    return xent_impl(MP_OP_SOFTMAX_XENT, "softmax_cross_entropy_with_logits", args, nargs, kw);
+}
+
 static const char *const truediv_names[] = {"x", "y", "name"};
 static PyObject *py_truediv(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
     (void)m;
@@ -938,6 +961,8 @@ PyMethodDef mp_py_functions[] = {
     FC("random", py_random, NULL),
     FC("convert_to_tensor", py_convert_to_tensor, NULL),
     FC("constant", py_constant, NULL),
+    FC("sparse_softmax_cross_entropy_with_logits", py_sparse_xent, "Per-row -log softmax(logits)[label]."),
+    FC("softmax_cross_entropy_with_logits", py_xent, "Per-row -sum(labels * log_softmax(logits))."),
     FC("truediv", py_truediv, "x / y; integers are divided as floats (TensorFlow's truediv)."),
     {"set_device", mp_py_set_device, METH_VARARGS, "set_device((type, index) or None) -> previous"},
     {"from_dlpack", mp_py_from_dlpack, METH_O, "Wrap a DLPack-exporting object (zero-copy)."},

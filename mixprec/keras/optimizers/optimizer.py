@@ -10,7 +10,7 @@ import math
 import numbers
 import warnings
 
-from mixprec import _core, _nest
+from mixprec import _core, _nest, _ops
 from mixprec._dtypes import float32, int64
 from mixprec._tape import GradientTape
 from mixprec._variable import Variable
@@ -56,6 +56,7 @@ class Optimizer:
         self._hyper = {}
         self._set_hyper("learning_rate", learning_rate)
         self._slots = {}   # variable id -> list of slot Variables, in C order
+        self._pending_slots = {}  # (variable id, slot name) -> saved value (load_weights)
         self._vars = []    # variables seen, in order
         self._is_wrapped = False
 
@@ -141,8 +142,13 @@ class Optimizer:
         if slots is None:
             names = self._slot_names_used()
             shape = list(var.shape)
-            slots = [Variable(_core.fill(shape, 0, float32), trainable=False,
-                              name="%s/%s" % (var.name.split(":")[0], n)) for n in names]
+            slots = []
+            for n in names:
+                saved = self._pending_slots.pop((var._id, n), None)
+                init = _core.fill(shape, 0, float32) if saved is None else \
+                    _core.convert_to_tensor(saved, float32)
+                slots.append(Variable(init, trainable=False,
+                                      name="%s/%s" % (var.name.split(":")[0], n)))
             self._slots[var._id] = slots
             self._vars.append(var)
         return slots
@@ -172,7 +178,7 @@ class Optimizer:
     def _clip(self, grads):
         if self.clipvalue is not None:
             c = float(self.clipvalue)
-            grads = [None if g is None else _core.clip_by_value(g, -c, c) for g in grads]
+            grads = [None if g is None else _ops.clip_by_value(g, -c, c) for g in grads]
         if self.clipnorm is not None:
             c = float(self.clipnorm)
             out = []
