@@ -166,22 +166,28 @@ def unstack(value, num=None, axis=0, name=None):
     return out
 
 
+def _fill_as(shape, value, dtype):
+    # 0/1 spelled False/True for bool: a Python int does not convert to a bool tensor
+    dtype = as_dtype(dtype)
+    return fill(shape, builtins.bool(value) if dtype.is_bool else value, dtype)
+
+
 def zeros(shape, dtype=float32, name=None):
-    return fill(shape, 0, as_dtype(dtype))
+    return _fill_as(shape, 0, dtype)
 
 
 def ones(shape, dtype=float32, name=None):
-    return fill(shape, 1, as_dtype(dtype))
+    return _fill_as(shape, 1, dtype)
 
 
 def zeros_like(input, dtype=None, name=None):  # noqa: A002
     x = convert_to_tensor(input)
-    return fill(x.shape, 0, x.dtype if dtype is None else as_dtype(dtype))
+    return _fill_as(x.shape, 0, x.dtype if dtype is None else dtype)
 
 
 def ones_like(input, dtype=None, name=None):  # noqa: A002
     x = convert_to_tensor(input)
-    return fill(x.shape, 1, x.dtype if dtype is None else as_dtype(dtype))
+    return _fill_as(x.shape, 1, x.dtype if dtype is None else dtype)
 
 
 def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001

@@ -56,7 +56,8 @@ TOLERANCE[("float64", "elementwise")] = _row("float64", 4)
 TOLERANCE[("float16", "transcendental")] = _row("float16", 2, atol_abs=2.0**-20)
 TOLERANCE[("bfloat16", "transcendental")] = _row("bfloat16", 2, atol_abs=2.0**-20)
 TOLERANCE[("float32", "transcendental")] = _row("float32", 8, atol_abs=1e-7)
-TOLERANCE[("float64", "transcendental")] = _row("float64", 64, atol_abs=1e-15)
+# float64 atol: the fused gradients cancel O(1) terms near their zeros
+TOLERANCE[("float64", "transcendental")] = _row("float64", 64, atol_abs=1e-13)
 # Sums accumulate in double (float32 lanes of 32 terms for float32 input) and round once.
 TOLERANCE[("float16", "reduction")] = _row("float16", 2)
 TOLERANCE[("bfloat16", "reduction")] = _row("bfloat16", 2)
