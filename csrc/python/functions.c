@@ -628,6 +628,11 @@ static PyObject *join_impl(mp_op op, const char *fname, PyObject *const *args, P
     if (a[1] && mp_py_parse_int(a[1], &axis, "axis"))
         goto done;
     int rank = ts[0]->ndim + (op == MP_OP_STACK);
+    if (rank == 0) { /* concat of scalars: the core explains (hint: stack) */
+        mp_attrs at0 = {0};
+        r = mp_py_run_wrap(op, n, ts, &at0);
+        goto done;
+    }
     if (axis < -rank || axis >= rank) {
         PyErr_Format(MpExc_InvalidArgument, "%s: axis %lld is out of range [%d, %d)", fname, (long long)axis, -rank,
                      rank);
@@ -742,13 +747,19 @@ static PyObject *py_range(PyObject *m, PyObject *const *args, Py_ssize_t nargs, 
     if (parse_double(start && start != Py_None ? start : NULL, &s, "start") || parse_double(limit, &l, "limit") ||
         parse_double(delta && delta != Py_None ? delta : NULL, &d, "delta"))
         return NULL;
+    if (!isfinite(s) || !isfinite(l) || !isfinite(d)) {
+        PyErr_SetString(MpExc_InvalidArgument, "range: start, limit and delta must be finite");
+        return NULL;
+    }
     if (d == 0) {
         PyErr_SetString(MpExc_InvalidArgument, "Requires delta != 0");
         return NULL;
     }
     if ((d > 0 && s > l) || (d < 0 && s < l)) {
-        PyErr_Format(MpExc_InvalidArgument, "Requires start <= limit when delta > 0: %g/%g (or >= when delta < 0)", s,
-                     l);
+        /* NOTE: PyErr_Format has no %g; format the numbers here */
+        char msg[160];
+        snprintf(msg, sizeof msg, "Requires start <= limit when delta > 0: %g/%g (or >= when delta < 0)", s, l);
+        PyErr_SetString(MpExc_InvalidArgument, msg);
         return NULL;
     }
     double count = mp_dtype_is_integer((mp_dtype)dt) ? ceil(fabs((l - s) / d)) : ceil(fabs((l - s) / d));
