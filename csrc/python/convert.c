@@ -649,7 +649,12 @@ int mp_py_parse_axes(PyObject *o, int nd, int64_t *axes, int *naxes, const char 
                          what, (long long)a, nd, -nd, nd);
             return -1;
         }
-        seen[a < 0 ? a + nd : a] = 1;
+        int d = (int)(a < 0 ? a + nd : a);
+        if (seen[d]) { /* as TensorFlow (NumPy also refuses) */
+            PyErr_Format(MpExc_InvalidArgument, "Invalid %s: axes contain duplicate dimension %d", what, d);
+            return -1;
+        }
+        seen[d] = 1;
     }
     *naxes = 0;
     for (int d = 0; d < nd; d++)
