@@ -153,6 +153,10 @@ def unstack(value, num=None, axis=0, name=None):
     if x.ndim == 0:
         raise ValueError("unstack: input must have rank >= 1")
     axis = int(axis)
+    if not -x.ndim <= axis < x.ndim:
+        raise _core.InvalidArgumentError(
+            "unstack: axis %d is out of range [%d, %d) for an input of rank %d"
+            % (axis, -x.ndim, x.ndim, x.ndim))
     if axis < 0:
         axis += x.ndim
     n = x.shape[axis]
