@@ -483,6 +483,17 @@ def test_empty_reductions():
         assert tf.reduce_max(tf.zeros([0], dt)).numpy() == -np.inf
 
 
+def test_16bit_sums_round_once():
+    """The double-precision sum is rounded to float16 once: 1 + 2**-11 + 2**-24 lies just
+    above a float16 tie and must round up (through float32 it would tie and round down)."""
+    x = np.array([1.0, 2.0**-11, 2.0**-24], np.float16)
+    assert float(tf.reduce_sum(tf.constant(x))) == 1.0 + 2.0**-10
+    cols = np.stack([x, x], axis=1)  # the strided (inner > 1) path
+    np.testing.assert_array_equal(tf.reduce_sum(tf.constant(cols), 0).numpy(), [1.0 + 2.0**-10] * 2)
+    m = np.array([3.0, 3 * 2.0**-11, 3 * 2.0**-24], np.float16)
+    assert float(tf.reduce_mean(tf.constant(m))) == float(np.float16(m.astype(np.float64).mean()))
+
+
 def test_reduction_nan_propagates():
     x = np.array([[1.0, np.nan, 3.0], [4.0, 5.0, 6.0]], np.float32)
     for dt in FLOATS:
