@@ -421,3 +421,32 @@ def test_cast_matrix_of_small_integers():
         np.testing.assert_array_equal(got.astype(np.float64), expected.astype(np.float64),
                                       err_msg="%s -> %s" % (src, dst))
         assert tf.cast(tf.constant(x), dst).dtype.name == dst
+
+
+# ------------------------------------------------------------------ saturate_cast
+
+def test_saturate_cast_clamps_to_the_target_range():
+    f = tf.constant([-1e300, -70000.0, -1.5, 0.0, 65504.0, 65519.0, 1e6, np.inf, np.nan], "float64")
+    got = tf.saturate_cast(f, "float16").numpy().astype(np.float64)
+    np.testing.assert_array_equal(got[:-1], [-65504, -65504, -1.5, 0, 65504, 65504, 65504, 65504])
+    assert np.isnan(got[-1])
+    b = tf.constant([1e5, -1e5, 3e38, 100.0], "bfloat16")
+    np.testing.assert_array_equal(tf.saturate_cast(b, "float16").numpy(),
+                                  np.array([65504, -65504, 65504, 100], np.float16))
+    assert float(tf.saturate_cast(tf.constant(1e300, "float64"), "bfloat16")) == float(tf.bfloat16.max)
+    assert float(tf.saturate_cast(tf.constant(1e300, "float64"), "float32")) == float(np.finfo(np.float32).max)
+    i = tf.constant([-1000, -129, -1, 0, 127, 128, 300, 2**31 - 1], "int32")
+    np.testing.assert_array_equal(tf.saturate_cast(i, "int8").numpy(), [-128, -128, -1, 0, 127, 127, 127, 127])
+    np.testing.assert_array_equal(tf.saturate_cast(i, "uint8").numpy(), [0, 0, 0, 0, 127, 128, 255, 255])
+    np.testing.assert_array_equal(tf.saturate_cast(tf.constant([2**40, -(2**40)], "int64"), "int32").numpy(),
+                                  [2**31 - 1, -(2**31)])
+    np.testing.assert_array_equal(tf.saturate_cast(tf.constant([1e6, -5.0], "float32"), "float16").numpy(),
+                                  np.array([65504, -5], np.float16))
+    np.testing.assert_array_equal(tf.saturate_cast(tf.constant([100000], "int32"), "float16").numpy(),
+                                  np.array([65504], np.float16))
+    np.testing.assert_array_equal(tf.saturate_cast(tf.constant([3e9, np.nan, -3e9]), "int32").numpy(),
+                                  [2**31 - 1, 0, -(2**31)])
+    np.testing.assert_array_equal(tf.saturate_cast(tf.constant([200], "uint8"), "int8").numpy(), [127])
+    np.testing.assert_array_equal(tf.saturate_cast(tf.constant([-5], "int8"), "uint8").numpy(), [0])
+    assert tf.saturate_cast(tf.constant([1, 2], "int32"), "int64").dtype == tf.int64
+    assert tf.saturate_cast([1.5], "float16").dtype == tf.float16

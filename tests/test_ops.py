@@ -728,6 +728,7 @@ def test_expand_dims_and_squeeze():
     assert tf.squeeze(u, 0).shape == (2, 1, 3, 1)
     assert tf.squeeze(u, [2, -1]).shape == (1, 2, 3)
     assert tf.squeeze(tf.constant([[5.0]])).shape == ()
+    assert tf.squeeze(u, np.int64(0)).shape == (2, 1, 3, 1)
 
 
 @pytest.mark.parametrize("src,dst", [((), (2, 3)), ((3,), (2, 3)), ((2, 1), (2, 4)), ((1, 3), (0, 3)),
