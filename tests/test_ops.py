@@ -519,7 +519,7 @@ def test_large_reductions_are_threaded_and_accurate(rng):
     x = rng.uniform(0.5, 1.5, (1 << 20) + 7).astype(np.float32)
     assert_close(tf.reduce_sum(tf.constant(x)), np.float32(x.astype(np.float64).sum()), "float32",
                  "reduction")
-    h = x.astype(np.float16)
+    h = (x / 64).astype(np.float16)  # the sum (~16384) stays finite in float16
     assert_close(tf.reduce_sum(tf.constant(h)), round_to(h.astype(np.float64).sum(), "float16"),
                  "float16", "reduction")
     m = rng.standard_normal((700, 900)).astype(np.float32)
