@@ -936,11 +936,13 @@ def test_large_elementwise_ops_are_threaded_and_exact(rng):
                  "transcendental")
 
 
-def test_first_threaded_op_in_a_fresh_process_completes():
+def test_first_threaded_op_in_a_fresh_process_completes(tmp_path):
     """Regression: the first op large enough for the host pool used to deadlock."""
     code = ("import mixprec as tf, numpy as np; tf._core.set_num_threads(2);"
             "x = tf.random.uniform([1 << 20]); print(float(tf.reduce_sum(x)) > 0)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    # run outside the source tree, so that the installed package is imported
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                         cwd=str(tmp_path))
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "True"
 
