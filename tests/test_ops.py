@@ -936,6 +936,69 @@ def test_large_elementwise_ops_are_threaded_and_exact(rng):
                  "transcendental")
 
 
+def test_ops_read_views_at_their_offset(rng):
+    """Slices of whole rows and reshapes are views at a byte offset into shared storage:
+    every kind of op must read them from that offset."""
+    base = rng.standard_normal((9, 4, 6)).astype(np.float32)
+    t = tf.constant(base)
+    v = t[3:7]  # a view: storage offset 3 * 24 elements
+    x = base[3:7]
+    assert_bits_equal((v + 1).numpy(), x + 1)
+    assert_close(tf.exp(v), np.exp(x.astype(np.float64)), "float32", "transcendental")
+    assert_close(tf.reduce_sum(v, [0, 2]), x.astype(np.float64).sum((0, 2)), "float32", "reduction")
+    assert_bits_equal(tf.reduce_max(v, 1).numpy(), x.max(1))
+    assert_bits_equal(tf.transpose(v, [2, 0, 1]).numpy(), x.transpose(2, 0, 1))
+    assert_bits_equal(tf.cast(v, "float16").numpy(), x.astype(np.float16))
+    assert_bits_equal(tf.concat([v, t[:1]], 0).numpy(), np.concatenate([x, base[:1]]))
+    assert_close(tf.matmul(v, tf.transpose(v, [0, 2, 1])), x @ x.transpose(0, 2, 1), "float32", "matmul")
+    assert_close(tf.nn.softmax(v), round_to(_softmax_ref(x, -1, False), "float32"), "float32", "softmax")
+    np.testing.assert_array_equal(tf.argmax(v, 2).numpy(), x.argmax(2))
+    assert_bits_equal(tf.where(v > 0, v, -v).numpy(), np.abs(x))
+    assert_bits_equal(v[1:3, ::2, ::-1].numpy(), x[1:3, ::2, ::-1])
+    assert_bits_equal(tf.broadcast_to(v[1:2], [3, 4, 6]).numpy(), np.broadcast_to(x[1:2], (3, 4, 6)))
+    assert_bits_equal(np.asarray(memoryview(v)), x)
+    assert_bits_equal(np.from_dlpack(v), x)
+    r = tf.reshape(v, [-1])[5:]  # a view of a view
+    assert_bits_equal(r.numpy(), x.reshape(-1)[5:])
+    assert_bits_equal(tf.stack([r, r]).numpy(), np.stack([x.reshape(-1)[5:]] * 2))
+
+
+def test_concurrent_ops_from_python_threads(rng):
+    """Heavy ops release the GIL; several Python threads share the host pool (a caller
+    that finds it busy runs serially) and must all get exact results."""
+    import threading
+
+    a = rng.standard_normal((512, 512)).astype(np.float32)
+    h = a.astype(np.float16)
+    expected_add = a + a[::-1]
+    expected_cast = a.astype(np.float16)
+    expected_max = a.max(0)
+    errors = []
+
+    def work():
+        try:
+            ta, th = tf.constant(a), tf.constant(h)
+            for _ in range(10):
+                assert_bits_equal((ta + tf.constant(a[::-1])).numpy(), expected_add)
+                assert_bits_equal(tf.cast(ta, "float16").numpy(), expected_cast)
+                assert_bits_equal(tf.reduce_max(ta, 0).numpy(), expected_max)
+                assert_bits_equal(tf.abs(th).numpy(), np.abs(h))
+                try:
+                    tf.constant([1, 2]) // 0
+                except ValueError as e:
+                    assert "division by zero" in str(e)  # errors are per thread
+        except BaseException as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(120)
+    assert not any(th.is_alive() for th in threads), "a thread hung"
+    assert not errors, errors[0]
+
+
 def test_first_threaded_op_in_a_fresh_process_completes(tmp_path):
     """Regression: the first op large enough for the host pool used to deadlock."""
     code = ("import mixprec as tf, numpy as np; tf._core.set_num_threads(2);"

@@ -250,6 +250,14 @@ def test_from_dlpack_numpy_is_zero_copy_and_lifetime_safe():
     assert ref() is None  # released through the producer's deleter
 
 
+def test_from_dlpack_read_only_array():
+    a = np.arange(6, dtype=np.float32)
+    a.setflags(write=False)  # exported as a versioned capsule with the read-only flag
+    t = _core.from_dlpack(a)
+    np.testing.assert_array_equal(t.numpy(), a)
+    assert _addr(np.asarray(memoryview(t))) == _addr(a)
+
+
 @pytest.mark.parametrize("dt", ["float32", "float16", "float64", "int8", "uint8", "int32", "int64", "bool"])
 def test_from_dlpack_dtypes(dt):
     x = np.arange(6).reshape(2, 3).astype(NP_DTYPE[dt])
