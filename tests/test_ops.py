@@ -235,6 +235,25 @@ def test_elementwise_matches_numpy(row, dt, rng):
                  err_msg="%s on %s" % (row.name, dt))
 
 
+@pytest.mark.parametrize("dt", FLOATS)
+def test_activation_parameters(dt, rng):
+    """The attributes of the elementwise activations: gelu's tanh form, elu's and
+    leaky_relu's alpha."""
+    x = round_to(np.concatenate([rng.uniform(-6, 6, 500), [0.0, -0.0, np.nan]]), dt)
+    x64 = x.astype(np.float64)
+    with np.errstate(all="ignore"):
+        cases = [
+            (tf.nn.gelu(tf.constant(x), approximate=True), gelu_tanh_ref(x64), "transcendental"),
+            (_core.elu(tf.constant(x), alpha=0.5), np.where(x64 > 0, x64, 0.5 * np.expm1(x64)), "transcendental"),
+            (tf.nn.leaky_relu(tf.constant(x), alpha=0.01), np.where(x64 > 0, x64, 0.01 * x64), "elementwise"),
+            (tf.nn.relu6(tf.constant(x)), np.minimum(np.maximum(x64, 0), 6), "exact"),
+            (tf.nn.silu(tf.constant(x)), x64 * sigmoid_ref(x64), "transcendental"),
+        ]
+    for got, expected, kind in cases:
+        assert got.dtype.name == dt
+        assert_close(got, round_to(expected, dt), dt, kind)
+
+
 @pytest.mark.parametrize("row", BOOL_ROWS, ids=lambda r: r.name)
 def test_logical_ops(row):
     a = np.array([True, True, False, False])
