@@ -152,6 +152,9 @@ def test_array_protocol():
     assert np.add(t, 1).dtype == np.float16  # NumPy ufuncs see an array
     r = np.array([1.0, 2.0], np.float16) + t  # the tensor's operator wins (__array_priority__)
     assert isinstance(r, tf.Tensor) and r.dtype == tf.float16
+    for r in (np.float32(2) * t, t * np.float64(2), np.array([1.0, 2.0]) - t):  # NumPy values take t's dtype
+        assert isinstance(r, tf.Tensor) and r.dtype == tf.float16
+    assert (np.array([1.0, 2.0], np.float16) == t).dtype == tf.bool
 
 
 @pytest.mark.parametrize("dt,fmt", [("float32", "f"), ("float16", "e"), ("float64", "d"), ("int32", "i"),
