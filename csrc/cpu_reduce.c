@@ -54,6 +54,13 @@ static void store_out_f64(mp_dtype dt, const double *src, char *dst, int64_t n) 
         memcpy(dst, src, (size_t)n * 8);
         return;
     }
+    if (dt == MP_F16) { /* one rounding: through float32 would round twice */
+        for (int64_t i = 0; i < n; i++)
+            ((uint16_t *)dst)[i] = mp_f64_to_f16(src[i]);
+        return;
+    }
+    /* float32 rounds once; bfloat16 goes through float32 as every float64 -> bfloat16
+     * conversion does (ml_dtypes) */
     float buf[CHUNK];
     for (int64_t i = 0; i < n; i += CHUNK) {
         int64_t m = n - i < CHUNK ? n - i : CHUNK;

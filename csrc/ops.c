@@ -239,6 +239,7 @@ static mp_status run_binary(mp_op op, mp_binary_kind k, int is_cmp, mp_tensor *a
     int n;
     int64_t oshape[MP_MAX_DIMS];
     MP_TRY(mp_broadcast_shapes(a->ndim, a->shape, b->ndim, b->shape, &n, oshape));
+    MP_TRY(mp_shape_check(n, oshape, NULL)); /* before make_bcast multiplies the dims */
     mp_bcast bc;
     int nd[2] = {a->ndim, b->ndim};
     const int64_t *sh[2] = {a->shape, b->shape};
@@ -381,6 +382,7 @@ static mp_status run_where(mp_tensor *const *in, const mp_backend *be, mp_tensor
     int64_t s1[MP_MAX_DIMS], os[MP_MAX_DIMS];
     MP_TRY(mp_broadcast_shapes(c->ndim, c->shape, a->ndim, a->shape, &n1, s1));
     MP_TRY(mp_broadcast_shapes(n1, s1, b->ndim, b->shape, &n, os));
+    MP_TRY(mp_shape_check(n, os, NULL));
     mp_bcast bc;
     int nd[3] = {c->ndim, a->ndim, b->ndim};
     const int64_t *sh[3] = {c->shape, a->shape, b->shape};
@@ -454,7 +456,8 @@ static mp_status run_matmul(mp_tensor *a, mp_tensor *b, const mp_attrs *at, cons
     int nb_out;
     int64_t bshape[MP_MAX_DIMS];
     MP_TRY(mp_broadcast_shapes(a->ndim - 2, a->shape, b->ndim - 2, b->shape, &nb_out, bshape));
-    int64_t batch = prod(bshape, nb_out);
+    int64_t batch;
+    MP_TRY(mp_shape_check(nb_out, bshape, &batch)); /* the batch dims multiply without overflow */
     mp_tensor *A = a, *B = b;
     mp_status st = MP_OK;
     int64_t sa = M * Ka, sb = Ka * N;
@@ -1016,7 +1019,8 @@ mp_status mp_reshape(mp_tensor *x, int ndim, const int64_t *shape, mp_tensor **o
     if (ndim < 0 || ndim > MP_MAX_DIMS)
         return mp_error_set(MP_ERR_VALUE, "reshape: rank %d is out of range", ndim);
     mp_attrs at = {.n_ints = ndim};
-    memcpy(at.ints, shape, sizeof(int64_t) * (size_t)ndim);
+    if (ndim > 0) /* shape may be NULL for a scalar; memcpy(NULL) is undefined even for 0 bytes */
+        memcpy(at.ints, shape, sizeof(int64_t) * (size_t)ndim);
     return mp_op_run(MP_OP_RESHAPE, 1, &x, &at, out);
 }
 
@@ -1024,7 +1028,8 @@ mp_status mp_full(mp_dtype dt, int ndim, const int64_t *shape, double value, mp_
     if (ndim < 0 || ndim > MP_MAX_DIMS)
         return mp_error_set(MP_ERR_VALUE, "fill: rank %d is out of range", ndim);
     mp_attrs at = {.n_ints = ndim, .dtype = (int)dt, .f0 = value, .device = dev};
-    memcpy(at.ints, shape, sizeof(int64_t) * (size_t)ndim);
+    if (ndim > 0) /* shape may be NULL for a scalar; memcpy(NULL) is undefined even for 0 bytes */
+        memcpy(at.ints, shape, sizeof(int64_t) * (size_t)ndim);
     return mp_op_run(MP_OP_FILL, 0, NULL, &at, out);
 }
 
@@ -1034,7 +1039,8 @@ mp_status mp_scalar(mp_dtype dt, double value, mp_device dev, mp_tensor **out) {
 
 mp_status mp_reduce_axes(mp_op op, mp_tensor *x, int naxes, const int64_t *axes, int keepdims, mp_tensor **out) {
     mp_attrs at = {.n_ints = naxes, .i0 = keepdims};
-    memcpy(at.ints, axes, sizeof(int64_t) * (size_t)naxes);
+    if (naxes > 0)
+        memcpy(at.ints, axes, sizeof(int64_t) * (size_t)naxes);
     return mp_op_run(op, 1, &x, &at, out);
 }
 

@@ -39,9 +39,10 @@ static void run_chunks(void) {
 }
 
 static void *worker_main(void *arg) {
-    /* NOTE: `seen` starts at the generation current when the worker was created (under the
-     * lock, before the job that created it was posted), not when it first runs; otherwise
-     * a worker that starts late would skip that job and its caller would wait forever. */
+    /* NOTE: `seen` starts at the generation current when the worker was created (passed
+     * in by ensure_workers under the lock), not the one it finds once it runs: the job
+     * that created it has bumped the generation by then, and reading it here would make
+     * the worker skip that job while the caller waits for it forever. */
     uint64_t seen = (uint64_t)(uintptr_t)arg;
     pthread_mutex_lock(&pool.mu);
     for (;;) {
@@ -101,8 +102,7 @@ static void ensure_workers(void) {
     }
     int want = mp_num_threads() - 1;
     while (pool.nworkers < want) {
-        if (pthread_create(&pool.threads[pool.nworkers], NULL, worker_main,
-                           (void *)(uintptr_t)pool.generation) != 0)
+        if (pthread_create(&pool.threads[pool.nworkers], NULL, worker_main, (void *)(uintptr_t)pool.generation) != 0)
             break; /* run with fewer threads */
         pthread_detach(pool.threads[pool.nworkers]);
         pool.nworkers++;
