@@ -841,6 +841,8 @@ static PyObject *py_convert_to_tensor(PyObject *m, PyObject *const *args, Py_ssi
     if (parse_dtype_opt(a[1], &dt) || parse_dtype_opt(a[2], &hint))
         return NULL;
     mp_tensor *t;
+    if (MpTensor_Check(a[0]) && (dt == MP_NO_DTYPE || (int)MpTensor_T(a[0])->dtype == dt))
+        return Py_NewRef(a[0]); /* the same object, as TensorFlow (identity matters to callers) */
     if (dt != MP_NO_DTYPE) {
         if (mp_py_to_tensor(a[0], dt, 1, &t))
             return NULL;

@@ -23,12 +23,12 @@ def _remember_logits(out, logits):
 
 
 def logits_of(y_pred):
-    """The logits ``y_pred`` was computed from by a softmax activation, or None."""
+    """The logits ``y_pred`` was computed from by a softmax activation, or None.
+
+    Keyed by the core tensor id, which is never reused, so any Python handle on the same
+    tensor finds them."""
     entry = _softmax_logits.get(getattr(y_pred, "_id", None))
-    if entry is None:
-        return None
-    logits, ref = entry
-    return logits if ref() is y_pred else None
+    return None if entry is None else entry[0]
 
 
 def relu(x, alpha=0.0, max_value=None, threshold=0.0):
