@@ -1,0 +1,46 @@
+"""Shared by the bench/ scripts: timing, machine description, table printing."""
+
+import datetime
+import os
+import platform
+import statistics
+import time
+
+
+def machine():
+    cpu = platform.processor() or "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return "%s, %d cores, Python %s, %s" % (cpu, os.cpu_count() or 0, platform.python_version(),
+                                             datetime.date.today().isoformat())
+
+
+def median_time(fn, repeat=15, warmup=2, min_time=0.0):
+    """Median wall time of fn() in seconds, after warm-up calls."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    start = time.perf_counter()
+    while len(times) < repeat or time.perf_counter() - start < min_time:
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+        if len(times) >= 10 * repeat:
+            break
+    return statistics.median(times)
+
+
+def print_table(title, header, rows):
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
+    print("\n" + title)
+    line = "| " + " | ".join(str(h).ljust(w) for h, w in zip(header, widths)) + " |"
+    print(line)
+    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for r in rows:
+        print("| " + " | ".join(str(x).ljust(w) for x, w in zip(r, widths)) + " |")

@@ -1,0 +1,106 @@
+"""The guide's model on this CPU: step time and peak memory per dtype policy, and the
+float32 step against the sgemm-bound floor (the same GEMMs through OpenBLAS), in one run.
+
+    python bench/guide.py [--units 64 4096] [--steps 15]
+
+Each policy runs in its own process so its peak resident memory is its own. Targets
+(issue 4): mixed_float16 step <= 1.15x float32 at 4096 units; float32 >= 90% of the
+sgemm floor; activation memory under mixed_float16 about half of float32's.
+"""
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from _common import machine, median_time, print_table  # noqa: E402
+
+BATCH = 8192
+
+
+def child(policy, units, steps):
+    import mixprec as tf
+    from mixprec import keras
+    from mixprec.keras import layers, mixed_precision
+
+    mixed_precision.set_global_policy(policy)
+    tf.random.set_seed(0)
+    inputs = keras.Input(shape=(784,))
+    x = layers.Dense(units, activation="relu")(inputs)
+    x = layers.Dense(units, activation="relu")(x)
+    x = layers.Dense(10)(x)
+    out = layers.Activation("softmax", dtype="float32")(x)
+    model = keras.Model(inputs, out)
+    model.compile(loss="sparse_categorical_crossentropy", optimizer=keras.optimizers.RMSprop(),
+                  metrics=["accuracy"])
+    rng = np.random.default_rng(0)
+    xb = tf.constant(rng.random((BATCH, 784), dtype=np.float32))
+    yb = tf.constant(rng.integers(0, 10, BATCH))
+    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    t = median_time(lambda: model.train_on_batch(xb, yb), steps, warmup=1)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({"step": t, "peak_mb": peak / 1024.0, "base_mb": base / 1024.0}))
+
+
+def sgemm_floor(units, steps):
+    """The float32 GEMMs of one training step (forward, dX, dW) through mixprec's OpenBLAS."""
+    import mixprec as tf
+
+    rng = np.random.default_rng(0)
+    dims = [(784, units), (units, units), (units, 10)]
+    mats = []
+    for k, n in dims:
+        a = tf.constant(rng.random((BATCH, k), dtype=np.float32))
+        w = tf.constant(rng.random((k, n), dtype=np.float32))
+        dy = tf.constant(rng.random((BATCH, n), dtype=np.float32))
+        mats.append((a, w, dy))
+
+    def step():
+        for i, (a, w, dy) in enumerate(mats):
+            tf.matmul(a, w)                      # forward
+            tf.matmul(a, dy, transpose_a=True)   # dW
+            if i > 0:
+                tf.matmul(dy, w, transpose_b=True)  # dX (not needed for the first layer)
+    return median_time(step, steps, warmup=1)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--units", type=int, nargs="+", default=[64, 4096])
+    ap.add_argument("--steps", type=int, default=15)
+    ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child:
+        child(args.child[0], int(args.child[1]), int(args.child[2]))
+        return 0
+    print("# bench/guide.py — %s" % machine())
+    rows = []
+    for units in args.units:
+        steps = args.steps if units <= 1024 else max(3, args.steps // 3)
+        res = {}
+        for policy in ("float32", "mixed_float16", "mixed_bfloat16"):
+            out = subprocess.run([sys.executable, __file__, "--child", policy, str(units),
+                                  str(steps)], capture_output=True, text=True, check=True)
+            res[policy] = json.loads(out.stdout.strip().splitlines()[-1])
+        floor = sgemm_floor(units, steps)
+        f32 = res["float32"]
+        for policy, r in res.items():
+            rows.append([units, policy, "%.1f" % (1e3 * r["step"]),
+                         "%.2f" % (r["step"] / f32["step"]),
+                         "%.0f%%" % (100 * floor / r["step"]) if policy == "float32" else "",
+                         "%.0f" % r["peak_mb"], "%.0f" % (r["peak_mb"] - r["base_mb"])])
+        rows.append([units, "(sgemm floor)", "%.1f" % (1e3 * floor), "", "", "", ""])
+    print_table("Guide MLP (784-units-units-10), batch %d, RMSprop, train_on_batch" % BATCH,
+                ["units", "policy", "step ms", "vs float32 (<=1.15 at 4096)",
+                 "floor/step (>=90%)", "peak RSS MB", "training MB (peak - after build)"], rows)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
