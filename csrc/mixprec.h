@@ -362,6 +362,15 @@ mp_status mp_reduce_axes(mp_op op, mp_tensor *x, int naxes, const int64_t *axes,
                          mp_tensor **out);
 mp_status mp_copy_to_device(mp_tensor *x, mp_device dev, mp_tensor **out);
 
+/* check_numerics: while enabled (process-wide), every op that produces a floating tensor
+ * with an inf or NaN fails with MP_ERR_NONFINITE naming the op, the scope, dtype and shape.
+ * Returns the previous setting. */
+int mp_check_numerics_set(int on);
+/* The name (e.g. a Keras layer's) reported by check_numerics errors on this thread; the
+ * string is copied. NULL clears it. Returns nothing: callers keep their own previous value. */
+void mp_scope_set(const char *name);
+const char *mp_scope_get(void);
+
 /* Broadcast two shapes (NumPy rules). */
 mp_status mp_broadcast_shapes(int na, const int64_t *a, int nb, const int64_t *b, int *nout,
                               int64_t *out);

@@ -963,6 +963,33 @@ static mp_status dispatch(mp_op op, int n_in, mp_tensor *const *in, const mp_att
     }
 }
 
+static int check_numerics;
+static _Thread_local char scope_name[128];
+
+int mp_check_numerics_set(int on) {
+    return __atomic_exchange_n(&check_numerics, on != 0, __ATOMIC_RELAXED);
+}
+
+void mp_scope_set(const char *name) {
+    snprintf(scope_name, sizeof scope_name, "%s", name ? name : "");
+}
+
+const char *mp_scope_get(void) { return scope_name; }
+
+static mp_status numerics_check(mp_op op, mp_tensor *t) {
+    int finite = 1;
+    MP_TRY(mp_all_finite(1, &t, &finite));
+    if (finite)
+        return MP_OK;
+    char s[128];
+    return mp_error_set(MP_ERR_NONFINITE,
+                        "check_numerics: Detected Infinity or NaN in the output of op \"%s\"%s%s%s (dtype %s, "
+                        "shape %s). hint: in float16 look for overflow (> 65504) or log/division of zero; "
+                        "a float32 softmax/loss and loss scaling usually fix it",
+                        op_info[op].name, scope_name[0] ? " in layer \"" : "", scope_name,
+                        scope_name[0] ? "\"" : "", mp_dtype_name(t->dtype), shape_str(t->shape, t->ndim, s, sizeof s));
+}
+
 mp_status mp_op_run(mp_op op, int n_in, mp_tensor *const *in, const mp_attrs *at, mp_tensor **out) {
     static const mp_attrs no_attrs;
     *out = NULL;
@@ -990,6 +1017,14 @@ mp_status mp_op_run(mp_op op, int n_in, mp_tensor *const *in, const mp_attrs *at
         return mp_error_set(MP_ERR_DEVICE, "%s: device %s is not available", info->name, dev_str(dev, d0, sizeof d0));
     }
     MP_TRY(dispatch(op, n_in, in, at, be, out));
+    if (__atomic_load_n(&check_numerics, __ATOMIC_RELAXED) && mp_dtype_is_floating((*out)->dtype)) {
+        mp_status st = numerics_check(op, *out);
+        if (st != MP_OK) {
+            mp_tensor_decref(*out);
+            *out = NULL;
+            return st;
+        }
+    }
     if (mp_tape_recording()) {
         mp_status st = mp_tape_record(op, n_in, in, at, *out);
         if (st != MP_OK) {

@@ -113,7 +113,37 @@ static PyObject *py_cpu_cache(PyObject *m, PyObject *arg) {
     return PyLong_FromSize_t(mp_cpu_cache_bytes());
 }
 
+static PyObject *py_check_numerics(PyObject *m, PyObject *arg) {
+    (void)m;
+    int on = PyObject_IsTrue(arg);
+    if (on < 0)
+        return NULL;
+    return PyBool_FromLong(mp_check_numerics_set(on));
+}
+
+/* set_scope(name or None) -> previous name (or None) */
+static PyObject *py_set_scope(PyObject *m, PyObject *arg) {
+    (void)m;
+    const char *prev = mp_scope_get();
+    PyObject *r = prev[0] ? PyUnicode_FromString(prev) : Py_NewRef(Py_None);
+    if (!r)
+        return NULL;
+    if (arg == Py_None) {
+        mp_scope_set(NULL);
+    } else {
+        const char *s = PyUnicode_AsUTF8(arg);
+        if (!s) {
+            Py_DECREF(r);
+            return NULL;
+        }
+        mp_scope_set(s);
+    }
+    return r;
+}
+
 static PyMethodDef module_methods[] = {
+    {"check_numerics", py_check_numerics, METH_O, "check_numerics(on) -> previous: fail ops that produce inf/NaN"},
+    {"set_scope", py_set_scope, METH_O, "set_scope(name or None) -> previous: name shown by check_numerics"},
     {"_register", py_register, METH_VARARGS, NULL},
     {"cast_isa", py_cast_isa, METH_NOARGS, "Which cast kernels run: 'avx2+f16c' or 'scalar'."},
     {"force_scalar_casts", py_force_scalar_casts, METH_O, "Use the scalar cast path (tests); returns the old flag."},

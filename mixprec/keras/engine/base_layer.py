@@ -12,6 +12,7 @@ import inspect
 import threading
 
 from mixprec import _core, _nest
+from mixprec import debugging as _debugging
 from mixprec._dtypes import as_dtype
 from mixprec._variable import Variable, autocast_scope
 from mixprec.keras import backend
@@ -366,11 +367,14 @@ class Layer:
             training = kwargs.pop("training", None) if "training" in kwargs else None
         _ctx.training = training if training is not None else outer
         prev = _core.autocast(compute if floating else None)
+        scope = _core.set_scope(self._name) if _debugging._enabled else None
         try:
             return self.call(inputs, *args[1:], **kwargs)
         finally:
             _core.autocast(prev)
             _ctx.training = outer
+            if _debugging._enabled:
+                _core.set_scope(scope)
 
     def _functional_call(self, args, kwargs):
         """Record a node: build from the KerasTensors' shapes, find the output spec by
