@@ -1,0 +1,123 @@
+"""Plots where a picture beats a table (matplotlib, an optional dependency:
+``pip install mixprec[plot]``).
+
+- ``plot_loss_scale(history)`` — the dynamic loss scale over training steps (log2 axis),
+  with skipped (non-finite) steps marked.
+- ``plot_history(history)`` — loss and metrics per epoch, training and validation.
+- ``plot_gradient_histogram(grads, dtype='float16', loss_scale=None)`` — gradient
+  magnitudes against the float16 (or bfloat16) range: what flushes to zero, what turns
+  subnormal, and where the loss scale moves them.
+"""
+
+import math
+
+import numpy as np
+
+__all__ = ["plot_loss_scale", "plot_history", "plot_gradient_histogram"]
+
+_RANGES = {"float16": (2.0 ** -24, 2.0 ** -14, 65504.0),
+           "bfloat16": (2.0 ** -133, 2.0 ** -126, 3.3895313892515355e38)}
+
+
+def _plt():
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise ImportError("mixprec.plot needs matplotlib: pip install 'mixprec[plot]'") from e
+    return plt
+
+
+def _axes(ax):
+    if ax is not None:
+        return ax
+    plt = _plt()
+    _, ax = plt.subplots(figsize=(7, 3.5))
+    return ax
+
+
+def _series(history, key):
+    steps = getattr(history, "steps", None)
+    if isinstance(history, dict):
+        return list(history.get(key, []))
+    if steps and key in steps:
+        return list(steps[key])
+    return list(history)
+
+
+def plot_loss_scale(history, ax=None, skipped=None):
+    """The loss scale per step: a History from ``Model.fit`` (its ``steps['loss_scale']``),
+    a dict with 'loss_scale' (and optionally 'skipped'), or a list of values."""
+    ax = _axes(ax)
+    values = np.asarray(_series(history, "loss_scale"), dtype=np.float64)
+    if skipped is None:
+        skipped = _series(history, "skipped") if (
+            isinstance(history, dict) or getattr(history, "steps", None)) else None
+    x = np.arange(1, len(values) + 1)
+    ax.step(x, values, where="post", label="loss scale")
+    ax.set_yscale("log", base=2)
+    if skipped is not None and len(skipped):
+        sk = np.flatnonzero(np.asarray(skipped, bool))
+        if sk.size:
+            ax.scatter(x[sk], values[sk], color="red", marker="x", zorder=3,
+                       label="skipped step (inf/NaN gradient)")
+    ax.set_xlabel("step")
+    ax.set_ylabel("loss scale")
+    ax.set_title("Dynamic loss scale")
+    ax.legend(loc="best")
+    return ax
+
+
+def plot_history(history, metrics=None, ax=None):
+    """Per-epoch curves of a History (or its ``.history`` dict)."""
+    ax = _axes(ax)
+    h = history.history if hasattr(history, "history") else dict(history)
+    keys = metrics or [k for k in h if not k.startswith("val_")]
+    for k in keys:
+        ax.plot(np.arange(1, len(h[k]) + 1), h[k], marker="o", label=k)
+        if "val_" + k in h:
+            ax.plot(np.arange(1, len(h["val_" + k]) + 1), h["val_" + k], marker="o",
+                    linestyle="--", label="val_" + k)
+    ax.set_xlabel("epoch")
+    ax.legend(loc="best")
+    return ax
+
+
+def plot_gradient_histogram(grads, dtype="float16", loss_scale=None, ax=None, bins=80):
+    """Histogram of log2|g| over the nonzero elements of ``grads`` (tensors, variables or
+    arrays), with the ``dtype``'s subnormal and normal ranges shaded; with ``loss_scale``
+    the scaled magnitudes are drawn too."""
+    from mixprec import _core, _nest
+
+    if dtype not in _RANGES:
+        raise ValueError("dtype must be 'float16' or 'bfloat16'")
+    ax = _axes(ax)
+    parts = []
+    for g in _nest.flatten(grads):
+        if g is None:
+            continue
+        if isinstance(g, (_core.Tensor, _core.Variable)):
+            g = _core.cast(g if isinstance(g, _core.Tensor) else g._peek(), "float32").numpy()
+        parts.append(np.abs(np.asarray(g, np.float64)).ravel())
+    mags = np.concatenate(parts) if parts else np.zeros(0)
+    mags = mags[mags > 0]
+    tiny, normal, big = _RANGES[dtype]
+    logs = np.log2(mags) if mags.size else np.zeros(0)
+    lo = min(logs.min() if logs.size else -30, math.log2(tiny)) - 2
+    hi = max(logs.max() if logs.size else 0, 0) + 2
+    if loss_scale:
+        hi = max(hi, (logs.max() if logs.size else 0) + math.log2(loss_scale) + 2)
+    edges = np.linspace(lo, hi, bins)
+    ax.axvspan(lo, math.log2(tiny), color="red", alpha=0.12, label="flushed to 0 in %s" % dtype)
+    ax.axvspan(math.log2(tiny), math.log2(normal), color="orange", alpha=0.15,
+               label="%s subnormal" % dtype)
+    if math.log2(big) < hi:
+        ax.axvspan(math.log2(big), hi, color="purple", alpha=0.12, label="overflow to inf")
+    ax.hist(logs, bins=edges, alpha=0.7, label="|gradient|")
+    if loss_scale:
+        ax.hist(logs + math.log2(loss_scale), bins=edges, alpha=0.5,
+                label="|gradient| x %g" % loss_scale)
+    ax.set_xlabel("log2 |gradient|")
+    ax.set_ylabel("elements")
+    ax.set_title("Gradient magnitudes against the %s range" % dtype)
+    ax.legend(loc="best", fontsize="small")
+    return ax
