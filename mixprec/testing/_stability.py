@@ -176,7 +176,9 @@ def gradient_underflow_report(model, x, y, dtype="float16", loss_scale=None, los
     variables = list(model.trainable_variables)
     with GradientTape() as tape:
         y_pred = model(x, training=True)
-        value = loss(y, y_pred)
+        value = _core.convert_to_tensor(loss(y, y_pred))
+        if value.ndim:  # a per-example loss function: reduce as Keras does (mean)
+            value = _core.reduce_mean(value)
     grads = tape.gradient(value, variables)
     tiny = _SMALLEST_NORMAL[dtype]
     rows = []

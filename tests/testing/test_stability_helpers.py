@@ -142,3 +142,19 @@ def test_policy_fixture_sets_the_global_policy(policy, seed):
 
 def test_policy_fixture_defaults(policy):
     assert policy.name in ("float32", "mixed_float16")
+
+
+def test_gradient_underflow_report_reduces_per_example_losses():
+    # A compiled string loss is a per-example function: the report must use its batch mean
+    # (as fit does), not the sum, or gradients look batch-size times larger.
+    model = _tiny_gradient_model()
+    model.compile(optimizer="sgd", loss="mse")
+    x = np.ones((64, 16), np.float32)
+    y = np.zeros((64, 4), np.float32)
+    with tf.GradientTape() as tape:
+        value = tf.reduce_mean(keras.losses.mean_squared_error(y, model(x)))
+    g = tape.gradient(value, model.trainable_variables[0])
+    big = 65504.0 / 2.0 ** 15  # scaled gradients above this overflow float16
+    report = testing.gradient_underflow_report(model, x, y)
+    expected = float(np.mean(np.abs(g.numpy()) > big))
+    assert report.rows[0]["scaled_overflow"] == pytest.approx(expected)
