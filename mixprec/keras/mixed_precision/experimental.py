@@ -6,6 +6,7 @@ policy.py's (one global for both generations); loss-scale objects are
 ``mixprec.mixed_precision.experimental``'s. This module must not build loss scales itself.
 """
 
+import importlib
 import logging
 
 from mixprec.keras.mixed_precision import policy as _policy
@@ -18,6 +19,9 @@ _logger = logging.getLogger("mixprec")
 # TensorFlow's value; a string so that it shows in signatures as it does in TensorFlow.
 USE_DEFAULT = "USE_DEFAULT"
 
+_LOSS_SCALE_MODULE = "mixprec.mixed_precision.experimental"
+
+
 def _is_default(loss_scale):
     return isinstance(loss_scale, str) and loss_scale == USE_DEFAULT
 
@@ -29,13 +33,24 @@ def _resolve_loss_scale(value, name):
     then converted by ``mixprec.mixed_precision.experimental.get`` (int/float ->
     FixedLossScale, 'dynamic' -> DynamicLossScale, a LossScale kept as is, a config dict
     deserialized, None kept, anything else a ValueError), as TensorFlow's
-    ``loss_scale_module.get`` does. (Imported here, not at module level, to keep
-    ``mixprec.keras`` importable before the loss-scale module.)
-    """
-    from mixprec.mixed_precision.experimental import get
+    ``loss_scale_module.get`` does.
 
+    NOTE: the import is lazy (through ``importlib``, which the policy tests replace) so
+    that the loss-scale module may import Keras modules itself without an import cycle.
+    Only a missing module (or one without ``get``) is tolerated, keeping the value
+    unconverted; an import error inside it propagates.
+    """
     if _is_default(value):
         value = "dynamic" if name == "mixed_float16" else None
+    try:
+        module = importlib.import_module(_LOSS_SCALE_MODULE)
+    except ModuleNotFoundError as e:
+        if e.name not in ("mixprec.mixed_precision", _LOSS_SCALE_MODULE):
+            raise
+        return value
+    get = getattr(module, "get", None)
+    if get is None:
+        return value
     return get(value)
 
 
