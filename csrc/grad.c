@@ -137,6 +137,13 @@ static mp_status g_identity(const mp_node *n, mp_tensor *dy, const int *need, mp
     return MP_OK;
 }
 
+/* TensorFlow's Sign gradient: zeros (not "no gradient") */
+static mp_status g_zeros(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    (void)dy;
+    (void)need;
+    return mp_full(IN(0)->dtype, IN(0)->ndim, IN(0)->shape, 0.0, mp_tensor_device(IN(0)), &dx[0]);
+}
+
 static mp_status g_neg(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
     (void)n;
     (void)need;
@@ -650,7 +657,7 @@ typedef mp_status (*grad_fn)(const mp_node *, mp_tensor *, const int *, mp_tenso
 #define GRAD_FLOOR NULL
 #define GRAD_CEIL NULL
 #define GRAD_ROUND NULL
-#define GRAD_SIGN NULL
+#define GRAD_SIGN g_zeros
 #define GRAD_LOG1P g_log1p
 #define GRAD_EXPM1 g_expm1
 #define GRAD_ELU g_elu

@@ -17,7 +17,6 @@ from mixprec import _core
 TOL = {"rtol": 1e-6, "atol": 1e-7, "h": 1e-6}
 
 # known bugs, fixed in the commits that remove these marks
-XFAIL_SIGN = pytest.mark.xfail(strict=True, reason="Sign's gradient is None, not zeros")
 XFAIL_RELU2 = pytest.mark.xfail(strict=True, reason="ReluGrad's x input has no gradient")
 XFAIL_GELU2 = pytest.mark.xfail(strict=True, reason="2nd order of tanh gelu not implemented")
 RNG_SEED = 1234
@@ -101,7 +100,7 @@ GRAD_CASES = {
     "gelu": [("exact", tf.nn.gelu, [_away((6,), r, hi=3.0)]),
              ("tanh", lambda x: tf.nn.gelu(x, approximate=True), [_away((6,), r, hi=3.0)])],
     "sin": [("", tf.sin, [_away((5,), r)])],
-    "sign": [pytest.param("zeros", tf.sign, [_away((4,), r)], marks=XFAIL_SIGN)],
+    "sign": [("zeros", tf.sign, [_away((4,), r)])],
     "cos": [("", tf.cos, [_away((5,), r)])],
     "leaky_relu": [("alpha=0.2", tf.nn.leaky_relu, [_away((6,), r)]),
                    ("alpha=0.3", lambda x: tf.nn.leaky_relu(x, alpha=0.3), [_away((6,), r)])],
@@ -257,7 +256,6 @@ def test_non_differentiable_ops_give_none(name):
     assert t.gradient(y, x) is None
 
 
-@XFAIL_SIGN
 def test_sign_gradient_is_zero():
     # TensorFlow registers Sign's gradient as zeros (math_grad.py _SignGrad), not None.
     x = tf.constant([0.25, -1.5, 0.0])
