@@ -249,14 +249,19 @@ static mp_status g_leaky_relu(const mp_node *n, mp_tensor *dy, const int *need, 
 }
 
 /* second order: rules of the fused *_GRAD ops, inputs (first, g) */
+/* piecewise constant in x: zeros for x, as TensorFlow's _ReluGradGrad (not None) */
 static mp_status g_relu_grad(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
     if (need[1])
         MP_TRY(fused(MP_OP_RELU_GRAD, IN(0), dy, 0, &dx[1]));
-    return MP_OK; /* piecewise constant in x */
+    if (need[0])
+        return g_zeros(n, dy, need, dx);
+    return MP_OK;
 }
 static mp_status g_leaky_relu_grad(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
     if (need[1])
         MP_TRY(fused(MP_OP_LEAKY_RELU_GRAD, IN(0), dy, n->attrs.f0, &dx[1]));
+    if (need[0])
+        return g_zeros(n, dy, need, dx);
     return MP_OK;
 }
 static mp_status g_sigmoid_grad(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {

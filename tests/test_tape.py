@@ -17,7 +17,6 @@ from mixprec import _core
 TOL = {"rtol": 1e-6, "atol": 1e-7, "h": 1e-6}
 
 # known bugs, fixed in the commits that remove these marks
-XFAIL_RELU2 = pytest.mark.xfail(strict=True, reason="ReluGrad's x input has no gradient")
 XFAIL_GELU2 = pytest.mark.xfail(strict=True, reason="2nd order of tanh gelu not implemented")
 RNG_SEED = 1234
 
@@ -530,7 +529,7 @@ def _gelu_tanh_d2(x):
 @pytest.mark.parametrize("name,f,expected", [
     ("tanh", tf.tanh, lambda x: -2 * np.tanh(x) * (1 - np.tanh(x) ** 2)),
     ("sigmoid", tf.sigmoid, lambda x: (lambda s: s * (1 - s) * (1 - 2 * s))(1 / (1 + np.exp(-x)))),
-    pytest.param("relu", tf.nn.relu, lambda x: np.zeros_like(x), marks=XFAIL_RELU2),
+    ("relu", tf.nn.relu, lambda x: np.zeros_like(x)),
     ("gelu", tf.nn.gelu, lambda x: _phi(x) * (2 - x * x)),
     pytest.param("gelu tanh", lambda x: tf.nn.gelu(x, approximate=True),
                  lambda x: _gelu_tanh_d2(x), marks=XFAIL_GELU2),
@@ -547,7 +546,6 @@ def test_second_order_gradients(name, f, expected):
     np.testing.assert_allclose(_second_derivative(f, x), expected(x), rtol=1e-6, atol=1e-9)
 
 
-@XFAIL_RELU2
 @pytest.mark.parametrize("f", [tf.nn.relu, tf.nn.leaky_relu])
 def test_relu_second_order_is_zero_not_none(f):
     # TensorFlow's ReluGrad/LeakyReluGrad gradients give zeros for the features input
