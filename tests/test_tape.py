@@ -15,9 +15,6 @@ import mixprec as tf
 from mixprec import _core
 
 TOL = {"rtol": 1e-6, "atol": 1e-7, "h": 1e-6}
-
-# known bugs, fixed in the commits that remove these marks
-XFAIL_GELU2 = pytest.mark.xfail(strict=True, reason="2nd order of tanh gelu not implemented")
 RNG_SEED = 1234
 
 
@@ -129,9 +126,7 @@ GRAD_CASES = {
                   [_away((6,), r, hi=0.45), _away((6,), r)])],
     "softplus_grad": [("", _core.softplus_grad, [_away((5,), r), _away((5,), r)])],
     "gelu_grad": [("", _core.gelu_grad, [_away((5,), r, hi=3.0), _away((5,), r)])],
-    # d/dx of the tanh-form gelu's gradient is not implemented (third order): only d/ddy
-    "gelu_tanh_grad": [("d/ddy", lambda g: _core.gelu_tanh_grad(
-        tf.constant([-1.5, -0.3, 0.4, 2.0], "float64"), g), [_away((4,), r)])],
+    "gelu_tanh_grad": [("", _core.gelu_tanh_grad, [_away((5,), r, hi=3.0), _away((5,), r)])],
     "rsqrt_grad": [("", _core.rsqrt_grad, [_away((5,), r, signed=False), _away((5,), r)])],
     "sqrt_grad": [("", _core.sqrt_grad, [_away((5,), r, signed=False), _away((5,), r)])],
     "leaky_relu_grad": [("", lambda x, g: _core.leaky_relu_grad(x, g, alpha=0.3) * x,
@@ -531,8 +526,7 @@ def _gelu_tanh_d2(x):
     ("sigmoid", tf.sigmoid, lambda x: (lambda s: s * (1 - s) * (1 - 2 * s))(1 / (1 + np.exp(-x)))),
     ("relu", tf.nn.relu, lambda x: np.zeros_like(x)),
     ("gelu", tf.nn.gelu, lambda x: _phi(x) * (2 - x * x)),
-    pytest.param("gelu tanh", lambda x: tf.nn.gelu(x, approximate=True),
-                 lambda x: _gelu_tanh_d2(x), marks=XFAIL_GELU2),
+    ("gelu tanh", lambda x: tf.nn.gelu(x, approximate=True), lambda x: _gelu_tanh_d2(x)),
     ("softplus", tf.math.softplus, lambda x: (lambda s: s * (1 - s))(1 / (1 + np.exp(-x)))),
     ("exp", tf.exp, np.exp),
     ("sqrt", tf.sqrt, lambda x: -0.25 * x ** -1.5),
@@ -560,7 +554,7 @@ def test_relu_second_order_is_zero_not_none(f):
     np.testing.assert_array_equal(g.numpy(), [0, 0])
 
 
-@pytest.mark.parametrize("approximate", [False, pytest.param(True, marks=XFAIL_GELU2)])
+@pytest.mark.parametrize("approximate", [False, True])
 def test_gelu_third_order(approximate):
     def f(t):
         return tf.nn.gelu(t, approximate=approximate)
