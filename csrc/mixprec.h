@@ -389,8 +389,11 @@ void mp_variable_decref(mp_variable *v);
 mp_status mp_variable_read(mp_variable *v, mp_tensor **out);
 /* Read the true-dtype value without autocast and without tape recording. */
 mp_tensor *mp_variable_peek(mp_variable *v); /* borrowed */
-/* Replace the value: same shape; x is cast to the variable's dtype when floating. */
+/* Replace the value: same shape; x must have the variable's dtype, or (autocast variables,
+ * inside an autocast scope) the scope's dtype, which is cast to the variable's. */
 mp_status mp_variable_assign(mp_variable *v, mp_tensor *x);
+/* May a value of dtype dt be assigned to v right now (see mp_variable_assign)? */
+int mp_variable_accepts(const mp_variable *v, mp_dtype dt);
 /* Host-writable data of the value (copy-on-write if shared); bumps the version. */
 mp_status mp_variable_data_for_write(mp_variable *v, void **data);
 /* The thread's autocast dtype (-1: none); returns the previous one. */

@@ -248,7 +248,6 @@ def test_assign_the_cast_dtype_inside_the_scope():
     np.testing.assert_array_equal(v.numpy(), [4, 5])
 
 
-@pytest.mark.xfail(strict=True, reason="autocast variables accept any float dtype anywhere")
 def test_assign_float16_to_autocast_variable_outside_the_scope_raises():
     # semantics §2.2: outside the scope the variable is a plain float32 variable
     v = _autocast_var(1.0)
