@@ -10,7 +10,7 @@ import math
 import numbers
 import warnings
 
-from mixprec import _core, _nest
+from mixprec import _core, _nest, _ops
 from mixprec._dtypes import float32, int64
 from mixprec._tape import GradientTape
 from mixprec._variable import Variable
@@ -172,7 +172,7 @@ class Optimizer:
     def _clip(self, grads):
         if self.clipvalue is not None:
             c = float(self.clipvalue)
-            grads = [None if g is None else _core.clip_by_value(g, -c, c) for g in grads]
+            grads = [None if g is None else _ops.clip_by_value(g, -c, c) for g in grads]
         if self.clipnorm is not None:
             c = float(self.clipnorm)
             out = []
@@ -202,14 +202,14 @@ class Optimizer:
                                  % (pair,))
         filtered = [(g, v) for g, v in pairs if g is not None]
         missing = [v for g, v in pairs if g is None]
+        if not filtered:
+            raise ValueError("No gradients provided for any variable: %s."
+                             % [getattr(v, "name", repr(v)) for _, v in pairs])
         if missing:
             names = [getattr(v, "name", repr(v)) for v in missing]
             warnings.warn("Gradients do not exist for variables %s when minimizing the loss. "
                           "If you're using `model.compile()`, did you forget to provide a "
                           "`loss` argument?" % names)
-        if not filtered:
-            raise ValueError("No gradients provided for any variable: %s."
-                             % [getattr(v, "name", repr(v)) for _, v in pairs])
         grads, variables = [], []
         seen = set()
         for g, v in filtered:
