@@ -23,6 +23,19 @@ def _is_number(x):
     return isinstance(x, numbers.Real) and not isinstance(x, bool)
 
 
+def _check_momentum(momentum):
+    """TensorFlow's rule: numbers must lie in [0, 1]; a variable, tensor or callable is
+    taken as is (and means the momentum slot is used)."""
+    if _is_number(momentum):
+        if not 0 <= momentum <= 1:
+            raise ValueError("`momentum` must be between [0, 1]. Received: momentum=%s"
+                             % (momentum,))
+        return momentum > 0
+    if isinstance(momentum, (Variable, _core.Tensor)) or callable(momentum):
+        return True
+    raise ValueError("`momentum` must be between [0, 1]. Received: momentum=%s" % (momentum,))
+
+
 class Optimizer:
     """Base class of mixprec's Keras optimizers (the OptimizerV2 API the guide uses)."""
 
@@ -65,10 +78,13 @@ class Optimizer:
         if name == "learning_rate" and isinstance(value, _schedules.LearningRateSchedule):
             self._hyper[name] = value
             return
+        if isinstance(value, Variable) and not isinstance(self._hyper.get(name), Variable):
+            self._hyper[name] = value  # TensorFlow uses the user's variable itself
+            return
         if callable(value) and not isinstance(value, (Variable, _core.Tensor)):
             self._hyper[name] = value
             return
-        value = float(value)
+        value = float(value._peek() if isinstance(value, Variable) else value)
         if name in self._hyper and isinstance(self._hyper[name], Variable):
             self._hyper[name].assign(value)
         else:
@@ -334,9 +350,7 @@ class SGD(Optimizer):
 
     def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, name="SGD", **kwargs):
         super().__init__(name, learning_rate, **kwargs)
-        if not _is_number(momentum) or not 0 <= momentum <= 1:
-            raise ValueError("`momentum` must be between [0, 1]. Received: momentum=%s" % (momentum,))
-        self._momentum = momentum != 0
+        self._momentum = _check_momentum(momentum)
         self._set_hyper("momentum", momentum)
         self.nesterov = bool(nesterov)
 
@@ -363,10 +377,8 @@ class RMSprop(Optimizer):
     def __init__(self, learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7, centered=False,
                  name="RMSprop", **kwargs):
         super().__init__(name, learning_rate, **kwargs)
-        if not _is_number(momentum) or not 0 <= momentum <= 1:
-            raise ValueError("`momentum` must be between [0, 1]. Received: momentum=%s" % (momentum,))
+        self._momentum = _check_momentum(momentum)
         self._set_hyper("rho", rho)
-        self._momentum = momentum != 0
         self._set_hyper("momentum", momentum)
         self.epsilon = 1e-7 if epsilon is None else float(epsilon)
         self.centered = bool(centered)

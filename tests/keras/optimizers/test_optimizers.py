@@ -27,7 +27,6 @@ STEPS = 6
 
 # known bugs, fixed by the commits that remove these marks
 XFAIL_SLOTS64 = pytest.mark.xfail(strict=True, reason="float64 variables get float32 slots")
-XFAIL_LRVAR = pytest.mark.xfail(strict=True, reason="a Variable learning rate is copied")
 SHAPES = [(3, 4), (5,)]
 
 
@@ -184,7 +183,6 @@ def test_learning_rate_float_is_settable():
     assert float(v) == 0.25
 
 
-@XFAIL_LRVAR
 def test_learning_rate_variable_is_used_live():
     # TensorFlow keeps the user's variable as the hyperparameter
     lr = tf.Variable(0.5)
@@ -196,6 +194,10 @@ def test_learning_rate_variable_is_used_live():
     assert float(v) == 0.75
     opt.learning_rate = 0.125  # assigns into the variable
     assert float(lr) == 0.125
+    opt.learning_rate = tf.Variable(0.0625)  # so does another variable
+    assert opt.learning_rate is lr and float(lr) == 0.0625
+    m = tf.Variable(0.5)
+    assert keras.optimizers.SGD(momentum=m).momentum is m
 
 
 def test_learning_rate_callable_and_schedule():
