@@ -207,6 +207,9 @@ typedef struct mp_optim_hparams {
     int centered;     /* RMSprop */
     double beta_1, beta_2; /* Adam */
     int amsgrad;      /* Adam */
+    /* SGD, RMSprop: the momentum slot and rule are used (fixed when the optimizer is made,
+     * as TensorFlow; the momentum value may be 0 and may change between steps) */
+    int use_momentum;
 } mp_optim_hparams;
 
 /* Per-step scalars of a fused optimizer update (computed on the host once per step). */

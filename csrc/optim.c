@@ -115,8 +115,8 @@ mp_status mp_all_finite(int n, mp_tensor *const *ts, int *finite) {
 
 int mp_optimizer_slots_per_var(mp_optim_kind kind, const mp_optim_hparams *hp) {
     switch (kind) {
-    case MP_OPTIM_SGD: return hp->momentum != 0.0 ? 1 : 0;
-    case MP_OPTIM_RMSPROP: return 1 + (hp->momentum != 0.0) + (hp->centered != 0);
+    case MP_OPTIM_SGD: return hp->use_momentum ? 1 : 0;
+    case MP_OPTIM_RMSPROP: return 1 + (hp->use_momentum != 0) + (hp->centered != 0);
     case MP_OPTIM_ADAM: return 2 + (hp->amsgrad != 0);
     default: return 0;
     }
@@ -187,7 +187,7 @@ mp_status mp_optimizer_apply(mp_optim_kind kind, const mp_optim_hparams *hp, int
             case MP_OPTIM_RMSPROP:
                 MP_TRY(mp_variable_data_for_write(slots[i * nslots + k++], &sd));
                 s[0] = sd;
-                if (hp->momentum != 0.0) {
+                if (hp->use_momentum) {
                     MP_TRY(mp_variable_data_for_write(slots[i * nslots + k++], &sd));
                     s[1] = sd;
                 }

@@ -147,7 +147,8 @@ class Optimizer:
         return lr
 
     def _hparams(self):
-        """(lr, momentum, nesterov, rho, epsilon, centered, beta_1, beta_2, amsgrad)"""
+        """(lr, momentum, nesterov, rho, epsilon, centered, beta_1, beta_2, amsgrad,
+        use_momentum)"""
         raise NotImplementedError
 
     # ---------------------------------------------------------------- slots
@@ -359,7 +360,7 @@ class SGD(Optimizer):
 
     def _hparams(self):
         return (self._current_lr(), self._hyper_value("momentum"), self.nesterov, 0.0, 0.0,
-                False, 0.0, 0.0, False)
+                False, 0.0, 0.0, False, self._momentum)
 
     def get_config(self):
         config = super().get_config()
@@ -393,7 +394,7 @@ class RMSprop(Optimizer):
 
     def _hparams(self):
         return (self._current_lr(), self._hyper_value("momentum"), False, self._hyper_value("rho"),
-                self.epsilon, self.centered, 0.0, 0.0, False)
+                self.epsilon, self.centered, 0.0, 0.0, False, self._momentum)
 
     def get_config(self):
         config = super().get_config()
@@ -422,7 +423,7 @@ class Adam(Optimizer):
 
     def _hparams(self):
         return (self._current_lr(), 0.0, False, 0.0, self.epsilon, False,
-                self._hyper_value("beta_1"), self._hyper_value("beta_2"), self.amsgrad)
+                self._hyper_value("beta_1"), self._hyper_value("beta_2"), self.amsgrad, False)
 
     def get_config(self):
         config = super().get_config()

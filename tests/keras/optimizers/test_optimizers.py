@@ -226,6 +226,34 @@ def test_decay():
     np.testing.assert_allclose(float(v), -(1 + 1 / 2 + 1 / 3), rtol=1e-6)
 
 
+def test_momentum_set_after_construction():
+    # TensorFlow decides at construction whether the momentum slot (and kernel) is used;
+    # the value may change later, to zero too
+    v = tf.Variable(1.0)
+    opt = keras.optimizers.SGD(0.5)
+    opt.momentum = 0.9  # ignored: plain gradient descent, as TensorFlow
+    opt.apply_gradients([(tf.constant(1.0), v)])
+    opt.apply_gradients([(tf.constant(1.0), v)])
+    assert float(v) == 0.0 and opt.get_slot_names() == []
+    v = tf.Variable(1.0)
+    opt = keras.optimizers.SGD(0.5, momentum=0.5)
+    opt.momentum = 0.0  # the momentum kernel with m = 0
+    opt.apply_gradients([(tf.constant(1.0), v)])
+    assert float(v) == 0.5
+    np.testing.assert_allclose(opt.get_slot(v, "momentum").numpy(), -0.5)
+    # RMSprop: momentum 0 on the momentum path puts epsilon inside the root
+    w = tf.Variable([1.0])
+    opt = keras.optimizers.RMSprop(0.1, momentum=0.5, epsilon=0.01)
+    opt.momentum = 0.0
+    opt.apply_gradients([(tf.constant([1.0]), w)])
+    np.testing.assert_allclose(w.numpy(), [1 - 0.1 / math.sqrt(0.1 + 0.01)], rtol=1e-6)
+    w = tf.Variable([1.0])
+    opt = keras.optimizers.RMSprop(0.1, epsilon=0.01)
+    opt.momentum = 0.5
+    opt.apply_gradients([(tf.constant([1.0]), w)])
+    np.testing.assert_allclose(w.numpy(), [1 - 0.1 / (math.sqrt(0.1) + 0.01)], rtol=1e-6)
+
+
 def test_hyperparameters_as_attributes():
     opt = keras.optimizers.Adam(0.01, beta_1=0.5)
     np.testing.assert_allclose(float(opt.beta_1), 0.5)
