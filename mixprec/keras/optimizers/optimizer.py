@@ -11,7 +11,7 @@ import numbers
 import warnings
 
 from mixprec import _core, _nest, _ops
-from mixprec._dtypes import float32, int64
+from mixprec._dtypes import float32, float64, int64
 from mixprec._tape import GradientTape
 from mixprec._variable import Variable
 from mixprec.keras.optimizers import schedules as _schedules
@@ -158,7 +158,10 @@ class Optimizer:
         if slots is None:
             names = self._slot_names_used()
             shape = list(var.shape)
-            slots = [Variable(_core.fill(shape, 0, float32), trainable=False,
+            # float64 variables get float64 slots (TensorFlow's rule); the others float32
+            # (csrc: mp_optim_slot_dtype)
+            dtype = float64 if var.true_dtype == float64 else float32
+            slots = [Variable(_core.fill(shape, 0, dtype), trainable=False,
                               name="%s/%s" % (var.name.split(":")[0], n)) for n in names]
             self._slots[var._id] = slots
             self._vars.append(var)

@@ -13,6 +13,7 @@ The reference rules are TensorFlow's kernels as tf-keras' OptimizerV2 calls them
   m += (g-m)(1-b1), v += (g^2-v)(1-b2), [vhat = max(vhat, v)], var -= lr_t*m/(sqrt(v)+eps).
 """
 
+import inspect
 import math
 import warnings
 
@@ -25,8 +26,6 @@ from mixprec.keras.optimizers import schedules
 
 STEPS = 6
 
-# known bugs, fixed by the commits that remove these marks
-XFAIL_SLOTS64 = pytest.mark.xfail(strict=True, reason="float64 variables get float32 slots")
 SHAPES = [(3, 4), (5,)]
 
 
@@ -116,9 +115,7 @@ _HYPER = {"learning_rate", "momentum", "rho", "beta_1", "beta_2"}
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("name,cls,kw,ref", CONFIGS, ids=[c[0] for c in CONFIGS])
-def test_update_rule_matches_tensorflow(name, cls, kw, ref, dtype, request):
-    if dtype == "float64" and name != "sgd":
-        request.applymarker(XFAIL_SLOTS64)
+def test_update_rule_matches_tensorflow(name, cls, kw, ref, dtype):
     ws, grads = _problem(7, dtype)
     variables = [tf.Variable(w.astype(dtype)) for w in ws]
     opt = cls(**kw)
@@ -127,7 +124,10 @@ def test_update_rule_matches_tensorflow(name, cls, kw, ref, dtype, request):
     assert int(opt.iterations.numpy()) == STEPS
     # TensorFlow keeps hyperparameters (not epsilon) in float32 variables, cast to the
     # variable's dtype when applied
-    hyper = {k: float(np.float32(x)) if k in _HYPER else x for k, x in kw.items()}
+    defaults = {k: p.default for k, p in inspect.signature(ref).parameters.items()
+                if p.default is not inspect.Parameter.empty}
+    hyper = {k: float(np.float32(x)) if k in _HYPER else x
+             for k, x in dict(defaults, **kw).items()}
     for k, v in enumerate(variables):
         expected = ref(ws[k], [g[k] for g in grads], **hyper)
         assert v.dtype == tf.as_dtype(dtype)
@@ -341,6 +341,13 @@ def test_get_and_set_weights():
     with pytest.raises(ValueError, match="weight list of length 2, but the optimizer was "
                                          "expecting 5"):
         opt2.set_weights(weights[:2])
+
+
+def test_slot_dtypes():
+    opt = keras.optimizers.Adam()
+    vs = [tf.Variable([1.0], dtype=dt) for dt in ("float64", "float32", "float16", "bfloat16")]
+    opt.apply_gradients([(tf.constant([1.0], v.dtype), v) for v in vs])
+    assert [opt.get_slot(v, "m").dtype for v in vs] == [tf.float64] + [tf.float32] * 3
 
 
 def test_slots():
