@@ -141,7 +141,6 @@ def test_dynamic_repr():
                         "initial_loss_scale=2.0, increment_period=3, multiplier=4.0)")
 
 
-@pytest.mark.xfail(strict=True, reason="repr prints the scale as a Python double")
 def test_dynamic_repr_shows_the_float32_value():
     # TensorFlow prints current_loss_scale.numpy() (a float32): 0.1, not 0.10000000149011612
     ls = DynamicLossScale(initial_loss_scale=0.1, min_loss_scale=0.01)
