@@ -214,7 +214,13 @@ class Optimizer:
                 grads = [None if g is None else g * (c / norm) for g in grads]
         return grads
 
-    def _prepare(self, grads_and_vars):
+    def _clips(self):
+        return (self.clipvalue is not None or self.clipnorm is not None
+                or self.global_clipnorm is not None)
+
+    def _prepare(self, grads_and_vars, clip=True):
+        """Validated (gradient, variable) lists, None gradients dropped; clipped unless
+        ``clip`` is False (a LossScaleOptimizer clips after its finite check)."""
         pairs = list(grads_and_vars)
         for pair in pairs:
             if not isinstance(pair, (tuple, list)) or len(pair) != 2:
@@ -251,7 +257,7 @@ class Optimizer:
                         v.name, g.dtype.name, v.true_dtype.name))
             grads.append(g)
             variables.append(v)
-        return self._clip(grads), variables
+        return (self._clip(grads) if clip else grads), variables
 
     def _apply(self, grads, variables, loss_scale=None, check_finite=False, grad_scale=1.0):
         """The fused C step. Returns whether the update was applied."""

@@ -16,8 +16,6 @@ LSOV1 = kexp.LossScaleOptimizer
 SGD = keras.optimizers.SGD
 
 # known bugs, fixed by the commits that remove these marks
-XFAIL_CLIP = pytest.mark.xfail(strict=True, reason="LSO clips before the finite check, and "
-                               "minimize() clips scaled gradients")
 XFAIL_MULT = pytest.mark.xfail(strict=True, reason="the message shows a config dict")
 
 
@@ -226,7 +224,6 @@ def test_minimize_skips_on_overflow():
 
 @pytest.mark.parametrize("clip", [{"clipnorm": 1.0}, {"global_clipnorm": 1.0},
                                   {"clipvalue": 1.0}])
-@XFAIL_CLIP
 def test_minimize_clips_unscaled_gradients(clip):
     # tf-keras: minimize unscales, then the inner optimizer clips the unscaled gradients
     v = tf.Variable([0.3, 0.4])
@@ -242,7 +239,7 @@ def test_minimize_clips_unscaled_gradients(clip):
 
 
 @pytest.mark.parametrize("clip", [{"clipnorm": 1.0}, {"global_clipnorm": 1.0},
-                                  pytest.param({"clipvalue": 1.0}, marks=XFAIL_CLIP)])
+                                  {"clipvalue": 1.0}])
 def test_inf_gradients_are_skipped_not_clipped(clip):
     # tf-keras testClipping: the finite check runs before the inner optimizer clips
     v = tf.Variable([1.0, 1.0])
