@@ -326,7 +326,8 @@ class LossScaleOptimizer(_LossScaleOptimizerBase):
                 if float(lsc.get("multiplier", 2.0)) != 2.0:
                     raise ValueError(
                         "Cannot deserialize LossScaleOptimizer with a DynamicLossScale whose "
-                        "multiplier is not 2. Got DynamicLossScale: %s" % (lsc,))
+                        "multiplier is not 2. Got DynamicLossScale: %s"
+                        % (_ls.DynamicLossScale.from_config(lsc),))
                 config.update(dynamic=True, initial_scale=lsc.get("initial_loss_scale", 2 ** 15),
                               dynamic_growth_steps=lsc.get("increment_period", 2000))
         inner = config.pop("inner_optimizer", None) or config.pop("optimizer", None)

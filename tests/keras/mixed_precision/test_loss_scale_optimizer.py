@@ -15,9 +15,6 @@ LSO = keras.mixed_precision.LossScaleOptimizer
 LSOV1 = kexp.LossScaleOptimizer
 SGD = keras.optimizers.SGD
 
-# known bugs, fixed by the commits that remove these marks
-XFAIL_MULT = pytest.mark.xfail(strict=True, reason="the message shows a config dict")
-
 
 def _step(opt, var, grad):
     """apply_gradients with an (unscaled) gradient, after the guide's two calls."""
@@ -382,7 +379,6 @@ def test_from_tf_2_3_config():
     assert float(keras.optimizers.deserialize(ser).loss_scale) == 3.0
 
 
-@XFAIL_MULT
 def test_from_tf_2_3_config_with_multiplier_not_2():
     with pytest.raises(ValueError, match=r"Cannot deserialize LossScaleOptimizer with a "
                                          r"DynamicLossScale whose multiplier is not 2. Got "
