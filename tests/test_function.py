@@ -64,7 +64,6 @@ def test_methods():
     assert _Model.scale.python_function(m, 2.0).numpy() == 6.0
 
 
-@pytest.mark.xfail(strict=True, reason="a bound method is a functools.partial")
 def test_bound_method_python_function():
     m = _Model()
     bound = m.scale
