@@ -20,7 +20,8 @@ test-gpu:       ## only the GPU tests (needs a CUDA GPU)
 
 sanitize:       ## ASan+UBSan build in build/san and the suite under it
 	MIXPREC_SANITIZE="address;undefined" MIXPREC_CUDA=OFF $(PY) -m pip install --no-build-isolation -e . -Cbuild-dir=build/san
-	LD_PRELOAD=$$(gcc -print-file-name=libasan.so) PYTHONMALLOC=malloc ASAN_OPTIONS=detect_leaks=0 \
+	LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)" PYTHONMALLOC=malloc \
+	    ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1 \
 	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 pytest -m "not slow" -q
 	$(PY) -m pip install --no-build-isolation -e . -Cbuild-dir=$(BUILD)
 

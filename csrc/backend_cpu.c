@@ -485,11 +485,53 @@ static void rand_range(void *vctx, int64_t beg, int64_t end) {
     }
 }
 
+/* The next 16-bit float value toward -inf (bit patterns are sign-magnitude). */
+static uint16_t step_down16(uint16_t h) {
+    if (h & 0x8000u)
+        return (uint16_t)(h + 1u);
+    return h ? (uint16_t)(h - 1u) : 0x8001u;
+}
+
+/* Uniform draws are a + (b - a) * u with u < 1, computed in float32 (float64 for f64);
+ * rounding that (or its conversion to a 16-bit dtype) can still land on b: about one
+ * float16 draw in 4096 from [0, 1) did. Such values become the largest value of the dtype
+ * below b, so the documented range [a, b) holds. */
+static void clamp_below(mp_dtype dt, void *y, int64_t n, double b) {
+    if (dt == MP_F64) {
+        double lim = nextafter(b, -INFINITY);
+        for (int64_t i = 0; i < n; i++)
+            if (((double *)y)[i] >= b)
+                ((double *)y)[i] = lim;
+    } else if (dt == MP_F32) {
+        float lim = (float)b;
+        while ((double)lim >= b)
+            lim = nextafterf(lim, -INFINITY);
+        for (int64_t i = 0; i < n; i++)
+            if ((double)((float *)y)[i] >= b)
+                ((float *)y)[i] = lim;
+    } else {
+        float (*load)(uint16_t) = dt == MP_F16 ? mp_f16_to_f32 : mp_bf16_to_f32;
+        uint16_t lim = dt == MP_F16 ? mp_f32_to_f16((float)b) : mp_f32_to_bf16((float)b);
+        while ((double)load(lim) >= b)
+            lim = step_down16(lim);
+        for (int64_t i = 0; i < n; i++)
+            if ((double)load(((uint16_t *)y)[i]) >= b)
+                ((uint16_t *)y)[i] = lim;
+    }
+}
+
+static void rand_clamp_range(void *vctx, int64_t beg, int64_t end) {
+    rand_ctx *c = vctx;
+    clamp_below(c->dt, (char *)c->y + beg * (int64_t)mp_dtype_size(c->dt), end - beg, c->b);
+}
+
 static mp_status cpu_random(mp_device dev, int dist, mp_dtype dt, void *y, int64_t n, uint64_t seed,
                             uint64_t stream, double a, double b) {
     (void)dev;
     rand_ctx c = {dist, dt, y, seed, stream, a, b};
     mp_parallel_for(n, 1 << 14, rand_range, &c);
+    if (dist == MP_RANDOM_UNIFORM && mp_dtype_is_floating(dt) && b > a)
+        mp_parallel_for(n, MP_GRAIN * 4, rand_clamp_range, &c);
     return MP_OK;
 }
 
@@ -515,6 +557,7 @@ const mp_backend mp_backend_cpu = {
     .softmax = mp_cpu_softmax,
     .one_hot = cpu_one_hot,
     .random = cpu_random,
+    .softmax_xent = mp_cpu_softmax_xent,
     .all_finite = mp_cpu_all_finite,
     .optim_update = mp_cpu_optim_update,
 };

@@ -21,6 +21,8 @@ mp_status mp_cpu_softmax(mp_device dev, int is_log, mp_dtype dt, const void *x, 
 mp_status mp_cpu_gemm(mp_device dev, mp_dtype dt, int ta, int tb, int64_t M, int64_t N, int64_t K, double alpha,
                       const void *A, const void *B, double beta, void *C, int64_t batch, int64_t sa, int64_t sb,
                       int64_t sc);
+mp_status mp_cpu_softmax_xent(mp_device dev, int sparse, mp_dtype dt, const void *logits, const void *labels,
+                              void *loss, int64_t rows, int64_t cols);
 mp_status mp_cpu_all_finite(mp_device dev, mp_dtype dt, const void *x, int64_t n, int *finite);
 mp_status mp_cpu_optim_update(mp_device dev, mp_optim_kind kind, const mp_optim_step *step, mp_dtype wdt, void *w,
                               const void *g, void *s0, void *s1, void *s2, int64_t n, mp_dtype cdt, void *cache);

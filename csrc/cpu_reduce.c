@@ -54,6 +54,13 @@ static void store_out_f64(mp_dtype dt, const double *src, char *dst, int64_t n) 
         memcpy(dst, src, (size_t)n * 8);
         return;
     }
+    if (dt == MP_F16) { /* one rounding: through float32 would round twice */
+        for (int64_t i = 0; i < n; i++)
+            ((uint16_t *)dst)[i] = mp_f64_to_f16(src[i]);
+        return;
+    }
+    /* float32 rounds once; bfloat16 goes through float32 as every float64 -> bfloat16
+     * conversion does (ml_dtypes) */
     float buf[CHUNK];
     for (int64_t i = 0; i < n; i += CHUNK) {
         int64_t m = n - i < CHUNK ? n - i : CHUNK;
@@ -347,5 +354,104 @@ mp_status mp_cpu_softmax(mp_device dev, int is_log, mp_dtype dt, const void *x, 
     mp_parallel_for(rows, MP_GRAIN / (cols * 8) + 1, sm_range, &c);
     if (c.error)
         return mp_error_set(MP_ERR_MEMORY, "out of host memory for a softmax row of %lld", (long long)cols);
+    return MP_OK;
+}
+
+/* ------------------------------------------------------------------ softmax cross-entropy */
+
+typedef struct {
+    int sparse;
+    mp_dtype dt;
+    const char *logits;
+    const void *labels;
+    char *loss;
+    int64_t cols;
+    int bad_label; /* first offending label + 1 (0 = none) */
+    int64_t bad_value;
+    int oom;
+} xent_ctx;
+
+static void xent_range(void *vctx, int64_t b, int64_t e) {
+    xent_ctx *c = vctx;
+    int64_t cols = c->cols;
+    size_t es = mp_dtype_size(c->dt);
+    double *buf = malloc((size_t)(cols ? cols : 1) * 2 * sizeof(double));
+    if (!buf) {
+        c->oom = 1;
+        return;
+    }
+    double *lab = buf + cols;
+    for (int64_t r = b; r < e; r++) {
+        /* widen one row of logits to double */
+        if (c->dt == MP_F64) {
+            memcpy(buf, (const double *)c->logits + r * cols, (size_t)cols * 8);
+        } else {
+            float tmp[256];
+            for (int64_t j = 0; j < cols; j += 256) {
+                int64_t m = cols - j < 256 ? cols - j : 256;
+                mp_load_f32(c->dt, c->logits + (r * cols + j) * (int64_t)es, tmp, m);
+                for (int64_t k = 0; k < m; k++)
+                    buf[j + k] = tmp[k];
+            }
+        }
+        double mx = -INFINITY;
+        for (int64_t j = 0; j < cols; j++)
+            mx = buf[j] > mx || buf[j] != buf[j] ? buf[j] : mx;
+        double s = 0;
+        for (int64_t j = 0; j < cols; j++)
+            s += exp(buf[j] - mx);
+        double lse = mx + log(s); /* log-sum-exp */
+        double loss;
+        if (c->sparse) {
+            int64_t k = ((const int64_t *)c->labels)[r];
+            if (k < 0 || k >= cols) {
+                if (!c->bad_label) {
+                    c->bad_label = 1;
+                    c->bad_value = k;
+                }
+                loss = NAN;
+            } else {
+                loss = lse - buf[k];
+            }
+        } else {
+            if (c->dt == MP_F64) {
+                memcpy(lab, (const double *)c->labels + r * cols, (size_t)cols * 8);
+            } else {
+                float tmp[256];
+                for (int64_t j = 0; j < cols; j += 256) {
+                    int64_t m = cols - j < 256 ? cols - j : 256;
+                    mp_load_f32(c->dt, (const char *)c->labels + (r * cols + j) * (int64_t)es, tmp, m);
+                    for (int64_t k = 0; k < m; k++)
+                        lab[j + k] = tmp[k];
+                }
+            }
+            loss = 0;
+            for (int64_t j = 0; j < cols; j++)
+                if (lab[j] != 0)
+                    loss += lab[j] * (lse - buf[j]);
+        }
+        if (c->dt == MP_F64) {
+            ((double *)c->loss)[r] = loss;
+        } else {
+            float f = (float)loss;
+            mp_store_f32(c->dt, &f, c->loss + r * (int64_t)es, 1);
+        }
+    }
+    free(buf);
+}
+
+mp_status mp_cpu_softmax_xent(mp_device dev, int sparse, mp_dtype dt, const void *logits, const void *labels,
+                              void *loss, int64_t rows, int64_t cols) {
+    (void)dev;
+    if (rows == 0)
+        return MP_OK;
+    xent_ctx c = {sparse, dt, logits, labels, loss, cols, 0, 0, 0};
+    mp_parallel_for(rows, MP_GRAIN / (cols * 4 + 1) + 1, xent_range, &c);
+    if (c.oom)
+        return mp_error_set(MP_ERR_MEMORY, "out of host memory in softmax cross-entropy");
+    if (c.bad_label)
+        return mp_error_set(MP_ERR_VALUE,
+                            "Received a label value of %lld which is outside the valid range of [0, %lld).",
+                            (long long)c.bad_value, (long long)cols);
     return MP_OK;
 }

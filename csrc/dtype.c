@@ -118,7 +118,7 @@ uint16_t mp_f64_to_f16(double d) {
         return sign | (uint16_t)q;
     }
     uint64_t odd = (ax >> 42) & 1u;
-    ax += (uint64_t)0x3ffffffffffull + odd; /* round at bit 42 */
+    ax += (uint64_t)0x1ffffffffffull + odd; /* half of bit 42 (2^41) minus 1, plus odd: ties to even */
     uint64_t e = (ax >> 52) - 1008u;        /* rebias 1023 -> 15 */
     uint64_t m = (ax >> 42) & 0x3ffu;
     return sign | (uint16_t)((e << 10) | m);

@@ -594,6 +594,31 @@ static mp_status g_log_softmax(const mp_node *n, mp_tensor *dy, const int *need,
     return finish(&a);
 }
 
+/* d(loss)/d(logits) = (softmax(logits) - labels) * dloss; for dense labels also
+ * d(loss)/d(labels) = -log_softmax(logits) * dloss (TensorFlow differentiates both). */
+static mp_status g_xent(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    arena a = {0};
+    mp_tensor *logits = IN(0);
+    int64_t ks[MP_MAX_DIMS];
+    for (int d = 0; d < dy->ndim; d++)
+        ks[d] = dy->shape[d];
+    ks[dy->ndim] = 1;
+    mp_tensor *dyk = reshape(&a, dy, dy->ndim + 1, ks);
+    if (need[0]) {
+        mp_tensor *p = un(&a, MP_OP_SOFTMAX, logits), *target = IN(1);
+        if (n->op == MP_OP_SPARSE_SOFTMAX_XENT && a.st == MP_OK) {
+            mp_attrs oh = {.i0 = logits->shape[logits->ndim - 1], .f0 = 1.0, .f1 = 0.0, .dtype = logits->dtype};
+            target = run(&a, MP_OP_ONE_HOT, 1, &IN(1), &oh);
+        }
+        if ((dx[0] = bin(&a, MP_OP_MUL, bin(&a, MP_OP_SUB, p, target), dyk)))
+            out(dx[0]);
+    }
+    if (n->op == MP_OP_SOFTMAX_XENT && need[1] &&
+        (dx[1] = bin(&a, MP_OP_MUL, un(&a, MP_OP_NEG, un(&a, MP_OP_LOG_SOFTMAX, logits)), dyk)))
+        out(dx[1]);
+    return finish(&a);
+}
+
 /* ------------------------------------------------------------------ layout */
 
 static mp_status g_reshape(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
@@ -745,6 +770,8 @@ typedef mp_status (*grad_fn)(const mp_node *, mp_tensor *, const int *, mp_tenso
 #define GRAD_RANDOM_UNIFORM NULL
 #define GRAD_RANDOM_NORMAL NULL
 #define GRAD_TRUNCATED_NORMAL NULL
+#define GRAD_SPARSE_SOFTMAX_XENT g_xent
+#define GRAD_SOFTMAX_XENT g_xent
 
 static const grad_fn rules[MP_OP_COUNT] = {
 #define MP_OP(NAME, tfname, pyname, nin, amp, family, kind) [MP_OP_##NAME] = GRAD_##NAME,

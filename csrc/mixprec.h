@@ -285,6 +285,10 @@ typedef struct mp_backend {
      * (seed, stream) is a function of (seed, stream, i) alone, so CPU and GPU agree. */
     mp_status (*random)(mp_device dev, int dist, mp_dtype dt, void *y, int64_t n, uint64_t seed,
                         uint64_t stream, double a, double b);
+    /* Row-wise softmax cross-entropy of logits (rows, cols) of dtype dt: labels are int64
+     * class ids (sparse) or dt probabilities (rows, cols); loss (rows) of dtype dt. */
+    mp_status (*softmax_xent)(mp_device dev, int sparse, mp_dtype dt, const void *logits, const void *labels,
+                              void *loss, int64_t rows, int64_t cols);
     /* *finite = no inf/NaN among the n elements of x (floating dtype dt). */
     mp_status (*all_finite)(mp_device dev, mp_dtype dt, const void *x, int64_t n, int *finite);
     /* One variable's fused update: g (dtype gdt == wdt) scaled by step->grad_scale, the rule

@@ -36,7 +36,7 @@ static const struct {
 
 /* Tripwire: a new op must also get its backward rule (grad.c), its binding
  * (csrc/python/functions.c) and a row in tests/test_ops.py; then bump this number. */
-_Static_assert(MP_OP_COUNT == 84, "ops.def changed: update grad.c, functions.c, tests/test_ops.py, then this count");
+_Static_assert(MP_OP_COUNT == 86, "ops.def changed: update grad.c, functions.c, tests/test_ops.py, then this count");
 
 const mp_op_info *mp_op_get_info(mp_op op) {
     if ((int)op < 0 || op >= MP_OP_COUNT)
@@ -239,6 +239,7 @@ static mp_status run_binary(mp_op op, mp_binary_kind k, int is_cmp, mp_tensor *a
     int n;
     int64_t oshape[MP_MAX_DIMS];
     MP_TRY(mp_broadcast_shapes(a->ndim, a->shape, b->ndim, b->shape, &n, oshape));
+    MP_TRY(mp_shape_check(n, oshape, NULL)); /* before make_bcast multiplies the dims */
     mp_bcast bc;
     int nd[2] = {a->ndim, b->ndim};
     const int64_t *sh[2] = {a->shape, b->shape};
@@ -381,6 +382,7 @@ static mp_status run_where(mp_tensor *const *in, const mp_backend *be, mp_tensor
     int64_t s1[MP_MAX_DIMS], os[MP_MAX_DIMS];
     MP_TRY(mp_broadcast_shapes(c->ndim, c->shape, a->ndim, a->shape, &n1, s1));
     MP_TRY(mp_broadcast_shapes(n1, s1, b->ndim, b->shape, &n, os));
+    MP_TRY(mp_shape_check(n, os, NULL));
     mp_bcast bc;
     int nd[3] = {c->ndim, a->ndim, b->ndim};
     const int64_t *sh[3] = {c->shape, a->shape, b->shape};
@@ -454,7 +456,8 @@ static mp_status run_matmul(mp_tensor *a, mp_tensor *b, const mp_attrs *at, cons
     int nb_out;
     int64_t bshape[MP_MAX_DIMS];
     MP_TRY(mp_broadcast_shapes(a->ndim - 2, a->shape, b->ndim - 2, b->shape, &nb_out, bshape));
-    int64_t batch = prod(bshape, nb_out);
+    int64_t batch;
+    MP_TRY(mp_shape_check(nb_out, bshape, &batch)); /* the batch dims multiply without overflow */
     mp_tensor *A = a, *B = b;
     mp_status st = MP_OK;
     int64_t sa = M * Ka, sb = Ka * N;
@@ -871,6 +874,54 @@ static mp_status run_random(mp_op op, const mp_attrs *at, const mp_backend *be, 
     return st;
 }
 
+static mp_status run_xent(mp_op op, mp_tensor *logits, mp_tensor *labels, const mp_backend *be, mp_tensor **out) {
+    MP_TRY(need_float(op, logits->dtype));
+    char s1[128], s2[128];
+    if (logits->ndim < 1)
+        return mp_error_set(MP_ERR_SHAPE, "%s: logits must have rank >= 1, got a scalar", OPNAME(op));
+    int sparse = op == MP_OP_SPARSE_SOFTMAX_XENT;
+    int ok = labels->ndim == logits->ndim - (sparse ? 1 : 0);
+    for (int d = 0; ok && d < labels->ndim; d++)
+        ok = labels->shape[d] == logits->shape[d];
+    if (!ok)
+        return mp_error_set(MP_ERR_SHAPE,
+                            "%s: labels of shape %s do not match logits of shape %s (%s)", OPNAME(op),
+                            shape_str(labels->shape, labels->ndim, s1, sizeof s1),
+                            shape_str(logits->shape, logits->ndim, s2, sizeof s2),
+                            sparse ? "sparse labels have the logits' shape without the last dimension"
+                                   : "dense labels have the logits' shape");
+    mp_tensor *lab = labels;
+    if (sparse) {
+        if (!mp_dtype_is_integer(labels->dtype))
+            return mp_error_set(MP_ERR_DTYPE, "%s: labels must be integer class ids, got %s", OPNAME(op),
+                                mp_dtype_name(labels->dtype));
+        if (labels->dtype != MP_I64) {
+            mp_attrs ca = {.dtype = MP_I64};
+            MP_TRY(run_cast(labels, &ca, be, &lab));
+        }
+    } else {
+        mp_tensor *pair[2] = {logits, labels};
+        MP_TRY(same_dtype(op, pair, 2));
+    }
+    int64_t cols = logits->shape[logits->ndim - 1];
+    int64_t rows = cols ? logits->numel / cols : prod(logits->shape, logits->ndim - 1);
+    mp_status st = new_like_device(logits->dtype, logits->ndim - 1, logits->shape, mp_tensor_device(logits), out);
+    if (st == MP_OK) {
+        if (!be->softmax_xent)
+            st = mp_error_set(MP_ERR_NOT_IMPLEMENTED, "%s is not available on this device", OPNAME(op));
+        else
+            st = be->softmax_xent(mp_tensor_device(logits), sparse, logits->dtype, mp_tensor_data(logits),
+                                  mp_tensor_data(lab), mp_tensor_data(*out), rows, cols);
+        if (st != MP_OK) {
+            mp_tensor_decref(*out);
+            *out = NULL;
+        }
+    }
+    if (lab != labels)
+        mp_tensor_decref(lab);
+    return st;
+}
+
 /* ------------------------------------------------------------------ entry point */
 
 static mp_status dispatch(mp_op op, int n_in, mp_tensor *const *in, const mp_attrs *at, const mp_backend *be,
@@ -906,6 +957,8 @@ static mp_status dispatch(mp_op op, int n_in, mp_tensor *const *in, const mp_att
     case MP_OP_RANDOM_UNIFORM:
     case MP_OP_RANDOM_NORMAL:
     case MP_OP_TRUNCATED_NORMAL: return run_random(op, at, be, out);
+    case MP_OP_SPARSE_SOFTMAX_XENT:
+    case MP_OP_SOFTMAX_XENT: return run_xent(op, in[0], in[1], be, out);
     default: return mp_error_set(MP_ERR_INTERNAL, "op %s has no forward implementation", OPNAME(op));
     }
 }
@@ -966,7 +1019,8 @@ mp_status mp_reshape(mp_tensor *x, int ndim, const int64_t *shape, mp_tensor **o
     if (ndim < 0 || ndim > MP_MAX_DIMS)
         return mp_error_set(MP_ERR_VALUE, "reshape: rank %d is out of range", ndim);
     mp_attrs at = {.n_ints = ndim};
-    memcpy(at.ints, shape, sizeof(int64_t) * (size_t)ndim);
+    if (ndim > 0) /* shape may be NULL for a scalar; memcpy(NULL) is undefined even for 0 bytes */
+        memcpy(at.ints, shape, sizeof(int64_t) * (size_t)ndim);
     return mp_op_run(MP_OP_RESHAPE, 1, &x, &at, out);
 }
 
@@ -974,7 +1028,8 @@ mp_status mp_full(mp_dtype dt, int ndim, const int64_t *shape, double value, mp_
     if (ndim < 0 || ndim > MP_MAX_DIMS)
         return mp_error_set(MP_ERR_VALUE, "fill: rank %d is out of range", ndim);
     mp_attrs at = {.n_ints = ndim, .dtype = (int)dt, .f0 = value, .device = dev};
-    memcpy(at.ints, shape, sizeof(int64_t) * (size_t)ndim);
+    if (ndim > 0) /* shape may be NULL for a scalar; memcpy(NULL) is undefined even for 0 bytes */
+        memcpy(at.ints, shape, sizeof(int64_t) * (size_t)ndim);
     return mp_op_run(MP_OP_FILL, 0, NULL, &at, out);
 }
 
@@ -984,7 +1039,8 @@ mp_status mp_scalar(mp_dtype dt, double value, mp_device dev, mp_tensor **out) {
 
 mp_status mp_reduce_axes(mp_op op, mp_tensor *x, int naxes, const int64_t *axes, int keepdims, mp_tensor **out) {
     mp_attrs at = {.n_ints = naxes, .i0 = keepdims};
-    memcpy(at.ints, axes, sizeof(int64_t) * (size_t)naxes);
+    if (naxes > 0)
+        memcpy(at.ints, axes, sizeof(int64_t) * (size_t)naxes);
     return mp_op_run(op, 1, &x, &at, out);
 }
 

@@ -3,6 +3,7 @@
  * OpenBLAS's own threads). One job at a time: a caller that finds the pool busy runs its
  * range serially. After fork() the child starts with no workers and re-creates them. */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -38,10 +39,12 @@ static void run_chunks(void) {
 }
 
 static void *worker_main(void *arg) {
-    (void)arg;
-    uint64_t seen = 0;
+    /* NOTE: `seen` starts at the generation current when the worker was created (passed
+     * in by ensure_workers under the lock), not the one it finds once it runs: the job
+     * that created it has bumped the generation by then, and reading it here would make
+     * the worker skip that job while the caller waits for it forever. */
+    uint64_t seen = (uint64_t)(uintptr_t)arg;
     pthread_mutex_lock(&pool.mu);
-    seen = pool.generation;
     for (;;) {
         while (!pool.stop && pool.generation == seen)
             pthread_cond_wait(&pool.work_cv, &pool.mu);
@@ -99,7 +102,7 @@ static void ensure_workers(void) {
     }
     int want = mp_num_threads() - 1;
     while (pool.nworkers < want) {
-        if (pthread_create(&pool.threads[pool.nworkers], NULL, worker_main, NULL) != 0)
+        if (pthread_create(&pool.threads[pool.nworkers], NULL, worker_main, (void *)(uintptr_t)pool.generation) != 0)
             break; /* run with fewer threads */
         pthread_detach(pool.threads[pool.nworkers]);
         pool.nworkers++;

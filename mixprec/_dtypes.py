@@ -155,7 +155,7 @@ _BY_NAME.update({"half": float16, "float": float32, "double": float64})
 
 _BY_NP = {np.dtype(d.as_numpy_dtype): d for d in _ALL}
 
-# TensorFlow maps Python float to float32 (its _PYTHON_TO_TF); int goes through NumPy.
+# TensorFlow's _PYTHON_TO_TF maps float to float32 (int goes through NumPy: int64)
 _PY_TYPES = {builtins.float: float32, builtins.int: int64, builtins.bool: bool}
 
 
@@ -167,9 +167,9 @@ def as_dtype(type_value):
     """
     if isinstance(type_value, DType):
         return type_value
-    if type_value is None:
-        raise TypeError("Cannot convert None to a mixprec DType.")
-    if isinstance(type_value, str):
+    if type_value is None:  # np.dtype(None) would say float64
+        pass
+    elif isinstance(type_value, str):
         d = _BY_NAME.get(type_value)
         if d is not None:
             return d

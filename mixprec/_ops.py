@@ -7,9 +7,10 @@ and compose core ops. No element is touched in Python.
 
 import builtins
 import contextlib
+import operator
 
 from mixprec import _core
-from mixprec._dtypes import as_dtype, float32, int32
+from mixprec._dtypes import as_dtype, float32, float64, int32, int64
 
 __all__ = [
     "constant", "convert_to_tensor", "cast", "saturate_cast", "identity", "stop_gradient",
@@ -81,12 +82,24 @@ one_hot = _core.one_hot
 
 
 def saturate_cast(value, dtype, name=None):
-    """Casts ``value`` to ``dtype``, clamping to the target's range first."""
+    """Casts ``value`` to ``dtype``, clamping to the target's range first whenever the
+    source's range exceeds it (TensorFlow's rule). The clamp runs in float64 or int64,
+    where both ranges' bounds are exact, so a bound never rounds out of range (bfloat16's
+    65504 would be 65536); float -> integer casts saturate in the core (NaN -> 0)."""
     value = convert_to_tensor(value)
     dtype = as_dtype(dtype)
-    if value.dtype.is_floating and dtype.is_floating and dtype.size < value.dtype.size:
-        value = clip_by_value(value, float(dtype.min), float(dtype.max))
-    return cast(value, dtype)
+    src = value.dtype
+    if src == dtype or src.is_bool or dtype.is_bool:
+        return cast(value, dtype)
+    if float(src.min) >= float(dtype.min) and float(src.max) <= float(dtype.max):
+        return cast(value, dtype)
+    if dtype.is_floating:
+        wide, lo, hi = cast(value, float64), float(dtype.min), float(dtype.max)
+    elif src.is_integer:
+        wide, lo, hi = cast(value, int64), int(dtype.min), int(dtype.max)
+    else:
+        return cast(value, dtype)
+    return cast(clip_by_value(wide, lo, hi), dtype)
 
 
 def where(condition, x=None, y=None, name=None):
@@ -132,7 +145,10 @@ def squeeze(input, axis=None, name=None):  # noqa: A002
     shape = list(x.shape)
     if axis is None:
         return reshape(x, [d for d in shape if d != 1])
-    axes = [axis] if isinstance(axis, int) else list(axis)
+    try:
+        axes = [operator.index(axis)]
+    except TypeError:
+        axes = list(axis)
     norm = set()
     for a in axes:
         a = int(a)
@@ -153,6 +169,10 @@ def unstack(value, num=None, axis=0, name=None):
     if x.ndim == 0:
         raise ValueError("unstack: input must have rank >= 1")
     axis = int(axis)
+    if not -x.ndim <= axis < x.ndim:
+        raise _core.InvalidArgumentError(
+            "unstack: axis %d is out of range [%d, %d) for an input of rank %d"
+            % (axis, -x.ndim, x.ndim, x.ndim))
     if axis < 0:
         axis += x.ndim
     n = x.shape[axis]
@@ -166,22 +186,28 @@ def unstack(value, num=None, axis=0, name=None):
     return out
 
 
+def _fill_as(shape, value, dtype):
+    # 0/1 spelled False/True for bool: a Python int does not convert to a bool tensor
+    dtype = as_dtype(dtype)
+    return fill(shape, builtins.bool(value) if dtype.is_bool else value, dtype)
+
+
 def zeros(shape, dtype=float32, name=None):
-    return fill(shape, 0, as_dtype(dtype))
+    return _fill_as(shape, 0, dtype)
 
 
 def ones(shape, dtype=float32, name=None):
-    return fill(shape, 1, as_dtype(dtype))
+    return _fill_as(shape, 1, dtype)
 
 
 def zeros_like(input, dtype=None, name=None):  # noqa: A002
     x = convert_to_tensor(input)
-    return fill(x.shape, 0, x.dtype if dtype is None else as_dtype(dtype))
+    return _fill_as(x.shape, 0, x.dtype if dtype is None else dtype)
 
 
 def ones_like(input, dtype=None, name=None):  # noqa: A002
     x = convert_to_tensor(input)
-    return fill(x.shape, 1, x.dtype if dtype is None else as_dtype(dtype))
+    return _fill_as(x.shape, 1, x.dtype if dtype is None else dtype)
 
 
 def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001

@@ -20,7 +20,7 @@ def _numpy_text(t, is_repr):
     if t.ndim == 0:
         return str(value)
     text = repr(value) if is_repr else str(value)
-    if "\n" in text or is_repr:
+    if "\n" in text:  # as TensorFlow: a one-line NumPy repr stays on the header's line
         text = "\n" + text
     return text
 

@@ -32,3 +32,52 @@ def silu(features, beta=1.0, name=None):
 
 
 swish = silu
+
+
+def sparse_softmax_cross_entropy_with_logits(labels=None, logits=None, name=None):
+    """Per-example -log softmax(logits)[labels], from one fused, stable op."""
+    if labels is None or logits is None:
+        raise ValueError("Both labels and logits must be provided.")
+    return _core.sparse_softmax_cross_entropy_with_logits(labels, logits)
+
+
+def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
+    """Per-example -sum(labels * log_softmax(logits)) over ``axis``."""
+    logits = _core.convert_to_tensor(logits)
+    if axis not in (-1, logits.ndim - 1):
+        perm = list(range(logits.ndim))
+        perm[axis], perm[-1] = perm[-1], perm[axis]
+        logits = _core.transpose(logits, perm)
+        labels = _core.transpose(labels, perm)
+    return _core.softmax_cross_entropy_with_logits(labels, logits)
+
+
+def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
+    x = _core.convert_to_tensor(logits)
+    z = _core.cast(_core.convert_to_tensor(labels), x.dtype)
+    return _core.relu(x) - x * z + _core.log1p(_core.exp(-_core.abs(x)))
+
+
+def compute_average_loss(per_example_loss, sample_weight=None, global_batch_size=None):
+    """sum(per_example_loss * sample_weight) / global_batch_size (the batch size summed over
+    replicas; defaults to this replica's batch times the number of replicas)."""
+    losses = _core.convert_to_tensor(per_example_loss)
+    if sample_weight is not None:
+        losses = losses * _core.cast(_core.convert_to_tensor(sample_weight), losses.dtype)
+    if global_batch_size is None:
+        from mixprec import distribute
+
+        n = losses.shape[0] if losses.ndim else 1
+        global_batch_size = n * distribute.get_replica_context_num_replicas()
+    if isinstance(global_batch_size, float) or getattr(global_batch_size, "dtype", None) is not \
+            None and global_batch_size.dtype.is_floating:
+        raise TypeError("global_batch_size must be an integer, got %r" % (global_batch_size,))
+    return _core.reduce_sum(losses) / _core.cast(_core.constant(int(global_batch_size)),
+                                                 losses.dtype)
+
+
+def scale_regularization_loss(regularization_loss):
+    from mixprec import distribute
+
+    loss = _core.convert_to_tensor(regularization_loss)
+    return loss / distribute.get_replica_context_num_replicas()

@@ -232,7 +232,14 @@ static int from_ndarray(PyArrayObject *arr, mp_dtype dt, mp_tensor **out) {
     int64_t shape[MP_MAX_DIMS];
     for (int d = 0; d < nd; d++)
         shape[d] = PyArray_DIM(arr, d);
-    PyArrayObject *c = (PyArrayObject *)PyArray_FromArray(arr, NULL, NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED);
+    /* the copy below is raw bytes: byte-swapped arrays ('>f4' on x86) are converted first */
+    PyArray_Descr *native = NULL;
+    if (PyArray_ISBYTESWAPPED(arr)) {
+        native = PyArray_DescrNewByteorder(PyArray_DESCR(arr), NPY_NATIVE);
+        if (!native)
+            return -1;
+    }
+    PyArrayObject *c = (PyArrayObject *)PyArray_FromArray(arr, native, NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED);
     if (!c)
         return -1;
     if (host_new(dt, nd, shape, out)) {
@@ -378,6 +385,16 @@ int mp_py_to_tensor(PyObject *o, int dtype, int strict, mp_tensor **out) {
     }
     if (MpVariable_Check(o))
         return variable_value(o, dtype, strict, out);
+    /* NumPy scalars keep their dtype. NOTE: before the Python float check, since
+     * numpy.float64 is a subclass of float. */
+    if (PyArray_IsScalar(o, Generic)) {
+        PyArrayObject *arr = (PyArrayObject *)PyArray_FromScalar(o, NULL);
+        if (!arr)
+            return -1;
+        int rc = convert_array(o, arr, dtype, 0, out);
+        Py_DECREF(arr);
+        return rc;
+    }
     if (PyBool_Check(o)) {
         mp_dtype dt = dtype == MP_NO_DTYPE ? MP_BOOL : (mp_dtype)dtype;
         if (dt != MP_BOOL)
@@ -408,14 +425,6 @@ int mp_py_to_tensor(PyObject *o, int dtype, int strict, mp_tensor **out) {
     }
     if (PyArray_Check(o))
         return convert_array(o, (PyArrayObject *)o, dtype, 0, out);
-    if (PyArray_IsScalar(o, Generic)) {
-        PyArrayObject *arr = (PyArrayObject *)PyArray_FromScalar(o, NULL);
-        if (!arr)
-            return -1;
-        int rc = convert_array(o, arr, dtype, 0, out);
-        Py_DECREF(arr);
-        return rc;
-    }
     if (PyUnicode_Check(o) || PyBytes_Check(o)) {
         PyErr_Format(PyExc_TypeError, "Cannot convert %R to a mixprec tensor: string tensors are not supported", o);
         return -1;
@@ -640,7 +649,12 @@ int mp_py_parse_axes(PyObject *o, int nd, int64_t *axes, int *naxes, const char 
                          what, (long long)a, nd, -nd, nd);
             return -1;
         }
-        seen[a < 0 ? a + nd : a] = 1;
+        int d = (int)(a < 0 ? a + nd : a);
+        if (seen[d]) { /* as TensorFlow (NumPy also refuses) */
+            PyErr_Format(MpExc_InvalidArgument, "Invalid %s: axes contain duplicate dimension %d", what, d);
+            return -1;
+        }
+        seen[d] = 1;
     }
     *naxes = 0;
     for (int d = 0; d < nd; d++)

@@ -312,7 +312,10 @@ PyObject *mp_py_from_dlpack(PyObject *mod, PyObject *obj) {
         }
     }
     if (dt < 0 || !contiguous || dl->device.device_type != kDLCPU || dl->ndim > MP_MAX_DIMS || dl->ndim < 0) {
+        /* NOTE: read everything the message needs before the capsule goes: its destructor
+         * calls the producer's deleter, which frees *dl */
         int cpu = dl->device.device_type == kDLCPU;
+        int code = dl->dtype.code, bits = dl->dtype.bits;
         free(c); /* capsule still owns the tensor: its destructor releases it */
         Py_DECREF(cap);
         if (!cpu) {
@@ -320,8 +323,7 @@ PyObject *mp_py_from_dlpack(PyObject *mod, PyObject *obj) {
             return NULL;
         }
         if (dt < 0) {
-            PyErr_Format(PyExc_TypeError, "from_dlpack: unsupported DLPack dtype (code %d, %d bits)", dl->dtype.code,
-                         dl->dtype.bits);
+            PyErr_Format(PyExc_TypeError, "from_dlpack: unsupported DLPack dtype (code %d, %d bits)", code, bits);
             return NULL;
         }
         return fallback_copy(obj);

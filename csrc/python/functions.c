@@ -18,9 +18,9 @@ mp_status mp_py_run(mp_op op, int n_in, mp_tensor *const *in, const mp_attrs *at
     for (int i = 0; i < n_in; i++)
         work += in[i]->numel;
     if (op == MP_OP_FILL || op == MP_OP_RANDOM_NORMAL || op == MP_OP_RANDOM_UNIFORM || op == MP_OP_TRUNCATED_NORMAL) {
-        work = 1;
+        work = 1; /* saturating: the shape is validated later, by the op */
         for (int i = 0; i < at->n_ints; i++)
-            work *= at->ints[i];
+            work = at->ints[i] > 0 && work > INT64_MAX / at->ints[i] ? INT64_MAX : work * at->ints[i];
     }
     if (op == MP_OP_MATMUL)
         work *= 64;
@@ -490,6 +490,11 @@ static int resolve_shape(int64_t numel, PyObject *shape_obj, mp_attrs *at, const
             Py_DECREF(fast);
             PyErr_Format(MpExc_InvalidArgument, "reshape: size %zd must be non-negative, not %lld", i, (long long)v);
             return -1;
+        } else if (v != 0 && known > INT64_MAX / 8 / v) {
+            Py_DECREF(fast);
+            PyErr_Format(MpExc_ResourceExhausted, "reshape: a tensor of this shape is too large (size %zd = %lld)", i,
+                         (long long)v);
+            return -1;
         } else {
             known *= v;
         }
@@ -628,6 +633,11 @@ static PyObject *join_impl(mp_op op, const char *fname, PyObject *const *args, P
     if (a[1] && mp_py_parse_int(a[1], &axis, "axis"))
         goto done;
     int rank = ts[0]->ndim + (op == MP_OP_STACK);
+    if (rank == 0) { /* concat of scalars: the core explains (hint: stack) */
+        mp_attrs at0 = {0};
+        r = mp_py_run_wrap(op, n, ts, &at0);
+        goto done;
+    }
     if (axis < -rank || axis >= rank) {
         PyErr_Format(MpExc_InvalidArgument, "%s: axis %lld is out of range [%d, %d)", fname, (long long)axis, -rank,
                      rank);
@@ -682,8 +692,8 @@ static PyObject *py_fill(PyObject *m, PyObject *const *args, Py_ssize_t nargs, P
     if (mp_py_to_tensor(a[1], dt, 0, &v))
         return NULL;
     if (v->numel != 1) {
-        mp_tensor_decref(v);
         PyErr_Format(MpExc_InvalidArgument, "fill: value must be a scalar, got %lld elements", (long long)v->numel);
+        mp_tensor_decref(v);
         return NULL;
     }
     if (dt == MP_NO_DTYPE)
@@ -742,13 +752,19 @@ static PyObject *py_range(PyObject *m, PyObject *const *args, Py_ssize_t nargs, 
     if (parse_double(start && start != Py_None ? start : NULL, &s, "start") || parse_double(limit, &l, "limit") ||
         parse_double(delta && delta != Py_None ? delta : NULL, &d, "delta"))
         return NULL;
+    if (!isfinite(s) || !isfinite(l) || !isfinite(d)) {
+        PyErr_SetString(MpExc_InvalidArgument, "range: start, limit and delta must be finite");
+        return NULL;
+    }
     if (d == 0) {
         PyErr_SetString(MpExc_InvalidArgument, "Requires delta != 0");
         return NULL;
     }
     if ((d > 0 && s > l) || (d < 0 && s < l)) {
-        PyErr_Format(MpExc_InvalidArgument, "Requires start <= limit when delta > 0: %g/%g (or >= when delta < 0)", s,
-                     l);
+        /* NOTE: PyErr_Format has no %g; format the numbers here */
+        char msg[160];
+        snprintf(msg, sizeof msg, "Requires start <= limit when delta > 0: %g/%g (or >= when delta < 0)", s, l);
+        PyErr_SetString(MpExc_InvalidArgument, msg);
         return NULL;
     }
     double count = mp_dtype_is_integer((mp_dtype)dt) ? ceil(fabs((l - s) / d)) : ceil(fabs((l - s) / d));
@@ -825,6 +841,8 @@ static PyObject *py_convert_to_tensor(PyObject *m, PyObject *const *args, Py_ssi
     if (parse_dtype_opt(a[1], &dt) || parse_dtype_opt(a[2], &hint))
         return NULL;
     mp_tensor *t;
+    if (MpTensor_Check(a[0]) && (dt == MP_NO_DTYPE || (int)MpTensor_T(a[0])->dtype == dt))
+        return Py_NewRef(a[0]); /* the same object, as TensorFlow (identity matters to callers) */
     if (dt != MP_NO_DTYPE) {
         if (mp_py_to_tensor(a[0], dt, 1, &t))
             return NULL;
@@ -866,11 +884,13 @@ static PyObject *py_constant(PyObject *m, PyObject *const *args, Py_ssize_t narg
         mp_tensor_decref(t);
         return NULL;
     }
-    int64_t numel = 1;
-    for (int i = 0; i < at.n_ints; i++)
-        numel *= at.ints[i];
+    int64_t numel;
+    mp_status st = mp_shape_check(at.n_ints, at.ints, &numel);
+    if (st != MP_OK) {
+        mp_tensor_decref(t);
+        return mp_py_raise(st);
+    }
     mp_tensor *r;
-    mp_status st;
     if (t->numel == numel) {
         st = mp_py_run(MP_OP_RESHAPE, 1, &t, &at, &r);
     } else if (t->numel == 1) {
@@ -881,17 +901,40 @@ static PyObject *py_constant(PyObject *m, PyObject *const *args, Py_ssize_t narg
             mp_tensor_decref(s);
         }
     } else {
-        mp_tensor_decref(t);
         PyErr_Format(PyExc_TypeError,
                      "Eager execution of constant with unsupported shape. Value has %lld elements, but the shape "
                      "requested has %lld elements.",
                      (long long)t->numel, (long long)numel);
+        mp_tensor_decref(t);
         return NULL;
     }
     mp_tensor_decref(t);
     if (st != MP_OK)
         return mp_py_raise(st);
     return mp_py_wrap(r);
+}
+
+static const char *const xent_names[] = {"labels", "logits", "name"};
+static PyObject *xent_impl(mp_op op, const char *fname, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
+    PyObject *a[3];
+    if (parse_args(fname, args, nargs, kw, xent_names, 3, 2, a))
+        return NULL;
+    mp_tensor *in[2] = {NULL, NULL};
+    PyObject *r = NULL;
+    if (mp_py_to_tensor(a[1], MP_NO_DTYPE, 0, &in[0]) == 0 &&
+        mp_py_to_tensor(a[0], op == MP_OP_SOFTMAX_XENT ? (int)in[0]->dtype : MP_NO_DTYPE, 0, &in[1]) == 0)
+        r = mp_py_run_wrap(op, 2, in, NULL);
+    mp_tensor_decref(in[0]);
+    mp_tensor_decref(in[1]);
+    return r;
+}
+static PyObject *py_sparse_xent(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
+    (void)m;
+    return xent_impl(MP_OP_SPARSE_SOFTMAX_XENT, "sparse_softmax_cross_entropy_with_logits", args, nargs, kw);
+}
+static PyObject *py_xent(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
+    (void)m;
+    return xent_impl(MP_OP_SOFTMAX_XENT, "softmax_cross_entropy_with_logits", args, nargs, kw);
 }
 
 static const char *const truediv_names[] = {"x", "y", "name"};
@@ -938,6 +981,8 @@ PyMethodDef mp_py_functions[] = {
     FC("random", py_random, NULL),
     FC("convert_to_tensor", py_convert_to_tensor, NULL),
     FC("constant", py_constant, NULL),
+    FC("sparse_softmax_cross_entropy_with_logits", py_sparse_xent, "Per-row -log softmax(logits)[label]."),
+    FC("softmax_cross_entropy_with_logits", py_xent, "Per-row -sum(labels * log_softmax(logits))."),
     FC("truediv", py_truediv, "x / y; integers are divided as floats (TensorFlow's truediv)."),
     {"set_device", mp_py_set_device, METH_VARARGS, "set_device((type, index) or None) -> previous"},
     {"from_dlpack", mp_py_from_dlpack, METH_O, "Wrap a DLPack-exporting object (zero-copy)."},

@@ -179,7 +179,17 @@ static PyObject *nb_mod(PyObject *a, PyObject *b) { return mp_py_binary_op(MP_OP
 static PyObject *nb_matmul(PyObject *a, PyObject *b) { return mp_py_binary_op(MP_OP_MATMUL, a, b); }
 static PyObject *nb_and(PyObject *a, PyObject *b) { return mp_py_binary_op(MP_OP_LOGICAL_AND, a, b); }
 static PyObject *nb_or(PyObject *a, PyObject *b) { return mp_py_binary_op(MP_OP_LOGICAL_OR, a, b); }
-static PyObject *nb_xor(PyObject *a, PyObject *b) { return mp_py_binary_op(MP_OP_NOT_EQUAL, a, b); }
+/* ^ is logical xor (not_equal) on bool tensors only: on integers TensorFlow's ^ is a
+ * bitwise xor, which not_equal is not. */
+static PyObject *nb_xor(PyObject *a, PyObject *b) {
+    PyObject *t = MpTensor_Check(a) ? a : b;
+    if (MpTensor_T(t)->dtype != MP_BOOL) {
+        PyErr_Format(MpExc_DType, "^ is only defined for bool tensors here (got %s); bitwise ops are not supported",
+                     mp_dtype_name(MpTensor_T(t)->dtype));
+        return NULL;
+    }
+    return mp_py_binary_op(MP_OP_NOT_EQUAL, a, b);
+}
 
 static PyObject *nb_pow(PyObject *a, PyObject *b, PyObject *m) {
     if (m != Py_None) {

@@ -1,8 +1,14 @@
 """``tf.keras`` for mixprec: ``from mixprec import keras`` in place of ``from tensorflow
-import keras``. Only the mixed precision API exists so far; layers, models, optimizers and
-losses arrive with their issues. Keep this module import-light: it only gathers subpackages.
-"""
+import keras``. Gathers the subpackages; the code is in engine/, layers/ and the modules."""
 
-from mixprec.keras import mixed_precision, optimizers  # noqa: F401
+from mixprec.keras import (  # noqa: F401
+    activations, backend, callbacks, datasets, initializers, losses, metrics, mixed_precision,
+    optimizers, utils)
+from mixprec.keras import layers  # noqa: F401
+from mixprec.keras.engine.input_layer import Input  # noqa: F401
+from mixprec.keras.engine.sequential import Sequential  # noqa: F401
+from mixprec.keras.engine.training import Model  # noqa: F401
 
-__all__ = ["mixed_precision", "optimizers"]
+__all__ = ["Input", "Model", "Sequential", "activations", "backend", "callbacks", "datasets",
+           "initializers", "layers", "losses", "metrics", "mixed_precision", "optimizers",
+           "utils"]

@@ -69,6 +69,7 @@ class Optimizer:
         self._hyper = {}
         self._set_hyper("learning_rate", learning_rate)
         self._slots = {}   # variable id -> list of slot Variables, in C order
+        self._pending_slots = {}  # (variable id, slot name) -> saved value (load_weights)
         self._vars = []    # variables seen, in order
         self._is_wrapped = False
 
@@ -161,8 +162,13 @@ class Optimizer:
             # float64 variables get float64 slots (TensorFlow's rule); the others float32
             # (csrc: mp_optim_slot_dtype)
             dtype = float64 if var.true_dtype == float64 else float32
-            slots = [Variable(_core.fill(shape, 0, dtype), trainable=False,
-                              name="%s/%s" % (var.name.split(":")[0], n)) for n in names]
+            slots = []
+            for n in names:
+                saved = self._pending_slots.pop((var._id, n), None)
+                init = _core.fill(shape, 0, dtype) if saved is None else \
+                    _core.convert_to_tensor(saved, dtype)
+                slots.append(Variable(init, trainable=False,
+                                      name="%s/%s" % (var.name.split(":")[0], n)))
             self._slots[var._id] = slots
             self._vars.append(var)
         return slots

@@ -151,10 +151,9 @@ def test_experimental_repr_with_explicit_none():
     assert repr(p) == '<Policy "mixed_float16", loss_scale=None>'
 
 
-def test_experimental_repr_uses_repr_of_loss_scale(no_loss_scale_module):
-    # Until the LossScale classes exist the raw value is kept; repr() shows it quoted.
-    assert repr(ExpPolicy("mixed_float16")) == "<Policy \"mixed_float16\", loss_scale='dynamic'>"
-    assert repr(ExpPolicy("float16", loss_scale=2.0)) == '<Policy "float16", loss_scale=2.0>'
+def test_experimental_repr_uses_repr_of_loss_scale():
+    assert repr(ExpPolicy("float16", loss_scale=2.0)) == (
+        '<Policy "float16", loss_scale=FixedLossScale(2.0)>')
 
 
 def test_no_eq():
@@ -236,79 +235,37 @@ def test_serialize_loss_scale():
 # module's job (and its tests').
 
 
-@pytest.fixture
-def no_loss_scale_module(monkeypatch):
-    """Resolve loss scales as if mixprec.mixed_precision.experimental did not exist."""
-    def import_module(name):
-        raise ModuleNotFoundError("No module named %r" % name, name=name)
-
-    monkeypatch.setattr(experimental, "importlib", types.SimpleNamespace(
-        import_module=import_module))
-
-
-@pytest.fixture
-def fake_loss_scale_module(monkeypatch):
-    """A loss-scale module whose get() records its arguments and wraps them."""
-    calls = []
-
-    def get(value):
-        calls.append(value)
-        return None if value is None else ("converted", value)
-
-    module = types.SimpleNamespace(get=get)
-    monkeypatch.setattr(experimental, "importlib", types.SimpleNamespace(
-        import_module=lambda name: module))
-    return calls
-
-
 @pytest.mark.parametrize("name", ["float32", "float16", "mixed_bfloat16", "bfloat16", "_infer",
                                   "int32"])
 def test_default_loss_scale_is_none(name):
     assert ExpPolicy(name).loss_scale is None
 
 
-def test_loss_scale_attribute_exists():
-    assert hasattr(ExpPolicy("mixed_float16"), "loss_scale")
+def test_loss_scale_conversions():
+    from mixprec.mixed_precision.experimental import DynamicLossScale, FixedLossScale
+
+    assert isinstance(ExpPolicy("mixed_float16").loss_scale, DynamicLossScale)
     assert ExpPolicy("mixed_float16", loss_scale=None).loss_scale is None
+    fixed = ExpPolicy("mixed_float16", loss_scale=1024).loss_scale
+    assert isinstance(fixed, FixedLossScale) and repr(fixed) == "FixedLossScale(1024.0)"
+    assert isinstance(ExpPolicy("float16", loss_scale="dynamic").loss_scale, DynamicLossScale)
+    ls = DynamicLossScale(initial_loss_scale=8)
+    assert ExpPolicy("mixed_float16", loss_scale=ls).loss_scale is ls
+    cfg = {"class_name": "FixedLossScale", "config": {"loss_scale_value": 2.0}}
+    assert repr(ExpPolicy("float16", loss_scale=cfg).loss_scale) == "FixedLossScale(2.0)"
+    with pytest.raises(ValueError, match="Could not interpret loss scale identifier"):
+        ExpPolicy("mixed_float16", loss_scale="static")
 
 
-def test_loss_scale_kept_raw_without_module(no_loss_scale_module):
-    assert ExpPolicy("mixed_float16").loss_scale == "dynamic"
-    assert ExpPolicy("float32").loss_scale is None
-    assert ExpPolicy("float16", loss_scale=128).loss_scale == 128
-    assert ExpPolicy("float16", loss_scale="dynamic").loss_scale == "dynamic"
+def test_mixed_float16_repr_shows_dynamic_state():
+    assert repr(ExpPolicy("mixed_float16")) == (
+        '<Policy "mixed_float16", loss_scale=DynamicLossScale(current_loss_scale=32768.0, '
+        'num_good_steps=0, initial_loss_scale=32768.0, increment_period=2000, '
+        'multiplier=2.0)>')
 
 
-def test_loss_scale_kept_raw_with_placeholder_module(monkeypatch):
-    # The package may exist before it has get(): keep the value.
-    monkeypatch.setattr(experimental, "importlib", types.SimpleNamespace(
-        import_module=lambda name: types.SimpleNamespace()))
-    assert ExpPolicy("mixed_float16").loss_scale == "dynamic"
-
-
-def test_loss_scale_resolved_by_module_get(fake_loss_scale_module):
-    calls = fake_loss_scale_module
-    assert ExpPolicy("mixed_float16").loss_scale == ("converted", "dynamic")
-    assert ExpPolicy("float32").loss_scale is None
-    assert ExpPolicy("float16", loss_scale=2.0).loss_scale == ("converted", 2.0)
-    ls = object()
-    assert ExpPolicy("mixed_float16", loss_scale=ls).loss_scale == ("converted", ls)
-    assert calls == ["dynamic", None, 2.0, ls]
-
-
-def test_loss_scale_module_import_errors_propagate(monkeypatch):
-    # A missing dependency *inside* the loss-scale module is a bug, not "not there yet".
-    def import_module(name):
-        raise ModuleNotFoundError("No module named 'mixprec._nope'", name="mixprec._nope")
-
-    monkeypatch.setattr(experimental, "importlib", types.SimpleNamespace(
-        import_module=import_module))
-    with pytest.raises(ModuleNotFoundError):
-        ExpPolicy("mixed_float16")
-
-
-def test_loss_scale_is_default_uses_value_not_identity(no_loss_scale_module):
-    assert ExpPolicy("mixed_float16", loss_scale="USE_" + "DEFAULT").loss_scale == "dynamic"
+def test_loss_scale_is_default_uses_value_not_identity():
+    assert ExpPolicy("mixed_float16", loss_scale="USE_" + "DEFAULT").loss_scale is not None
     assert ExpPolicy("mixed_float16", experimental.USE_DEFAULT).get_config() == {
         "name": "mixed_float16"}
 
@@ -321,11 +278,10 @@ LOSS_SCALE_WARNING = ("Creating a Policy with a loss scale is only useful for fl
 @pytest.mark.parametrize("name,loss_scale,shown", [
     ("float32", 2.0, "2.0"), ("mixed_bfloat16", "dynamic", "'dynamic'"),
     ("float64", 128, "128"), ("bfloat16", 4.0, "4.0")])
-def test_loss_scale_on_non_float16_policy_warns(no_loss_scale_module, caplog, name,
-                                                loss_scale, shown):
+def test_loss_scale_on_non_float16_policy_warns(caplog, name, loss_scale, shown):
     caplog.set_level(logging.INFO, logger="mixprec")
     p = ExpPolicy(name, loss_scale=loss_scale)
-    assert p.loss_scale == loss_scale
+    assert p.loss_scale is not None
     msgs = [(r.name, r.levelno, r.getMessage()) for r in caplog.records]
     assert msgs == [("mixprec", logging.WARNING, LOSS_SCALE_WARNING.format(shown, name))]
 
@@ -333,7 +289,7 @@ def test_loss_scale_on_non_float16_policy_warns(no_loss_scale_module, caplog, na
 @pytest.mark.parametrize("name,loss_scale", [
     ("float16", 2.0), ("mixed_float16", 2.0), ("_infer", 2.0), ("float32", None),
     ("float32", experimental.USE_DEFAULT), ("mixed_float16", experimental.USE_DEFAULT)])
-def test_loss_scale_no_warning(no_loss_scale_module, caplog, monkeypatch, name, loss_scale):
+def test_loss_scale_no_warning(caplog, monkeypatch, name, loss_scale):
     monkeypatch.setattr(dcc, "_logged_compatibility_check", True)
     caplog.set_level(logging.INFO, logger="mixprec")
     ExpPolicy(name, loss_scale=loss_scale)

@@ -1,0 +1,10 @@
+"""``tf.data``: Dataset pipelines over in-memory arrays.
+
+The pipeline is host orchestration (which rows, in what order, how many per batch);
+batches are gathered by NumPy in one call each and handed to the core as tensors.
+"""
+
+from mixprec.data.dataset import AUTOTUNE, Dataset  # noqa: F401
+from mixprec.data import experimental  # noqa: F401
+
+__all__ = ["Dataset", "AUTOTUNE", "experimental"]

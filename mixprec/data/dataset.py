@@ -1,0 +1,374 @@
+"""Dataset: from_tensor_slices, shuffle, batch, map, repeat, take, skip, prefetch.
+
+Elements are nested structures (tuples, dicts) of tensors. Datasets built from slices keep
+index order lazily, so ``shuffle`` then ``batch`` gathers each batch with one NumPy fancy
+index instead of one Python object per element.
+"""
+
+import numpy as np
+
+from mixprec import _core, _nest
+from mixprec import random as _random
+
+__all__ = ["Dataset", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY"]
+
+AUTOTUNE = -1
+INFINITE_CARDINALITY = -1
+UNKNOWN_CARDINALITY = -2
+
+
+def _to_numpy(x):
+    if isinstance(x, _core.Tensor):
+        return x.numpy()
+    if isinstance(x, _core.Variable):
+        return x.numpy()
+    return np.asarray(x)
+
+
+def _as_tensor(x):
+    return x if isinstance(x, _core.Tensor) else _core.convert_to_tensor(x)
+
+
+def _structure(data):
+    if isinstance(data, list):  # a list is one array (as TensorFlow), not a tuple
+        return np.asarray(data)
+    return data
+
+
+class Dataset:
+    """A sequence of elements; iterate it, or pass it to ``Model.fit``."""
+
+    # ---------------------------------------------------------------- sources
+
+    @staticmethod
+    def from_tensor_slices(tensors, name=None):
+        """Slices of ``tensors`` along their first dimension (tuples/dicts kept)."""
+        data = _nest.map_structure(_to_numpy, _structure(tensors))
+        leaves = _nest.flatten(data)
+        if not leaves:
+            raise ValueError("from_tensor_slices needs at least one tensor")
+        for leaf in leaves:
+            if leaf.ndim == 0:
+                raise ValueError("Unbatching a tensor is only supported for rank >= 1, got a "
+                                 "scalar")
+        n = {len(leaf) for leaf in leaves}
+        if len(n) != 1:
+            raise ValueError("Dimensions %s in the components are not compatible: "
+                             "from_tensor_slices needs the same first dimension for every "
+                             "component" % sorted(n))
+        return _Slices(data, n.pop())
+
+    @staticmethod
+    def from_tensors(tensors, name=None):
+        """A dataset of one element: ``tensors`` itself."""
+        data = _nest.map_structure(lambda a: _to_numpy(a)[None], _structure(tensors))
+        return _Slices(data, 1)
+
+    @staticmethod
+    def range(*args, **kwargs):
+        return Dataset.from_tensor_slices(np.arange(*args, dtype=np.int64))
+
+    # ---------------------------------------------------------------- transformations
+
+    def batch(self, batch_size, drop_remainder=False, num_parallel_calls=None,
+              deterministic=None, name=None):
+        if int(batch_size) <= 0:
+            raise ValueError("batch_size must be positive, got %s" % (batch_size,))
+        return _Batch(self, int(batch_size), bool(drop_remainder))
+
+    def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=True, name=None):
+        if int(buffer_size) <= 0 and buffer_size != AUTOTUNE:
+            raise ValueError("buffer_size must be greater than zero, got %s" % (buffer_size,))
+        return _Shuffle(self, int(buffer_size), seed, reshuffle_each_iteration)
+
+    def map(self, map_func, num_parallel_calls=None, deterministic=None, name=None):
+        return _Map(self, map_func)
+
+    def repeat(self, count=None, name=None):
+        return _Repeat(self, None if count is None or count < 0 else int(count))
+
+    def take(self, count, name=None):
+        return _Take(self, int(count))
+
+    def skip(self, count, name=None):
+        return _Skip(self, int(count))
+
+    def prefetch(self, buffer_size, name=None):
+        return self  # elements are produced on demand; nothing to overlap on the CPU
+
+    def cache(self, filename="", name=None):
+        return self
+
+    def filter(self, predicate, name=None):
+        return _Filter(self, predicate)
+
+    def enumerate(self, start=0, name=None):
+        return _Enumerate(self, start)
+
+    def unbatch(self, name=None):
+        return _Unbatch(self)
+
+    # ---------------------------------------------------------------- inspection
+
+    def cardinality(self):
+        n = self._cardinality()
+        return _core.constant(UNKNOWN_CARDINALITY if n is None else n, "int64")
+
+    def __len__(self):
+        n = self._cardinality()
+        if n is None or n < 0:
+            raise TypeError("The dataset length is infinite or unknown.")
+        return n
+
+    def as_numpy_iterator(self):
+        for elem in self:
+            yield _nest.map_structure(lambda t: t.numpy() if hasattr(t, "numpy") else t, elem)
+
+    def __iter__(self):
+        for elem in self._elements():
+            yield _nest.map_structure(_as_tensor, elem)
+
+    def __repr__(self):
+        return "<%s cardinality=%s>" % (type(self).__name__.lstrip("_") + "Dataset",
+                                         self._cardinality())
+
+    # subclasses: _elements() yields nested NumPy/tensor structures; _cardinality() -> int,
+    # -1 (infinite) or None (unknown)
+
+
+class _Slices(Dataset):
+    def __init__(self, data, n, order_fn=None):
+        self._data = data
+        self._n = n
+        self._order_fn = order_fn  # () -> index array for one pass
+
+    def _order(self):
+        return self._order_fn() if self._order_fn is not None else None
+
+    def _take_rows(self, idx):
+        return _nest.map_structure(lambda a: a[idx], self._data)
+
+    def _elements(self):
+        order = self._order()
+        for i in range(self._n):
+            j = i if order is None else order[i]
+            yield _nest.map_structure(lambda a: a[j], self._data)
+
+    def _cardinality(self):
+        return self._n
+
+
+class _Shuffle(Dataset):
+    def __init__(self, src, buffer_size, seed, reshuffle):
+        self._src = src
+        self._buffer = buffer_size
+        self._seed = seed
+        self._reshuffle = reshuffle
+        self._fixed_key = _random.get_seed(seed)
+        self._epoch = 0
+
+    def _rng(self):
+        key, stream = self._fixed_key if not self._reshuffle else _random.get_seed(self._seed)
+        return np.random.default_rng([key, stream, self._epoch if not self._reshuffle else 0])
+
+    def _order(self, n):
+        """TensorFlow's buffered shuffle over indices 0..n-1."""
+        rng = self._rng()
+        b = n if self._buffer == AUTOTUNE else self._buffer
+        if b >= n:
+            return rng.permutation(n)
+        buf = list(range(min(b, n)))
+        nxt = len(buf)
+        out = np.empty(n, dtype=np.int64)
+        draws = rng.integers(0, 1 << 62, size=n)
+        for i in range(n):
+            k = int(draws[i] % len(buf))
+            out[i] = buf[k]
+            if nxt < n:
+                buf[k] = nxt
+                nxt += 1
+            else:
+                buf[k] = buf[-1]
+                buf.pop()
+        return out
+
+    def _as_slices(self):
+        if isinstance(self._src, _Slices) and self._src._order_fn is None:
+            return _Slices(self._src._data, self._src._n, lambda: self._order(self._src._n))
+        return None
+
+    def _elements(self):
+        sl = self._as_slices()
+        if sl is not None:
+            yield from sl._elements()
+            return
+        rng = self._rng()
+        buf = []
+        for elem in self._src._elements():
+            if len(buf) < self._buffer:
+                buf.append(elem)
+                continue
+            k = int(rng.integers(len(buf)))
+            yield buf[k]
+            buf[k] = elem
+        while buf:
+            k = int(rng.integers(len(buf)))
+            yield buf.pop(k) if k == len(buf) - 1 else _swap_pop(buf, k)
+
+    def _cardinality(self):
+        return self._src._cardinality()
+
+
+def _swap_pop(buf, k):
+    buf[k], buf[-1] = buf[-1], buf[k]
+    return buf.pop()
+
+
+class _Batch(Dataset):
+    def __init__(self, src, n, drop):
+        self._src, self._n, self._drop = src, n, drop
+
+    def _elements(self):
+        src = self._src
+        sl = src._as_slices() if isinstance(src, _Shuffle) else (
+            src if isinstance(src, _Slices) else None)
+        if sl is not None:
+            order = sl._order()
+            total = sl._n
+            for lo in range(0, total, self._n):
+                hi = min(lo + self._n, total)
+                if hi - lo < self._n and self._drop:
+                    return
+                idx = slice(lo, hi) if order is None else order[lo:hi]
+                yield sl._take_rows(idx)
+            return
+        batch = []
+        for elem in src._elements():
+            batch.append(elem)
+            if len(batch) == self._n:
+                yield _stack(batch)
+                batch = []
+        if batch and not self._drop:
+            yield _stack(batch)
+
+    def _cardinality(self):
+        n = self._src._cardinality()
+        if n is None or n < 0:
+            return n
+        return n // self._n if self._drop else -(-n // self._n)
+
+
+def _stack(elems):
+    return _nest.map_structure(lambda *xs: np.stack([_to_numpy(x) for x in xs]), *elems)
+
+
+class _Map(Dataset):
+    def __init__(self, src, fn):
+        self._src, self._fn = src, fn
+
+    def _elements(self):
+        for elem in self._src._elements():
+            args = _nest.map_structure(_as_tensor, elem)
+            yield self._fn(*args) if isinstance(args, tuple) else self._fn(args)
+
+    def _cardinality(self):
+        return self._src._cardinality()
+
+
+class _Repeat(Dataset):
+    def __init__(self, src, count):
+        self._src, self._count = src, count
+
+    def _elements(self):
+        i = 0
+        while self._count is None or i < self._count:
+            empty = True
+            for elem in self._src._elements():
+                empty = False
+                yield elem
+            if empty:
+                return
+            i += 1
+
+    def _cardinality(self):
+        n = self._src._cardinality()
+        if self._count is None:
+            return -1 if n != 0 else 0
+        return None if n is None else (-1 if n < 0 else n * self._count)
+
+
+class _Take(Dataset):
+    def __init__(self, src, count):
+        self._src, self._count = src, count
+
+    def _elements(self):
+        if self._count == 0:
+            return
+        for i, elem in enumerate(self._src._elements()):
+            yield elem
+            if self._count >= 0 and i + 1 >= self._count:
+                return
+
+    def _cardinality(self):
+        n = self._src._cardinality()
+        if self._count < 0:
+            return n
+        if n is None:
+            return None
+        return self._count if n < 0 else min(n, self._count)
+
+
+class _Skip(Dataset):
+    def __init__(self, src, count):
+        self._src, self._count = src, count
+
+    def _elements(self):
+        for i, elem in enumerate(self._src._elements()):
+            if i >= self._count:
+                yield elem
+
+    def _cardinality(self):
+        n = self._src._cardinality()
+        return n if n is None or n < 0 else max(0, n - self._count)
+
+
+class _Filter(Dataset):
+    def __init__(self, src, pred):
+        self._src, self._pred = src, pred
+
+    def _elements(self):
+        for elem in self._src._elements():
+            args = _nest.map_structure(_as_tensor, elem)
+            keep = self._pred(*args) if isinstance(args, tuple) else self._pred(args)
+            if bool(keep):
+                yield elem
+
+    def _cardinality(self):
+        return None
+
+
+class _Enumerate(Dataset):
+    def __init__(self, src, start):
+        self._src, self._start = src, start
+
+    def _elements(self):
+        for i, elem in enumerate(self._src._elements()):
+            yield (np.int64(self._start + i), elem)
+
+    def _cardinality(self):
+        return self._src._cardinality()
+
+
+class _Unbatch(Dataset):
+    def __init__(self, src):
+        self._src = src
+
+    def _elements(self):
+        for elem in self._src._elements():
+            leaves = _nest.flatten(elem)
+            n = len(_to_numpy(leaves[0]))
+            for i in range(n):
+                yield _nest.map_structure(lambda a: _to_numpy(a)[i], elem)
+
+    def _cardinality(self):
+        return None

@@ -1,0 +1,3 @@
+"""``tf.data.experimental``."""
+
+from mixprec.data.dataset import AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY  # noqa: F401

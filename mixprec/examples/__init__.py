@@ -1,0 +1,1 @@
+"""Runnable examples: ``python -m mixprec.examples.mixed_precision_guide``."""

@@ -1,0 +1,141 @@
+"""``tf.keras.activations``: relu, softmax, sigmoid, tanh, linear, gelu, elu, softplus …
+
+Each is a core op; ``softmax`` remembers its logits so a following cross-entropy loss can
+use the fused, stable softmax-cross-entropy op (Keras does the same through
+``_keras_logits``).
+"""
+
+import weakref
+
+from mixprec import _core
+
+__all__ = ["relu", "softmax", "sigmoid", "tanh", "linear", "gelu", "elu", "softplus",
+           "softsign", "swish", "selu", "exponential", "leaky_relu", "get", "serialize",
+           "deserialize"]
+
+# id of a softmax output -> (weak output, logits); read by keras.losses
+_softmax_logits = {}
+
+
+def _remember_logits(out, logits):
+    key = out._id
+    _softmax_logits[key] = (logits, weakref.ref(out, lambda _r, k=key: _softmax_logits.pop(k, None)))
+
+
+def logits_of(y_pred):
+    """The logits ``y_pred`` was computed from by a softmax activation, or None.
+
+    Keyed by the core tensor id, which is never reused, so any Python handle on the same
+    tensor finds them."""
+    entry = _softmax_logits.get(getattr(y_pred, "_id", None))
+    return None if entry is None else entry[0]
+
+
+def relu(x, alpha=0.0, max_value=None, threshold=0.0):
+    x = _core.convert_to_tensor(x)
+    if alpha == 0.0 and max_value is None and threshold == 0.0:
+        return _core.relu(x)
+    if threshold != 0.0:
+        y = _core.where(_core.greater(x, threshold), x, alpha * (x - threshold) if alpha else 0.0)
+    elif alpha:
+        y = _core.leaky_relu(x, alpha=float(alpha))
+    else:
+        y = _core.relu(x)
+    if max_value is not None:
+        y = _core.minimum(y, max_value)
+    return y
+
+
+def softmax(x, axis=-1):
+    x = _core.convert_to_tensor(x)
+    if x.ndim <= 1:
+        raise ValueError("Cannot apply softmax to a tensor that is 1D. Received input: %r" % (x,))
+    y = _core.softmax(x, axis)
+    if axis in (-1, x.ndim - 1):
+        _remember_logits(y, x)
+    return y
+
+
+def sigmoid(x):
+    return _core.sigmoid(x)
+
+
+def tanh(x):
+    return _core.tanh(x)
+
+
+def linear(x):
+    return x
+
+
+def gelu(x, approximate=False):
+    return _core.gelu(x, approximate=bool(approximate))
+
+
+def elu(x, alpha=1.0):
+    return _core.elu(x, alpha=float(alpha))
+
+
+def selu(x):
+    alpha, scale = 1.67326324, 1.05070098
+    return _core.elu(x, alpha=alpha) * scale
+
+
+def softplus(x):
+    return _core.softplus(x)
+
+
+def softsign(x):
+    x = _core.convert_to_tensor(x)
+    return x / (_core.abs(x) + 1)
+
+
+def swish(x):
+    x = _core.convert_to_tensor(x)
+    return x * _core.sigmoid(x)
+
+
+silu = swish
+
+
+def exponential(x):
+    return _core.exp(x)
+
+
+def leaky_relu(x, alpha=0.2):
+    return _core.leaky_relu(x, alpha=float(alpha))
+
+
+_BY_NAME = {f.__name__: f for f in (relu, softmax, sigmoid, tanh, linear, gelu, elu, selu,
+                                     softplus, softsign, swish, exponential, leaky_relu)}
+_BY_NAME["silu"] = swish
+
+
+def get(identifier):
+    """An activation function from a name, a function or None (linear)."""
+    if identifier is None:
+        return linear
+    if isinstance(identifier, str):
+        fn = _BY_NAME.get(identifier)
+        if fn is None:
+            raise ValueError("Unknown activation function: '%s'. Valid names: %s"
+                             % (identifier, sorted(_BY_NAME)))
+        return fn
+    if isinstance(identifier, dict):
+        return deserialize(identifier)
+    if callable(identifier):
+        return identifier
+    raise TypeError("Could not interpret activation function identifier: %r" % (identifier,))
+
+
+def serialize(activation):
+    name = getattr(activation, "__name__", None)
+    if name in _BY_NAME and _BY_NAME[name] is activation:
+        return name
+    raise ValueError("Cannot serialize activation %r" % (activation,))
+
+
+def deserialize(name, custom_objects=None):
+    if custom_objects and name in custom_objects:
+        return custom_objects[name]
+    return get(name)

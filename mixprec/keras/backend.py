@@ -1,0 +1,65 @@
+"""``tf.keras.backend``: floatx, epsilon, unique layer names, clear_session."""
+
+import collections
+import re
+import threading
+
+__all__ = ["floatx", "set_floatx", "epsilon", "set_epsilon", "clear_session",
+           "unique_object_name", "is_keras_tensor", "learning_phase"]
+
+_FLOATX = "float32"
+_EPSILON = 1e-7
+_names = collections.defaultdict(int)
+_names_lock = threading.Lock()
+
+
+def floatx():
+    """The default float dtype name ('float32')."""
+    return _FLOATX
+
+
+def set_floatx(value):
+    global _FLOATX
+    if value not in ("float16", "bfloat16", "float32", "float64"):
+        raise ValueError("Unknown floatx type: %s" % (value,))
+    _FLOATX = str(value)
+
+
+def epsilon():
+    """The fuzz factor used in numeric expressions (1e-7)."""
+    return _EPSILON
+
+
+def set_epsilon(value):
+    global _EPSILON
+    _EPSILON = float(value)
+
+
+def _snake(name):
+    s = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
+    s = re.sub(r"([a-z])([A-Z])", r"\1_\2", s).lower()
+    return s
+
+
+def unique_object_name(base):
+    """'dense', then 'dense_1', 'dense_2' ... per process (until clear_session)."""
+    with _names_lock:
+        n = _names[base]
+        _names[base] += 1
+    return base if n == 0 else "%s_%d" % (base, n)
+
+
+def clear_session():
+    """Resets layer-name counters (Keras' clear_session for naming purposes)."""
+    with _names_lock:
+        _names.clear()
+
+
+def is_keras_tensor(x):
+    from mixprec.keras.engine.keras_tensor import KerasTensor
+
+    return isinstance(x, KerasTensor)
+
+
+def learning_phase():
+    return 0

@@ -1,0 +1,246 @@
+"""``tf.keras.callbacks``: Callback, History, ProgbarLogger, EarlyStopping, LambdaCallback,
+ModelCheckpoint, LearningRateScheduler."""
+
+import numpy as np
+
+from mixprec.keras.utils.progbar import Progbar
+
+__all__ = ["Callback", "CallbackList", "History", "ProgbarLogger", "EarlyStopping",
+           "LambdaCallback", "ModelCheckpoint", "LearningRateScheduler"]
+
+
+class Callback:
+    def __init__(self):
+        self.model = None
+        self.params = {}
+        self.validation_data = None
+
+    def set_model(self, model):
+        self.model = model
+
+    def set_params(self, params):
+        self.params = params
+
+    def on_train_begin(self, logs=None): pass
+    def on_train_end(self, logs=None): pass
+    def on_epoch_begin(self, epoch, logs=None): pass
+    def on_epoch_end(self, epoch, logs=None): pass
+    def on_train_batch_begin(self, batch, logs=None): pass
+    def on_train_batch_end(self, batch, logs=None): pass
+    def on_test_begin(self, logs=None): pass
+    def on_test_end(self, logs=None): pass
+    def on_test_batch_begin(self, batch, logs=None): pass
+    def on_test_batch_end(self, batch, logs=None): pass
+    def on_predict_begin(self, logs=None): pass
+    def on_predict_end(self, logs=None): pass
+    def on_predict_batch_begin(self, batch, logs=None): pass
+    def on_predict_batch_end(self, batch, logs=None): pass
+
+
+class CallbackList:
+    """Calls every callback's hook in order."""
+
+    def __init__(self, callbacks=None, model=None, **params):
+        self.callbacks = list(callbacks or [])
+        for cb in self.callbacks:
+            if model is not None:
+                cb.set_model(model)
+            cb.set_params(params)
+
+    def __getattr__(self, hook):
+        if not hook.startswith("on_"):
+            raise AttributeError(hook)
+
+        def call(*args, **kwargs):
+            for cb in self.callbacks:
+                getattr(cb, hook)(*args, **kwargs)
+        return call
+
+
+class History(Callback):
+    """Records per-epoch logs: ``history.history['loss']``, ``['val_accuracy']`` …"""
+
+    def __init__(self):
+        super().__init__()
+        self.history = {}
+        self.epoch = []
+
+    def on_train_begin(self, logs=None):
+        self.epoch = []
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.epoch.append(epoch)
+        for k, v in (logs or {}).items():
+            self.history.setdefault(k, []).append(v)
+        if self.model is not None:
+            self.model.history = self
+
+
+class ProgbarLogger(Callback):
+    """Prints tf-keras' progress bar (verbose=1) or one line per epoch (verbose=2); prints
+    'Epoch i/N' only when fitting for more than one epoch."""
+
+    def __init__(self, count_mode="steps", stateful_metrics=None):
+        super().__init__()
+        self.stateful_metrics = set(stateful_metrics or ())
+        self.progbar = None
+        self.verbose = 1
+        self.epochs = 1
+        self.target = None
+
+    def set_params(self, params):
+        super().set_params(params)
+        self.verbose = params.get("verbose", 1)
+        self.epochs = params.get("epochs", 1)
+        self.target = params.get("steps")
+
+    def _new_bar(self, target, epoch_timing):
+        self.progbar = Progbar(target=target, verbose=self.verbose,
+                               stateful_metrics=self.stateful_metrics, unit_name="step")
+        self.progbar._epoch_timing = epoch_timing
+
+    def on_epoch_begin(self, epoch, logs=None):
+        if self.verbose and self.epochs > 1:
+            print("Epoch %d/%d" % (epoch + 1, self.epochs))
+        self._new_bar(self.target, True)
+
+    def on_train_batch_end(self, batch, logs=None):
+        if self.verbose == 1:
+            self.progbar.update(batch + 1, list((logs or {}).items()), finalize=False)
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.progbar.update(self.target, list((logs or {}).items()), finalize=True)
+
+    def on_test_begin(self, logs=None):
+        if self.params.get("_evaluating"):
+            self._new_bar(self.params.get("steps"), False)
+
+    def on_test_batch_end(self, batch, logs=None):
+        if self.params.get("_evaluating") and self.verbose == 1:
+            self.progbar.update(batch + 1, list((logs or {}).items()), finalize=False)
+
+    def on_test_end(self, logs=None):
+        if self.params.get("_evaluating"):
+            self.progbar.update(self.params.get("steps"), list((logs or {}).items()),
+                                finalize=True)
+
+    def on_predict_begin(self, logs=None):
+        self._new_bar(self.params.get("steps"), False)
+
+    def on_predict_batch_end(self, batch, logs=None):
+        if self.verbose == 1:
+            self.progbar.update(batch + 1, [], finalize=False)
+
+    def on_predict_end(self, logs=None):
+        self.progbar.update(self.params.get("steps"), [], finalize=True)
+
+
+class EarlyStopping(Callback):
+    def __init__(self, monitor="val_loss", min_delta=0, patience=0, verbose=0, mode="auto",
+                 baseline=None, restore_best_weights=False, start_from_epoch=0):
+        super().__init__()
+        self.monitor = monitor
+        self.min_delta = abs(min_delta)
+        self.patience = patience
+        self.verbose = verbose
+        self.baseline = baseline
+        self.restore_best_weights = restore_best_weights
+        self.start_from_epoch = start_from_epoch
+        if mode == "auto":
+            mode = "max" if ("acc" in monitor or monitor.startswith("fmeasure")) else "min"
+        if mode not in ("min", "max"):
+            raise ValueError("EarlyStopping mode %s is unknown" % mode)
+        self._better = (lambda a, b: a < b - self.min_delta) if mode == "min" else \
+            (lambda a, b: a > b + self.min_delta)
+        self.stopped_epoch = 0
+
+    def on_train_begin(self, logs=None):
+        self.wait = 0
+        self.stopped_epoch = 0
+        self.best = np.inf if self._better(0, 1) else -np.inf
+        self.best_weights = None
+        self.best_epoch = 0
+
+    def on_epoch_end(self, epoch, logs=None):
+        current = (logs or {}).get(self.monitor)
+        if current is None or epoch < self.start_from_epoch:
+            return
+        if self.restore_best_weights and self.best_weights is None:
+            self.best_weights = self.model.get_weights()
+        self.wait += 1
+        if self._better(current, self.best):
+            self.best, self.best_epoch = current, epoch
+            if self.restore_best_weights:
+                self.best_weights = self.model.get_weights()
+            if self.baseline is None or self._better(current, self.baseline):
+                self.wait = 0
+        if self.wait >= self.patience and epoch > 0:
+            self.stopped_epoch = epoch
+            self.model.stop_training = True
+            if self.restore_best_weights and self.best_weights is not None:
+                self.model.set_weights(self.best_weights)
+
+    def on_train_end(self, logs=None):
+        if self.stopped_epoch > 0 and self.verbose > 0:
+            print("Epoch %d: early stopping" % (self.stopped_epoch + 1))
+
+
+class LambdaCallback(Callback):
+    def __init__(self, on_epoch_begin=None, on_epoch_end=None, on_batch_begin=None,
+                 on_batch_end=None, on_train_begin=None, on_train_end=None, **kwargs):
+        super().__init__()
+        for name, fn in (("on_epoch_begin", on_epoch_begin), ("on_epoch_end", on_epoch_end),
+                         ("on_train_batch_begin", on_batch_begin),
+                         ("on_train_batch_end", on_batch_end),
+                         ("on_train_begin", on_train_begin), ("on_train_end", on_train_end)):
+            if fn is not None:
+                setattr(self, name, fn)
+        for name, fn in kwargs.items():
+            setattr(self, name, fn)
+
+
+class ModelCheckpoint(Callback):
+    """Saves the model's weights after every epoch (or only when ``monitor`` improves)."""
+
+    def __init__(self, filepath, monitor="val_loss", verbose=0, save_best_only=False,
+                 save_weights_only=True, mode="auto", save_freq="epoch", **kwargs):
+        super().__init__()
+        self.filepath = str(filepath)
+        self.monitor = monitor
+        self.verbose = verbose
+        self.save_best_only = save_best_only
+        if mode == "auto":
+            mode = "max" if "acc" in monitor else "min"
+        self._better = (lambda a, b: a < b) if mode == "min" else (lambda a, b: a > b)
+        self.best = np.inf if mode == "min" else -np.inf
+
+    def on_epoch_end(self, epoch, logs=None):
+        logs = logs or {}
+        path = self.filepath.format(epoch=epoch + 1, **logs)
+        if self.save_best_only:
+            current = logs.get(self.monitor)
+            if current is None or not self._better(current, self.best):
+                return
+            self.best = current
+        if self.verbose:
+            print("\nEpoch %d: saving model to %s" % (epoch + 1, path))
+        self.model.save_weights(path)
+
+
+class LearningRateScheduler(Callback):
+    def __init__(self, schedule, verbose=0):
+        super().__init__()
+        self.schedule = schedule
+        self.verbose = verbose
+
+    def on_epoch_begin(self, epoch, logs=None):
+        opt = self.model.optimizer
+        lr = float(opt.learning_rate._peek()) if hasattr(opt.learning_rate, "_peek") else None
+        try:
+            new = self.schedule(epoch, lr)
+        except TypeError:
+            new = self.schedule(epoch)
+        opt.learning_rate = float(new)
+        if self.verbose > 0:
+            print("\nEpoch %05d: LearningRateScheduler setting learning rate to %s." % (epoch + 1,
+                                                                                       new))

@@ -1,0 +1,1 @@
+"""Layer/model machinery: KerasTensor, Layer, Model, Sequential, Input."""

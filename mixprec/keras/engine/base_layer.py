@@ -1,0 +1,435 @@
+"""Layer: the base of every Keras layer and model.
+
+A layer takes its dtype policy at construction (the global policy, or ``dtype=``: a name,
+a Policy or a config dict), casts floating tensors in its first argument to the compute
+dtype, keeps its variables in the variable dtype (marked autocast when the two differ)
+and runs ``call`` inside an autocast scope, so variables read as the compute dtype there
+and as themselves everywhere else (semantics.md §1.6, §2). Called on KerasTensors, a layer
+records a Node of the functional graph instead of computing.
+"""
+
+import inspect
+import threading
+
+from mixprec import _core, _nest
+from mixprec._dtypes import as_dtype
+from mixprec._variable import Variable, autocast_scope
+from mixprec.keras import backend
+from mixprec.keras import initializers as _initializers
+from mixprec.keras.engine.keras_tensor import KerasTensor
+from mixprec.keras.mixed_precision import policy as _policy
+
+__all__ = ["Layer", "Node"]
+
+_ctx = threading.local()  # .training: the training flag of the outermost model call
+
+
+def _call_training():
+    return getattr(_ctx, "training", None)
+
+
+def _get_policy(dtype):
+    """tf-keras' get_policy: None -> the global policy; Policy -> itself; dict -> config;
+    'mixed_*' -> Policy; any other dtype spelling -> Policy(as_dtype(x).name)."""
+    if dtype is None:
+        return _policy.global_policy()
+    if isinstance(dtype, _policy.Policy):
+        return dtype
+    if isinstance(dtype, dict):
+        cfg = dtype.get("config", dtype)
+        return _policy.Policy.from_config(cfg)
+    if isinstance(dtype, str) and dtype in ("mixed_float16", "mixed_bfloat16"):
+        return _policy.Policy(dtype)
+    return _policy.Policy(as_dtype(dtype).name)
+
+
+def _any_keras_tensor(args, kwargs):
+    for x in _nest.flatten((list(args), kwargs)):
+        if isinstance(x, KerasTensor):
+            return True
+    return False
+
+
+class Node:
+    """One call of a layer in the functional graph: its arguments (KerasTensors and
+    constants) and its output KerasTensors."""
+
+    def __init__(self, layer, call_args, call_kwargs, outputs):
+        self.layer = layer
+        self.call_args = call_args
+        self.call_kwargs = call_kwargs
+        self.outputs = outputs
+        self.flat_outputs = _nest.flatten(outputs)
+        self.keras_inputs = [x for x in _nest.flatten((list(call_args), call_kwargs))
+                             if isinstance(x, KerasTensor)]
+
+    @property
+    def parent_nodes(self):
+        out = []
+        for kt in self.keras_inputs:
+            layer, index, _ = kt._keras_history
+            out.append(layer._inbound_nodes[index])
+        return out
+
+
+class Layer:
+    """Base class of Keras layers (``tf.keras.layers.Layer``)."""
+
+    _CALL_ACCEPTS = {}  # class -> (accepts training, accepts mask)
+
+    def __init__(self, trainable=True, name=None, dtype=None, dynamic=False, autocast=True,
+                 input_shape=None, batch_input_shape=None, batch_size=None, input_dim=None,
+                 **kwargs):
+        if kwargs:
+            raise TypeError("Keyword argument not understood: %s" % ", ".join(sorted(kwargs)))
+        self._trainable = bool(trainable)
+        self._name = name or backend.unique_object_name(backend._snake(type(self).__name__))
+        self._dtype_policy = _get_policy(dtype)
+        self._autocast = bool(autocast)
+        self._trainable_weights = []
+        self._non_trainable_weights = []
+        self._layers = []
+        self._inbound_nodes = []
+        self.built = False
+        self.supports_masking = False
+        self._losses = []
+        if input_dim is not None and input_shape is None:
+            input_shape = (input_dim,)
+        if batch_input_shape is None and input_shape is not None:
+            batch_input_shape = (batch_size,) + tuple(input_shape)
+        self._batch_input_shape = tuple(batch_input_shape) if batch_input_shape else None
+        cls = type(self)
+        if cls not in Layer._CALL_ACCEPTS:
+            try:
+                params = inspect.signature(cls.call).parameters
+            except (TypeError, ValueError):
+                params = {}
+            Layer._CALL_ACCEPTS[cls] = ("training" in params, "mask" in params)
+
+    # ---------------------------------------------------------------- attributes
+
+    def __setattr__(self, name, value):
+        # track sub-layers assigned as attributes (also in lists/tuples), as Keras does
+        if not name.startswith("__") and "_layers" in self.__dict__:
+            for v in _nest.flatten(value) if isinstance(value, (list, tuple)) else [value]:
+                if isinstance(v, Layer) and v is not self and v not in self._layers:
+                    self._layers.append(v)
+        object.__setattr__(self, name, value)
+
+    @property
+    def name(self):
+        return self._name
+
+    @property
+    def dtype_policy(self):
+        return self._dtype_policy
+
+    @property
+    def compute_dtype(self):
+        return self._dtype_policy.compute_dtype
+
+    @property
+    def variable_dtype(self):
+        return self._dtype_policy.variable_dtype
+
+    @property
+    def dtype(self):
+        """The variable dtype (so a mixed_float16 layer's dtype is 'float32')."""
+        return self._dtype_policy.variable_dtype
+
+    @property
+    def _compute_dtype(self):
+        return self._dtype_policy.compute_dtype
+
+    @property
+    def trainable(self):
+        return self._trainable
+
+    @trainable.setter
+    def trainable(self, value):
+        self._trainable = bool(value)
+        for layer in self._layers:
+            layer.trainable = value
+
+    @property
+    def input_shape(self):
+        if self._inbound_nodes:
+            ins = self._inbound_nodes[0].keras_inputs
+            if len(ins) == 1:
+                return ins[0].shape
+            return [k.shape for k in ins]
+        if self._batch_input_shape is not None:
+            return self._batch_input_shape
+        raise AttributeError("The layer %s has never been called and thus has no defined "
+                             "input shape." % self.name)
+
+    @property
+    def output_shape(self):
+        if not self._inbound_nodes:
+            raise AttributeError("The layer %s has never been called and thus has no defined "
+                                 "output shape." % self.name)
+        outs = self._inbound_nodes[0].flat_outputs
+        return outs[0].shape if len(outs) == 1 else [o.shape for o in outs]
+
+    @property
+    def output(self):
+        if not self._inbound_nodes:
+            raise AttributeError("Layer %s has no inbound nodes." % self.name)
+        return self._inbound_nodes[0].outputs
+
+    @property
+    def input(self):
+        if not self._inbound_nodes:
+            raise AttributeError("Layer %s is not connected, no input to return." % self.name)
+        ins = self._inbound_nodes[0].keras_inputs
+        return ins[0] if len(ins) == 1 else ins
+
+    @property
+    def losses(self):
+        out = list(self._losses)
+        for layer in self._layers:
+            out.extend(layer.losses)
+        return out
+
+    def add_loss(self, loss):
+        self._losses.append(loss)
+
+    # ---------------------------------------------------------------- weights
+
+    def add_weight(self, name=None, shape=None, dtype=None, initializer=None, regularizer=None,
+                   trainable=None, constraint=None, use_resource=None, synchronization=None,
+                   aggregation=None, experimental_autocast=True, **kwargs):
+        """Creates a variable of this layer (in the variable dtype unless ``dtype``)."""
+        shape = () if shape is None else tuple(shape)
+        dtype = as_dtype(dtype or self._dtype_policy.variable_dtype or backend.floatx())
+        if initializer is None:
+            initializer = "glorot_uniform" if dtype.is_floating else "zeros"
+        init = _initializers.get(initializer)
+        trainable = True if trainable is None else bool(trainable)
+        value = init(shape, dtype=dtype)
+        if not isinstance(value, (_core.Tensor, Variable)):
+            value = _core.convert_to_tensor(value, dtype)
+        if value.dtype != dtype:
+            value = _core.cast(value, dtype)
+        v = Variable(value, trainable=trainable, name="%s/%s" % (self._name, name or "Variable"),
+                     constraint=constraint)
+        compute = self._dtype_policy.compute_dtype
+        if (experimental_autocast and dtype.is_floating and compute is not None
+                and as_dtype(compute) != dtype):
+            v._autocast = True
+        v._regularizer = regularizer
+        if trainable:
+            self._trainable_weights.append(v)
+        else:
+            self._non_trainable_weights.append(v)
+        return v
+
+    def _flatten_layers(self):
+        seen, out = set(), []
+        stack = list(self._layers)
+        while stack:
+            layer = stack.pop(0)
+            if id(layer) in seen:
+                continue
+            seen.add(id(layer))
+            out.append(layer)
+            stack = list(layer._layers) + stack
+        return out
+
+    @property
+    def trainable_weights(self):
+        if not self._trainable:
+            return []
+        out = list(self._trainable_weights)
+        for layer in self._flatten_layers():
+            if layer._trainable:
+                out.extend(layer._trainable_weights)
+        return _unique(out)
+
+    @property
+    def non_trainable_weights(self):
+        if not self._trainable:
+            return self.weights
+        out = list(self._non_trainable_weights)
+        for layer in self._flatten_layers():
+            if layer._trainable:
+                out.extend(layer._non_trainable_weights)
+            else:
+                out.extend(layer._trainable_weights + layer._non_trainable_weights)
+        return _unique(out)
+
+    @property
+    def weights(self):
+        out = list(self._trainable_weights) + list(self._non_trainable_weights)
+        for layer in self._flatten_layers():
+            out.extend(layer._trainable_weights + layer._non_trainable_weights)
+        return _unique(out)
+
+    trainable_variables = trainable_weights
+    non_trainable_variables = non_trainable_weights
+    variables = weights
+
+    def get_weights(self):
+        """The weights as NumPy arrays (in their variable dtype)."""
+        return [w.numpy() for w in self.weights]
+
+    def set_weights(self, weights):
+        params = self.weights
+        if len(params) != len(weights):
+            raise ValueError(
+                "You called `set_weights(weights)` on layer \"%s\" with a weight list of length "
+                "%d, but the layer was expecting %d weights." % (self.name, len(weights),
+                                                                 len(params)))
+        for p, w in zip(params, weights):
+            w_shape = tuple(getattr(w, "shape", ()))
+            if tuple(p.shape) != w_shape:
+                raise ValueError("Layer %s weight shape %s is not compatible with provided weight "
+                                 "shape %s." % (self.name, tuple(p.shape), w_shape))
+        for p, w in zip(params, weights):
+            p.assign(w)
+
+    def count_params(self):
+        if not self.built:
+            raise ValueError("You tried to call `count_params` on layer %s, but the layer isn't "
+                             "built. You can build it manually via: `%s.build(batch_input_shape)`."
+                             % (self.name, self.name))
+        total = 0
+        for w in self.weights:
+            n = 1
+            for d in w.shape:
+                n *= d
+            total += n
+        return total
+
+    # ---------------------------------------------------------------- calling
+
+    def build(self, input_shape):
+        self.built = True
+
+    def call(self, inputs, *args, **kwargs):
+        return inputs
+
+    def compute_output_shape(self, input_shape):
+        raise NotImplementedError
+
+    def _maybe_build(self, inputs):
+        if self.built:
+            return
+        flat = _nest.flatten(inputs)
+        shapes = [getattr(x, "shape", None) for x in flat]
+        input_shape = shapes[0] if len(shapes) == 1 else _nest.pack_sequence_as(inputs, shapes)
+        # build outside the autocast scope: variables are created in their true dtype
+        prev = _core.autocast(None)
+        try:
+            self.build(input_shape)
+        finally:
+            _core.autocast(prev)
+        self.built = True
+
+    def _cast_input(self, x):
+        if isinstance(x, _core.Tensor):
+            if x.dtype.is_floating and x.dtype.name != self._compute_dtype:
+                return _core.cast(x, self._compute_dtype)
+            return x
+        if isinstance(x, Variable):
+            return self._cast_input(x.value())
+        if hasattr(x, "__array__") or isinstance(x, (float, int, list)):
+            return self._cast_input(_core.convert_to_tensor(x))  # float64 NumPy too
+        return x
+
+    def __call__(self, *args, **kwargs):
+        if not args and "inputs" in kwargs:
+            args = (kwargs.pop("inputs"),)
+        if not args:
+            raise TypeError("%s.__call__ needs an `inputs` argument" % type(self).__name__)
+        if _any_keras_tensor(args, kwargs):
+            return self._functional_call(args, kwargs)
+        inputs = args[0]
+        compute = self._dtype_policy.compute_dtype
+        floating = compute is not None and as_dtype(compute).is_floating
+        if self._autocast and floating:
+            if isinstance(inputs, (_core.Tensor, Variable)) or not isinstance(inputs, (list, tuple, dict)):
+                inputs = self._cast_input(inputs)
+            else:
+                inputs = _nest.map_structure(self._cast_input, inputs)
+        elif not isinstance(inputs, (list, tuple, dict)) and not isinstance(inputs, _core.Tensor):
+            inputs = _core.convert_to_tensor(inputs)
+        if not self.built:
+            self._maybe_build(inputs)
+        accepts_training, _ = Layer._CALL_ACCEPTS.get(type(self), (False, False))
+        outer = getattr(_ctx, "training", None)
+        if accepts_training:
+            if kwargs.get("training") is None:
+                kwargs["training"] = outer
+            training = kwargs["training"]
+        else:
+            training = kwargs.pop("training", None) if "training" in kwargs else None
+        _ctx.training = training if training is not None else outer
+        prev = _core.autocast(compute if floating else None)
+        try:
+            return self.call(inputs, *args[1:], **kwargs)
+        finally:
+            _core.autocast(prev)
+            _ctx.training = outer
+
+    def _functional_call(self, args, kwargs):
+        """Record a node: build from the KerasTensors' shapes, find the output spec by
+        running the layer once on placeholder data (batch 1), return KerasTensors."""
+        flat_in = [x for x in _nest.flatten((list(args), kwargs)) if isinstance(x, KerasTensor)]
+
+        def placeholder(x):
+            if not isinstance(x, KerasTensor):
+                return x
+            shape = [1 if d is None else d for d in x.shape]
+            return _core.fill(shape, 0, x.dtype)
+
+        concrete_args = _nest.map_structure(placeholder, list(args))
+        concrete_kwargs = _nest.map_structure(placeholder, kwargs)
+        batch_unknown = any(len(x.shape) and x.shape[0] is None for x in flat_in)
+        outputs = self.__call__(*concrete_args, **concrete_kwargs)
+
+        def to_keras(t):
+            shape = list(t.shape)
+            if batch_unknown and shape:
+                shape[0] = None
+            return KerasTensor(shape, t.dtype, name=self.name)
+
+        symbolic = _nest.map_structure(to_keras, outputs)
+        node = Node(self, list(args), dict(kwargs), symbolic)
+        self._inbound_nodes.append(node)
+        for i, kt in enumerate(node.flat_outputs):
+            kt._keras_history = (self, len(self._inbound_nodes) - 1, i)
+        return symbolic
+
+    # ---------------------------------------------------------------- config
+
+    def get_config(self):
+        config = {"name": self.name, "trainable": self.trainable,
+                  "dtype": _policy_config(self._dtype_policy)}
+        if self._batch_input_shape is not None:
+            config["batch_input_shape"] = self._batch_input_shape
+        return config
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+    def __repr__(self):
+        return "<%s name=%s, built=%s>" % (type(self).__name__, self.name, self.built)
+
+
+def _policy_config(policy):
+    """A layer config's dtype: the name for single-dtype policies, a dict for mixed ones."""
+    if policy.name in ("mixed_float16", "mixed_bfloat16") or policy.compute_dtype != \
+            policy.variable_dtype:
+        return {"class_name": "Policy", "config": {"name": policy.name}}
+    return policy.name
+
+
+def _unique(vs):
+    seen, out = set(), []
+    for v in vs:
+        if id(v) not in seen:
+            seen.add(id(v))
+            out.append(v)
+    return out

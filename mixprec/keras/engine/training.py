@@ -1,0 +1,789 @@
+"""Model: the functional API, subclassed models, and training (compile/fit/evaluate/predict).
+
+One class covers both kinds of model, as in tf-keras: ``keras.Model(inputs=..., outputs=...)``
+builds a graph of Nodes from KerasTensors; a subclass with ``call`` is run as written.
+``compile`` wraps the optimizer in a dynamic LossScaleOptimizer under ``mixed_float16``
+(or the experimental policy's loss scale), so ``fit`` scales losses automatically.
+"""
+
+import json
+import math
+import zipfile
+
+import numpy as np
+
+from mixprec import _core, _nest
+from mixprec import random as _random
+from mixprec._dtypes import as_dtype
+from mixprec._tape import GradientTape
+from mixprec.keras import backend
+from mixprec.keras import callbacks as _callbacks
+from mixprec.keras import losses as _losses
+from mixprec.keras import metrics as _metrics
+from mixprec.keras import optimizers as _optimizers
+from mixprec.keras.engine.base_layer import Layer
+from mixprec.keras.engine.input_layer import InputLayer
+from mixprec.keras.engine.keras_tensor import KerasTensor
+
+__all__ = ["Model"]
+
+_WEIGHTS_FORMAT = "mixprec-weights-1"
+
+
+def _is_data(x):
+    return x is not None
+
+
+class Model(Layer):
+    """Groups layers into an object with training and inference features."""
+
+    def __init__(self, *args, **kwargs):
+        inputs = kwargs.pop("inputs", None)
+        outputs = kwargs.pop("outputs", None)
+        if len(args) >= 1 and inputs is None:
+            inputs = args[0]
+        if len(args) >= 2 and outputs is None:
+            outputs = args[1]
+        name = kwargs.pop("name", None) or backend.unique_object_name(
+            "model" if type(self) in (Model,) else backend._snake(type(self).__name__))
+        trainable = kwargs.pop("trainable", True)
+        autocast = kwargs.pop("autocast", True)
+        dtype = kwargs.pop("dtype", None)
+        super().__init__(name=name, trainable=trainable, dtype=dtype, autocast=autocast, **kwargs)
+        self._is_graph_network = False
+        self.optimizer = None
+        self.compiled_loss = None
+        self._compiled = False
+        self.stop_training = False
+        self.history = None
+        self._metric_objs = None
+        self._loss_tracker = None
+        if inputs is not None or outputs is not None:
+            if inputs is None or outputs is None:
+                raise ValueError("A functional Model needs both `inputs` and `outputs`.")
+            self._init_graph(inputs, outputs)
+
+    # ---------------------------------------------------------------- functional graph
+
+    def _init_graph(self, inputs, outputs):
+        self._nested_inputs = inputs
+        self._nested_outputs = outputs
+        self.inputs = _nest.flatten(inputs)
+        self.outputs = _nest.flatten(outputs)
+        for t in self.inputs + self.outputs:
+            if not isinstance(t, KerasTensor):
+                raise ValueError("Input tensors to a Functional must come from `tf.keras.Input`. "
+                                 "Received: %r" % (t,))
+        for t in self.inputs:
+            if not isinstance(t._keras_history[0], InputLayer):
+                raise ValueError("Model inputs must come from `keras.Input` (got %r)" % (t,))
+        # Topological order of the nodes between inputs and outputs.
+        order, seen = [], set()
+        input_ids = {id(t) for t in self.inputs}
+
+        def visit(node):
+            if id(node) in seen:
+                return
+            seen.add(id(node))
+            for kt in node.keras_inputs:
+                if id(kt) in input_ids:
+                    continue
+                layer, index, _ = kt._keras_history
+                visit(layer._inbound_nodes[index])
+            order.append(node)
+
+        for out in self.outputs:
+            layer, index, _ = out._keras_history
+            if id(out) in input_ids:
+                continue
+            visit(layer._inbound_nodes[index])
+        for node in order:
+            for kt in node.keras_inputs:
+                if id(kt) in input_ids:
+                    continue
+                if isinstance(kt._keras_history[0], InputLayer):
+                    raise ValueError(
+                        "Graph disconnected: cannot obtain value for tensor %r. The following "
+                        "previous layers were accessed without issue: %s" % (
+                            kt, [n.layer.name for n in order]))
+        self._nodes = [n for n in order if not isinstance(n.layer, InputLayer)]
+        layers = [t._keras_history[0] for t in self.inputs]
+        for n in self._nodes:
+            if n.layer not in layers:
+                layers.append(n.layer)
+        self._graph_layers = layers
+        for layer in layers:
+            if layer not in self._layers:
+                self._layers.append(layer)
+        self._is_graph_network = True
+        self._autocast = False  # a functional model does not cast; its layers do
+        self.built = True
+
+    @property
+    def layers(self):
+        if self._is_graph_network:
+            return list(self._graph_layers)
+        return list(self._layers)
+
+    def get_layer(self, name=None, index=None):
+        if index is not None:
+            if index >= len(self.layers):
+                raise ValueError("Was asked to retrieve layer at index %d but model only has %d "
+                                 "layers." % (index, len(self.layers)))
+            return self.layers[index]
+        for layer in self.layers:
+            if layer.name == name:
+                return layer
+        raise ValueError("No such layer: %s. Existing layers are: %s."
+                         % (name, [la.name for la in self.layers]))
+
+    def _run_graph(self, inputs, training=None):
+        flat = _nest.flatten(inputs) if isinstance(inputs, (list, tuple, dict)) else [inputs]
+        if len(flat) != len(self.inputs):
+            raise ValueError("Layer \"%s\" expects %d input(s), but it received %d input "
+                             "tensors." % (self.name, len(self.inputs), len(flat)))
+        values = {}
+        for kt, x in zip(self.inputs, flat):
+            if not isinstance(x, _core.Tensor):
+                x = _core.convert_to_tensor(x)
+            if x.dtype != kt.dtype and x.dtype.is_floating and kt.dtype.is_floating:
+                x = _core.cast(x, kt.dtype)
+            if x.ndim != len(kt.shape):
+                raise ValueError(
+                    "Input 0 of layer \"%s\" is incompatible with the layer: expected shape=%s, "
+                    "found shape=%s" % (self.name, kt.shape, tuple(x.shape)))
+            for a, b in zip(kt.shape, x.shape):
+                if a is not None and a != b:
+                    raise ValueError(
+                        "Input 0 of layer \"%s\" is incompatible with the layer: expected "
+                        "shape=%s, found shape=%s" % (self.name, kt.shape, tuple(x.shape)))
+            values[id(kt)] = x
+
+        def fetch(v):
+            return values[id(v)] if isinstance(v, KerasTensor) else v
+
+        for node in self._nodes:
+            args = _nest.map_structure(fetch, node.call_args)
+            kwargs = _nest.map_structure(fetch, node.call_kwargs)
+            if training is not None and "training" not in kwargs:
+                kwargs["training"] = training
+            out = node.layer(*args, **kwargs)
+            for kt, v in zip(node.flat_outputs, _nest.flatten(out)):
+                values[id(kt)] = v
+        return _nest.pack_sequence_as(self._nested_outputs,
+                                      [values[id(t)] for t in self.outputs])
+
+    def call(self, inputs, training=None, mask=None):
+        if self._is_graph_network:
+            return self._run_graph(inputs, training)
+        raise NotImplementedError("Model %s has no `call`: subclasses of keras.Model must "
+                                  "implement call()" % self.name)
+
+    def __call__(self, *args, **kwargs):
+        if self._is_graph_network and not any(isinstance(x, KerasTensor)
+                                              for x in _nest.flatten(list(args))):
+            training = kwargs.pop("training", None)
+            kwargs.pop("mask", None)
+            inputs = args[0] if args else kwargs.pop("inputs")
+            from mixprec.keras.engine import base_layer
+
+            outer = getattr(base_layer._ctx, "training", None)
+            base_layer._ctx.training = training if training is not None else outer
+            try:
+                return self._run_graph(inputs, training)
+            finally:
+                base_layer._ctx.training = outer
+        return super().__call__(*args, **kwargs)
+
+    @property
+    def input_shape(self):
+        if self._is_graph_network:
+            shapes = [t.shape for t in self.inputs]
+            return shapes[0] if len(shapes) == 1 else shapes
+        return super().input_shape
+
+    @property
+    def output_shape(self):
+        if self._is_graph_network:
+            shapes = [t.shape for t in self.outputs]
+            return shapes[0] if len(shapes) == 1 else shapes
+        return super().output_shape
+
+    # ---------------------------------------------------------------- compile
+
+    def compile(self, optimizer="rmsprop", loss=None, metrics=None, loss_weights=None,
+                weighted_metrics=None, run_eagerly=None, steps_per_execution=None,
+                jit_compile=None, **kwargs):
+        """Configures training. Under a mixed_float16 model policy the optimizer is wrapped
+        in a dynamic LossScaleOptimizer (unless it already is one); with the experimental
+        API, in a LossScaleOptimizer with the policy's loss scale."""
+        from mixprec.keras.mixed_precision import loss_scale_optimizer as lso
+
+        opt = _optimizers.get(optimizer)
+        policy = self._dtype_policy
+        is_lso = isinstance(opt, lso._LossScaleOptimizerBase)
+        policy_loss_scale = getattr(policy, "loss_scale", None)
+        if not is_lso:
+            if hasattr(policy, "loss_scale"):  # experimental (TF 2.1-2.3) policy
+                if policy_loss_scale is not None:
+                    opt = lso.LossScaleOptimizerV1(opt, policy_loss_scale)
+            elif policy.name == "mixed_float16":
+                opt = lso.LossScaleOptimizer(opt)
+        self.optimizer = opt
+        self._loss_spec = loss
+        self._loss_weights = loss_weights
+        self._metric_specs = metrics
+        self._weighted_metric_specs = weighted_metrics
+        self._metric_objs = None
+        self._loss_tracker = _metrics.Mean(name="loss")
+        self._compiled = True
+        self.compiled_loss = loss
+
+    def _loss_fns(self, n_out):
+        spec = self._loss_spec
+        if spec is None:
+            return [None] * n_out
+        if isinstance(spec, (list, tuple)):
+            fns = [_losses.get(s) for s in spec]
+        elif isinstance(spec, dict):
+            fns = [_losses.get(spec.get(t._keras_history[0].name)) for t in self.outputs]
+        else:
+            fns = [_losses.get(spec)] * n_out
+        out = []
+        for fn in fns:
+            if fn is None or isinstance(fn, _losses.Loss):
+                out.append(fn)
+            else:
+                out.append(_losses.LossFunctionWrapper(fn, name=getattr(fn, "__name__", None)))
+        return out
+
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None):
+        """The compiled loss (summed over outputs, weighted) plus the layers' losses."""
+        ys = _nest.flatten(y)
+        yps = _nest.flatten(y_pred)
+        fns = self._loss_fns(len(yps))
+        weights = self._loss_weights
+        total = None
+        for i, (fn, yt, yp) in enumerate(zip(fns, ys, yps)):
+            if fn is None:
+                continue
+            value = fn(yt, yp, sample_weight)
+            if weights is not None:
+                w = weights[i] if isinstance(weights, (list, tuple)) else weights
+                value = value * w
+            total = value if total is None else total + value
+        for extra in self.losses:
+            extra = _core.convert_to_tensor(extra)
+            total = extra if total is None else total + _core.cast(extra, total.dtype)
+        if total is None:
+            raise ValueError("No loss to compute. Provide a `loss` argument in `compile()`.")
+        return total
+
+    def _resolve_metrics(self, y, y_pred):
+        specs = self._metric_specs or []
+        if isinstance(specs, dict):
+            specs = [m for v in specs.values() for m in (v if isinstance(v, list) else [v])]
+        loss = self._loss_spec
+        objs = []
+        yt = _nest.flatten(y)[0] if y is not None else None
+        yp = _nest.flatten(y_pred)[0]
+        for spec in specs:
+            if spec in ("accuracy", "acc"):
+                name = "accuracy" if spec == "accuracy" else "acc"
+                p_last = yp.shape[-1] if yp.ndim else 1
+                loss_name = loss if isinstance(loss, str) else getattr(loss, "name", None) or \
+                    getattr(loss, "__name__", "")
+                if loss_name in ("binary_crossentropy",) or p_last == 1:
+                    m = _metrics.BinaryAccuracy(name=name)
+                elif (loss_name == "sparse_categorical_crossentropy" or
+                      (yt is not None and (yt.ndim < yp.ndim or
+                                           (yt.ndim == yp.ndim and yt.shape[-1] == 1)))):
+                    m = _metrics.SparseCategoricalAccuracy(name=name)
+                else:
+                    m = _metrics.CategoricalAccuracy(name=name)
+            else:
+                m = _metrics.get(spec)
+            objs.append(m)
+        self._metric_objs = objs
+
+    @property
+    def metrics(self):
+        out = []
+        if self._loss_tracker is not None:
+            out.append(self._loss_tracker)
+        out.extend(self._metric_objs or [])
+        return out
+
+    @property
+    def metrics_names(self):
+        return [m.name for m in self.metrics]
+
+    def reset_metrics(self):
+        for m in self.metrics:
+            m.reset_state()
+
+    def compute_metrics(self, x, y, y_pred, sample_weight):
+        if self._metric_objs is None:
+            self._resolve_metrics(y, y_pred)
+        yt = _nest.flatten(y)[0] if y is not None else None
+        yp = _nest.flatten(y_pred)[0]
+        for m in self._metric_objs:
+            m.update_state(yt, yp, sample_weight)
+        return {m.name: m.result() for m in self.metrics}
+
+    # ---------------------------------------------------------------- steps
+
+    def train_step(self, data):
+        x, y, sample_weight = _unpack(data)
+        with GradientTape() as tape:
+            y_pred = self(x, training=True)
+            loss = self.compute_loss(x, y, y_pred, sample_weight)
+        self.optimizer.minimize(loss, self.trainable_variables, tape=tape)
+        self._loss_tracker.update_state(loss)
+        return self.compute_metrics(x, y, y_pred, sample_weight)
+
+    def test_step(self, data):
+        x, y, sample_weight = _unpack(data)
+        y_pred = self(x, training=False)
+        loss = self.compute_loss(x, y, y_pred, sample_weight)
+        self._loss_tracker.update_state(loss)
+        return self.compute_metrics(x, y, y_pred, sample_weight)
+
+    def predict_step(self, data):
+        x, _, _ = _unpack(data)
+        return self(x, training=False)
+
+    def _check_compiled(self, what):
+        if not self._compiled:
+            raise RuntimeError("You must compile your model before %s. Call `model.compile("
+                               "optimizer, loss)`." % what)
+
+    # ---------------------------------------------------------------- loops
+
+    def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None,
+            validation_split=0.0, validation_data=None, shuffle=True, class_weight=None,
+            sample_weight=None, initial_epoch=0, steps_per_epoch=None, validation_steps=None,
+            validation_batch_size=None, validation_freq=1, max_queue_size=10, workers=1,
+            use_multiprocessing=False):
+        """Trains for ``epochs`` epochs; returns a History (also ``model.history``)."""
+        self._check_compiled("training/testing")
+        if class_weight is not None:
+            raise NotImplementedError("class_weight is not supported yet; use sample_weight")
+        verbose = 1 if verbose == "auto" else int(verbose)
+        if validation_split and validation_data is None:
+            if not 0.0 < validation_split < 1.0:
+                raise ValueError("`validation_split` must be in [0, 1), got %s" % validation_split)
+            (x, y, sample_weight), validation_data = _split(x, y, sample_weight, validation_split)
+        data = _DataHandler(x, y, sample_weight, batch_size, shuffle=shuffle,
+                            steps=steps_per_epoch)
+        val = None
+        if validation_data is not None:
+            vx, vy, vsw = _unpack_tuple(validation_data)
+            val = _DataHandler(vx, vy, vsw, validation_batch_size or batch_size, shuffle=False,
+                               steps=validation_steps)
+        history = _callbacks.History()
+        cbs = list(callbacks or [])
+        if verbose:
+            cbs.insert(0, _callbacks.ProgbarLogger(stateful_metrics=None))
+        cbs.append(history)
+        params = {"verbose": verbose, "epochs": epochs, "steps": data.steps}
+        cb = _callbacks.CallbackList(cbs, model=self, **params)
+        self.stop_training = False
+        cb.on_train_begin()
+        logs = {}
+        for epoch in range(initial_epoch, epochs):
+            self.reset_metrics()
+            cb.on_epoch_begin(epoch)
+            for step, batch in enumerate(data.batches(epoch)):
+                cb.on_train_batch_begin(step)
+                results = self.train_step(batch)
+                logs = _to_floats(results)
+                cb.on_train_batch_end(step, logs)
+                if self.stop_training:
+                    break
+            epoch_logs = dict(logs)
+            if val is not None and (epoch + 1) % validation_freq == 0:
+                val_logs = self._evaluate_loop(val, None)
+                epoch_logs.update({"val_" + k: v for k, v in val_logs.items()})
+            cb.on_epoch_end(epoch, epoch_logs)
+            if self.stop_training:
+                break
+        cb.on_train_end(logs)
+        self.history = history
+        return history
+
+    def _evaluate_loop(self, data, cb):
+        self.reset_metrics()
+        if cb is not None:
+            cb.on_test_begin()
+        logs = {}
+        for step, batch in enumerate(data.batches(0)):
+            if cb is not None:
+                cb.on_test_batch_begin(step)
+            logs = _to_floats(self.test_step(batch))
+            if cb is not None:
+                cb.on_test_batch_end(step, logs)
+        if cb is not None:
+            cb.on_test_end(logs)
+        return logs
+
+    def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None,
+                 steps=None, callbacks=None, max_queue_size=10, workers=1,
+                 use_multiprocessing=False, return_dict=False):
+        """The loss and metrics on the data: a scalar, a list [loss, metric...] or a dict."""
+        self._check_compiled("training/testing")
+        verbose = 1 if verbose == "auto" else int(verbose)
+        data = _DataHandler(x, y, sample_weight, batch_size, shuffle=False, steps=steps)
+        cbs = list(callbacks or [])
+        if verbose:
+            cbs.insert(0, _callbacks.ProgbarLogger())
+        cb = _callbacks.CallbackList(cbs, model=self, verbose=verbose, epochs=1, steps=data.steps,
+                                     _evaluating=True)
+        logs = self._evaluate_loop(data, cb)
+        if return_dict:
+            return logs
+        values = [logs[m.name] for m in self.metrics if m.name in logs]
+        return values[0] if len(values) == 1 else values
+
+    def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None,
+                max_queue_size=10, workers=1, use_multiprocessing=False):
+        """Outputs for every input sample, as NumPy arrays (concatenated over batches)."""
+        verbose = 1 if verbose == "auto" else int(verbose)
+        data = _DataHandler(x, None, None, batch_size, shuffle=False, steps=steps)
+        cbs = list(callbacks or [])
+        if verbose:
+            cbs.insert(0, _callbacks.ProgbarLogger())
+        cb = _callbacks.CallbackList(cbs, model=self, verbose=verbose, epochs=1, steps=data.steps)
+        cb.on_predict_begin()
+        outs = []
+        for step, batch in enumerate(data.batches(0)):
+            cb.on_predict_batch_begin(step)
+            out = self.predict_step(batch)
+            outs.append([np.asarray(o) for o in _nest.flatten(out)])
+            cb.on_predict_batch_end(step, {"outputs": out})
+        cb.on_predict_end()
+        if not outs:
+            raise ValueError("Unexpected result of `predict_function` (Empty batch_outputs). "
+                             "Please use `Model.compile(..., run_eagerly=True)`, or check that "
+                             "your input data is not empty.")
+        merged = [np.concatenate([o[i] for o in outs]) for i in range(len(outs[0]))]
+        if self._is_graph_network:
+            return _nest.pack_sequence_as(self._nested_outputs, merged)
+        return merged[0] if len(merged) == 1 else merged
+
+    def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None,
+                       reset_metrics=True, return_dict=False):
+        self._check_compiled("training/testing")
+        if reset_metrics:
+            self.reset_metrics()
+        logs = _to_floats(self.train_step(_as_tensors((x, y, sample_weight))))
+        if return_dict:
+            return logs
+        values = [logs[m.name] for m in self.metrics]
+        return values[0] if len(values) == 1 else values
+
+    def test_on_batch(self, x, y=None, sample_weight=None, reset_metrics=True, return_dict=False):
+        self._check_compiled("training/testing")
+        if reset_metrics:
+            self.reset_metrics()
+        logs = _to_floats(self.test_step(_as_tensors((x, y, sample_weight))))
+        if return_dict:
+            return logs
+        values = [logs[m.name] for m in self.metrics]
+        return values[0] if len(values) == 1 else values
+
+    def predict_on_batch(self, x):
+        out = self.predict_step(_as_tensors((x, None, None)))
+        return _nest.map_structure(np.asarray, out)
+
+    # ---------------------------------------------------------------- summary, weights
+
+    def summary(self, line_length=None, positions=None, print_fn=None, expand_nested=False,
+                show_trainable=False, layer_range=None):
+        """Prints the layers, output shapes, parameter counts and dtype policies."""
+        from mixprec.keras.utils.summary import print_summary
+
+        print_summary(self, line_length=line_length, positions=positions, print_fn=print_fn)
+
+    def _weight_entries(self):
+        """(key, variable) for the model's weights, then the optimizer's."""
+        entries = []
+        counts = {}
+        for w in self.weights:
+            key = w.name.split(":")[0]
+            counts[key] = counts.get(key, 0) + 1
+            if counts[key] > 1:
+                key = "%s_%d" % (key, counts[key] - 1)
+            entries.append(("model/%d/%s" % (len(entries), key), w))
+        return entries
+
+    def _optimizer_entries(self):
+        """(key, variable) for the optimizer's state, keyed by structure (not by names,
+        which depend on how many layers a process created): iterations, hyperparameters,
+        slots by (model weight index, slot name), the loss scale's state."""
+        from mixprec._variable import Variable
+        from mixprec.keras.mixed_precision import loss_scale_optimizer as lso
+
+        opt = self.optimizer
+        if opt is None:
+            return []
+        inner = opt.inner_optimizer if isinstance(opt, lso._LossScaleOptimizerBase) else opt
+        out = [("optimizer/iterations", inner.iterations)]
+        for name, h in sorted(inner._hyper.items()):
+            if isinstance(h, Variable):
+                out.append(("optimizer/hyper/%s" % name, h))
+        names = inner._slot_names_used()
+        for i, w in enumerate(self.weights):
+            slots = inner._slots.get(w._id)
+            if slots:
+                out.extend(("optimizer/slot/%d/%s" % (i, n), s) for n, s in zip(names, slots))
+        if isinstance(opt, lso._LossScaleOptimizerBase):
+            scale, good = opt._loss_scale_obj.variables
+            out += [("optimizer/loss_scale/current_loss_scale", scale),
+                    ("optimizer/loss_scale/good_steps", good)]
+        return out
+
+    def save_weights(self, filepath, overwrite=True, save_format=None, options=None):
+        """Saves weights (and optimizer state, loss scale included) to one file.
+
+        Format (documented in docs/api.md): a ZIP archive written by NumPy's ``savez``:
+        one ``.npy`` array per variable (no pickles) plus ``__manifest__.json`` with the
+        format tag and, per entry, the variable name, dtype and shape. bfloat16 arrays are
+        stored as their raw uint16 bits.
+        """
+        import os
+
+        filepath = os.fspath(filepath)
+        if not overwrite and os.path.exists(filepath):
+            raise FileExistsError("%s exists and overwrite=False" % filepath)
+        arrays, manifest = {}, {"format": _WEIGHTS_FORMAT, "model": self.name, "entries": []}
+        for i, (key, var) in enumerate(self._weight_entries() + self._optimizer_entries()):
+            arr = var.numpy()
+            dtype = var.true_dtype.name
+            if dtype == "bfloat16":
+                arr = arr.view(np.uint16)
+            arrays["a%d" % i] = np.ascontiguousarray(arr)
+            manifest["entries"].append({"key": key, "name": var.name, "dtype": dtype,
+                                        "shape": list(var.shape), "array": "a%d" % i})
+        with open(filepath, "wb") as f:
+            np.savez(f, __manifest__=np.frombuffer(json.dumps(manifest).encode(), np.uint8),
+                     **arrays)
+
+    def load_weights(self, filepath, by_name=False, skip_mismatch=False, options=None):
+        """Loads weights saved by ``save_weights`` (the optimizer's state too, when the
+        optimizer exists; otherwise it is restored when the optimizer creates it)."""
+        import os
+
+        filepath = os.fspath(filepath)
+        try:
+            with np.load(filepath, allow_pickle=False) as z:
+                manifest = json.loads(bytes(z["__manifest__"]).decode())
+                if manifest.get("format") != _WEIGHTS_FORMAT:
+                    raise ValueError("unknown format %r" % manifest.get("format"))
+                data = {e["key"]: (e, z[e["array"]]) for e in manifest["entries"]}
+        except (OSError, ValueError, KeyError, zipfile.BadZipFile, json.JSONDecodeError,
+                EOFError) as e:
+            raise ValueError("Unable to load weights from %r: not a mixprec weights file, or it "
+                             "is corrupt (%s: %s). hint: files are written by "
+                             "Model.save_weights()" % (filepath, type(e).__name__, e)) from None
+
+        def restore(var, entry, arr):
+            if entry["dtype"] == "bfloat16":
+                import ml_dtypes
+
+                arr = arr.view(ml_dtypes.bfloat16)
+            if list(arr.shape) != list(var.shape):
+                if skip_mismatch:
+                    return
+                raise ValueError("Shape mismatch for %s: saved %s, model %s" % (
+                    var.name, tuple(arr.shape), tuple(var.shape)))
+            if arr.dtype != np.dtype(var.true_dtype.as_numpy_dtype):
+                arr = arr.astype(var.true_dtype.as_numpy_dtype)
+            var.assign(arr)
+
+        model_entries = self._weight_entries()
+        saved_model = [(k, v) for k, v in data.items() if k.startswith("model/")]
+        if len(saved_model) != len(model_entries) and not by_name:
+            raise ValueError("You are trying to load a weight file containing %d weights into a "
+                             "model with %d weights." % (len(saved_model), len(model_entries)))
+        for key, var in model_entries:
+            if key in data:
+                restore(var, *data[key])
+            elif by_name or skip_mismatch:
+                continue
+            else:
+                raise ValueError("Weight %s not found in %s" % (key, filepath))
+        present = dict(self._optimizer_entries())
+        pending = {}
+        weights = self.weights
+        for key, (entry, arr) in data.items():
+            if not key.startswith("optimizer/"):
+                continue
+            if key in present:
+                restore(present[key], entry, arr)
+            elif key.startswith("optimizer/slot/") and self.optimizer is not None:
+                _, _, index, slot_name = key.split("/", 3)
+                if int(index) < len(weights):
+                    pending[(weights[int(index)]._id, slot_name)] = arr
+        if pending:
+            from mixprec.keras.mixed_precision import loss_scale_optimizer as lso
+
+            opt = self.optimizer
+            inner = opt.inner_optimizer if isinstance(opt, lso._LossScaleOptimizerBase) else opt
+            inner._pending_slots.update(pending)  # restored when the slot is created
+
+    def get_config(self):
+        config = {"name": self.name}
+        return config
+
+
+# -------------------------------------------------------------------- data
+
+
+def _unpack(data):
+    if isinstance(data, tuple):
+        if len(data) == 1:
+            return data[0], None, None
+        if len(data) == 2:
+            return data[0], data[1], None
+        if len(data) == 3:
+            return data
+    return data, None, None
+
+
+def _unpack_tuple(data):
+    if isinstance(data, (tuple, list)):
+        if len(data) == 2:
+            return data[0], data[1], None
+        if len(data) == 3:
+            return tuple(data)
+    return data, None, None
+
+
+def _as_tensors(batch):
+    def conv(v):
+        if v is None or isinstance(v, _core.Tensor):
+            return v
+        return _core.convert_to_tensor(np.asarray(v) if not isinstance(v, _core.Variable) else v)
+    x, y, sw = batch
+    return (_nest.map_structure(conv, x) if x is not None else None,
+            _nest.map_structure(conv, y) if y is not None else None,
+            conv(sw))
+
+
+def _to_floats(results):
+    out = {}
+    for k, v in results.items():
+        try:
+            out[k] = float(v)
+        except (TypeError, ValueError):
+            out[k] = v
+    return out
+
+
+def _np(v):
+    if isinstance(v, _core.Tensor):
+        return v.numpy()
+    if isinstance(v, _core.Variable):
+        return v.numpy()
+    return np.asarray(v)
+
+
+def _split(x, y, sw, fraction):
+    from mixprec.data import Dataset
+
+    if isinstance(x, Dataset):
+        raise ValueError("`validation_split` is only supported for Tensors or NumPy arrays, "
+                         "found following types in the input: %s" % type(x))
+    xs = _nest.map_structure(_np, x)
+    n = len(_nest.flatten(xs)[0])
+    cut = int(math.floor(n * (1.0 - fraction)))
+    if cut == 0 or cut == n:
+        raise ValueError("Training data contains %d samples, which is not sufficient to split it "
+                         "into a validation and training set as specified by "
+                         "`validation_split=%s`. Either provide more data, or a different value "
+                         "for the `validation_split` argument." % (n, fraction))
+
+    def head(a):
+        return a[:cut]
+
+    def tail(a):
+        return a[cut:]
+
+    ys = _nest.map_structure(_np, y) if y is not None else None
+    sws = _np(sw) if sw is not None else None
+    train = (_nest.map_structure(head, xs), _nest.map_structure(head, ys) if ys is not None else
+             None, head(sws) if sws is not None else None)
+    val = (_nest.map_structure(tail, xs), _nest.map_structure(tail, ys) if ys is not None else
+           None, tail(sws) if sws is not None else None)
+    return train, val
+
+
+class _DataHandler:
+    """Batches of (x, y, sample_weight) from arrays/tensors (sliced on the host, shuffled
+    per epoch) or from a mixprec.data.Dataset (used as it is)."""
+
+    def __init__(self, x, y, sw, batch_size, shuffle, steps):
+        from mixprec.data import Dataset
+
+        self._dataset = None
+        if isinstance(x, Dataset):
+            if y is not None:
+                raise ValueError("`y` argument is not supported when using dataset as input.")
+            self._dataset = x
+            n = x._cardinality()
+            if steps is None:
+                if n is None or n < 0:
+                    raise ValueError("When passing an infinitely repeating dataset, please "
+                                     "specify a `steps_per_epoch` value so that epoch level "
+                                     "callbacks continue to work.")
+                steps = n
+            self.steps = steps
+            return
+        if x is None:
+            raise ValueError("Model.fit/evaluate/predict needs input data `x`.")
+        if batch_size is not None and (not isinstance(batch_size, int) or batch_size < 1):
+            raise ValueError("batch_size must be a positive integer, got %r" % (batch_size,))
+        self._x = _nest.map_structure(_np, x)
+        self._y = _nest.map_structure(_np, y) if y is not None else None
+        self._sw = _np(sw) if sw is not None else None
+        lengths = {len(a) for a in _nest.flatten(self._x)}
+        if self._y is not None:
+            lengths |= {len(a) for a in _nest.flatten(self._y)}
+        if self._sw is not None:
+            lengths.add(len(self._sw))
+        if len(lengths) != 1:
+            raise ValueError("Data cardinality is ambiguous: make sure all arrays contain the same "
+                             "number of samples. Sizes: %s" % sorted(lengths))
+        self._n = lengths.pop()
+        self._bs = batch_size or 32
+        self._shuffle = shuffle
+        full = int(math.ceil(self._n / self._bs)) if self._n else 0
+        self.steps = min(steps, full) if steps is not None else full
+
+    def batches(self, epoch):
+        if self._dataset is not None:
+            for i, elem in enumerate(self._dataset):
+                if i >= self.steps:
+                    break
+                yield _as_tensors(_unpack(elem) if isinstance(elem, tuple) else (elem, None, None))
+            return
+        if self._shuffle and self._shuffle != "batch":
+            key, stream = _random.get_seed(None)
+            order = np.random.default_rng([key, stream]).permutation(self._n)
+        else:
+            order = None
+        for s in range(self.steps):
+            lo, hi = s * self._bs, min((s + 1) * self._bs, self._n)
+            if order is None:
+                def take(a):
+                    return a[lo:hi]
+            else:
+                idx = order[lo:hi]
+
+                def take(a):
+                    return a[idx]
+            x = _nest.map_structure(take, self._x)
+            y = _nest.map_structure(take, self._y) if self._y is not None else None
+            sw = take(self._sw) if self._sw is not None else None
+            yield _as_tensors((x, y, sw))

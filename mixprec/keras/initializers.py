@@ -1,0 +1,226 @@
+"""``tf.keras.initializers``: GlorotUniform (Dense's default), Zeros, Ones, HeNormal …
+
+Random initializers draw from mixprec.random (Philox), so ``mixprec.random.set_seed``
+makes model initialisation reproducible, and every call of an unseeded initializer
+draws fresh values.
+"""
+
+import math
+
+from mixprec import _core
+from mixprec import random as _random
+from mixprec._dtypes import as_dtype
+
+__all__ = ["Initializer", "Zeros", "Ones", "Constant", "RandomNormal", "RandomUniform",
+           "TruncatedNormal", "VarianceScaling", "GlorotUniform", "GlorotNormal", "HeNormal",
+           "HeUniform", "LecunNormal", "LecunUniform", "get", "serialize", "deserialize"]
+
+
+class Initializer:
+    def __call__(self, shape, dtype=None, **kwargs):
+        raise NotImplementedError
+
+    def get_config(self):
+        return {}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+
+def _dtype(dtype):
+    return as_dtype(dtype or "float32")
+
+
+class Zeros(Initializer):
+    def __call__(self, shape, dtype=None, **kwargs):
+        return _core.fill(list(shape), 0, _dtype(dtype))
+
+
+class Ones(Initializer):
+    def __call__(self, shape, dtype=None, **kwargs):
+        return _core.fill(list(shape), 1, _dtype(dtype))
+
+
+class Constant(Initializer):
+    def __init__(self, value=0):
+        self.value = value
+
+    def __call__(self, shape, dtype=None, **kwargs):
+        return _core.constant(self.value, _dtype(dtype), list(shape))
+
+    def get_config(self):
+        return {"value": self.value}
+
+
+class RandomUniform(Initializer):
+    def __init__(self, minval=-0.05, maxval=0.05, seed=None):
+        self.minval, self.maxval, self.seed = minval, maxval, seed
+
+    def __call__(self, shape, dtype=None, **kwargs):
+        return _random.uniform(list(shape), self.minval, self.maxval, _dtype(dtype), self.seed)
+
+    def get_config(self):
+        return {"minval": self.minval, "maxval": self.maxval, "seed": self.seed}
+
+
+class RandomNormal(Initializer):
+    def __init__(self, mean=0.0, stddev=0.05, seed=None):
+        self.mean, self.stddev, self.seed = mean, stddev, seed
+
+    def __call__(self, shape, dtype=None, **kwargs):
+        return _random.normal(list(shape), self.mean, self.stddev, _dtype(dtype), self.seed)
+
+    def get_config(self):
+        return {"mean": self.mean, "stddev": self.stddev, "seed": self.seed}
+
+
+class TruncatedNormal(Initializer):
+    def __init__(self, mean=0.0, stddev=0.05, seed=None):
+        self.mean, self.stddev, self.seed = mean, stddev, seed
+
+    def __call__(self, shape, dtype=None, **kwargs):
+        return _random.truncated_normal(list(shape), self.mean, self.stddev, _dtype(dtype),
+                                        self.seed)
+
+    def get_config(self):
+        return {"mean": self.mean, "stddev": self.stddev, "seed": self.seed}
+
+
+def _fans(shape):
+    shape = list(shape)
+    if len(shape) < 1:
+        return 1, 1
+    if len(shape) == 1:
+        return shape[0], shape[0]
+    if len(shape) == 2:
+        return shape[0], shape[1]
+    receptive = 1
+    for d in shape[:-2]:
+        receptive *= d
+    return shape[-2] * receptive, shape[-1] * receptive
+
+
+class VarianceScaling(Initializer):
+    """Keras' VarianceScaling: scale / fan, truncated normal (stddev corrected by
+    0.87962566103423978), untruncated normal, or uniform."""
+
+    def __init__(self, scale=1.0, mode="fan_in", distribution="truncated_normal", seed=None):
+        if scale <= 0.0:
+            raise ValueError("`scale` must be positive float. Received: scale=%s" % (scale,))
+        if mode not in ("fan_in", "fan_out", "fan_avg"):
+            raise ValueError("Invalid `mode` argument: %s" % (mode,))
+        distribution = distribution.lower()
+        if distribution == "normal":
+            distribution = "truncated_normal"
+        if distribution not in ("uniform", "truncated_normal", "untruncated_normal"):
+            raise ValueError("Invalid `distribution` argument: %s" % (distribution,))
+        self.scale, self.mode, self.distribution, self.seed = scale, mode, distribution, seed
+
+    def __call__(self, shape, dtype=None, **kwargs):
+        fan_in, fan_out = _fans(shape)
+        n = {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2.0}[self.mode]
+        scale = self.scale / max(1.0, n)
+        dtype = _dtype(dtype)
+        if self.distribution == "truncated_normal":
+            stddev = math.sqrt(scale) / 0.87962566103423978
+            return _random.truncated_normal(list(shape), 0.0, stddev, dtype, self.seed)
+        if self.distribution == "untruncated_normal":
+            return _random.normal(list(shape), 0.0, math.sqrt(scale), dtype, self.seed)
+        limit = math.sqrt(3.0 * scale)
+        return _random.uniform(list(shape), -limit, limit, dtype, self.seed)
+
+    def get_config(self):
+        return {"scale": self.scale, "mode": self.mode, "distribution": self.distribution,
+                "seed": self.seed}
+
+
+class GlorotUniform(VarianceScaling):
+    def __init__(self, seed=None):
+        super().__init__(1.0, "fan_avg", "uniform", seed)
+
+    def get_config(self):
+        return {"seed": self.seed}
+
+
+class GlorotNormal(VarianceScaling):
+    def __init__(self, seed=None):
+        super().__init__(1.0, "fan_avg", "truncated_normal", seed)
+
+    def get_config(self):
+        return {"seed": self.seed}
+
+
+class HeNormal(VarianceScaling):
+    def __init__(self, seed=None):
+        super().__init__(2.0, "fan_in", "truncated_normal", seed)
+
+    def get_config(self):
+        return {"seed": self.seed}
+
+
+class HeUniform(VarianceScaling):
+    def __init__(self, seed=None):
+        super().__init__(2.0, "fan_in", "uniform", seed)
+
+    def get_config(self):
+        return {"seed": self.seed}
+
+
+class LecunNormal(VarianceScaling):
+    def __init__(self, seed=None):
+        super().__init__(1.0, "fan_in", "truncated_normal", seed)
+
+    def get_config(self):
+        return {"seed": self.seed}
+
+
+class LecunUniform(VarianceScaling):
+    def __init__(self, seed=None):
+        super().__init__(1.0, "fan_in", "uniform", seed)
+
+    def get_config(self):
+        return {"seed": self.seed}
+
+
+_ALIASES = {
+    "zeros": Zeros, "ones": Ones, "constant": Constant, "random_normal": RandomNormal,
+    "random_uniform": RandomUniform, "truncated_normal": TruncatedNormal,
+    "glorot_uniform": GlorotUniform, "glorot_normal": GlorotNormal, "he_normal": HeNormal,
+    "he_uniform": HeUniform, "lecun_normal": LecunNormal, "lecun_uniform": LecunUniform,
+    "variance_scaling": VarianceScaling,
+}
+_CLASSES = {c.__name__: c for c in set(_ALIASES.values())}
+
+
+def serialize(initializer):
+    return {"class_name": type(initializer).__name__, "config": initializer.get_config()}
+
+
+def deserialize(config, custom_objects=None):
+    classes = dict(_CLASSES)
+    classes.update(custom_objects or {})
+    cls = classes.get(config.get("class_name"))
+    if cls is None:
+        raise ValueError("Unknown initializer: %r" % (config.get("class_name"),))
+    return cls.from_config(config.get("config", {}))
+
+
+def get(identifier):
+    """An initializer from a name ('glorot_uniform', 'zeros' …), a config, an instance or a
+    callable."""
+    if identifier is None:
+        return None
+    if isinstance(identifier, str):
+        cls = _ALIASES.get(identifier) or _CLASSES.get(identifier)
+        if cls is None:
+            raise ValueError("Unknown initializer: '%s'. Valid names: %s"
+                             % (identifier, sorted(_ALIASES)))
+        return cls()
+    if isinstance(identifier, dict):
+        return deserialize(identifier)
+    if isinstance(identifier, type) and issubclass(identifier, Initializer):
+        return identifier()
+    if callable(identifier):
+        return identifier
+    raise ValueError("Could not interpret initializer identifier: %r" % (identifier,))

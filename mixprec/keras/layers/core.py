@@ -1,0 +1,201 @@
+"""Core layers: Dense, Activation, Dropout, Flatten, Reshape, Lambda (and OpLambda, the
+layer behind arithmetic on KerasTensors)."""
+
+import numpy as np
+
+from mixprec import _core, random as _random
+from mixprec.keras import activations, initializers
+from mixprec.keras.engine.base_layer import Layer
+
+__all__ = ["Dense", "Activation", "Dropout", "Flatten", "Reshape", "Lambda", "OpLambda"]
+
+
+class Dense(Layer):
+    """``activation(inputs @ kernel + bias)``, computed in the layer's compute dtype (float16
+    under mixed_float16) with float32 variables read as float16."""
+
+    def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
+                 bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None,
+                 activity_regularizer=None, kernel_constraint=None, bias_constraint=None,
+                 **kwargs):
+        super().__init__(**kwargs)
+        units = int(units) if not isinstance(units, int) else units
+        if units <= 0:
+            raise ValueError("Received an invalid value for `units`, expected a positive integer. "
+                             "Received: units=%s" % (units,))
+        self.units = units
+        self.activation = activations.get(activation)
+        self.use_bias = bool(use_bias)
+        self.kernel_initializer = initializers.get(kernel_initializer)
+        self.bias_initializer = initializers.get(bias_initializer)
+        self.kernel_regularizer = kernel_regularizer
+        self.bias_regularizer = bias_regularizer
+        self.kernel_constraint = kernel_constraint
+        self.bias_constraint = bias_constraint
+        self.kernel = None
+        self.bias = None
+
+    def build(self, input_shape):
+        last = input_shape[-1] if input_shape else None
+        if last is None:
+            raise ValueError("The last dimension of the inputs to a Dense layer should be "
+                             "defined. Found None. Full input shape received: %s"
+                             % (tuple(input_shape),))
+        self.kernel = self.add_weight("kernel", (int(last), self.units),
+                                      initializer=self.kernel_initializer,
+                                      regularizer=self.kernel_regularizer,
+                                      constraint=self.kernel_constraint)
+        if self.use_bias:
+            self.bias = self.add_weight("bias", (self.units,), initializer=self.bias_initializer,
+                                        regularizer=self.bias_regularizer,
+                                        constraint=self.bias_constraint)
+        self.built = True
+
+    def call(self, inputs):
+        if inputs.ndim == 2:
+            out = _core.matmul(inputs, self.kernel)
+        else:
+            shape = list(inputs.shape)
+            flat = _core.reshape(inputs, [-1, shape[-1]])
+            out = _core.reshape(_core.matmul(flat, self.kernel), shape[:-1] + [self.units])
+        if self.use_bias:
+            out = out + self.bias
+        return self.activation(out)
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape)[:-1] + (self.units,)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(units=self.units, activation=activations.serialize(self.activation),
+                      use_bias=self.use_bias,
+                      kernel_initializer=initializers.serialize(self.kernel_initializer),
+                      bias_initializer=initializers.serialize(self.bias_initializer))
+        return config
+
+
+class Activation(Layer):
+    """Applies an activation function. ``Activation('linear', dtype='float32')`` is the
+    guide's idiom to cast a model's output to float32."""
+
+    def __init__(self, activation, **kwargs):
+        super().__init__(**kwargs)
+        self.activation = activations.get(activation)
+
+    def call(self, inputs):
+        return self.activation(inputs)
+
+    def compute_output_shape(self, input_shape):
+        return input_shape
+
+    def get_config(self):
+        config = super().get_config()
+        config["activation"] = activations.serialize(self.activation)
+        return config
+
+
+class Dropout(Layer):
+    """Zeroes a ``rate`` fraction of inputs during training and scales the rest by
+    1 / (1 - rate); the identity at inference."""
+
+    def __init__(self, rate, noise_shape=None, seed=None, **kwargs):
+        super().__init__(**kwargs)
+        if not 0 <= rate <= 1:
+            raise ValueError("Invalid value received for argument `rate`. Expected a float value "
+                             "between 0 and 1. Received: rate=%s" % (rate,))
+        self.rate = float(rate)
+        self.noise_shape = noise_shape
+        self.seed = seed
+
+    def call(self, inputs, training=None):
+        if not training or self.rate == 0:
+            return inputs
+        if self.rate == 1:
+            return inputs * 0
+        shape = list(self.noise_shape) if self.noise_shape is not None else list(inputs.shape)
+        shape = [inputs.shape[i] if d is None else d for i, d in enumerate(shape)]
+        keep = _random.uniform(shape, 0, 1, "float32", self.seed) >= self.rate
+        scale = _core.cast(keep, inputs.dtype) * (1.0 / (1.0 - self.rate))
+        return inputs * scale
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(rate=self.rate, noise_shape=self.noise_shape, seed=self.seed)
+        return config
+
+
+class Flatten(Layer):
+    """Flattens every dimension but the batch: (B, 28, 28) -> (B, 784)."""
+
+    def __init__(self, data_format=None, **kwargs):
+        super().__init__(**kwargs)
+        self.data_format = data_format
+
+    def call(self, inputs):
+        if inputs.ndim == 0:
+            return _core.reshape(inputs, [1, 1])
+        if inputs.ndim == 1:
+            return _core.reshape(inputs, [inputs.shape[0], 1])
+        return _core.reshape(inputs, [inputs.shape[0], -1])
+
+    def compute_output_shape(self, input_shape):
+        n = 1
+        for d in input_shape[1:]:
+            n = None if d is None or n is None else n * d
+        return (input_shape[0], n)
+
+
+class Reshape(Layer):
+    """Reshapes each sample to ``target_shape`` (one dimension may be -1)."""
+
+    def __init__(self, target_shape, **kwargs):
+        super().__init__(**kwargs)
+        self.target_shape = tuple(target_shape)
+
+    def call(self, inputs):
+        return _core.reshape(inputs, [inputs.shape[0]] + list(self.target_shape))
+
+    def get_config(self):
+        config = super().get_config()
+        config["target_shape"] = self.target_shape
+        return config
+
+
+class Lambda(Layer):
+    """Wraps a function of tensors as a layer."""
+
+    def __init__(self, function, output_shape=None, mask=None, arguments=None, **kwargs):
+        super().__init__(**kwargs)
+        self.function = function
+        self.arguments = dict(arguments or {})
+
+    def call(self, inputs):
+        return self.function(inputs, **self.arguments)
+
+
+class OpLambda(Layer):
+    """An op applied to KerasTensors inside a functional model (``x + 1``, ``x[:, 0]``).
+    It does not cast its inputs."""
+
+    def __init__(self, function, name=None, **kwargs):
+        from mixprec.keras import backend
+
+        super().__init__(name=backend.unique_object_name("tf.math.%s" % (name or "op")),
+                         autocast=False, **kwargs)
+        self.function = function
+        self._op_name = name
+
+    def call(self, *args):
+        return self.function(*args)
+
+    def __call__(self, *args, **kwargs):
+        if not any(self._is_kt(a) for a in args):
+            return self.function(*[a if not isinstance(a, np.ndarray) else
+                                   _core.convert_to_tensor(a) for a in args])
+        return super().__call__(*args, **kwargs)
+
+    @staticmethod
+    def _is_kt(a):
+        from mixprec.keras.engine.keras_tensor import KerasTensor
+
+        return isinstance(a, KerasTensor)

@@ -1,0 +1,268 @@
+"""``tf.keras.losses``: cross-entropies, mean squared/absolute error, Reduction.
+
+Cross-entropy on softmax outputs uses the fused C op on the softmax's logits (stable, one
+pass, float32 math) whenever the prediction came from a softmax activation, as Keras does
+through ``_keras_logits``; otherwise probabilities are clipped to [eps, 1 - eps] first.
+"""
+
+from mixprec import _core, _ops
+from mixprec._dtypes import int64
+from mixprec.keras import activations, backend
+
+__all__ = ["Loss", "Reduction", "SparseCategoricalCrossentropy", "CategoricalCrossentropy",
+           "BinaryCrossentropy", "MeanSquaredError", "MeanAbsoluteError",
+           "sparse_categorical_crossentropy", "categorical_crossentropy", "binary_crossentropy",
+           "mean_squared_error", "mean_absolute_error", "mse", "mae", "MSE", "MAE", "get",
+           "serialize", "deserialize"]
+
+
+class Reduction:
+    """How per-example losses become the loss (``tf.keras.losses.Reduction``)."""
+    AUTO = "auto"
+    NONE = "none"
+    SUM = "sum"
+    SUM_OVER_BATCH_SIZE = "sum_over_batch_size"
+
+    @classmethod
+    def all(cls):
+        return (cls.AUTO, cls.NONE, cls.SUM, cls.SUM_OVER_BATCH_SIZE)
+
+    @classmethod
+    def validate(cls, key):
+        if key not in cls.all():
+            raise ValueError('Invalid Reduction Key: %s. Expected keys are "%s"'
+                             % (key, cls.all()))
+
+
+def _tensor(x):
+    return _core.convert_to_tensor(x)
+
+
+def _reduce(losses, reduction, sample_weight=None):
+    losses = _tensor(losses)
+    if sample_weight is not None:
+        sw = _core.convert_to_tensor(sample_weight, dtype_hint=losses.dtype)
+        if sw.dtype != losses.dtype:
+            sw = _core.cast(sw, losses.dtype)
+        while sw.ndim > losses.ndim and sw.shape[-1] == 1:
+            sw = _core.reshape(sw, list(sw.shape)[:-1])
+        losses = losses * sw
+    if reduction == Reduction.NONE:
+        return losses
+    total = _core.reduce_sum(losses)
+    if reduction == Reduction.SUM:
+        return total
+    n = losses._numel
+    return total / max(n, 1) if n else total * 0
+
+
+class Loss:
+    """Base class: ``loss(y_true, y_pred, sample_weight=None)`` -> reduced loss."""
+
+    def __init__(self, reduction=Reduction.AUTO, name=None):
+        Reduction.validate(reduction)
+        self.reduction = reduction
+        self.name = name
+
+    def __call__(self, y_true, y_pred, sample_weight=None):
+        losses = self.call(y_true, y_pred)
+        reduction = Reduction.SUM_OVER_BATCH_SIZE if self.reduction == Reduction.AUTO \
+            else self.reduction
+        return _reduce(losses, reduction, sample_weight)
+
+    def call(self, y_true, y_pred):
+        raise NotImplementedError("Must be implemented in subclasses.")
+
+    def get_config(self):
+        return {"reduction": self.reduction, "name": self.name}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+
+class LossFunctionWrapper(Loss):
+    def __init__(self, fn, reduction=Reduction.AUTO, name=None, **kwargs):
+        super().__init__(reduction=reduction, name=name)
+        self.fn = fn
+        self._fn_kwargs = kwargs
+
+    def call(self, y_true, y_pred):
+        return self.fn(y_true, y_pred, **self._fn_kwargs)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(self._fn_kwargs)
+        return config
+
+
+# ------------------------------------------------------------------ functions
+
+
+def _float_pred(y_pred):
+    y_pred = _tensor(y_pred)
+    if not y_pred.dtype.is_floating:
+        raise TypeError("y_pred must be a floating tensor, got %s" % y_pred.dtype.name)
+    return y_pred
+
+
+def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, axis=-1,
+                                    ignore_class=None):
+    """Per-example -log p[label]; labels are integer class ids of shape y_pred[:-1] (or
+    with a trailing 1)."""
+    y_pred = _float_pred(y_pred)
+    if axis not in (-1, y_pred.ndim - 1):
+        raise NotImplementedError("sparse_categorical_crossentropy: only axis=-1 is supported")
+    y_true = _tensor(y_true)
+    if y_true.dtype.is_floating:
+        y_true = _core.cast(y_true, int64)
+    if y_true.ndim == y_pred.ndim and y_true.shape[-1] == 1:
+        y_true = _core.reshape(y_true, list(y_true.shape)[:-1])
+    if not from_logits:
+        logits = activations.logits_of(y_pred)
+        if logits is None:
+            eps = backend.epsilon()
+            p = _ops.clip_by_value(y_pred, eps, 1 - eps)
+            onehot = _core.one_hot(y_true, y_pred.shape[-1], dtype=y_pred.dtype)
+            return -_core.reduce_sum(onehot * _core.log(p), -1)
+        y_pred = logits
+    out = _core.sparse_softmax_cross_entropy_with_logits(y_true, y_pred)
+    if ignore_class is not None:
+        keep = _core.not_equal(y_true, ignore_class)
+        out = _core.where(keep, out, _core.fill([], 0, out.dtype))
+    return out
+
+
+def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, axis=-1):
+    """Per-example -sum(y_true * log p) over the class axis (one-hot or soft labels)."""
+    y_pred = _float_pred(y_pred)
+    if axis not in (-1, y_pred.ndim - 1):
+        raise NotImplementedError("categorical_crossentropy: only axis=-1 is supported")
+    y_true = _core.cast(_tensor(y_true), y_pred.dtype)
+    if label_smoothing:
+        c = y_pred.shape[-1]
+        y_true = y_true * (1.0 - label_smoothing) + label_smoothing / c
+    if not from_logits:
+        logits = activations.logits_of(y_pred)
+        if logits is None:
+            eps = backend.epsilon()
+            p = y_pred / _core.reduce_sum(y_pred, -1, True)
+            p = _ops.clip_by_value(p, eps, 1 - eps)
+            return -_core.reduce_sum(y_true * _core.log(p), -1)
+        y_pred = logits
+    return _core.softmax_cross_entropy_with_logits(y_true, y_pred)
+
+
+def binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, axis=-1):
+    """Mean over the last axis of the element-wise binary cross-entropy."""
+    y_pred = _float_pred(y_pred)
+    y_true = _core.cast(_tensor(y_true), y_pred.dtype)
+    if label_smoothing:
+        y_true = y_true * (1.0 - label_smoothing) + 0.5 * label_smoothing
+    if from_logits:
+        # max(x, 0) - x*z + log(1 + exp(-|x|)), stable for any x
+        x = y_pred
+        elem = _core.relu(x) - x * y_true + _core.log1p(_core.exp(-_core.abs(x)))
+    else:
+        eps = backend.epsilon()
+        p = _ops.clip_by_value(y_pred, eps, 1 - eps)
+        elem = -(y_true * _core.log(p) + (1 - y_true) * _core.log(1 - p))
+    return _core.reduce_mean(elem, axis)
+
+
+def mean_squared_error(y_true, y_pred):
+    y_pred = _float_pred(y_pred)
+    y_true = _core.cast(_tensor(y_true), y_pred.dtype)
+    return _core.reduce_mean(_core.squared_difference(y_pred, y_true), -1)
+
+
+def mean_absolute_error(y_true, y_pred):
+    y_pred = _float_pred(y_pred)
+    y_true = _core.cast(_tensor(y_true), y_pred.dtype)
+    return _core.reduce_mean(_core.abs(y_pred - y_true), -1)
+
+
+mse = MSE = mean_squared_error
+mae = MAE = mean_absolute_error
+
+
+# ------------------------------------------------------------------ classes
+
+
+class SparseCategoricalCrossentropy(LossFunctionWrapper):
+    def __init__(self, from_logits=False, ignore_class=None, reduction=Reduction.AUTO,
+                 name="sparse_categorical_crossentropy"):
+        super().__init__(sparse_categorical_crossentropy, reduction=reduction, name=name,
+                         from_logits=from_logits, ignore_class=ignore_class)
+
+
+class CategoricalCrossentropy(LossFunctionWrapper):
+    def __init__(self, from_logits=False, label_smoothing=0.0, axis=-1, reduction=Reduction.AUTO,
+                 name="categorical_crossentropy"):
+        super().__init__(categorical_crossentropy, reduction=reduction, name=name,
+                         from_logits=from_logits, label_smoothing=label_smoothing, axis=axis)
+
+
+class BinaryCrossentropy(LossFunctionWrapper):
+    def __init__(self, from_logits=False, label_smoothing=0.0, axis=-1, reduction=Reduction.AUTO,
+                 name="binary_crossentropy"):
+        super().__init__(binary_crossentropy, reduction=reduction, name=name,
+                         from_logits=from_logits, label_smoothing=label_smoothing, axis=axis)
+
+
+class MeanSquaredError(LossFunctionWrapper):
+    def __init__(self, reduction=Reduction.AUTO, name="mean_squared_error"):
+        super().__init__(mean_squared_error, reduction=reduction, name=name)
+
+
+class MeanAbsoluteError(LossFunctionWrapper):
+    def __init__(self, reduction=Reduction.AUTO, name="mean_absolute_error"):
+        super().__init__(mean_absolute_error, reduction=reduction, name=name)
+
+
+_FUNCTIONS = {
+    "sparse_categorical_crossentropy": sparse_categorical_crossentropy,
+    "categorical_crossentropy": categorical_crossentropy,
+    "binary_crossentropy": binary_crossentropy,
+    "mean_squared_error": mean_squared_error, "mse": mean_squared_error, "MSE": mean_squared_error,
+    "mean_absolute_error": mean_absolute_error, "mae": mean_absolute_error,
+    "MAE": mean_absolute_error,
+}
+_CLASSES = {c.__name__: c for c in (SparseCategoricalCrossentropy, CategoricalCrossentropy,
+                                     BinaryCrossentropy, MeanSquaredError, MeanAbsoluteError)}
+
+
+def serialize(loss):
+    if isinstance(loss, Loss):
+        return {"class_name": type(loss).__name__, "config": loss.get_config()}
+    return getattr(loss, "__name__", loss)
+
+
+def deserialize(name, custom_objects=None):
+    if custom_objects and isinstance(name, str) and name in custom_objects:
+        return custom_objects[name]
+    if isinstance(name, dict):
+        cls = _CLASSES.get(name.get("class_name"))
+        if cls is None:
+            raise ValueError("Unknown loss: %r" % (name.get("class_name"),))
+        return cls.from_config(name.get("config", {}))
+    return get(name)
+
+
+def get(identifier):
+    """A loss from a name ('sparse_categorical_crossentropy', 'mse' …), a class name, a
+    config, an instance or a function."""
+    if identifier is None:
+        return None
+    if isinstance(identifier, str):
+        if identifier in _FUNCTIONS:
+            return _FUNCTIONS[identifier]
+        if identifier in _CLASSES:
+            return _CLASSES[identifier]()
+        raise ValueError("Unknown loss function: '%s'. Valid names: %s"
+                         % (identifier, sorted(_FUNCTIONS)))
+    if isinstance(identifier, dict):
+        return deserialize(identifier)
+    if callable(identifier):
+        return identifier
+    raise ValueError("Could not interpret loss function identifier: %r" % (identifier,))

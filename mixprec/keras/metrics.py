@@ -1,0 +1,223 @@
+"""``tf.keras.metrics``: Mean, Sum, Accuracy, SparseCategoricalAccuracy,
+CategoricalAccuracy, BinaryAccuracy.
+
+A metric's state lives in float32 variables (``total``, ``count``); updates are core ops
+(sums on the device), ``result()`` is a float32 scalar tensor.
+"""
+
+from mixprec import _core
+from mixprec._dtypes import as_dtype, float32
+from mixprec._variable import Variable
+from mixprec.keras import backend
+
+__all__ = ["Metric", "Mean", "Sum", "MeanMetricWrapper", "Accuracy", "SparseCategoricalAccuracy",
+           "CategoricalAccuracy", "BinaryAccuracy", "get", "serialize", "deserialize",
+           "sparse_categorical_accuracy", "categorical_accuracy", "binary_accuracy", "accuracy"]
+
+
+class Metric:
+    """Base class: ``update_state`` accumulates, ``result`` reads, ``reset_state`` clears."""
+
+    def __init__(self, name=None, dtype=None):
+        self.name = name or backend.unique_object_name(backend._snake(type(self).__name__))
+        self._dtype = as_dtype(dtype or float32)
+        self._variables = []
+        self.stateful = False
+
+    @property
+    def dtype(self):
+        return self._dtype.name
+
+    def add_weight(self, name, shape=(), dtype=None, initializer="zeros"):
+        v = Variable(_core.fill(list(shape), 0, as_dtype(dtype or self._dtype)), trainable=False,
+                     name="%s/%s" % (self.name, name))
+        self._variables.append(v)
+        return v
+
+    @property
+    def variables(self):
+        return list(self._variables)
+
+    weights = variables
+
+    def update_state(self, *args, **kwargs):
+        raise NotImplementedError("Must be implemented in subclasses.")
+
+    def result(self):
+        raise NotImplementedError("Must be implemented in subclasses.")
+
+    def reset_state(self):
+        for v in self._variables:
+            v.assign(_core.fill(list(v.shape), 0, v.true_dtype))
+
+    def reset_states(self):
+        self.reset_state()
+
+    def __call__(self, *args, **kwargs):
+        self.update_state(*args, **kwargs)
+        return self.result()
+
+    def get_config(self):
+        return {"name": self.name, "dtype": self.dtype}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+    def __repr__(self):
+        return "<mixprec.keras.metrics.%s name=%r>" % (type(self).__name__, self.name)
+
+
+def _weights(values, sample_weight):
+    if sample_weight is None:
+        return None
+    sw = _core.cast(_core.convert_to_tensor(sample_weight), values.dtype)
+    while sw.ndim > values.ndim and sw.shape[-1] == 1:
+        sw = _core.reshape(sw, list(sw.shape)[:-1])
+    if list(sw.shape) != list(values.shape):
+        sw = _core.broadcast_to(sw, list(values.shape))
+    return sw
+
+
+class Sum(Metric):
+    """The running (weighted) sum of the values it is given."""
+
+    def __init__(self, name="sum", dtype=None):
+        super().__init__(name, dtype)
+        self.total = self.add_weight("total")
+
+    def update_state(self, values, sample_weight=None):
+        values = _core.cast(_core.convert_to_tensor(values), self._dtype)
+        sw = _weights(values, sample_weight)
+        if sw is not None:
+            values = values * sw
+        self.total.assign_add(_core.reduce_sum(values))
+
+    def result(self):
+        return _core.identity(self.total._peek())
+
+
+class Mean(Metric):
+    """The running (weighted) mean of the values it is given."""
+
+    def __init__(self, name="mean", dtype=None):
+        super().__init__(name, dtype)
+        self.total = self.add_weight("total")
+        self.count = self.add_weight("count")
+
+    def update_state(self, values, sample_weight=None):
+        values = _core.cast(_core.convert_to_tensor(values), self._dtype)
+        sw = _weights(values, sample_weight)
+        if sw is None:
+            self.total.assign_add(_core.reduce_sum(values))
+            self.count.assign_add(float(values._numel))
+        else:
+            self.total.assign_add(_core.reduce_sum(values * sw))
+            self.count.assign_add(_core.reduce_sum(sw))
+
+    def result(self):
+        total, count = self.total._peek(), self.count._peek()
+        return _core.where(count > 0, total / _core.maximum(count, 1e-38),
+                           _core.fill([], 0, self._dtype))
+
+
+class MeanMetricWrapper(Mean):
+    """Mean of ``fn(y_true, y_pred)`` per example."""
+
+    def __init__(self, fn, name=None, dtype=None, **kwargs):
+        super().__init__(name, dtype)
+        self._fn = fn
+        self._fn_kwargs = kwargs
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        matches = self._fn(y_true, y_pred, **self._fn_kwargs)
+        super().update_state(matches, sample_weight)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(self._fn_kwargs)
+        return config
+
+
+def accuracy(y_true, y_pred):
+    y_pred = _core.convert_to_tensor(y_pred)
+    y_true = _core.convert_to_tensor(y_true)
+    if y_true.dtype != y_pred.dtype:
+        y_true = _core.cast(y_true, y_pred.dtype)
+    return _core.cast(_core.equal(y_true, y_pred), float32)
+
+
+def sparse_categorical_accuracy(y_true, y_pred):
+    y_pred = _core.convert_to_tensor(y_pred)
+    y_true = _core.convert_to_tensor(y_true)
+    if y_true.ndim == y_pred.ndim and y_true.shape[-1] == 1:
+        y_true = _core.reshape(y_true, list(y_true.shape)[:-1])
+    pred = _core.argmax(y_pred, -1)
+    if y_true.dtype.is_floating:
+        y_true = _core.cast(y_true, "int64")
+    return _core.cast(_core.equal(_core.cast(y_true, "int64"), pred), float32)
+
+
+def categorical_accuracy(y_true, y_pred):
+    return _core.cast(_core.equal(_core.argmax(y_true, -1), _core.argmax(y_pred, -1)), float32)
+
+
+def binary_accuracy(y_true, y_pred, threshold=0.5):
+    y_pred = _core.convert_to_tensor(y_pred)
+    y_true = _core.cast(_core.convert_to_tensor(y_true), y_pred.dtype)
+    pred = _core.cast(_core.greater(y_pred, threshold), y_pred.dtype)
+    return _core.reduce_mean(_core.cast(_core.equal(y_true, pred), float32), -1)
+
+
+class Accuracy(MeanMetricWrapper):
+    def __init__(self, name="accuracy", dtype=None):
+        super().__init__(accuracy, name, dtype)
+
+
+class SparseCategoricalAccuracy(MeanMetricWrapper):
+    def __init__(self, name="sparse_categorical_accuracy", dtype=None):
+        super().__init__(sparse_categorical_accuracy, name, dtype)
+
+
+class CategoricalAccuracy(MeanMetricWrapper):
+    def __init__(self, name="categorical_accuracy", dtype=None):
+        super().__init__(categorical_accuracy, name, dtype)
+
+
+class BinaryAccuracy(MeanMetricWrapper):
+    def __init__(self, name="binary_accuracy", dtype=None, threshold=0.5):
+        super().__init__(binary_accuracy, name, dtype, threshold=threshold)
+
+
+_CLASSES = {c.__name__: c for c in (Mean, Sum, Accuracy, SparseCategoricalAccuracy,
+                                     CategoricalAccuracy, BinaryAccuracy)}
+_FUNCTIONS = {"sparse_categorical_accuracy": SparseCategoricalAccuracy,
+              "categorical_accuracy": CategoricalAccuracy, "binary_accuracy": BinaryAccuracy}
+
+
+def serialize(metric):
+    return {"class_name": type(metric).__name__, "config": metric.get_config()}
+
+
+def deserialize(config, custom_objects=None):
+    cls = _CLASSES.get(config.get("class_name"))
+    if cls is None:
+        raise ValueError("Unknown metric: %r" % (config.get("class_name"),))
+    return cls.from_config(config.get("config", {}))
+
+
+def get(identifier):
+    """A metric object from an instance, a class name or function name, or a function."""
+    if isinstance(identifier, Metric):
+        return identifier
+    if isinstance(identifier, str):
+        if identifier in _FUNCTIONS:
+            return _FUNCTIONS[identifier]()
+        if identifier in _CLASSES:
+            return _CLASSES[identifier]()
+        raise ValueError("Unknown metric function: '%s'" % identifier)
+    if isinstance(identifier, dict):
+        return deserialize(identifier)
+    if callable(identifier):
+        return MeanMetricWrapper(identifier, name=getattr(identifier, "__name__", None))
+    raise ValueError("Could not interpret metric identifier: %r" % (identifier,))

@@ -1,0 +1,32 @@
+"""``tf.keras.utils``: Progbar, to_categorical, set_random_seed."""
+
+import numpy as np
+
+from mixprec.keras.utils.progbar import Progbar  # noqa: F401
+
+__all__ = ["Progbar", "to_categorical", "set_random_seed"]
+
+
+def to_categorical(y, num_classes=None, dtype="float32"):
+    """One-hot NumPy encoding of integer class vectors (host data preparation)."""
+    y = np.asarray(y, dtype="int64")
+    shape = y.shape
+    if shape and shape[-1] == 1 and len(shape) > 1:
+        shape = shape[:-1]
+    y = y.reshape(-1)
+    if num_classes is None:
+        num_classes = int(y.max()) + 1 if y.size else 0
+    out = np.zeros((y.shape[0], num_classes), dtype=dtype)
+    out[np.arange(y.shape[0]), y] = 1
+    return out.reshape(shape + (num_classes,))
+
+
+def set_random_seed(seed):
+    """Seeds Python's, NumPy's and mixprec's generators (``tf.keras.utils.set_random_seed``)."""
+    import random
+
+    from mixprec import random as mp_random
+
+    random.seed(seed)
+    np.random.seed(seed)
+    mp_random.set_seed(seed)
