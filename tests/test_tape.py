@@ -163,6 +163,17 @@ GRAD_CASES = {
     "softmax": [("last", tf.nn.softmax, [_away((2, 4), r)]),
                 ("axis 0", lambda x: tf.nn.softmax(x, axis=0), [_away((3, 2), r)])],
     "log_softmax": [("last", tf.nn.log_softmax, [_away((2, 4), r)])],
+    "sparse_softmax_cross_entropy_with_logits": [
+        ("2d", lambda z: tf.nn.sparse_softmax_cross_entropy_with_logits(
+            labels=tf.constant([2, 0, 3]), logits=z), [_away((3, 4), r)]),
+        ("3d", lambda z: tf.nn.sparse_softmax_cross_entropy_with_logits(
+            labels=tf.constant([[1, 0], [2, 2]]), logits=z), [_away((2, 2, 3), r)])],
+    # TensorFlow differentiates both the logits and the labels; its logits rule
+    # (softmax - labels) assumes each label row sums to 1, so the labels are probabilities
+    "softmax_cross_entropy_with_logits": [
+        ("", lambda lab, z: tf.nn.softmax_cross_entropy_with_logits(
+            labels=lab / tf.reduce_sum(lab, -1, keepdims=True), logits=z),
+         [r.uniform(0.2, 1, (3, 4)), _away((3, 4), r)])],
     "reshape": [("", lambda x: tf.reshape(x, [3, -1]) * np.arange(4.0), [_away((2, 6), r)])],
     "transpose": [("perm", lambda x: tf.transpose(x, [2, 0, 1]), [_away((2, 3, 4), r)]),
                   ("default", tf.transpose, [_away((2, 3), r)])],
