@@ -117,5 +117,7 @@ def test_loss_scale_stays_high_and_steps_count(runs):
         assert float(opt.loss_scale) >= 2.0 ** 12
 
 
+@pytest.mark.skipif("asan" in os.environ.get("LD_PRELOAD", ""),
+                    reason="a time budget means nothing under the sanitizers")
 def test_fast_enough(runs):
     assert runs["seconds"] < 10.0, runs["seconds"]

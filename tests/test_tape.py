@@ -13,8 +13,9 @@ import pytest
 
 import mixprec as tf
 from mixprec import _core
+from tolerances import assert_close, tolerance
 
-TOL = {"rtol": 1e-6, "atol": 1e-7, "h": 1e-6}
+H = 1e-6  # finite-difference step (float64)
 RNG_SEED = 1234
 
 
@@ -46,8 +47,10 @@ def _numeric_grads(f, xs, w, h):
     return grads
 
 
-def check_grad(f, *xs, rtol=TOL["rtol"], atol=TOL["atol"], h=TOL["h"], seed=0):
-    """Asserts tape gradients of sum(f(*xs) * w) equal central differences (float64)."""
+def check_grad(f, *xs, h=H, kind_dtype="float64", seed=0):
+    """Asserts tape gradients of sum(f(*xs) * w) equal central differences (float64);
+    ``kind_dtype`` picks the tolerance row (float32 for functions that round through it)."""
+    rtol, atol = tolerance(kind_dtype, "finite_difference")
     xs = [np.asarray(x, dtype=np.float64) for x in xs]
     ts = [tf.constant(x) for x in xs]
     with tf.GradientTape() as tape:
@@ -75,7 +78,7 @@ r = _rng()
 GRAD_CASES = {
     # through float32: a coarser step and tolerance (float32 rounding in the difference)
     "cast": [("f64->f32->f64", lambda x: tf.cast(tf.cast(x, "float32"), "float64") * x,
-              [_away((3,), r)], {"h": 1e-2, "rtol": 1e-5, "atol": 1e-5})],
+              [_away((3,), r)], {"h": 1e-2, "kind_dtype": "float32"})],
     "identity": [("", lambda x: tf.identity(x) * x, [_away((2, 3), r)])],
     "neg": [("", lambda x: -x, [_away((4,), r)])],
     "abs": [("", tf.abs, [_away((2, 3), r)])],
@@ -345,9 +348,8 @@ def test_low_precision_gradients_keep_their_dtype(dtype):
         t.watch([x64, w64])
         y = tf.reduce_sum(tf.nn.relu(tf.matmul(x64, w64)) * tf.sigmoid(x64))
     ex, ew = t.gradient(y, [x64, w64])
-    tol = {"float16": 1e-2, "bfloat16": 5e-2, "float32": 1e-6}[dtype]
-    np.testing.assert_allclose(gx.numpy().astype(np.float64), ex.numpy(), rtol=tol, atol=tol)
-    np.testing.assert_allclose(gw.numpy().astype(np.float64), ew.numpy(), rtol=tol, atol=tol)
+    assert_close(gx, ex, dtype, "backprop")
+    assert_close(gw, ew, dtype, "backprop")
 
 
 def test_cast_gradient_goes_back_to_the_source_dtype():
@@ -548,7 +550,7 @@ def _gelu_tanh_d2(x):
 def test_second_order_gradients(name, f, expected):
     x = np.array([0.3, 0.7, 1.9]) if name in ("sqrt", "rsqrt", "log") else \
         np.array([-1.2, -0.4, 0.5, 1.7])
-    np.testing.assert_allclose(_second_derivative(f, x), expected(x), rtol=1e-6, atol=1e-9)
+    assert_close(_second_derivative(f, x), expected(x), "float64", "transcendental")
 
 
 @pytest.mark.parametrize("f", [tf.nn.relu, tf.nn.leaky_relu])
@@ -579,7 +581,7 @@ def test_gelu_third_order(approximate):
             d1 = t1.gradient(y, t)
         return t2.gradient(d1, t)
 
-    check_grad(f2, [-1.3, -0.2, 0.6, 2.1], rtol=1e-5, atol=1e-8, h=1e-5)
+    check_grad(f2, [-1.3, -0.2, 0.6, 2.1], h=1e-5)
 
 
 def test_watch_accessed_variables_false():
