@@ -26,6 +26,7 @@ sanitize:       ## ASan+UBSan build in build/san and the suite under it
 	$(PY) -m pip install --no-build-isolation -e . -Cbuild-dir=$(BUILD)
 
 bench:          ## benchmark tables (mixprec vs the reference, same work, one run)
+	$(PY) bench/train_step.py
 	$(PY) bench/ops.py
 
 format:         ## clang-format for C/CUDA

@@ -25,7 +25,7 @@ mp_status mp_cpu_softmax_xent(mp_device dev, int sparse, mp_dtype dt, const void
                               void *loss, int64_t rows, int64_t cols);
 mp_status mp_cpu_all_finite(mp_device dev, mp_dtype dt, const void *x, int64_t n, int *finite);
 mp_status mp_cpu_optim_update(mp_device dev, mp_optim_kind kind, const mp_optim_step *step, mp_dtype wdt, void *w,
-                              const void *g, float *s0, float *s1, float *s2, int64_t n, mp_dtype cdt, void *cache);
+                              const void *g, void *s0, void *s1, void *s2, int64_t n, mp_dtype cdt, void *cache);
 mp_status mp_cpu_cast(mp_device dev, const void *src, mp_dtype sdt, void *dst, mp_dtype ddt, int64_t n);
 
 /* Widen n elements of a float dtype (f32/f16/bf16) at src to f32; f32 is copied. */

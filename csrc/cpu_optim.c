@@ -66,7 +66,7 @@ typedef struct {
     mp_dtype wdt;
     void *w;
     const void *g;
-    float *s0, *s1, *s2;
+    void *s0, *s1, *s2; /* float32 slots; float64 for float64 variables */
     mp_dtype cdt;
     void *cache;
 } upd_ctx;
@@ -134,8 +134,8 @@ static void rule_f32(const upd_ctx *c, float *w, const float *g, float *s0, floa
     }
 }
 
-static void rule_f64(const upd_ctx *c, double *w, const double *g, float *s0, float *s1, float *s2, int64_t n) {
-    /* float64 variables: the same rules in double, slots stay float32 */
+static void rule_f64(const upd_ctx *c, double *w, const double *g, double *s0, double *s1, double *s2, int64_t n) {
+    /* float64 variables: the same rules in double, on float64 slots (as TensorFlow) */
     const mp_optim_hparams *hp = &c->st->hp;
     const double lr = c->st->lr_t, gs = c->st->grad_scale;
     for (int64_t i = 0; i < n; i++) {
@@ -146,21 +146,21 @@ static void rule_f64(const upd_ctx *c, double *w, const double *g, float *s0, fl
                 w[i] -= lr * gi;
             } else {
                 double v = hp->momentum * s0[i] - lr * gi;
-                s0[i] = (float)v;
+                s0[i] = v;
                 w[i] = hp->nesterov ? w[i] + hp->momentum * v - lr * gi : w[i] + v;
             }
             break;
         case MP_OPTIM_RMSPROP: {
             double ms = hp->rho * s0[i] + (1 - hp->rho) * gi * gi, denom = ms;
-            s0[i] = (float)ms;
+            s0[i] = ms;
             if (s2) {
                 double mg = hp->rho * s2[i] + (1 - hp->rho) * gi;
-                s2[i] = (float)mg;
+                s2[i] = mg;
                 denom = ms - mg * mg;
             }
             if (s1) {
                 double m = hp->momentum * s1[i] + lr * gi / sqrt(denom + hp->epsilon);
-                s1[i] = (float)m;
+                s1[i] = m;
                 w[i] -= m;
             } else {
                 w[i] -= lr * gi / (sqrt(denom) + hp->epsilon);
@@ -170,11 +170,11 @@ static void rule_f64(const upd_ctx *c, double *w, const double *g, float *s0, fl
         case MP_OPTIM_ADAM: {
             double m = s0[i] + (gi - s0[i]) * (1 - hp->beta_1);
             double v = s1[i] + (gi * gi - s1[i]) * (1 - hp->beta_2), vv = v;
-            s0[i] = (float)m;
-            s1[i] = (float)v;
+            s0[i] = m;
+            s1[i] = v;
             if (s2) {
                 vv = s2[i] > v ? s2[i] : v;
-                s2[i] = (float)vv;
+                s2[i] = vv;
             }
             w[i] -= lr * m / (sqrt(vv) + hp->epsilon);
             break;
@@ -187,14 +187,16 @@ static void rule_f64(const upd_ctx *c, double *w, const double *g, float *s0, fl
 static void upd_range(void *vctx, int64_t b, int64_t e) {
     const upd_ctx *c = vctx;
     if (c->wdt == MP_F64) {
-        rule_f64(c, (double *)c->w + b, (const double *)c->g + b, c->s0 ? c->s0 + b : NULL, c->s1 ? c->s1 + b : NULL,
-                 c->s2 ? c->s2 + b : NULL, e - b);
+        double *s0 = c->s0, *s1 = c->s1, *s2 = c->s2;
+        rule_f64(c, (double *)c->w + b, (const double *)c->g + b, s0 ? s0 + b : NULL, s1 ? s1 + b : NULL,
+                 s2 ? s2 + b : NULL, e - b);
         if (c->cache)
             mp_cpu_cast((mp_device){MP_DEV_CPU, 0}, (double *)c->w + b, MP_F64,
                         (char *)c->cache + b * (int64_t)mp_dtype_size(c->cdt), c->cdt, e - b);
         return;
     }
     size_t es = mp_dtype_size(c->wdt);
+    float *s0 = c->s0, *s1 = c->s1, *s2 = c->s2;
     float wb[MP_BLOCK], gb[MP_BLOCK];
     for (int64_t i = b; i < e; i += MP_BLOCK) {
         int64_t m = e - i < MP_BLOCK ? e - i : MP_BLOCK;
@@ -207,7 +209,7 @@ static void upd_range(void *vctx, int64_t b, int64_t e) {
             for (int64_t j = 0; j < m; j++)
                 gb[j] *= gs;
         }
-        rule_f32(c, w, gb, c->s0 ? c->s0 + i : NULL, c->s1 ? c->s1 + i : NULL, c->s2 ? c->s2 + i : NULL, m);
+        rule_f32(c, w, gb, s0 ? s0 + i : NULL, s1 ? s1 + i : NULL, s2 ? s2 + i : NULL, m);
         if (c->wdt != MP_F32)
             mp_store_f32(c->wdt, wb, (char *)c->w + i * (int64_t)es, m);
         if (c->cache)
@@ -216,7 +218,7 @@ static void upd_range(void *vctx, int64_t b, int64_t e) {
 }
 
 mp_status mp_cpu_optim_update(mp_device dev, mp_optim_kind kind, const mp_optim_step *step, mp_dtype wdt, void *w,
-                                  const void *g, float *s0, float *s1, float *s2, int64_t n, mp_dtype cdt,
+                                  const void *g, void *s0, void *s1, void *s2, int64_t n, mp_dtype cdt,
                                   void *cache) {
     (void)dev;
     if (cache && wdt != MP_F64 && cdt != MP_F16 && cdt != MP_BF16 && cdt != MP_F32)

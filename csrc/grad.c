@@ -137,6 +137,13 @@ static mp_status g_identity(const mp_node *n, mp_tensor *dy, const int *need, mp
     return MP_OK;
 }
 
+/* TensorFlow's Sign gradient: zeros (not "no gradient") */
+static mp_status g_zeros(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    (void)dy;
+    (void)need;
+    return mp_full(IN(0)->dtype, IN(0)->ndim, IN(0)->shape, 0.0, mp_tensor_device(IN(0)), &dx[0]);
+}
+
 static mp_status g_neg(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
     (void)n;
     (void)need;
@@ -242,14 +249,19 @@ static mp_status g_leaky_relu(const mp_node *n, mp_tensor *dy, const int *need, 
 }
 
 /* second order: rules of the fused *_GRAD ops, inputs (first, g) */
+/* piecewise constant in x: zeros for x, as TensorFlow's _ReluGradGrad (not None) */
 static mp_status g_relu_grad(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
     if (need[1])
         MP_TRY(fused(MP_OP_RELU_GRAD, IN(0), dy, 0, &dx[1]));
-    return MP_OK; /* piecewise constant in x */
+    if (need[0])
+        return g_zeros(n, dy, need, dx);
+    return MP_OK;
 }
 static mp_status g_leaky_relu_grad(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
     if (need[1])
         MP_TRY(fused(MP_OP_LEAKY_RELU_GRAD, IN(0), dy, n->attrs.f0, &dx[1]));
+    if (need[0])
+        return g_zeros(n, dy, need, dx);
     return MP_OK;
 }
 static mp_status g_sigmoid_grad(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
@@ -306,12 +318,28 @@ static mp_status g_gelu_grad(const mp_node *n, mp_tensor *dy, const int *need, m
     return finish(&a);
 }
 static mp_status g_gelu_tanh_grad(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
-    if (need[1])
-        MP_TRY(fused(MP_OP_GELU_TANH_GRAD, IN(0), dy, 0, &dx[1]));
-    if (need[0])
-        return mp_error_set(MP_ERR_NOT_IMPLEMENTED,
-                            "third-order gradients of gelu(approximate=True) are not implemented");
-    return MP_OK;
+    arena a = {0}; /* out = g*f'(x), f = 0.5x(1+tanh(u)), u = c(x + k x^3):
+                    * f''(x) = (1-t^2) (u' + 0.5 x (u'' - 2 t u'^2)), t = tanh(u) */
+    if (need[1] && (dx[1] = bin(&a, MP_OP_GELU_TANH_GRAD, IN(0), dy)))
+        out(dx[1]);
+    if (need[0]) {
+        const double c = 0.79788456080286535588, k = 0.044715;
+        mp_tensor *x = IN(0), *x2 = bin(&a, MP_OP_MUL, x, x);
+        mp_tensor *u = bin(&a, MP_OP_MUL, bin(&a, MP_OP_ADD, x, bin(&a, MP_OP_MUL, bin(&a, MP_OP_MUL, x2, x),
+                                                                    scalar(&a, x, k))),
+                           scalar(&a, x, c));
+        mp_tensor *t = un(&a, MP_OP_TANH, u);
+        mp_tensor *sech2 = bin(&a, MP_OP_SUB, scalar(&a, x, 1.0), bin(&a, MP_OP_MUL, t, t));
+        mp_tensor *du = bin(&a, MP_OP_ADD, scalar(&a, x, c), bin(&a, MP_OP_MUL, x2, scalar(&a, x, 3.0 * c * k)));
+        mp_tensor *d2u = bin(&a, MP_OP_MUL, x, scalar(&a, x, 6.0 * c * k));
+        mp_tensor *inner = bin(&a, MP_OP_SUB, d2u, bin(&a, MP_OP_MUL, bin(&a, MP_OP_MUL, t, bin(&a, MP_OP_MUL, du, du)),
+                                                      scalar(&a, x, 2.0)));
+        mp_tensor *f2 = bin(&a, MP_OP_MUL, sech2,
+                            bin(&a, MP_OP_ADD, du, bin(&a, MP_OP_MUL, bin(&a, MP_OP_MUL, x, scalar(&a, x, 0.5)), inner)));
+        if ((dx[0] = bin(&a, MP_OP_MUL, bin(&a, MP_OP_MUL, dy, IN(1)), f2)))
+            out(dx[0]);
+    }
+    return finish(&a);
 }
 static mp_status g_rsqrt_grad(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
     arena a = {0}; /* out = -0.5*g*y^3: d/dg likewise; d/dy = -1.5*dy*g*y^2 */
@@ -675,7 +703,7 @@ typedef mp_status (*grad_fn)(const mp_node *, mp_tensor *, const int *, mp_tenso
 #define GRAD_FLOOR NULL
 #define GRAD_CEIL NULL
 #define GRAD_ROUND NULL
-#define GRAD_SIGN NULL
+#define GRAD_SIGN g_zeros
 #define GRAD_LOG1P g_log1p
 #define GRAD_EXPM1 g_expm1
 #define GRAD_ELU g_elu

@@ -207,6 +207,9 @@ typedef struct mp_optim_hparams {
     int centered;     /* RMSprop */
     double beta_1, beta_2; /* Adam */
     int amsgrad;      /* Adam */
+    /* SGD, RMSprop: the momentum slot and rule are used (fixed when the optimizer is made,
+     * as TensorFlow; the momentum value may be 0 and may change between steps) */
+    int use_momentum;
 } mp_optim_hparams;
 
 /* Per-step scalars of a fused optimizer update (computed on the host once per step). */
@@ -289,10 +292,11 @@ typedef struct mp_backend {
     /* *finite = no inf/NaN among the n elements of x (floating dtype dt). */
     mp_status (*all_finite)(mp_device dev, mp_dtype dt, const void *x, int64_t n, int *finite);
     /* One variable's fused update: g (dtype gdt == wdt) scaled by step->grad_scale, the rule
-     * of `kind` on w (dtype wdt) with float32 slots s0..s2 (NULL if unused), and, when
-     * cache is non-NULL, w's new value cast to cdt written there. */
+     * of `kind` on w (dtype wdt) with slots s0..s2 (NULL if unused; float64 when wdt is
+     * float64, float32 otherwise: mp_optim_slot_dtype), and, when cache is non-NULL, w's
+     * new value cast to cdt written there. */
     mp_status (*optim_update)(mp_device dev, mp_optim_kind kind, const mp_optim_step *step, mp_dtype wdt, void *w,
-                              const void *g, float *s0, float *s1, float *s2, int64_t n, mp_dtype cdt, void *cache);
+                              const void *g, void *s0, void *s1, void *s2, int64_t n, mp_dtype cdt, void *cache);
 } mp_backend;
 
 enum { MP_RANDOM_UNIFORM = 0, MP_RANDOM_NORMAL = 1, MP_RANDOM_TRUNCATED_NORMAL = 2 };
@@ -402,8 +406,11 @@ void mp_variable_decref(mp_variable *v);
 mp_status mp_variable_read(mp_variable *v, mp_tensor **out);
 /* Read the true-dtype value without autocast and without tape recording. */
 mp_tensor *mp_variable_peek(mp_variable *v); /* borrowed */
-/* Replace the value: same shape; x is cast to the variable's dtype when floating. */
+/* Replace the value: same shape; x must have the variable's dtype, or (autocast variables,
+ * inside an autocast scope) the scope's dtype, which is cast to the variable's. */
 mp_status mp_variable_assign(mp_variable *v, mp_tensor *x);
+/* May a value of dtype dt be assigned to v right now (see mp_variable_assign)? */
+int mp_variable_accepts(const mp_variable *v, mp_dtype dt);
 /* Host-writable data of the value (copy-on-write if shared); bumps the version. */
 mp_status mp_variable_data_for_write(mp_variable *v, void **data);
 /* The thread's autocast dtype (-1: none); returns the previous one. */
@@ -460,12 +467,16 @@ mp_status mp_all_finite(int n, mp_tensor *const *ts, int *finite);
 /* One fused step over n variables: (optionally) check every gradient for inf/NaN, then
  * either skip or apply grad * grad_scale with the update rule; update the loss scale when
  * one is given; increment `iterations` (an int64 scalar variable) either way.
- * slots: n * slots_per_var variables (kind-specific order, see optim.c), float32.
+ * slots: n * slots_per_var variables (kind-specific order, see optim.c) of
+ * mp_optim_slot_dtype(their variable's dtype).
  * *applied tells whether the update happened. */
 mp_status mp_optimizer_apply(mp_optim_kind kind, const mp_optim_hparams *hp, int n, mp_variable *const *vars,
                              mp_tensor *const *grads, mp_variable *const *slots, mp_variable *iterations,
                              mp_loss_scale *ls, int check_finite, double grad_scale, int *applied);
 int mp_optimizer_slots_per_var(mp_optim_kind kind, const mp_optim_hparams *hp);
+/* The dtype of a variable's optimizer slots: float64 for float64 variables (as TensorFlow),
+ * float32 for the rest (16-bit variables keep float32 moments, unlike TensorFlow). */
+static inline mp_dtype mp_optim_slot_dtype(mp_dtype var_dtype) { return var_dtype == MP_F64 ? MP_F64 : MP_F32; }
 
 #ifdef __cplusplus
 }

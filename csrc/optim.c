@@ -115,8 +115,8 @@ mp_status mp_all_finite(int n, mp_tensor *const *ts, int *finite) {
 
 int mp_optimizer_slots_per_var(mp_optim_kind kind, const mp_optim_hparams *hp) {
     switch (kind) {
-    case MP_OPTIM_SGD: return hp->momentum != 0.0 ? 1 : 0;
-    case MP_OPTIM_RMSPROP: return 1 + (hp->momentum != 0.0) + (hp->centered != 0);
+    case MP_OPTIM_SGD: return hp->use_momentum ? 1 : 0;
+    case MP_OPTIM_RMSPROP: return 1 + (hp->use_momentum != 0) + (hp->centered != 0);
     case MP_OPTIM_ADAM: return 2 + (hp->amsgrad != 0);
     default: return 0;
     }
@@ -126,8 +126,10 @@ static mp_status check_slot(const mp_variable *s, const mp_tensor *w, int i) {
     if (!s)
         return mp_error_set(MP_ERR_INTERNAL, "optimizer: slot missing for variable %d", i);
     const mp_tensor *t = s->value;
-    if (t->dtype != MP_F32 || t->numel != w->numel || !mp_device_eq(mp_tensor_device(t), mp_tensor_device(w)))
-        return mp_error_set(MP_ERR_INTERNAL, "optimizer: slot of variable %d is not a float32 tensor of its size", i);
+    mp_dtype want = mp_optim_slot_dtype(w->dtype);
+    if (t->dtype != want || t->numel != w->numel || !mp_device_eq(mp_tensor_device(t), mp_tensor_device(w)))
+        return mp_error_set(MP_ERR_INTERNAL, "optimizer: slot of variable %d is not a %s tensor of its size", i,
+                            mp_dtype_name(want));
     return MP_OK;
 }
 
@@ -174,7 +176,7 @@ mp_status mp_optimizer_apply(mp_optim_kind kind, const mp_optim_hparams *hp, int
             int refresh = v->cast_cache && v->cache_version == v->version && !mp_tensor_storage_shared(v->cast_cache);
             void *w;
             MP_TRY(mp_variable_data_for_write(v, &w));
-            float *s[3] = {NULL, NULL, NULL};
+            void *s[3] = {NULL, NULL, NULL};
             void *sd;
             int k = 0;
             switch (kind) {
@@ -187,7 +189,7 @@ mp_status mp_optimizer_apply(mp_optim_kind kind, const mp_optim_hparams *hp, int
             case MP_OPTIM_RMSPROP:
                 MP_TRY(mp_variable_data_for_write(slots[i * nslots + k++], &sd));
                 s[0] = sd;
-                if (hp->momentum != 0.0) {
+                if (hp->use_momentum) {
                     MP_TRY(mp_variable_data_for_write(slots[i * nslots + k++], &sd));
                     s[1] = sd;
                 }

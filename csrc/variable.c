@@ -91,6 +91,13 @@ mp_status mp_variable_read(mp_variable *v, mp_tensor **out) {
     return st;
 }
 
+/* tf-keras >= 2.18: inside the autocast scope an autocast variable also accepts values of
+ * the scope's dtype (cast to its true dtype); outside it only its own dtype. */
+int mp_variable_accepts(const mp_variable *v, mp_dtype dt) {
+    mp_dtype own = v->value->dtype;
+    return dt == own || (v->autocast && mp_dtype_is_floating(own) && (int)dt == autocast_dtype);
+}
+
 mp_status mp_variable_assign(mp_variable *v, mp_tensor *x) {
     mp_tensor *val = v->value;
     int same = x->ndim == val->ndim;
@@ -101,8 +108,7 @@ mp_status mp_variable_assign(mp_variable *v, mp_tensor *x) {
                             "of %d dimension(s) and %lld element(s): shapes are incompatible",
                             x->ndim, (long long)x->numel, val->ndim, (long long)val->numel);
     if (x->dtype != val->dtype) {
-        int castable = mp_dtype_is_floating(x->dtype) && mp_dtype_is_floating(val->dtype) && v->autocast;
-        if (!castable)
+        if (!mp_variable_accepts(v, x->dtype))
             return mp_error_set(MP_ERR_DTYPE, "conversion requested dtype %s for Tensor with dtype %s: a variable keeps "
                                 "its dtype. hint: cast the value first",
                                 mp_dtype_name(val->dtype), mp_dtype_name(x->dtype));

@@ -7,6 +7,7 @@ Python side effects happen on every call). The decorator accepts TensorFlow's ar
 """
 
 import functools
+import types
 
 __all__ = ["function"]
 
@@ -31,9 +32,12 @@ class Function:
         return self._python_function(*args, **kwargs)
 
     def __get__(self, instance, owner):
+        # as TensorFlow: obj.method is a Function whose python_function is the bound method
         if instance is None:
             return self
-        return functools.partial(self.__call__, instance)
+        return Function(types.MethodType(self._python_function, instance),
+                        input_signature=self.input_signature, jit_compile=self.jit_compile,
+                        reduce_retracing=self.reduce_retracing, **self.experimental_options)
 
     def get_concrete_function(self, *args, **kwargs):
         return self

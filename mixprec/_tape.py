@@ -31,8 +31,13 @@ class GradientTape:
     def __init__(self, persistent=False, watch_accessed_variables=True):
         self._persistent = bool(persistent)
         self._watch_accessed_variables = bool(watch_accessed_variables)
-        self._tape = _core.Tape(self._persistent, self._watch_accessed_variables)
+        # NOTE: the C tape is always persistent; non-persistence (one gradient or jacobian,
+        # then the record is released: _release) is kept here, so that jacobian can walk
+        # the record once per row first.
+        self._tape = _core.Tape(True, self._watch_accessed_variables)
         self._recording = False
+        self._used = False
+        self._watched_when_used = ()
 
     def __enter__(self):
         self._tape.push()
@@ -65,15 +70,34 @@ class GradientTape:
 
     def reset(self):
         """Clears everything recorded so far; the tape keeps recording if it was."""
-        recording = self._recording
-        if recording:
+        self._replace_tape(_core.Tape(True, self._watch_accessed_variables))
+        self._used = False
+
+    def _replace_tape(self, tape):
+        if self._recording:
             self._tape.pop()
-        self._tape = _core.Tape(self._persistent, self._watch_accessed_variables)
-        if recording:
+        self._tape = tape
+        if self._recording:
             self._tape.push()
+
+    def _check_usable(self):
+        if self._used:  # TensorFlow's exception class and message
+            raise RuntimeError("A non-persistent GradientTape can only be used to compute one "
+                               "set of gradients (or jacobians)")
+
+    def _release(self):
+        """After a non-persistent tape's gradient: keep the watched variables (as TensorFlow
+        does), drop the record, record nothing more."""
+        if self._persistent:
+            return
+        self._watched_when_used = self.watched_variables()
+        self._replace_tape(_core.Tape(True, False))
+        self._used = True
 
     def watched_variables(self):
         """The variables this tape watched, in the order it saw them."""
+        if self._used:
+            return self._watched_when_used
         out = []
         for vid in self._tape.watched_variable_ids():
             v = _variable.lookup(vid)
@@ -90,8 +114,7 @@ class GradientTape:
         or variables, possibly nested; unconnected ones give ``None`` (or zeros with
         ``unconnected_gradients='zero'``).
         """
-        if self._recording and not self._persistent:
-            pass  # TensorFlow allows it; our own recording pauses during the walk
+        self._check_usable()
         unconnected = UnconnectedGradients(
             unconnected_gradients.value if isinstance(unconnected_gradients, UnconnectedGradients)
             else unconnected_gradients)
@@ -108,6 +131,7 @@ class GradientTape:
             if len(seeds) != len(targets):
                 raise ValueError("output_gradients must have one entry per target")
         grads = self._tape.gradient(list(targets), seeds, flat_sources)
+        self._release()
         if unconnected is UnconnectedGradients.ZERO:
             grads = [g if g is not None else _zeros_for(s) for g, s in zip(grads, flat_sources)]
         return _nest.pack_sequence_as(sources, grads)
@@ -115,21 +139,31 @@ class GradientTape:
     def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
                  parallel_iterations=None, experimental_use_pfor=True):
         """The Jacobian of ``target`` with respect to ``sources``: one gradient per element
-        of ``target`` (computed row by row; needs a persistent tape for more than one)."""
+        of ``target`` (computed row by row)."""
+        self._check_usable()
         target = _core.convert_to_tensor(target)
         flat_sources = _nest.flatten(sources)
         n = target._numel
+        unconnected = UnconnectedGradients(
+            unconnected_gradients.value if isinstance(unconnected_gradients, UnconnectedGradients)
+            else unconnected_gradients)
         rows = [[] for _ in flat_sources]
+        raw = [[] for _ in flat_sources]
         for i in range(n):
             seed = _core.one_hot(i, n, dtype=target.dtype)
             seed = _core.reshape(seed, list(target.shape))
             gs = self._tape.gradient([target], [seed], flat_sources)
             for k, (g, s) in enumerate(zip(gs, flat_sources)):
+                raw[k].append(g)
                 rows[k].append(g if g is not None else _zeros_for(s))
+        self._release()
         out = []
         for k, s in enumerate(flat_sources):
             shape = list(target.shape) + list(s.shape)
-            if n == 0:
+            if unconnected is UnconnectedGradients.NONE and n and all(
+                    g is None for g in raw[k]):
+                out.append(None)
+            elif n == 0:
                 out.append(_core.fill(shape, 0, s.dtype))
             else:
                 out.append(_core.reshape(_core.stack(rows[k]), shape))

@@ -320,6 +320,14 @@ static PyType_Spec ls_spec = {.name = "mixprec._core.LossScale",
 
 /* ------------------------------------------------------------------ step functions */
 
+static int parse_hparams(PyObject *hpt, mp_optim_hparams *hp) {
+    return PyArg_ParseTuple(hpt, "ddpddpddpp:hparams", &hp->lr, &hp->momentum, &hp->nesterov, &hp->rho,
+                            &hp->epsilon, &hp->centered, &hp->beta_1, &hp->beta_2, &hp->amsgrad,
+                            &hp->use_momentum)
+               ? 0
+               : -1;
+}
+
 static int as_variable(PyObject *o, mp_variable **v, const char *what) {
     if (!MpVariable_Check(o) || !MpVariable_V(o)) {
         PyErr_Format(PyExc_TypeError, "%s must be a mixprec.Variable, got %.100R", what, o);
@@ -330,7 +338,7 @@ static int as_variable(PyObject *o, mp_variable **v, const char *what) {
 }
 
 /* optimizer_apply(kind, hparams, vars, grads, slots, iterations, loss_scale, check_finite, grad_scale) -> applied
- * hparams = (lr, momentum, nesterov, rho, epsilon, centered, beta_1, beta_2, amsgrad) */
+ * hparams = (lr, momentum, nesterov, rho, epsilon, centered, beta_1, beta_2, amsgrad, use_momentum) */
 static PyObject *py_optimizer_apply(PyObject *m, PyObject *args) {
     (void)m;
     int kind, check_finite;
@@ -340,8 +348,7 @@ static PyObject *py_optimizer_apply(PyObject *m, PyObject *args) {
                           &PyList_Type, &grads, &PyList_Type, &slots, &iters, &lso, &check_finite, &grad_scale))
         return NULL;
     mp_optim_hparams hp = {0};
-    if (!PyArg_ParseTuple(hpt, "ddpddpddp:hparams", &hp.lr, &hp.momentum, &hp.nesterov, &hp.rho, &hp.epsilon,
-                          &hp.centered, &hp.beta_1, &hp.beta_2, &hp.amsgrad))
+    if (parse_hparams(hpt, &hp))
         return NULL;
     if (kind < 0 || kind >= MP_OPTIM_COUNT) {
         PyErr_Format(PyExc_ValueError, "unknown optimizer kind %d", kind);
@@ -441,8 +448,7 @@ static PyObject *py_slots_per_var(PyObject *m, PyObject *args) {
     if (!PyArg_ParseTuple(args, "iO!", &kind, &PyTuple_Type, &hpt))
         return NULL;
     mp_optim_hparams hp = {0};
-    if (!PyArg_ParseTuple(hpt, "ddpddpddp:hparams", &hp.lr, &hp.momentum, &hp.nesterov, &hp.rho, &hp.epsilon,
-                          &hp.centered, &hp.beta_1, &hp.beta_2, &hp.amsgrad))
+    if (parse_hparams(hpt, &hp))
         return NULL;
     return PyLong_FromLong(mp_optimizer_slots_per_var((mp_optim_kind)kind, &hp));
 }

@@ -133,8 +133,8 @@ static PyObject *m_assign(PyObject *o, PyObject *val) {
         return NULL;
     mp_variable *v = MpVariable_V(o);
     mp_tensor *t;
-    int strict = !v->autocast;
-    if (mp_py_to_tensor(val, v->value->dtype, strict, &t))
+    /* non-strict conversion keeps a tensor's dtype; mp_variable_assign decides */
+    if (mp_py_to_tensor(val, v->value->dtype, 0, &t))
         return NULL;
     mp_status st = mp_variable_assign(v, t);
     mp_tensor_decref(t);
@@ -148,8 +148,14 @@ static PyObject *assign_op(PyObject *o, PyObject *delta, mp_op op) {
         return NULL;
     mp_variable *v = MpVariable_V(o);
     mp_tensor *cur = mp_variable_peek(v), *d;
-    if (mp_py_to_tensor(delta, cur->dtype, !v->autocast, &d))
+    if (mp_py_to_tensor(delta, cur->dtype, 0, &d))
         return NULL;
+    if (!mp_variable_accepts(v, d->dtype)) {
+        PyErr_Format(MpExc_DType, "Tensor conversion requested dtype %s for Tensor with dtype %s",
+                     mp_dtype_name(cur->dtype), mp_dtype_name(d->dtype));
+        mp_tensor_decref(d);
+        return NULL;
+    }
     mp_tensor *cd = d;
     mp_status st = MP_OK;
     if (d->dtype != cur->dtype) /* autocast variable given a 16-bit delta: add in the true dtype */

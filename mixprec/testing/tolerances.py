@@ -17,6 +17,13 @@ Kinds:
                   the size of the terms (atol)
   softmax         softmax / log_softmax rows
   random_moment   sample moments of random ops (absolute, checked with n >= 2**16)
+  finite_difference  a tape gradient against central differences of the same function
+                  (float64, step 1e-6; float32: a float64 function rounded through float32
+                  on the way, step 1e-2)
+  backprop        a short chain of ops (matmul, relu, sigmoid) differentiated in the dtype
+                  against the same chain differentiated in float64
+  optimizer       six optimizer steps against a float64 NumPy reimplementation of
+                  TensorFlow's kernels (float32 variables: float32 arithmetic throughout)
 """
 
 import ml_dtypes
@@ -80,8 +87,24 @@ TOLERANCE[("bfloat16", "random_moment")] = (0.0, 0.04)
 TOLERANCE[("float32", "random_moment")] = (0.0, 0.025)
 TOLERANCE[("float64", "random_moment")] = (0.0, 0.025)
 
+# gradients (tests/test_tape.py): truncation error O(h^2) and rounding O(eps/h)
+TOLERANCE[("float16", "finite_difference")] = (1e-2, 1e-2)
+TOLERANCE[("bfloat16", "finite_difference")] = (5e-2, 5e-2)
+TOLERANCE[("float32", "finite_difference")] = (1e-5, 1e-5)
+TOLERANCE[("float64", "finite_difference")] = (1e-6, 1e-7)
+# every op of the chain rounds to the dtype, forward and backward
+TOLERANCE[("float16", "backprop")] = (1e-2, 1e-2)
+TOLERANCE[("bfloat16", "backprop")] = (5e-2, 5e-2)
+TOLERANCE[("float32", "backprop")] = (1e-6, 1e-6)
+TOLERANCE[("float64", "backprop")] = (1e-12, 1e-12)
+# optimizers (tests/keras/optimizers): float32 slots and weights drift by a few ulp per step
+TOLERANCE[("float16", "optimizer")] = (2.0**-9, 2.0**-11)
+TOLERANCE[("bfloat16", "optimizer")] = (2.0**-6, 2.0**-8)
+TOLERANCE[("float32", "optimizer")] = (2e-5, 1e-6)
+TOLERANCE[("float64", "optimizer")] = (1e-12, 1e-13)
+
 KINDS = ("exact", "elementwise", "transcendental", "reduction", "matmul", "softmax",
-         "random_moment")
+         "random_moment", "finite_difference", "backprop", "optimizer")
 FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 
 NP_DTYPE = {

@@ -102,13 +102,22 @@ class _LossScaleOptimizerBase:
         return self._apply_scaled(grads_and_vars, grad_scale=1.0)
 
     def _apply_scaled(self, grads_and_vars, grad_scale):
+        inner = self._optimizer
         pairs = [(g, v) for g, v in grads_and_vars]
-        grads, variables = self._optimizer._prepare(pairs)
+        grads, variables = inner._prepare(pairs, clip=False)
         state = self._loss_scale_obj._state if self._dynamic_state() else None
-        check = state is not None
-        self._optimizer._apply(grads, variables, loss_scale=state, check_finite=check,
-                               grad_scale=grad_scale)
-        return self._optimizer.iterations
+        # NOTE: as tf-keras, the inner optimizer clips *unscaled* gradients and only after
+        # the finite check (an inf gradient is skipped, not clipped to a finite value); a
+        # step that will be skipped is left to the C check unclipped.
+        if inner._clips() and (state is None or _core.all_finite(grads)):
+            if grad_scale != 1.0:
+                factor = _core.constant(grad_scale, float32)
+                grads = [g * _core.cast(factor, g.dtype) for g in grads]
+                grad_scale = 1.0
+            grads = inner._clip(grads)
+        inner._apply(grads, variables, loss_scale=state, check_finite=state is not None,
+                     grad_scale=grad_scale)
+        return inner.iterations
 
     def _dynamic_state(self):
         return isinstance(self._loss_scale_obj, _ls.DynamicLossScale)
@@ -317,7 +326,8 @@ class LossScaleOptimizer(_LossScaleOptimizerBase):
                 if float(lsc.get("multiplier", 2.0)) != 2.0:
                     raise ValueError(
                         "Cannot deserialize LossScaleOptimizer with a DynamicLossScale whose "
-                        "multiplier is not 2. Got DynamicLossScale: %s" % (lsc,))
+                        "multiplier is not 2. Got DynamicLossScale: %s"
+                        % (_ls.DynamicLossScale.from_config(lsc),))
                 config.update(dynamic=True, initial_scale=lsc.get("initial_loss_scale", 2 ** 15),
                               dynamic_growth_steps=lsc.get("increment_period", 2000))
         inner = config.pop("inner_optimizer", None) or config.pop("optimizer", None)

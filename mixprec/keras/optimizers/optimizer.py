@@ -11,7 +11,7 @@ import numbers
 import warnings
 
 from mixprec import _core, _nest, _ops
-from mixprec._dtypes import float32, int64
+from mixprec._dtypes import float32, float64, int64
 from mixprec._tape import GradientTape
 from mixprec._variable import Variable
 from mixprec.keras.optimizers import schedules as _schedules
@@ -21,6 +21,19 @@ __all__ = ["Optimizer", "SGD", "RMSprop", "Adam"]
 
 def _is_number(x):
     return isinstance(x, numbers.Real) and not isinstance(x, bool)
+
+
+def _check_momentum(momentum):
+    """TensorFlow's rule: numbers must lie in [0, 1]; a variable, tensor or callable is
+    taken as is (and means the momentum slot is used)."""
+    if _is_number(momentum):
+        if not 0 <= momentum <= 1:
+            raise ValueError("`momentum` must be between [0, 1]. Received: momentum=%s"
+                             % (momentum,))
+        return momentum > 0
+    if isinstance(momentum, (Variable, _core.Tensor)) or callable(momentum):
+        return True
+    raise ValueError("`momentum` must be between [0, 1]. Received: momentum=%s" % (momentum,))
 
 
 class Optimizer:
@@ -66,10 +79,13 @@ class Optimizer:
         if name == "learning_rate" and isinstance(value, _schedules.LearningRateSchedule):
             self._hyper[name] = value
             return
+        if isinstance(value, Variable) and not isinstance(self._hyper.get(name), Variable):
+            self._hyper[name] = value  # TensorFlow uses the user's variable itself
+            return
         if callable(value) and not isinstance(value, (Variable, _core.Tensor)):
             self._hyper[name] = value
             return
-        value = float(value)
+        value = float(value._peek() if isinstance(value, Variable) else value)
         if name in self._hyper and isinstance(self._hyper[name], Variable):
             self._hyper[name].assign(value)
         else:
@@ -132,7 +148,8 @@ class Optimizer:
         return lr
 
     def _hparams(self):
-        """(lr, momentum, nesterov, rho, epsilon, centered, beta_1, beta_2, amsgrad)"""
+        """(lr, momentum, nesterov, rho, epsilon, centered, beta_1, beta_2, amsgrad,
+        use_momentum)"""
         raise NotImplementedError
 
     # ---------------------------------------------------------------- slots
@@ -142,11 +159,14 @@ class Optimizer:
         if slots is None:
             names = self._slot_names_used()
             shape = list(var.shape)
+            # float64 variables get float64 slots (TensorFlow's rule); the others float32
+            # (csrc: mp_optim_slot_dtype)
+            dtype = float64 if var.true_dtype == float64 else float32
             slots = []
             for n in names:
                 saved = self._pending_slots.pop((var._id, n), None)
-                init = _core.fill(shape, 0, float32) if saved is None else \
-                    _core.convert_to_tensor(saved, float32)
+                init = _core.fill(shape, 0, dtype) if saved is None else \
+                    _core.convert_to_tensor(saved, dtype)
                 slots.append(Variable(init, trainable=False,
                                       name="%s/%s" % (var.name.split(":")[0], n)))
             self._slots[var._id] = slots
@@ -200,7 +220,13 @@ class Optimizer:
                 grads = [None if g is None else g * (c / norm) for g in grads]
         return grads
 
-    def _prepare(self, grads_and_vars):
+    def _clips(self):
+        return (self.clipvalue is not None or self.clipnorm is not None
+                or self.global_clipnorm is not None)
+
+    def _prepare(self, grads_and_vars, clip=True):
+        """Validated (gradient, variable) lists, None gradients dropped; clipped unless
+        ``clip`` is False (a LossScaleOptimizer clips after its finite check)."""
         pairs = list(grads_and_vars)
         for pair in pairs:
             if not isinstance(pair, (tuple, list)) or len(pair) != 2:
@@ -208,14 +234,14 @@ class Optimizer:
                                  % (pair,))
         filtered = [(g, v) for g, v in pairs if g is not None]
         missing = [v for g, v in pairs if g is None]
+        if not filtered:
+            raise ValueError("No gradients provided for any variable: %s."
+                             % [getattr(v, "name", repr(v)) for _, v in pairs])
         if missing:
             names = [getattr(v, "name", repr(v)) for v in missing]
             warnings.warn("Gradients do not exist for variables %s when minimizing the loss. "
                           "If you're using `model.compile()`, did you forget to provide a "
                           "`loss` argument?" % names)
-        if not filtered:
-            raise ValueError("No gradients provided for any variable: %s."
-                             % [getattr(v, "name", repr(v)) for _, v in pairs])
         grads, variables = [], []
         seen = set()
         for g, v in filtered:
@@ -237,7 +263,7 @@ class Optimizer:
                         v.name, g.dtype.name, v.true_dtype.name))
             grads.append(g)
             variables.append(v)
-        return self._clip(grads), variables
+        return (self._clip(grads) if clip else grads), variables
 
     def _apply(self, grads, variables, loss_scale=None, check_finite=False, grad_scale=1.0):
         """The fused C step. Returns whether the update was applied."""
@@ -340,9 +366,7 @@ class SGD(Optimizer):
 
     def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, name="SGD", **kwargs):
         super().__init__(name, learning_rate, **kwargs)
-        if not _is_number(momentum) or not 0 <= momentum <= 1:
-            raise ValueError("`momentum` must be between [0, 1]. Received: momentum=%s" % (momentum,))
-        self._momentum = momentum != 0
+        self._momentum = _check_momentum(momentum)
         self._set_hyper("momentum", momentum)
         self.nesterov = bool(nesterov)
 
@@ -351,7 +375,7 @@ class SGD(Optimizer):
 
     def _hparams(self):
         return (self._current_lr(), self._hyper_value("momentum"), self.nesterov, 0.0, 0.0,
-                False, 0.0, 0.0, False)
+                False, 0.0, 0.0, False, self._momentum)
 
     def get_config(self):
         config = super().get_config()
@@ -369,10 +393,8 @@ class RMSprop(Optimizer):
     def __init__(self, learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7, centered=False,
                  name="RMSprop", **kwargs):
         super().__init__(name, learning_rate, **kwargs)
-        if not _is_number(momentum) or not 0 <= momentum <= 1:
-            raise ValueError("`momentum` must be between [0, 1]. Received: momentum=%s" % (momentum,))
+        self._momentum = _check_momentum(momentum)
         self._set_hyper("rho", rho)
-        self._momentum = momentum != 0
         self._set_hyper("momentum", momentum)
         self.epsilon = 1e-7 if epsilon is None else float(epsilon)
         self.centered = bool(centered)
@@ -387,7 +409,7 @@ class RMSprop(Optimizer):
 
     def _hparams(self):
         return (self._current_lr(), self._hyper_value("momentum"), False, self._hyper_value("rho"),
-                self.epsilon, self.centered, 0.0, 0.0, False)
+                self.epsilon, self.centered, 0.0, 0.0, False, self._momentum)
 
     def get_config(self):
         config = super().get_config()
@@ -416,7 +438,7 @@ class Adam(Optimizer):
 
     def _hparams(self):
         return (self._current_lr(), 0.0, False, 0.0, self.epsilon, False,
-                self._hyper_value("beta_1"), self._hyper_value("beta_2"), self.amsgrad)
+                self._hyper_value("beta_1"), self._hyper_value("beta_2"), self.amsgrad, False)
 
     def get_config(self):
         config = super().get_config()

@@ -9,6 +9,8 @@ a mixprec extension users of TensorFlow ask for); either event resets the counte
 
 import numbers
 
+import numpy as np
+
 from mixprec import _core, _nest
 from mixprec._dtypes import float32
 
@@ -123,9 +125,10 @@ class DynamicLossScale(LossScale):
         return config
 
     def __repr__(self):
+        # the scale as TensorFlow prints current_loss_scale.numpy(): a float32
         return ("DynamicLossScale(current_loss_scale=%s, num_good_steps=%s, "
                 "initial_loss_scale=%s, increment_period=%s, multiplier=%s)" % (
-                    self._c.value(), self._c.good_steps(), self._initial_loss_scale,
+                    np.float32(self._c.value()), self._c.good_steps(), self._initial_loss_scale,
                     self._increment_period, self._multiplier))
 
 

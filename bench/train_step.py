@@ -1,0 +1,229 @@
+"""Training-step benchmark (CPU): the mixed precision guide's custom training loop in mixprec
+against the same step written by hand in NumPy, and the Python dispatch cost of one op.
+
+    python bench/train_step.py [--threads N] [--steps 15] [--batch 8192]
+
+Workload: an MLP 784 -> 64 -> 64 -> 10 (ReLU), batch 8192, sparse softmax cross-entropy,
+RMSprop, dynamic loss scaling. mixprec runs the guide's loop (GradientTape,
+get_scaled_loss, get_unscaled_gradients, apply_gradients) with float32 compute and with
+float16 compute (inputs and weights cast to float16, float32 master weights); NumPy runs
+forward, backward, the unscale + finite check and RMSprop by hand in float32. Both use the
+same thread count (mixprec's pool; NumPy's OpenBLAS), set before anything is imported.
+Reported: the median of --steps timed steps after 3 warm-up steps, random data (never zeros).
+One run; paste the printed table into docs/performance.md.
+"""
+
+import argparse
+import os
+import sys
+
+
+def _args():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    p.add_argument("--steps", type=int, default=15)
+    p.add_argument("--batch", type=int, default=8192)
+    p.add_argument("--hidden", type=int, default=64)
+    return p.parse_args()
+
+
+ARGS = _args()
+for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "MIXPREC_NUM_THREADS"):
+    os.environ[var] = str(ARGS.threads)
+
+import datetime  # noqa: E402
+import platform  # noqa: E402
+import statistics  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+import mixprec as tf  # noqa: E402
+from mixprec import _core  # noqa: E402
+
+LR, RHO, EPS = 1e-3, 0.9, 1e-7
+SCALE = 2.0 ** 15
+
+
+def _cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def _init(rng, sizes):
+    """Glorot-uniform weights and small random biases, float32."""
+    params = []
+    for n_in, n_out in zip(sizes[:-1], sizes[1:]):
+        lim = np.sqrt(6.0 / (n_in + n_out))
+        params.append(rng.uniform(-lim, lim, (n_in, n_out)).astype(np.float32))
+        params.append(rng.uniform(-0.1, 0.1, n_out).astype(np.float32))
+    return params
+
+
+def _median_ms(step, n):
+    """(median step time in ms, loss of the last step): the same loss for every
+    implementation shows they do the same work."""
+    for _ in range(3):
+        step()
+    times = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        loss = step()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times) * 1e3, float(loss)
+
+
+# --------------------------------------------------------------------------- mixprec
+
+def mixprec_step(x, y, init, compute_dtype):
+    params = [tf.Variable(p) for p in init]
+    opt = tf.keras.mixed_precision.LossScaleOptimizer(
+        tf.keras.optimizers.RMSprop(LR, rho=RHO, epsilon=EPS))
+    xt, yt = tf.constant(x), tf.constant(y)
+
+    def forward(h):
+        c = (lambda t: t) if compute_dtype == "float32" else \
+            (lambda t: tf.cast(t, compute_dtype))
+        h = c(h)
+        for i in range(0, len(params) - 2, 2):
+            h = tf.nn.relu(tf.matmul(h, c(params[i])) + c(params[i + 1]))
+        logits = tf.matmul(h, c(params[-2])) + c(params[-1])
+        return tf.cast(logits, "float32")
+
+    def step():
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
+                labels=yt, logits=forward(xt)))
+            scaled = opt.get_scaled_loss(loss)
+        grads = opt.get_unscaled_gradients(tape.gradient(scaled, params))
+        opt.apply_gradients(zip(grads, params))
+        return loss
+
+    return step
+
+
+# --------------------------------------------------------------------------- NumPy
+
+def numpy_step(x, y, init):
+    params = [p.copy() for p in init]
+    ms = [np.zeros_like(p) for p in params]
+    onehot = np.eye(10, dtype=np.float32)[y]
+    n = x.shape[0]
+
+    def step():
+        # forward
+        acts, h = [x], x
+        for i in range(0, len(params) - 2, 2):
+            h = np.maximum(h @ params[i] + params[i + 1], 0)
+            acts.append(h)
+        logits = h @ params[-2] + params[-1]
+        z = logits - logits.max(axis=1, keepdims=True)
+        e = np.exp(z)
+        s = e.sum(axis=1, keepdims=True)
+        loss = float(np.mean(np.log(s[:, 0]) - (z * onehot).sum(axis=1)))
+        # backward of the scaled loss
+        g = (e / s - onehot) * np.float32(SCALE / n)
+        grads = [None] * len(params)
+        for i in range(len(params) - 2, -1, -2):
+            a = acts[i // 2]
+            grads[i] = a.T @ g
+            grads[i + 1] = g.sum(axis=0)
+            if i:
+                g = (g @ params[i].T) * (a > 0)
+        # unscale, finite check, RMSprop (Keras' rule, epsilon outside the root)
+        inv = np.float32(1.0 / SCALE)
+        grads = [gr * inv for gr in grads]
+        if all(np.isfinite(gr).all() for gr in grads):
+            for p, m, gr in zip(params, ms, grads):
+                m *= RHO
+                m += np.float32(1 - RHO) * gr * gr
+                p -= np.float32(LR) * gr / (np.sqrt(m) + np.float32(EPS))
+        return loss
+
+    return step
+
+
+# --------------------------------------------------------------------------- dispatch
+
+def dispatch_us(repeats=7):
+    """Per-op time of ``x + y`` on 4-element tensors; the configurations are interleaved
+    across repeats (the machine is shared) and each reports its fastest repeat."""
+    x = tf.constant([1.0, 2.0, 3.0, 4.0])
+    y = tf.constant([4.0, 3.0, 2.0, 1.0])
+    a, b = np.ones(4, np.float32), np.ones(4, np.float32)
+    k = 50_000
+
+    def plain():
+        t0 = time.perf_counter()
+        for _ in range(k):
+            x + y
+        return (time.perf_counter() - t0) / k
+
+    def tape_unwatched():
+        with tf.GradientTape():
+            return plain()
+
+    def tape_recording():
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            return plain()
+
+    def numpy_add():
+        t0 = time.perf_counter()
+        for _ in range(k):
+            a + b
+        return (time.perf_counter() - t0) / k
+
+    cases = {"no tape": plain, "tape active, inputs not watched": tape_unwatched,
+             "tape recording (x watched: one node per op)": tape_recording,
+             "NumPy a + b (reference)": numpy_add}
+    best = {name: float("inf") for name in cases}
+    for _ in range(repeats):
+        for name, fn in cases.items():
+            best[name] = min(best[name], fn())
+    return {name: t * 1e6 for name, t in best.items()}
+
+
+def main():
+    rng = np.random.default_rng(0)
+    sizes = [784, ARGS.hidden, ARGS.hidden, 10]
+    x = rng.uniform(0.01, 1.0, (ARGS.batch, 784)).astype(np.float32)
+    y = rng.integers(0, 10, ARGS.batch).astype(np.int64)
+    init = _init(rng, sizes)
+
+    t_np, l_np = _median_ms(numpy_step(x, y, init), ARGS.steps)
+    t32, l32 = _median_ms(mixprec_step(x, y, init, "float32"), ARGS.steps)
+    t16, l16 = _median_ms(mixprec_step(x, y, init, "float16"), ARGS.steps)
+    disp = dispatch_us()
+
+    print("Training step (CPU): MLP %s, batch %d, RMSprop, dynamic loss scaling" % (
+        "-".join(map(str, sizes)), ARGS.batch))
+    print("date: %s" % datetime.datetime.now().strftime("%Y-%m-%d %H:%M"))
+    print("cpu: %s; %d logical CPUs; threads: %d (mixprec's pool: %d; NumPy's OpenBLAS: "
+          "OPENBLAS_NUM_THREADS=%s)" % (_cpu_model(), os.cpu_count() or 0, ARGS.threads,
+                                        _core.get_num_threads(), os.environ["OPENBLAS_NUM_THREADS"]))
+    print("mixprec %s (casts: %s), NumPy %s, Python %s" % (
+        tf.__version__, _core.cast_isa(), np.__version__, platform.python_version()))
+    print("median of %d steps after 3 warm-up steps\n" % ARGS.steps)
+    print("| implementation | step (ms) | vs NumPy | loss after %d steps |" % (ARGS.steps + 3))
+    print("|---|---:|---:|---:|")
+    print("| NumPy float32, by hand | %.1f | 1.00 | %.4f |" % (t_np, l_np))
+    print("| mixprec, float32 compute | %.1f | %.2f | %.4f |" % (t32, t32 / t_np, l32))
+    print("| mixprec, float16 compute (float32 master weights) | %.1f | %.2f | %.4f |" % (
+        t16, t16 / t_np, l16))
+    print()
+    print("| dispatch of one op (`x + y`, 4 elements, from Python) | µs |")
+    print("|---|---:|")
+    for k, v in disp.items():
+        print("| %s | %.2f |" % (k, v))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
