@@ -26,8 +26,7 @@ sanitize:       ## ASan+UBSan build in build/san and the suite under it
 	$(PY) -m pip install --no-build-isolation -e . -Cbuild-dir=$(BUILD)
 
 bench:          ## benchmark tables (mixprec vs the reference, same work, one run)
-	$(PY) bench/train_step.py
-	$(PY) bench/ops.py
+	$(PY) bench/ops.py && $(PY) bench/guide.py && $(PY) bench/train_step.py
 
 format:         ## clang-format for C/CUDA
 	clang-format -i csrc/*.c csrc/*.h csrc/python/*.c csrc/python/*.h cuda/*.cu
