@@ -114,6 +114,27 @@ def test_multiple_inputs_and_outputs():
         model(xa)
 
 
+def test_dict_data_for_list_inputs_is_matched_by_input_name():
+    z = keras.Input(shape=(2,), name="z")
+    a = keras.Input(shape=(2,), name="a")  # names sort the other way round
+    model = keras.Model([z, a], layers.Dense(1, kernel_initializer="ones",
+                                             use_bias=False)(z - a))
+    got = model({"a": np.zeros((1, 2), np.float32), "z": np.ones((1, 2), np.float32)})
+    np.testing.assert_array_equal(got.numpy(), [[2.0]])
+    np.testing.assert_array_equal(
+        model.predict({"z": np.ones((3, 2), np.float32), "a": np.zeros((3, 2), np.float32)},
+                      verbose=0), np.full((3, 1), 2.0, np.float32))
+
+
+def test_model_input_and_output_properties():
+    inputs = keras.Input(shape=(3,))
+    outputs = layers.Dense(2)(inputs)
+    model = keras.Model(inputs, outputs)
+    assert model.input is inputs and model.output is outputs
+    seq = keras.Sequential([layers.Dense(2, input_shape=(3,))])
+    assert tuple(seq.input.shape) == (None, 3) and tuple(seq.output.shape) == (None, 2)
+
+
 def test_dict_inputs():
     x1 = keras.Input(shape=(2,), name="x1")
     x2 = keras.Input(shape=(2,), name="x2")

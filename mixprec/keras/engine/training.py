@@ -138,6 +138,12 @@ class Model(Layer):
                          % (name, [la.name for la in self.layers]))
 
     def _run_graph(self, inputs, training=None):
+        if isinstance(inputs, dict) and not isinstance(self._nested_inputs, dict):
+            # data keyed by the names of the Inputs, as tf-keras matches them (a plain
+            # flatten would order the values by key, not by the model's inputs)
+            names = [t._keras_history[0].name for t in self.inputs]
+            if set(names) <= set(inputs):
+                inputs = [inputs[n] for n in names]
         flat = _nest.flatten(inputs) if isinstance(inputs, (list, tuple, dict)) else [inputs]
         if len(flat) != len(self.inputs):
             raise ValueError("Layer \"%s\" expects %d input(s), but it received %d input "
@@ -194,6 +200,18 @@ class Model(Layer):
             finally:
                 base_layer._ctx.training = outer
         return super().__call__(*args, **kwargs)
+
+    @property
+    def input(self):
+        if self._is_graph_network:
+            return self._nested_inputs
+        return super().input
+
+    @property
+    def output(self):
+        if self._is_graph_network:
+            return self._nested_outputs
+        return super().output
 
     @property
     def input_shape(self):
