@@ -28,7 +28,10 @@ def logits_of(y_pred):
     if entry is None:
         return None
     logits, ref = entry
-    return logits if ref() is y_pred else None
+    # NOTE: compare tensor ids, not Python objects: convert_to_tensor may hand back a new
+    # wrapper of the same tensor (same _id), which is still the softmax's output.
+    out = ref()
+    return logits if out is not None and out._id == y_pred._id else None
 
 
 def relu(x, alpha=0.0, max_value=None, threshold=0.0):

@@ -110,6 +110,7 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, axis=-1,
                                     ignore_class=None):
     """Per-example -log p[label]; labels are integer class ids of shape y_pred[:-1] (or
     with a trailing 1)."""
+    logits = None if from_logits else activations.logits_of(y_pred)  # before converting
     y_pred = _float_pred(y_pred)
     if axis not in (-1, y_pred.ndim - 1):
         raise NotImplementedError("sparse_categorical_crossentropy: only axis=-1 is supported")
@@ -119,7 +120,6 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, axis=-1,
     if y_true.ndim == y_pred.ndim and y_true.shape[-1] == 1:
         y_true = _core.reshape(y_true, list(y_true.shape)[:-1])
     if not from_logits:
-        logits = activations.logits_of(y_pred)
         if logits is None:
             eps = backend.epsilon()
             p = _ops.clip_by_value(y_pred, eps, 1 - eps)
@@ -135,6 +135,7 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, axis=-1,
 
 def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, axis=-1):
     """Per-example -sum(y_true * log p) over the class axis (one-hot or soft labels)."""
+    logits = None if from_logits else activations.logits_of(y_pred)  # before converting
     y_pred = _float_pred(y_pred)
     if axis not in (-1, y_pred.ndim - 1):
         raise NotImplementedError("categorical_crossentropy: only axis=-1 is supported")
@@ -143,7 +144,6 @@ def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=
         c = y_pred.shape[-1]
         y_true = y_true * (1.0 - label_smoothing) + label_smoothing / c
     if not from_logits:
-        logits = activations.logits_of(y_pred)
         if logits is None:
             eps = backend.epsilon()
             p = y_pred / _core.reduce_sum(y_pred, -1, True)
