@@ -59,6 +59,16 @@ def test_sparse_labels_shapes_and_dtypes():
         close(fn(labels, LOGITS), want)
 
 
+def test_sparse_probability_path_normalizes_like_categorical():
+    """tf-keras normalizes probabilities in both cross-entropies (sparse: through a
+    log-softmax of the clipped log probabilities)."""
+    p = np.array([[0.2, 0.2], [0.3, 0.1]], np.float32)  # rows do not sum to 1
+    y = np.array([0, 1])
+    want = -np.log((p / p.sum(-1, keepdims=True))[np.arange(2), y])
+    close(losses.sparse_categorical_crossentropy(y, p), want)
+    close(losses.categorical_crossentropy(np.eye(2)[y], p), want)
+
+
 def test_fused_path_is_stable_where_the_probability_path_clips():
     logits = np.array([[100.0, -100.0, 0.0], [0.0, 0.0, 0.0]], np.float32)
     y = np.array([1, 2])
@@ -67,6 +77,18 @@ def test_fused_path_is_stable_where_the_probability_path_clips():
     probs = np.asarray(probs_of(logits))
     clipped = losses.sparse_categorical_crossentropy(y, probs)
     close(clipped, [-np.log(EPS), np.log(3.0)], tol=1e-4)
+
+
+def test_ignore_class():
+    y = np.array([0, 1, -1, 2])
+    z = LOGITS[:4, :3]
+    got = losses.sparse_categorical_crossentropy(y, z, from_logits=True, ignore_class=-1)
+    ref = -log_softmax64(z)[np.arange(4), np.where(y < 0, 0, y)]
+    ref[2] = 0.0
+    close(got, ref)
+
+
+# --------------------------------------------------------------------------- categorical CE
 
 
 def test_categorical_crossentropy():
@@ -106,6 +128,18 @@ def test_binary_crossentropy():
     close(losses.BinaryCrossentropy(from_logits=True)(y, z), exact.mean())
     close(losses.BinaryCrossentropy(from_logits=True, label_smoothing=0.2)(y, z),
           (-((y * 0.8 + 0.1) * np.log(p) + (1 - (y * 0.8 + 0.1)) * np.log(1 - p))).mean())
+
+
+def test_binary_crossentropy_saturated_probabilities_match_tf_keras():
+    y = np.array([[1.0, 0.0]], np.float32)
+    p = np.array([[0.0, 1.0]], np.float32)
+    close(losses.binary_crossentropy(y, p), bce64(y, p), tol=1e-4)
+    # from logits it stays exact for large logits
+    close(losses.binary_crossentropy(y, np.array([[-60.0, 60.0]], np.float32), from_logits=True),
+          [60.0])
+
+
+# --------------------------------------------------------------------------- MSE
 
 
 def test_mean_squared_error():
