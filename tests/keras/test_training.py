@@ -215,6 +215,40 @@ def test_fit_batches_and_shuffle():
     assert batches == [list(range(10))]
 
 
+def test_validation_split_takes_the_last_fraction_before_shuffling():
+    x = np.arange(20, dtype="float32").reshape(20, 1)
+    y = np.zeros(20, "int64")
+    seen = {"train": set(), "val": set()}
+
+    class Spy(keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.d = layers.Dense(1)
+
+        def call(self, inputs):
+            return self.d(inputs)
+
+        def train_step(self, data):
+            seen["train"].update(data[0].numpy()[:, 0].astype(int).tolist())
+            return super().train_step(data)
+
+        def test_step(self, data):
+            seen["val"].update(data[0].numpy()[:, 0].astype(int).tolist())
+            return super().test_step(data)
+
+    model = Spy()
+    model.compile("sgd", "mse")
+    history = model.fit(x, y, batch_size=3, epochs=2, validation_split=0.25, shuffle=True,
+                        verbose=0)
+    assert seen["train"] == set(range(15))
+    assert seen["val"] == set(range(15, 20))
+    assert sorted(history.history) == ["loss", "val_loss"]
+    assert history.params["steps"] == 5  # ceil(15 / 3)
+    # val_loss is the loss of the held-out tail with the epoch's final weights
+    np.testing.assert_allclose(history.history["val_loss"][-1],
+                               model.evaluate(x[15:], y[15:], verbose=0), rtol=1e-5)
+
+
 def test_validation_split_errors():
     model = make_model()
     x, y = make_data(3)

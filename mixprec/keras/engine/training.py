@@ -357,14 +357,14 @@ class Model(Layer):
             y_pred = self(x, training=True)
             loss = self.compute_loss(x, y, y_pred, sample_weight)
         self.optimizer.minimize(loss, self.trainable_variables, tape=tape)
-        self._loss_tracker.update_state(loss)
+        self._loss_tracker.update_state(loss, sample_weight=_batch_dim(y, y_pred))
         return self.compute_metrics(x, y, y_pred, sample_weight)
 
     def test_step(self, data):
         x, y, sample_weight = _unpack(data)
         y_pred = self(x, training=False)
         loss = self.compute_loss(x, y, y_pred, sample_weight)
-        self._loss_tracker.update_state(loss)
+        self._loss_tracker.update_state(loss, sample_weight=_batch_dim(y, y_pred))
         return self.compute_metrics(x, y, y_pred, sample_weight)
 
     def predict_step(self, data):
@@ -667,6 +667,16 @@ def _unpack(data):
         if len(data) == 3:
             return data
     return data, None, None
+
+
+def _batch_dim(y, y_pred):
+    """The batch size the loss tracker weights a batch's mean loss by (tf-keras does the
+    same), so an epoch's loss is the mean over samples even with a smaller last batch."""
+    for t in _nest.flatten(y) + _nest.flatten(y_pred):
+        shape = getattr(t, "shape", None)
+        if shape is not None and len(shape):
+            return float(shape[0])
+    return None
 
 
 def _unpack_tuple(data):
