@@ -9,7 +9,9 @@ under the experimental API the policy's ``loss_scale`` is used.
 
 import contextlib
 import io
+import os
 import re
+import zipfile
 
 import numpy as np
 import pytest
@@ -442,6 +444,27 @@ def test_early_stopping_and_stop_training():
     assert history.epoch == [0]
 
 
+def test_lambda_callback_checkpoint_and_scheduler(tmp_path):
+    x, y = make_data(16)
+    model = make_model(optimizer=keras.optimizers.SGD(0.1))
+    ends = []
+    path = str(tmp_path / "w_{epoch:02d}.npz")
+    sched = keras.callbacks.LearningRateScheduler(lambda epoch, lr: 0.1 / (epoch + 1))
+    model.fit(x, y, epochs=2, verbose=0, callbacks=[
+        keras.callbacks.LambdaCallback(on_epoch_end=lambda e, logs: ends.append(e)),
+        keras.callbacks.ModelCheckpoint(path, monitor="loss"), sched])
+    assert ends == [0, 1]
+    assert sorted(os.listdir(tmp_path)) == ["w_01.npz", "w_02.npz"]
+    np.testing.assert_allclose(float(model.optimizer.learning_rate.numpy()), 0.05, rtol=1e-6)
+    other = make_model()
+    other.load_weights(str(tmp_path / "w_02.npz"))
+    np.testing.assert_allclose(other.predict(x, verbose=0), model.predict(x, verbose=0),
+                               rtol=1e-6)
+
+
+# --------------------------------------------------------------------------- progress output
+
+
 def _lines(text):
     """What a terminal finally shows: redraws (\\b...\\r) collapse to the last one."""
     out = []
@@ -502,3 +525,165 @@ def test_predict_verbose():
     assert re.fullmatch(r"2/2 \[=+\] - \d+s \d+(s|ms|us)/step", _lines(text)[-1]), text
     _, text = quiet(model.predict, x, verbose=0)
     assert text == ""
+
+
+# --------------------------------------------------------------------------- summary
+
+
+def test_get_set_weights_model():
+    a, b = make_model(), make_model()
+    b.set_weights(a.get_weights())
+    x, _ = make_data(5)
+    np.testing.assert_array_equal(a.predict(x, verbose=0), b.predict(x, verbose=0))
+    with pytest.raises(ValueError):
+        b.set_weights(a.get_weights()[:-1])
+
+
+def test_save_load_weights_roundtrip_between_separately_built_models(tmp_path):
+    """Layer names are auto-numbered per process ('dense_7'); weights still load by
+    position into a second model of the same architecture."""
+    x, y = make_data(16)
+    a = make_model()
+    a.fit(x, y, epochs=1, verbose=0)
+    path = tmp_path / "w.npz"
+    a.save_weights(path)
+    b = make_model()
+    assert [w.name for w in a.weights] != [w.name for w in b.weights]
+    b.load_weights(path)
+    for u, v in zip(a.get_weights(), b.get_weights()):
+        np.testing.assert_array_equal(u, v)
+    c = make_model(compile=False)  # no optimizer yet: the model weights still load
+    c.load_weights(str(path))
+    np.testing.assert_array_equal(c.predict(x, verbose=0), a.predict(x, verbose=0))
+
+
+def test_mixed_float16_model_loads_float32_weights(tmp_path):
+    x, y = make_data(64)
+    f32 = make_model("float32")
+    f32.fit(x, y, batch_size=16, epochs=3, verbose=0)
+    f32.save_weights(tmp_path / "f32.npz")
+    mixed = make_model("mixed_float16")
+    mixed.load_weights(tmp_path / "f32.npz")
+    for u, v in zip(f32.get_weights(), mixed.get_weights()):
+        assert v.dtype == np.float32
+        np.testing.assert_array_equal(u, v)
+    p32, p16 = f32.predict(x, verbose=0), mixed.predict(x, verbose=0)
+    # float16 inputs/weights/activations: ~3 significant digits through two layers; the
+    # probabilities (float32 softmax of float16 logits) agree to within 1e-2 absolute
+    np.testing.assert_allclose(p16, p32, atol=1e-2)
+    assert np.mean(p16.argmax(-1) == p32.argmax(-1)) > 0.95
+    # and back: a mixed model's weights load into a float32 one
+    mixed.save_weights(tmp_path / "mixed.npz")
+    back = make_model("float32")
+    back.load_weights(tmp_path / "mixed.npz")
+    np.testing.assert_array_equal(back.predict(x, verbose=0), p32)
+
+
+@pytest.mark.parametrize("policy", ["float32", "mixed_float16"])
+def test_save_load_restores_optimizer_and_loss_scale_state(tmp_path, policy):
+    """A model restored from a file continues training exactly as the original would."""
+    x, y = make_data(32)
+    mixed_precision.set_global_policy(policy)
+
+    def build():
+        opt = keras.optimizers.Adam(0.01)
+        if policy == "mixed_float16":  # a non-default scale state: halved, then good steps
+            opt = mixed_precision.LossScaleOptimizer(opt, initial_scale=2.0 ** 20,
+                                                     dynamic_growth_steps=1000)
+        return make_model(optimizer=opt)
+
+    a = build()
+    for _ in range(16):
+        a.train_on_batch(x, y)
+    a.save_weights(tmp_path / "state.npz")
+    b = build()
+    b.load_weights(tmp_path / "state.npz")
+    assert int(b.optimizer.iterations.numpy()) == int(a.optimizer.iterations.numpy())
+    if policy == "mixed_float16":
+        assert float(b.optimizer.loss_scale) == float(a.optimizer.loss_scale) < 2.0 ** 60
+        assert int(b.optimizer.dynamic_counter.numpy()) == \
+            int(a.optimizer.dynamic_counter.numpy()) > 0
+    for _ in range(2):
+        a.train_on_batch(x, y)
+        b.train_on_batch(x, y)
+    for u, v in zip(a.get_weights(), b.get_weights()):
+        np.testing.assert_array_equal(u, v)
+    for u, v in zip(a.optimizer.get_weights(), b.optimizer.get_weights()):
+        np.testing.assert_array_equal(u, v)
+
+
+def test_weights_file_format_is_documented_npz_without_pickles(tmp_path):
+    import json
+
+    model = make_model()
+    model.train_on_batch(*make_data(8))
+    path = tmp_path / "w.npz"
+    model.save_weights(path)
+    assert zipfile.is_zipfile(path)
+    with np.load(path, allow_pickle=False) as z:
+        manifest = json.loads(bytes(z["__manifest__"]).decode())
+        assert manifest["format"] == "mixprec-weights-1"
+        keys = [e["key"] for e in manifest["entries"]]
+        assert keys[0].startswith("model/0/") and "optimizer/iterations" in keys
+        for e in manifest["entries"]:
+            arr = z[e["array"]]
+            assert list(arr.shape) == e["shape"], e
+            assert arr.dtype == np.dtype(e["dtype"]) or e["dtype"] == "bfloat16"
+        it = [e for e in manifest["entries"] if e["key"] == "optimizer/iterations"][0]
+        assert z[it["array"]].shape == () and int(z[it["array"]]) == 1
+
+
+def test_bfloat16_variables_roundtrip(tmp_path):
+    model = make_model("bfloat16")
+    assert model.weights[0].dtype.name == "bfloat16"
+    model.save_weights(tmp_path / "bf.npz")
+    other = make_model("bfloat16")
+    other.load_weights(tmp_path / "bf.npz")
+    for u, v in zip(model.get_weights(), other.get_weights()):
+        np.testing.assert_array_equal(u.view(np.uint16), v.view(np.uint16))
+
+
+def test_load_weights_errors(tmp_path):
+    model = make_model()
+    model.save_weights(tmp_path / "good.npz")
+    good = (tmp_path / "good.npz").read_bytes()
+    cases = {
+        "missing.npz": None,
+        "garbage.npz": b"not a zip file at all",
+        "truncated.npz": good[: len(good) // 2],
+        "empty.npz": b"",
+    }
+    for name, content in cases.items():
+        if content is not None:
+            (tmp_path / name).write_bytes(content)
+        with pytest.raises(ValueError, match="Unable to load weights") as info:
+            model.load_weights(tmp_path / name)
+        assert "hint" in str(info.value)
+    np.savez(tmp_path / "other.npz", a=np.zeros(3))
+    with pytest.raises(ValueError, match="Unable to load weights"):
+        model.load_weights(tmp_path / "other.npz")
+    # a pickled object array is refused, never unpickled
+    np.save(tmp_path / "pickle.npy", np.array([{"a": 1}], dtype=object), allow_pickle=True)
+    with pytest.raises(ValueError, match="Unable to load weights"):
+        model.load_weights(tmp_path / "pickle.npy")
+    with pytest.raises(ValueError, match="containing 4 weights into a model with 2"):
+        inputs = keras.Input(shape=(N_FEATURES,))
+        keras.Model(inputs, layers.Dense(2)(inputs)).load_weights(tmp_path / "good.npz")
+    wide = make_model(units=17)
+    with pytest.raises(ValueError, match="Shape mismatch"):
+        wide.load_weights(tmp_path / "good.npz")
+    with pytest.raises(FileExistsError):
+        model.save_weights(tmp_path / "good.npz", overwrite=False)
+
+
+def test_load_weights_by_name(tmp_path):
+    inputs = keras.Input(shape=(4,))
+    a = keras.Model(inputs, layers.Dense(2, name="shared_name")(inputs))
+    a.save_weights(tmp_path / "a.npz")
+    inputs = keras.Input(shape=(4,))
+    h = layers.Dense(4, name="new_layer")(inputs)
+    b = keras.Model(inputs, layers.Dense(2, name="unrelated")(h))
+    before = b.get_weights()
+    b.load_weights(tmp_path / "a.npz", by_name=True)  # nothing matches: nothing changes
+    for u, v in zip(before, b.get_weights()):
+        np.testing.assert_array_equal(u, v)

@@ -524,7 +524,7 @@ class Model(Layer):
         print_summary(self, line_length=line_length, positions=positions, print_fn=print_fn)
 
     def _weight_entries(self):
-        """(key, variable) for the model's weights, then the optimizer's."""
+        """('model/<position>/<variable name>', variable) for the model's weights."""
         entries = []
         counts = {}
         for w in self.weights:
@@ -564,10 +564,10 @@ class Model(Layer):
     def save_weights(self, filepath, overwrite=True, save_format=None, options=None):
         """Saves weights (and optimizer state, loss scale included) to one file.
 
-        Format (documented in docs/api.md): a ZIP archive written by NumPy's ``savez``:
-        one ``.npy`` array per variable (no pickles) plus ``__manifest__.json`` with the
-        format tag and, per entry, the variable name, dtype and shape. bfloat16 arrays are
-        stored as their raw uint16 bits.
+        Format (docs/architecture.md, "Weights files"): a ZIP archive written by NumPy's
+        ``savez``: one ``.npy`` array per variable (no pickles) plus ``__manifest__.npy``, a
+        JSON document with the format tag and, per entry, the key, variable name, dtype and
+        shape. bfloat16 arrays are stored as their raw uint16 bits.
         """
         import os
 
@@ -580,7 +580,7 @@ class Model(Layer):
             dtype = var.true_dtype.name
             if dtype == "bfloat16":
                 arr = arr.view(np.uint16)
-            arrays["a%d" % i] = np.ascontiguousarray(arr)
+            arrays["a%d" % i] = np.asarray(arr, order="C")  # ascontiguousarray makes 0-d 1-d
             manifest["entries"].append({"key": key, "name": var.name, "dtype": dtype,
                                         "shape": list(var.shape), "array": "a%d" % i})
         with open(filepath, "wb") as f:
@@ -619,18 +619,24 @@ class Model(Layer):
                 arr = arr.astype(var.true_dtype.as_numpy_dtype)
             var.assign(arr)
 
+        # NOTE: model weights are matched by position (tf-keras' topological loading), not
+        # by name: auto-generated layer names ('dense_7') differ between two models of the
+        # same architecture. by_name=True matches the saved variable names instead.
         model_entries = self._weight_entries()
-        saved_model = [(k, v) for k, v in data.items() if k.startswith("model/")]
-        if len(saved_model) != len(model_entries) and not by_name:
-            raise ValueError("You are trying to load a weight file containing %d weights into a "
-                             "model with %d weights." % (len(saved_model), len(model_entries)))
-        for key, var in model_entries:
-            if key in data:
-                restore(var, *data[key])
-            elif by_name or skip_mismatch:
-                continue
-            else:
-                raise ValueError("Weight %s not found in %s" % (key, filepath))
+        saved_model = [v for _, v in sorted((int(k.split("/")[1]), v) for k, v in data.items()
+                                            if k.startswith("model/"))]
+        if by_name:
+            saved_by_name = {e["name"]: (e, arr) for e, arr in saved_model}
+            for _, var in model_entries:
+                if var.name in saved_by_name:
+                    restore(var, *saved_by_name[var.name])
+        else:
+            if len(saved_model) != len(model_entries):
+                raise ValueError("You are trying to load a weight file containing %d weights "
+                                 "into a model with %d weights." % (len(saved_model),
+                                                                    len(model_entries)))
+            for (_, var), (entry, arr) in zip(model_entries, saved_model):
+                restore(var, entry, arr)
         present = dict(self._optimizer_entries())
         pending = {}
         weights = self.weights
