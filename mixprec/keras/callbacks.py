@@ -182,6 +182,7 @@ class EarlyStopping(Callback):
                 self.best_weights = self.model.get_weights()
             if self.baseline is None or self._better(current, self.baseline):
                 self.wait = 0
+            return  # an improving epoch never stops training (tf-keras)
         if self.wait >= self.patience and epoch > 0:
             self.stopped_epoch = epoch
             self.model.stop_training = True

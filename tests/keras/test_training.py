@@ -444,6 +444,33 @@ def test_early_stopping_and_stop_training():
     assert history.epoch == [0]
 
 
+def test_early_stopping_never_stops_an_improving_run():
+    x, y = make_data(32)
+    model = make_model(optimizer=keras.optimizers.SGD(0.05))
+    es = keras.callbacks.EarlyStopping(monitor="loss")  # patience=0, the default
+    history = model.fit(x, y, epochs=4, verbose=0, callbacks=[es])
+    assert all(b < a for a, b in zip(history.history["loss"], history.history["loss"][1:]))
+    assert history.epoch == [0, 1, 2, 3] and es.stopped_epoch == 0
+
+
+def test_early_stopping_restores_best_weights():
+    x, y = make_data(32)
+    model = make_model(optimizer=keras.optimizers.SGD(0.05))
+    seen = []
+
+    class Worse(keras.callbacks.Callback):  # after epoch 0 the monitored value only grows
+        def on_epoch_end(self, epoch, logs=None):
+            logs["score"] = float(epoch)
+            seen.append(self.model.get_weights())
+
+    es = keras.callbacks.EarlyStopping(monitor="score", mode="min", patience=1,
+                                       restore_best_weights=True)
+    history = model.fit(x, y, epochs=10, verbose=0, callbacks=[Worse(), es])
+    assert history.epoch == [0, 1] and es.stopped_epoch == 1 and es.best_epoch == 0
+    for u, v in zip(model.get_weights(), seen[0]):
+        np.testing.assert_array_equal(u, v)
+
+
 def test_lambda_callback_checkpoint_and_scheduler(tmp_path):
     x, y = make_data(16)
     model = make_model(optimizer=keras.optimizers.SGD(0.1))
