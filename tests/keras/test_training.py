@@ -557,6 +557,43 @@ def test_predict_verbose():
 # --------------------------------------------------------------------------- summary
 
 
+def test_summary_has_dtype_policy_column():
+    model = make_model("mixed_float16")
+    lines = []
+    model.summary(print_fn=lines.append)
+    text = "\n".join(lines)
+    assert lines[0] == 'Model: "%s"' % model.name
+    assert "Dtype policy" in lines[2]
+    rows = [ln for ln in lines if re.match(r" (input|dense|activation)", ln)]
+    assert [r.split()[-1] for r in rows] == ["float32", "mixed_float16", "mixed_float16",
+                                            "float32"]
+    # a long 'name (type)' wraps onto a continuation line instead of being cut
+    first_col = "".join(ln[:27].strip() for ln in lines[4:-5])
+    for layer in model.layers:
+        assert "%s (%s)" % (layer.name, type(layer).__name__) in first_col
+    n = N_FEATURES * 16 + 16 + 16 * N_CLASSES + N_CLASSES
+    assert "Total params: {:,}".format(n) in text
+    assert "Trainable params: {:,}".format(n) in text
+    assert "Non-trainable params: 0" in text
+    _, printed = quiet(model.summary)
+    assert printed == text + "\n"
+
+
+def test_summary_wraps_long_names():
+    inputs = keras.Input(shape=(2,), name="in")
+    out = layers.Activation("relu", name="a_rather_long_activation_name")(inputs)
+    lines = []
+    keras.Model(inputs, out, name="m").summary(print_fn=lines.append)
+    assert len({len(ln) for ln in lines[1:-1] if not ln.startswith(("Total", "Trainable",
+                                                                     "Non-"))}) == 1
+    row = lines.index(" a_rather_long_activation_  (None, 2)              0           "
+                      "float32                    ")
+    assert lines[row + 1] == "name (Activation)".ljust(90)
+
+
+# --------------------------------------------------------------------------- weights files
+
+
 def test_get_set_weights_model():
     a, b = make_model(), make_model()
     b.set_weights(a.get_weights())
