@@ -88,6 +88,21 @@ def test_functional_model_mixed_dtypes_flow():
     assert model(data(2, 8).astype(np.float64)).dtype.name == "float32"
 
 
+def test_data_is_cast_to_the_inputs_dtype():
+    """tf-keras' _conform_to_reference_input: uint8 images feed a float32 Input."""
+    mixed_precision.set_global_policy("mixed_float16")
+    images = RNG.integers(0, 256, (3, 4, 4)).astype(np.uint8)
+    inputs = keras.Input(shape=(4, 4))
+    model = keras.Model(inputs, layers.Dense(2)(layers.Flatten()(inputs)))
+    y = model(images)
+    assert y.dtype.name == "float16"
+    np.testing.assert_array_equal(y.numpy(), model(images.astype(np.float32)).numpy())
+    seq = keras.Sequential([layers.Flatten(), layers.Dense(2)])  # built on first call
+    assert seq(images).dtype.name == "float16"
+    model.compile("sgd", "mse")
+    model.fit(images, np.zeros((3, 2), np.float32), verbose=0)
+
+
 def test_functional_shape_check():
     inputs = keras.Input(shape=(4,))
     model = keras.Model(inputs, layers.Dense(1)(inputs))

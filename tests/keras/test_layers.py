@@ -203,6 +203,15 @@ def test_dense_on_3d_input():
     np.testing.assert_allclose(y.numpy(), x @ k + b, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("policy", ["float32", "mixed_float16"])
+def test_dense_casts_integer_inputs(policy):
+    """Unlike other layers, tf-keras' Dense casts any input to its compute dtype."""
+    d = layers.Dense(2, dtype=policy)
+    y = d(np.arange(6, dtype=np.uint8).reshape(2, 3))
+    assert y.dtype.name == d.compute_dtype
+    np.testing.assert_array_equal(y.numpy(), d(np.arange(6, dtype=np.float32).reshape(2, 3)))
+
+
 def test_dense_rejects_bad_arguments():
     with pytest.raises(ValueError, match="positive integer"):
         layers.Dense(0)

@@ -152,7 +152,7 @@ class Model(Layer):
         for kt, x in zip(self.inputs, flat):
             if not isinstance(x, _core.Tensor):
                 x = _core.convert_to_tensor(x)
-            if x.dtype != kt.dtype and x.dtype.is_floating and kt.dtype.is_floating:
+            if x.dtype != kt.dtype:  # tf-keras' _conform_to_reference_input: uint8 images too
                 x = _core.cast(x, kt.dtype)
             if x.ndim != len(kt.shape):
                 raise ValueError(
