@@ -173,3 +173,16 @@ def test_compiled_metrics_by_name():
     model.compile("sgd", "categorical_crossentropy", metrics=["accuracy"])
     onehot = np.eye(3, dtype=np.float32)[y]
     np.testing.assert_allclose(model.evaluate(x, onehot, verbose=0)[1], want, rtol=1e-6)
+
+
+def test_compiled_accuracy_for_binary_crossentropy_is_binary_accuracy():
+    from mixprec.keras import layers
+
+    inputs = keras.Input(shape=(2,))
+    model = keras.Model(inputs, layers.Activation("sigmoid")(inputs))
+    model.compile("adam", "binary_crossentropy", metrics=["accuracy"])
+    x = RNG.standard_normal((16, 2)).astype(np.float32)
+    y = (RNG.random((16, 2)) > 0.5).astype(np.float32)
+    _, acc = model.evaluate(x, y, verbose=0)
+    np.testing.assert_allclose(acc, np.mean((x > 0) == (y > 0.5)), rtol=1e-6)
+    assert isinstance(model.metrics[1], metrics.BinaryAccuracy)
