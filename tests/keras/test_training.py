@@ -579,6 +579,24 @@ def test_summary_has_dtype_policy_column():
     assert printed == text + "\n"
 
 
+def test_summary_of_an_unbuilt_model_raises():
+    class Sub(keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.d = layers.Dense(2)
+
+        def call(self, inputs):
+            return self.d(inputs)
+
+    for model in (Sub(), keras.Sequential([layers.Dense(2)])):
+        with pytest.raises(ValueError, match="not yet been built"):
+            model.summary()
+        model(np.ones((1, 3), np.float32))
+        lines = []
+        model.summary(print_fn=lines.append)
+        assert "Total params: 8" in lines
+
+
 def test_summary_wraps_long_names():
     inputs = keras.Input(shape=(2,), name="in")
     out = layers.Activation("relu", name="a_rather_long_activation_name")(inputs)

@@ -521,6 +521,9 @@ class Model(Layer):
         """Prints the layers, output shapes, parameter counts and dtype policies."""
         from mixprec.keras.utils.summary import print_summary
 
+        if not self.built:
+            raise ValueError("This model has not yet been built. Build the model first by "
+                             "calling `build()` or by calling the model on a batch of data.")
         print_summary(self, line_length=line_length, positions=positions, print_fn=print_fn)
 
     def _weight_entries(self):
