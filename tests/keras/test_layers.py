@@ -412,3 +412,20 @@ def test_sublayers_tracked_as_attributes():
     b = Block()
     b(x_of(1, 3))
     assert len(b.trainable_variables) == 6
+
+
+# --------------------------------------------------------------------------- configs
+
+
+@pytest.mark.parametrize("layer", [
+    lambda: layers.Dense(3, activation="relu", use_bias=False, dtype="mixed_float16", name="d"),
+    lambda: layers.Activation("softmax", dtype="float32"),
+    lambda: layers.Dropout(0.3, seed=4, dtype="mixed_bfloat16"),
+    lambda: layers.Reshape((2, -1)),
+])
+def test_config_roundtrip_keeps_the_policy(layer):
+    a = layer()
+    b = type(a).from_config(a.get_config())
+    assert b.get_config() == a.get_config()
+    assert b.dtype_policy.name == a.dtype_policy.name
+    assert (b.compute_dtype, b.variable_dtype) == (a.compute_dtype, a.variable_dtype)
