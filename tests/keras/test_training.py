@@ -302,6 +302,22 @@ def test_sample_weight_weights_the_loss():
     np.testing.assert_allclose(got, want, rtol=1e-5)
 
 
+def test_multiple_outputs_losses_by_name_and_weights():
+    inputs = keras.Input(shape=(2,))
+    z = layers.Dense(1, name="z", kernel_initializer="zeros")(inputs)
+    a = layers.Dense(3, name="a", kernel_initializer="zeros")(inputs)
+    model = keras.Model(inputs, [z, a])  # outputs 0 everywhere
+    x = np.ones((4, 2), np.float32)
+    yz, ya = np.full((4, 1), 2.0, np.float32), np.ones((4, 3), np.float32)
+    model.compile("sgd", loss={"z": "mse", "a": "mae"})
+    # mse(2, 0) + mae(1, 0); a dict of targets is matched to the outputs by name
+    assert model.evaluate(x, [yz, ya], verbose=0) == 5.0
+    assert model.evaluate(x, {"z": yz, "a": ya}, verbose=0) == 5.0
+    model.compile("sgd", loss=["mse", "mae"], loss_weights=[0.5, 2.0])
+    assert model.evaluate(x, [yz, ya], verbose=0) == 4.0
+    model.fit(x, {"a": ya, "z": yz}, verbose=0)
+
+
 def test_data_cardinality_mismatch():
     model = make_model()
     x, y = make_data(10)

@@ -275,9 +275,19 @@ class Model(Layer):
                 out.append(_losses.LossFunctionWrapper(fn, name=getattr(fn, "__name__", None)))
         return out
 
+    def _targets(self, y):
+        """The targets as a flat list in the order of the model's outputs: a dict keyed by
+        output layer names is matched by name when the outputs are a list (as tf-keras)."""
+        if (isinstance(y, dict) and self._is_graph_network
+                and not isinstance(self._nested_outputs, dict)):
+            names = [t._keras_history[0].name for t in self.outputs]
+            if set(names) <= set(y):
+                return [y[n] for n in names]
+        return _nest.flatten(y)
+
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None):
         """The compiled loss (summed over outputs, weighted) plus the layers' losses."""
-        ys = _nest.flatten(y)
+        ys = self._targets(y)
         yps = _nest.flatten(y_pred)
         fns = self._loss_fns(len(yps))
         weights = self._loss_weights
@@ -303,7 +313,7 @@ class Model(Layer):
             specs = [m for v in specs.values() for m in (v if isinstance(v, list) else [v])]
         loss = self._loss_spec
         objs = []
-        yt = _nest.flatten(y)[0] if y is not None else None
+        yt = self._targets(y)[0] if y is not None else None
         yp = _nest.flatten(y_pred)[0]
         for spec in specs:
             if spec in ("accuracy", "acc"):
@@ -343,7 +353,7 @@ class Model(Layer):
     def compute_metrics(self, x, y, y_pred, sample_weight):
         if self._metric_objs is None:
             self._resolve_metrics(y, y_pred)
-        yt = _nest.flatten(y)[0] if y is not None else None
+        yt = self._targets(y)[0] if y is not None else None
         yp = _nest.flatten(y_pred)[0]
         for m in self._metric_objs:
             m.update_state(yt, yp, sample_weight)
