@@ -1,6 +1,10 @@
-"""Shared fixtures of the foundation suite. The tolerance table lives in tolerances.py;
-tests import it as ``from tolerances import assert_close`` (this directory is put on
-sys.path here, since pytest runs with --import-mode=importlib)."""
+"""Fixtures for every test. The tolerance table lives in the package
+(mixprec/testing/tolerances.py); tests import it as ``from tolerances import assert_close``
+(this directory is put on sys.path here, since pytest runs with --import-mode=importlib).
+
+Each test starts with the global random seed set to 0 (so weight initialisation and
+shuffling are reproducible) and ends with the global dtype policy and random seed it found,
+so a test that sets them (the guide does) cannot leak them."""
 
 import os
 import sys
@@ -12,6 +16,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import mixprec  # noqa: E402
 from mixprec import _core  # noqa: E402
+from mixprec import random as _random  # noqa: E402
+from mixprec.keras.mixed_precision import policy as _policy  # noqa: E402
 
 
 @pytest.fixture
@@ -37,6 +43,16 @@ def _no_leaked_state():
     """Every test starts on the default device with vectorised casts."""
     yield
     assert _core.force_scalar_casts(False) is False, "a test left force_scalar_casts on"
+
+
+@pytest.fixture(autouse=True)
+def _restore_global_state():
+    saved_policy = _policy._global_policy
+    saved_seed = _random._global_seed
+    _random.set_seed(0)
+    yield
+    _policy._global_policy = saved_policy
+    _random.set_seed(saved_seed)
 
 
 def pytest_report_header(config):

@@ -31,8 +31,17 @@ def _as_tensor(x):
 
 def _structure(data):
     if isinstance(data, list):  # a list is one array (as TensorFlow), not a tuple
-        return np.asarray(data)
+        try:  # TensorFlow's dtypes for Python values: float32, int32
+            return _core.convert_to_tensor(data).numpy()
+        except (TypeError, ValueError):
+            return np.asarray(data)
     return data
+
+
+def _row(a, j):
+    # a[j, ...] keeps a 0-d array for 1-d data: a NumPy scalar (np.float64 is a Python
+    # float) would become float32 on conversion instead of keeping its dtype
+    return a[j, ...]
 
 
 class Dataset:
@@ -152,24 +161,43 @@ class _Slices(Dataset):
         order = self._order()
         for i in range(self._n):
             j = i if order is None else order[i]
-            yield _nest.map_structure(lambda a: a[j], self._data)
+            yield _nest.map_structure(lambda a: _row(a, j), self._data)
 
     def _cardinality(self):
         return self._n
 
 
+# TensorFlow's seed when only an op seed is given (random_seed.DEFAULT_GRAPH_SEED)
+_DEFAULT_GLOBAL_SEED = 87654321
+
+
 class _Shuffle(Dataset):
+    """NOTE: the order depends only on (global seed, op seed, pass number), as in
+    TensorFlow: two datasets shuffled with the same ``seed`` give the same first order,
+    in any process, whatever other random ops ran; each new pass (epoch) reshuffles unless
+    ``reshuffle_each_iteration=False``. Without a seed it draws a key from the global
+    sequence (reproducible after ``tf.random.set_seed``)."""
+
     def __init__(self, src, buffer_size, seed, reshuffle):
         self._src = src
         self._buffer = buffer_size
         self._seed = seed
         self._reshuffle = reshuffle
-        self._fixed_key = _random.get_seed(seed)
+        if seed is None:
+            self._key = _random.get_seed(None)
+        else:
+            g = _random._global_seed
+            g = _DEFAULT_GLOBAL_SEED if g is None else g
+            self._key = (_random._mix(_random._mix(g, 0), int(seed) + 1), 0)
         self._epoch = 0
 
     def _rng(self):
-        key, stream = self._fixed_key if not self._reshuffle else _random.get_seed(self._seed)
-        return np.random.default_rng([key, stream, self._epoch if not self._reshuffle else 0])
+        key, stream = self._key
+        epoch = 0
+        if self._reshuffle:
+            epoch = self._epoch
+            self._epoch += 1
+        return np.random.default_rng([key, stream, epoch])
 
     def _order(self, n):
         """TensorFlow's buffered shuffle over indices 0..n-1."""
@@ -368,7 +396,7 @@ class _Unbatch(Dataset):
             leaves = _nest.flatten(elem)
             n = len(_to_numpy(leaves[0]))
             for i in range(n):
-                yield _nest.map_structure(lambda a: _to_numpy(a)[i], elem)
+                yield _nest.map_structure(lambda a: _row(_to_numpy(a), i), elem)
 
     def _cardinality(self):
         return None

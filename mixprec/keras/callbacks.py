@@ -99,6 +99,15 @@ class ProgbarLogger(Callback):
                                stateful_metrics=self.stateful_metrics, unit_name="step")
         self.progbar._epoch_timing = epoch_timing
 
+    def _update(self, current, logs, finalize):
+        # The model's metrics (loss included) are already running means over the epoch:
+        # show them as they are, as tf-keras does, rather than averaging the averages.
+        # Looked up at every update: compiled metrics exist only after the first step.
+        if self.model is not None:
+            self.progbar.stateful_metrics |= {m.name for m in getattr(self.model, "metrics",
+                                                                      [])}
+        self.progbar.update(current, list((logs or {}).items()), finalize=finalize)
+
     def on_epoch_begin(self, epoch, logs=None):
         if self.verbose and self.epochs > 1:
             print("Epoch %d/%d" % (epoch + 1, self.epochs))
@@ -106,10 +115,10 @@ class ProgbarLogger(Callback):
 
     def on_train_batch_end(self, batch, logs=None):
         if self.verbose == 1:
-            self.progbar.update(batch + 1, list((logs or {}).items()), finalize=False)
+            self._update(batch + 1, logs, finalize=False)
 
     def on_epoch_end(self, epoch, logs=None):
-        self.progbar.update(self.target, list((logs or {}).items()), finalize=True)
+        self._update(self.target, logs, finalize=True)
 
     def on_test_begin(self, logs=None):
         if self.params.get("_evaluating"):
@@ -117,12 +126,11 @@ class ProgbarLogger(Callback):
 
     def on_test_batch_end(self, batch, logs=None):
         if self.params.get("_evaluating") and self.verbose == 1:
-            self.progbar.update(batch + 1, list((logs or {}).items()), finalize=False)
+            self._update(batch + 1, logs, finalize=False)
 
     def on_test_end(self, logs=None):
         if self.params.get("_evaluating"):
-            self.progbar.update(self.params.get("steps"), list((logs or {}).items()),
-                                finalize=True)
+            self._update(self.params.get("steps"), logs, finalize=True)
 
     def on_predict_begin(self, logs=None):
         self._new_bar(self.params.get("steps"), False)
@@ -174,6 +182,7 @@ class EarlyStopping(Callback):
                 self.best_weights = self.model.get_weights()
             if self.baseline is None or self._better(current, self.baseline):
                 self.wait = 0
+            return  # an improving epoch never stops training (tf-keras)
         if self.wait >= self.patience and epoch > 0:
             self.stopped_epoch = epoch
             self.model.stop_training = True

@@ -110,6 +110,7 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, axis=-1,
                                     ignore_class=None):
     """Per-example -log p[label]; labels are integer class ids of shape y_pred[:-1] (or
     with a trailing 1)."""
+    logits = None if from_logits else activations.logits_of(y_pred)  # before converting
     y_pred = _float_pred(y_pred)
     if axis not in (-1, y_pred.ndim - 1):
         raise NotImplementedError("sparse_categorical_crossentropy: only axis=-1 is supported")
@@ -118,23 +119,30 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, axis=-1,
         y_true = _core.cast(y_true, int64)
     if y_true.ndim == y_pred.ndim and y_true.shape[-1] == 1:
         y_true = _core.reshape(y_true, list(y_true.shape)[:-1])
+    keep = None
+    if ignore_class is not None:
+        # ignored labels may be out of range (-1): give the op a valid one, zero its loss
+        keep = _core.not_equal(y_true, ignore_class)
+        y_true = _core.where(keep, y_true, _core.fill([], 0, y_true.dtype))
     if not from_logits:
-        logits = activations.logits_of(y_pred)
         if logits is None:
+            # probabilities: normalized, then clipped (as categorical_crossentropy and tf-keras)
             eps = backend.epsilon()
-            p = _ops.clip_by_value(y_pred, eps, 1 - eps)
+            p = y_pred / _core.reduce_sum(y_pred, -1, True)
+            p = _ops.clip_by_value(p, eps, 1 - eps)
             onehot = _core.one_hot(y_true, y_pred.shape[-1], dtype=y_pred.dtype)
-            return -_core.reduce_sum(onehot * _core.log(p), -1)
+            out = -_core.reduce_sum(onehot * _core.log(p), -1)
+            return out if keep is None else _core.where(keep, out, _core.fill([], 0, out.dtype))
         y_pred = logits
     out = _core.sparse_softmax_cross_entropy_with_logits(y_true, y_pred)
-    if ignore_class is not None:
-        keep = _core.not_equal(y_true, ignore_class)
+    if keep is not None:
         out = _core.where(keep, out, _core.fill([], 0, out.dtype))
     return out
 
 
 def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, axis=-1):
     """Per-example -sum(y_true * log p) over the class axis (one-hot or soft labels)."""
+    logits = None if from_logits else activations.logits_of(y_pred)  # before converting
     y_pred = _float_pred(y_pred)
     if axis not in (-1, y_pred.ndim - 1):
         raise NotImplementedError("categorical_crossentropy: only axis=-1 is supported")
@@ -143,7 +151,6 @@ def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=
         c = y_pred.shape[-1]
         y_true = y_true * (1.0 - label_smoothing) + label_smoothing / c
     if not from_logits:
-        logits = activations.logits_of(y_pred)
         if logits is None:
             eps = backend.epsilon()
             p = y_pred / _core.reduce_sum(y_pred, -1, True)
@@ -164,9 +171,10 @@ def binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, 
         x = y_pred
         elem = _core.relu(x) - x * y_true + _core.log1p(_core.exp(-_core.abs(x)))
     else:
+        # tf-keras' formula: clip to [eps, 1 - eps], then log(p + eps), log(1 - p + eps)
         eps = backend.epsilon()
         p = _ops.clip_by_value(y_pred, eps, 1 - eps)
-        elem = -(y_true * _core.log(p) + (1 - y_true) * _core.log(1 - p))
+        elem = -(y_true * _core.log(p + eps) + (1 - y_true) * _core.log(1 - p + eps))
     return _core.reduce_mean(elem, axis)
 
 

@@ -74,6 +74,9 @@ def _weights(values, sample_weight):
     sw = _core.cast(_core.convert_to_tensor(sample_weight), values.dtype)
     while sw.ndim > values.ndim and sw.shape[-1] == 1:
         sw = _core.reshape(sw, list(sw.shape)[:-1])
+    if sw.ndim == values.ndim - 1 and values.shape[-1] == 1:
+        # per-sample weights (N,) for values (N, 1): tf-keras' squeeze_or_expand_dimensions
+        sw = _core.reshape(sw, list(sw.shape) + [1])
     if list(sw.shape) != list(values.shape):
         sw = _core.broadcast_to(sw, list(values.shape))
     return sw

@@ -138,6 +138,12 @@ class Model(Layer):
                          % (name, [la.name for la in self.layers]))
 
     def _run_graph(self, inputs, training=None):
+        if isinstance(inputs, dict) and not isinstance(self._nested_inputs, dict):
+            # data keyed by the names of the Inputs, as tf-keras matches them (a plain
+            # flatten would order the values by key, not by the model's inputs)
+            names = [t._keras_history[0].name for t in self.inputs]
+            if set(names) <= set(inputs):
+                inputs = [inputs[n] for n in names]
         flat = _nest.flatten(inputs) if isinstance(inputs, (list, tuple, dict)) else [inputs]
         if len(flat) != len(self.inputs):
             raise ValueError("Layer \"%s\" expects %d input(s), but it received %d input "
@@ -146,7 +152,7 @@ class Model(Layer):
         for kt, x in zip(self.inputs, flat):
             if not isinstance(x, _core.Tensor):
                 x = _core.convert_to_tensor(x)
-            if x.dtype != kt.dtype and x.dtype.is_floating and kt.dtype.is_floating:
+            if x.dtype != kt.dtype:  # tf-keras' _conform_to_reference_input: uint8 images too
                 x = _core.cast(x, kt.dtype)
             if x.ndim != len(kt.shape):
                 raise ValueError(
@@ -194,6 +200,18 @@ class Model(Layer):
             finally:
                 base_layer._ctx.training = outer
         return super().__call__(*args, **kwargs)
+
+    @property
+    def input(self):
+        if self._is_graph_network:
+            return self._nested_inputs
+        return super().input
+
+    @property
+    def output(self):
+        if self._is_graph_network:
+            return self._nested_outputs
+        return super().output
 
     @property
     def input_shape(self):
@@ -257,9 +275,19 @@ class Model(Layer):
                 out.append(_losses.LossFunctionWrapper(fn, name=getattr(fn, "__name__", None)))
         return out
 
+    def _targets(self, y):
+        """The targets as a flat list in the order of the model's outputs: a dict keyed by
+        output layer names is matched by name when the outputs are a list (as tf-keras)."""
+        if (isinstance(y, dict) and self._is_graph_network
+                and not isinstance(self._nested_outputs, dict)):
+            names = [t._keras_history[0].name for t in self.outputs]
+            if set(names) <= set(y):
+                return [y[n] for n in names]
+        return _nest.flatten(y)
+
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None):
         """The compiled loss (summed over outputs, weighted) plus the layers' losses."""
-        ys = _nest.flatten(y)
+        ys = self._targets(y)
         yps = _nest.flatten(y_pred)
         fns = self._loss_fns(len(yps))
         weights = self._loss_weights
@@ -285,7 +313,7 @@ class Model(Layer):
             specs = [m for v in specs.values() for m in (v if isinstance(v, list) else [v])]
         loss = self._loss_spec
         objs = []
-        yt = _nest.flatten(y)[0] if y is not None else None
+        yt = self._targets(y)[0] if y is not None else None
         yp = _nest.flatten(y_pred)[0]
         for spec in specs:
             if spec in ("accuracy", "acc"):
@@ -325,7 +353,7 @@ class Model(Layer):
     def compute_metrics(self, x, y, y_pred, sample_weight):
         if self._metric_objs is None:
             self._resolve_metrics(y, y_pred)
-        yt = _nest.flatten(y)[0] if y is not None else None
+        yt = self._targets(y)[0] if y is not None else None
         yp = _nest.flatten(y_pred)[0]
         for m in self._metric_objs:
             m.update_state(yt, yp, sample_weight)
@@ -339,14 +367,14 @@ class Model(Layer):
             y_pred = self(x, training=True)
             loss = self.compute_loss(x, y, y_pred, sample_weight)
         self.optimizer.minimize(loss, self.trainable_variables, tape=tape)
-        self._loss_tracker.update_state(loss)
+        self._loss_tracker.update_state(loss, sample_weight=_batch_dim(y, y_pred))
         return self.compute_metrics(x, y, y_pred, sample_weight)
 
     def test_step(self, data):
         x, y, sample_weight = _unpack(data)
         y_pred = self(x, training=False)
         loss = self.compute_loss(x, y, y_pred, sample_weight)
-        self._loss_tracker.update_state(loss)
+        self._loss_tracker.update_state(loss, sample_weight=_batch_dim(y, y_pred))
         return self.compute_metrics(x, y, y_pred, sample_weight)
 
     def predict_step(self, data):
@@ -503,10 +531,13 @@ class Model(Layer):
         """Prints the layers, output shapes, parameter counts and dtype policies."""
         from mixprec.keras.utils.summary import print_summary
 
+        if not self.built:
+            raise ValueError("This model has not yet been built. Build the model first by "
+                             "calling `build()` or by calling the model on a batch of data.")
         print_summary(self, line_length=line_length, positions=positions, print_fn=print_fn)
 
     def _weight_entries(self):
-        """(key, variable) for the model's weights, then the optimizer's."""
+        """('model/<position>/<variable name>', variable) for the model's weights."""
         entries = []
         counts = {}
         for w in self.weights:
@@ -546,10 +577,10 @@ class Model(Layer):
     def save_weights(self, filepath, overwrite=True, save_format=None, options=None):
         """Saves weights (and optimizer state, loss scale included) to one file.
 
-        Format (documented in docs/api.md): a ZIP archive written by NumPy's ``savez``:
-        one ``.npy`` array per variable (no pickles) plus ``__manifest__.json`` with the
-        format tag and, per entry, the variable name, dtype and shape. bfloat16 arrays are
-        stored as their raw uint16 bits.
+        Format (docs/architecture.md, "Weights files"): a ZIP archive written by NumPy's
+        ``savez``: one ``.npy`` array per variable (no pickles) plus ``__manifest__.npy``, a
+        JSON document with the format tag and, per entry, the key, variable name, dtype and
+        shape. bfloat16 arrays are stored as their raw uint16 bits.
         """
         import os
 
@@ -562,7 +593,7 @@ class Model(Layer):
             dtype = var.true_dtype.name
             if dtype == "bfloat16":
                 arr = arr.view(np.uint16)
-            arrays["a%d" % i] = np.ascontiguousarray(arr)
+            arrays["a%d" % i] = np.asarray(arr, order="C")  # ascontiguousarray makes 0-d 1-d
             manifest["entries"].append({"key": key, "name": var.name, "dtype": dtype,
                                         "shape": list(var.shape), "array": "a%d" % i})
         with open(filepath, "wb") as f:
@@ -601,18 +632,24 @@ class Model(Layer):
                 arr = arr.astype(var.true_dtype.as_numpy_dtype)
             var.assign(arr)
 
+        # NOTE: model weights are matched by position (tf-keras' topological loading), not
+        # by name: auto-generated layer names ('dense_7') differ between two models of the
+        # same architecture. by_name=True matches the saved variable names instead.
         model_entries = self._weight_entries()
-        saved_model = [(k, v) for k, v in data.items() if k.startswith("model/")]
-        if len(saved_model) != len(model_entries) and not by_name:
-            raise ValueError("You are trying to load a weight file containing %d weights into a "
-                             "model with %d weights." % (len(saved_model), len(model_entries)))
-        for key, var in model_entries:
-            if key in data:
-                restore(var, *data[key])
-            elif by_name or skip_mismatch:
-                continue
-            else:
-                raise ValueError("Weight %s not found in %s" % (key, filepath))
+        saved_model = [v for _, v in sorted((int(k.split("/")[1]), v) for k, v in data.items()
+                                            if k.startswith("model/"))]
+        if by_name:
+            saved_by_name = {e["name"]: (e, arr) for e, arr in saved_model}
+            for _, var in model_entries:
+                if var.name in saved_by_name:
+                    restore(var, *saved_by_name[var.name])
+        else:
+            if len(saved_model) != len(model_entries):
+                raise ValueError("You are trying to load a weight file containing %d weights "
+                                 "into a model with %d weights." % (len(saved_model),
+                                                                    len(model_entries)))
+            for (_, var), (entry, arr) in zip(model_entries, saved_model):
+                restore(var, entry, arr)
         present = dict(self._optimizer_entries())
         pending = {}
         weights = self.weights
@@ -649,6 +686,16 @@ def _unpack(data):
         if len(data) == 3:
             return data
     return data, None, None
+
+
+def _batch_dim(y, y_pred):
+    """The batch size the loss tracker weights a batch's mean loss by (tf-keras does the
+    same), so an epoch's loss is the mean over samples even with a smaller last batch."""
+    for t in _nest.flatten(y) + _nest.flatten(y_pred):
+        shape = getattr(t, "shape", None)
+        if shape is not None and len(shape):
+            return float(shape[0])
+    return None
 
 
 def _unpack_tuple(data):

@@ -52,6 +52,8 @@ class Dense(Layer):
         self.built = True
 
     def call(self, inputs):
+        if inputs.dtype.name != self.compute_dtype:  # integer inputs too, as tf-keras' Dense
+            inputs = _core.cast(inputs, self.compute_dtype)
         if inputs.ndim == 2:
             out = _core.matmul(inputs, self.kernel)
         else:

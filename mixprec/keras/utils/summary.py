@@ -34,14 +34,18 @@ def print_summary(model, line_length=None, positions=None, print_fn=None):
     header = ["Layer (type)", "Output Shape", "Param #", "Dtype policy"]
 
     def row(fields):
-        line = ""
-        for i, f in enumerate(fields):
-            if i > 0:
-                line = line[:-1] + " "
-            line += str(f)
-            line = line[:positions[i]]
-            line += " " * (positions[i] - len(line))
-        print_fn(line)
+        # a field too long for its column continues on the next line (as tf-keras wraps),
+        # rather than being cut: 'activation_12 (Activation' + ')'
+        left = [str(f) for f in fields]
+        while any(left):
+            line = ""
+            for i, f in enumerate(left):
+                start = positions[i - 1] if i else 0
+                width = positions[i] - start - (1 if i < len(left) - 1 else 0)
+                line += f[:width]
+                left[i] = f[width:]
+                line += " " * (positions[i] - len(line))
+            print_fn(line)
 
     print_fn('Model: "%s"' % model.name)
     print_fn("_" * line_length)

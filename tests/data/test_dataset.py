@@ -1,0 +1,241 @@
+"""mixprec.data.Dataset: from_tensor_slices (arrays, tuples, dicts), shuffle (seeds, buffer
+semantics, reshuffling), batch (drop_remainder, cardinality), map, repeat, take, prefetch;
+iteration yields mixprec tensors with TensorFlow's dtypes."""
+
+import numpy as np
+import pytest
+
+import mixprec as tf
+from mixprec.data import Dataset
+
+
+def ids(ds):
+    return [int(v) for v in ds.as_numpy_iterator()]
+
+
+# --------------------------------------------------------------------------- sources
+
+
+def test_from_tensor_slices_array_yields_tensors():
+    x = np.arange(12, dtype=np.float32).reshape(4, 3)
+    ds = Dataset.from_tensor_slices(x)
+    elems = list(ds)
+    assert len(elems) == 4 and len(ds) == 4
+    assert all(isinstance(e, tf.Tensor) for e in elems)
+    for i, e in enumerate(elems):
+        assert e.dtype.name == "float32" and tuple(e.shape) == (3,)
+        np.testing.assert_array_equal(e.numpy(), x[i])
+    assert int(ds.cardinality()) == 4
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16", "int64", "int32", "uint8"])
+def test_element_dtypes_are_kept(dtype):
+    for shape in ((5,), (5, 2)):
+        ds = Dataset.from_tensor_slices(np.ones(shape, dtype=dtype))
+        assert {e.dtype.name for e in ds} == {dtype}
+        assert {e.dtype.name for e in ds.map(lambda t: t)} == {dtype}
+        assert {e.dtype.name for e in ds.batch(2)} == {dtype}
+
+
+def test_python_lists_take_tensorflows_dtypes():
+    assert next(iter(Dataset.from_tensor_slices([1.0, 2.0]))).dtype.name == "float32"
+    assert next(iter(Dataset.from_tensor_slices([[1, 2], [3, 4]]))).dtype.name == "int32"
+
+
+def test_tuples_and_dicts():
+    x = np.arange(6, dtype=np.float32).reshape(3, 2)
+    y = np.array([0, 1, 2], np.uint8)
+    pairs = list(Dataset.from_tensor_slices((x, y)))
+    assert all(isinstance(p, tuple) and len(p) == 2 for p in pairs)
+    np.testing.assert_array_equal(pairs[2][0].numpy(), x[2])
+    assert pairs[2][1].dtype.name == "uint8" and int(pairs[2][1]) == 2
+    d = list(Dataset.from_tensor_slices({"img": x, "label": y}))
+    assert sorted(d[0]) == ["img", "label"]
+    np.testing.assert_array_equal(d[1]["img"].numpy(), x[1])
+    batches = list(Dataset.from_tensor_slices({"img": x, "label": y}).batch(2))
+    assert [tuple(b["img"].shape) for b in batches] == [(2, 2), (1, 2)]
+    # tensors work as sources too
+    assert ids(Dataset.from_tensor_slices(tf.constant([4, 5]))) == [4, 5]
+
+
+def test_from_tensor_slices_errors():
+    with pytest.raises(ValueError, match="not compatible"):
+        Dataset.from_tensor_slices((np.zeros(3), np.zeros(4)))
+    with pytest.raises(ValueError, match="rank >= 1"):
+        Dataset.from_tensor_slices(np.float32(1.0))
+
+
+def test_range_and_from_tensors():
+    assert ids(Dataset.range(5)) == [0, 1, 2, 3, 4]
+    assert ids(Dataset.range(2, 8, 3)) == [2, 5]
+    assert next(iter(Dataset.range(1))).dtype.name == "int64"
+    (only,) = list(Dataset.from_tensors(np.ones((2, 3), np.float32)))
+    assert tuple(only.shape) == (2, 3)
+
+
+# --------------------------------------------------------------------------- batch
+
+
+@pytest.mark.parametrize("n,size,drop,expected", [
+    (10, 3, False, [3, 3, 3, 1]), (10, 3, True, [3, 3, 3]), (9, 3, False, [3, 3, 3]),
+    (9, 3, True, [3, 3, 3]), (2, 5, False, [2]), (2, 5, True, []), (0, 4, False, []),
+])
+def test_batch_sizes_and_cardinality(n, size, drop, expected):
+    x = np.arange(n, dtype=np.int64)
+    for ds in (Dataset.from_tensor_slices(x), Dataset.from_tensor_slices(x).map(lambda t: t)):
+        b = ds.batch(size, drop_remainder=drop)
+        got = [len(v) for v in b.as_numpy_iterator()]
+        assert got == expected
+        assert int(b.cardinality()) == len(expected) == len(b)
+        flat = np.concatenate(list(b.as_numpy_iterator())) if expected else np.zeros(0)
+        np.testing.assert_array_equal(flat, x[:sum(expected)])
+
+
+def test_batch_rejects_non_positive():
+    with pytest.raises(ValueError):
+        Dataset.range(3).batch(0)
+
+
+# --------------------------------------------------------------------------- shuffle
+
+
+def test_shuffle_with_seed_is_deterministic():
+    a = Dataset.range(20).shuffle(20, seed=42)
+    b = Dataset.range(20).shuffle(20, seed=42)
+    first = ids(a)
+    assert sorted(first) == list(range(20)) and first != list(range(20))
+    tf.random.uniform([3])  # other random ops in between change nothing
+    assert ids(b) == first  # same seed, same first order
+    assert ids(Dataset.range(20).shuffle(20, seed=43)) != first
+
+
+def test_shuffle_reshuffles_each_iteration_reproducibly():
+    a = Dataset.range(20).shuffle(20, seed=7)
+    b = Dataset.range(20).shuffle(20, seed=7)
+    epochs_a = [ids(a) for _ in range(3)]
+    epochs_b = [ids(b) for _ in range(3)]
+    assert epochs_a == epochs_b
+    assert epochs_a[0] != epochs_a[1] != epochs_a[2]
+    fixed = Dataset.range(20).shuffle(20, seed=7, reshuffle_each_iteration=False)
+    assert ids(fixed) == ids(fixed)
+
+
+def test_shuffle_without_op_seed_follows_the_global_seed():
+    tf.random.set_seed(123)
+    a = [ids(Dataset.range(15).shuffle(15)) for _ in range(2)]
+    tf.random.set_seed(123)
+    b = [ids(Dataset.range(15).shuffle(15)) for _ in range(2)]
+    assert a == b
+    assert a[0] != a[1]  # two datasets, two keys
+
+
+@pytest.mark.parametrize("buffer", [1, 2, 5, 50])
+@pytest.mark.parametrize("mapped", [False, True])
+def test_shuffle_buffer_semantics(buffer, mapped):
+    """TensorFlow's buffer: output i is drawn from the first i + buffer elements."""
+    n = 30
+    src = Dataset.range(n)
+    if mapped:  # a source that is not plain slices takes the streaming path
+        src = src.map(lambda t: t)
+    for seed in range(5):
+        order = ids(src.shuffle(buffer, seed=seed))
+        assert sorted(order) == list(range(n))
+        assert all(v < i + buffer for i, v in enumerate(order)), order
+        if buffer == 1:
+            assert order == list(range(n))
+    if buffer >= n:  # a full buffer can put the last element first
+        firsts = {ids(src.shuffle(buffer, seed=s))[0] for s in range(40)}
+        assert max(firsts) > n // 2
+
+
+def test_shuffle_then_batch_covers_everything_once_per_epoch():
+    x = np.arange(100, dtype=np.int64)
+    ds = Dataset.from_tensor_slices((x, x * 10)).shuffle(100, seed=0).batch(32)
+    for _ in range(2):
+        batches = list(ds)
+        assert [len(b[0]) for b in batches] == [32, 32, 32, 4]
+        xs = np.concatenate([b[0].numpy() for b in batches])
+        ys = np.concatenate([b[1].numpy() for b in batches])
+        assert sorted(xs) == list(range(100))
+        np.testing.assert_array_equal(ys, xs * 10)  # pairs stay together
+
+
+def test_shuffle_rejects_bad_buffer():
+    with pytest.raises(ValueError):
+        Dataset.range(3).shuffle(0)
+
+
+# --------------------------------------------------------------------------- map, repeat, take
+
+
+def test_map_on_tuples_dicts_and_batches():
+    x = np.arange(4, dtype=np.float32)
+    y = np.arange(4, dtype=np.int64)
+    ds = Dataset.from_tensor_slices((x, y)).map(lambda a, b: (a * 2, b + 1))
+    out = list(ds)
+    assert all(isinstance(a, tf.Tensor) for a, _ in out)
+    assert [float(a) for a, _ in out] == [0.0, 2.0, 4.0, 6.0]
+    assert [int(b) for _, b in out] == [1, 2, 3, 4]
+    d = Dataset.from_tensor_slices({"a": x}).map(lambda e: {"a": e["a"] + 1, "n": e["a"]})
+    assert [float(e["a"]) for e in d] == [1.0, 2.0, 3.0, 4.0]
+    batched = Dataset.from_tensor_slices(x).batch(3).map(lambda t: t * t)
+    np.testing.assert_array_equal(next(iter(batched)).numpy(), [0.0, 1.0, 4.0])
+    assert int(ds.cardinality()) == 4
+
+
+def test_map_runs_once_per_element_per_pass():
+    calls = []
+    ds = Dataset.range(3).map(lambda t: calls.append(int(t)) or t)
+    list(ds)
+    list(ds)
+    assert calls == [0, 1, 2, 0, 1, 2]
+
+
+def test_repeat_take_and_cardinality():
+    assert ids(Dataset.range(3).repeat(2)) == [0, 1, 2, 0, 1, 2]
+    assert int(Dataset.range(3).repeat(2).cardinality()) == 6
+    inf = Dataset.range(3).repeat()
+    assert int(inf.cardinality()) == tf.data.experimental.INFINITE_CARDINALITY
+    assert ids(inf.take(7)) == [0, 1, 2, 0, 1, 2, 0]
+    assert int(inf.take(7).cardinality()) == 7
+    assert ids(Dataset.range(5).take(2)) == [0, 1]
+    assert ids(Dataset.range(5).take(-1)) == [0, 1, 2, 3, 4]
+    assert ids(Dataset.range(5).take(0)) == []
+    assert int(Dataset.range(5).take(9).cardinality()) == 5
+    assert ids(Dataset.range(5).skip(3)) == [3, 4]
+    with pytest.raises(TypeError):
+        len(inf)
+    assert ids(Dataset.range(0).repeat()) == []
+
+
+def test_repeat_after_shuffle_reshuffles_each_repetition():
+    order = ids(Dataset.range(10).shuffle(10, seed=1).repeat(2))
+    assert sorted(order[:10]) == sorted(order[10:]) == list(range(10))
+    assert order[:10] != order[10:]
+
+
+def test_prefetch_cache_and_autotune_are_transparent():
+    ds = Dataset.range(4).batch(2).prefetch(tf.data.AUTOTUNE)
+    assert [list(b) for b in ds.as_numpy_iterator()] == [[0, 1], [2, 3]]
+    assert ids(Dataset.range(3).cache()) == [0, 1, 2]
+    assert tf.data.AUTOTUNE == tf.data.experimental.AUTOTUNE
+
+
+def test_filter_enumerate_unbatch():
+    assert ids(Dataset.range(6).filter(lambda t: t % 2 == 0)) == [0, 2, 4]
+    pairs = [(int(i), int(v)) for i, v in Dataset.range(3, 6).enumerate()]
+    assert pairs == [(0, 3), (1, 4), (2, 5)]
+    assert ids(Dataset.range(5).batch(2).unbatch()) == [0, 1, 2, 3, 4]
+    assert {e.dtype.name for e in Dataset.from_tensor_slices(
+        np.ones((4,), np.float64)).batch(2).unbatch()} == {"float64"}
+
+
+def test_the_guides_pipeline():
+    x = np.random.default_rng(0).random((50, 4)).astype("float32")
+    y = np.arange(50) % 10
+    train = Dataset.from_tensor_slices((x, y)).shuffle(10000).batch(16)
+    test = Dataset.from_tensor_slices((x, y)).batch(16)
+    assert [len(b[0]) for b in train] == [16, 16, 16, 2]
+    first = next(iter(test))
+    assert first[0].dtype.name == "float32" and tuple(first[0].shape) == (16, 4)
+    np.testing.assert_array_equal(first[1].numpy(), y[:16])

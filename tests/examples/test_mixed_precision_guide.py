@@ -1,0 +1,50 @@
+"""The example script: ``python -m mixprec.examples.mixed_precision_guide`` end to end on the
+embedded subset (one epoch), through its ``main``."""
+
+import contextlib
+import io
+import re
+
+from mixprec.examples import mixed_precision_guide
+
+
+def run(argv):
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        rc = mixed_precision_guide.main(argv)
+    lines = [ln.replace("\b", "").split("\r")[-1].rstrip()
+             for ln in buf.getvalue().split("\n") if ln]
+    return rc, lines
+
+
+def test_main_embedded_one_epoch():
+    rc, lines = run(["--embedded", "--epochs", "1"])
+    assert rc == 0
+    text = "\n".join(lines)
+    for expected in ("Compute dtype: float16", "Variable dtype: float32", "x.dtype: float16",
+                     "dense1.kernel.dtype: float32", "Outputs dtype: float32",
+                     "Batch size: 256", "Custom training loop (LossScaleOptimizer)"):
+        assert expected in lines, expected
+    assert any(ln.startswith("Data: the Fashion-MNIST subset embedded in mixprec (6000 "
+                             "training, 1000 test images; requested)") for ln in lines)
+    assert "Epoch 1/1" not in text  # one epoch: no header
+    assert re.search(r"^19/19 \[={30}\] - \d+s \d+(s|ms|us)/step - loss: \d\.\d{4} - "
+                     r"accuracy: \d\.\d{4} - val_loss: \d\.\d{4} - val_accuracy: \d\.\d{4}$",
+                     text, re.M)
+    assert re.search(r"^32/32 - \d+s - loss: \d\.\d{4} - accuracy: \d\.\d{4}$", text, re.M)
+    acc = float(re.search(r"^Test accuracy: (\S+)$", text, re.M).group(1))
+    assert acc > 0.5  # one epoch on the subset; chance is 0.1
+    assert re.search(r"^Loss scale after fit: \d+\.0 \(good steps: \d+\)$", text, re.M)
+    m = re.search(r"^Epoch 0: loss=(\S+), test accuracy=(\S+)$", text, re.M)
+    assert m and float(m.group(2)) > 0.5
+    assert lines[-1] == m.group(0)
+
+
+def test_main_other_policies_and_options():
+    rc, lines = run(["--embedded", "--epochs", "1", "--policy", "mixed_bfloat16",
+                     "--units", "16", "--batch-size", "512", "--no-custom-loop"])
+    assert rc == 0
+    assert "Compute dtype: bfloat16" in lines and "x.dtype: bfloat16" in lines
+    assert not any(ln.startswith("Loss scale after fit") for ln in lines)  # no LSO
+    assert not any("Custom training loop" in ln for ln in lines)
+    assert any(ln.startswith("10/10 [") for ln in lines)  # 4800 / 512
