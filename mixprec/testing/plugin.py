@@ -20,10 +20,22 @@ def pytest_configure(config):
 
 
 def pytest_generate_tests(metafunc):
-    if "policy" in metafunc.fixturenames:
+    if "policy" in metafunc.fixturenames and not _parametrized_by_test(metafunc, "policy"):
         marker = metafunc.definition.get_closest_marker("policies")
         names = tuple(marker.args) if marker and marker.args else DEFAULT_POLICIES
         metafunc.parametrize("policy", names, indirect=True, ids=list(names))
+
+
+def _parametrized_by_test(metafunc, name):
+    """True when the test's own ``@pytest.mark.parametrize`` names ``name``: then it, not
+    the plugin, chooses the values (a user's test may have a parameter called policy)."""
+    for mark in metafunc.definition.iter_markers("parametrize"):
+        names = mark.args[0] if mark.args else mark.kwargs.get("argnames", ())
+        if isinstance(names, str):
+            names = [n.strip() for n in names.split(",")]
+        if name in names:
+            return True
+    return False
 
 
 @pytest.fixture

@@ -158,3 +158,9 @@ def test_gradient_underflow_report_reduces_per_example_losses():
     report = testing.gradient_underflow_report(model, x, y)
     expected = float(np.mean(np.abs(g.numpy()) > big))
     assert report.rows[0]["scaled_overflow"] == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("policy", ["mixed_bfloat16"])
+def test_a_tests_own_policy_parameter_wins_over_the_fixture(policy):
+    # the plugin must not parametrize `policy` a second time (pytest would refuse to collect)
+    assert policy == "mixed_bfloat16"
