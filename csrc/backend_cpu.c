@@ -498,6 +498,7 @@ const mp_backend mp_backend_cpu = {
     .one_hot = cpu_one_hot,
     .random = cpu_random,
     .softmax_xent = mp_cpu_softmax_xent,
-    .all_finite = mp_cpu_all_finite,
+    .finite_check = mp_cpu_finite_check,
     .optim_update = mp_cpu_optim_update,
+    .step_end = mp_cpu_step_end,
 };

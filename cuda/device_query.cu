@@ -41,7 +41,23 @@ static PyObject *py_runtime_version(PyObject *, PyObject *) {
     return PyLong_FromLong(v);
 }
 
+// register(_core._C_API) -> GPUs registered: none yet, the backend table is not written
+static PyObject *py_register(PyObject *, PyObject *capsule) {
+    if (!PyCapsule_GetPointer(capsule, "mixprec._core._C_API"))
+        return NULL;
+    return PyLong_FromLong(0);
+}
+
+static PyObject *py_set_tf32(PyObject *, PyObject *arg) {
+    int on = PyObject_IsTrue(arg);
+    if (on < 0)
+        return NULL;
+    Py_RETURN_TRUE;
+}
+
 static PyMethodDef methods[] = {
+    {"register", py_register, METH_O, "register(_core._C_API) -> GPUs registered (none yet)."},
+    {"set_tf32", py_set_tf32, METH_O, "TF32 for float32 matmuls (no GEMM yet)."},
     {"devices", py_devices, METH_NOARGS, "The CUDA devices this process can see."},
     {"runtime_version", py_runtime_version, METH_NOARGS, "CUDA runtime version (e.g. 13000)."},
     {NULL, NULL, 0, NULL},
