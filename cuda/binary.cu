@@ -6,18 +6,21 @@
 // synchronisation, never on a float training path).
 #include "kernels.cuh"
 
-// Offsets of a and b for output element i of the collapsed broadcast.
-__device__ __forceinline__ void bcast_offsets(const mp_bcast &bc, int64_t i, int64_t *oa, int64_t *ob) {
-    int64_t a = 0, b = 0;
+// Offsets of a and b for output element i of the collapsed broadcast. I is uint32_t when
+// the output has fewer than 2^32 elements (then so do a and b): 32-bit division is several
+// times cheaper than 64-bit on a GPU, and this runs once per element (bias additions).
+template <typename I> __device__ __forceinline__ void bcast_offsets(const mp_bcast &bc, I i, int64_t *oa, int64_t *ob) {
+    I a = 0, b = 0;
     for (int d = bc.ndim - 1; d >= 0; d--) {
-        int64_t s = bc.shape[d];
-        int64_t j = i % s;
-        i /= s;
-        a += j * bc.stride[0][d];
-        b += j * bc.stride[1][d];
+        I s = (I)bc.shape[d];
+        I q = i / s;
+        I j = i - q * s;
+        i = q;
+        a += j * (I)bc.stride[0][d];
+        b += j * (I)bc.stride[1][d];
     }
-    *oa = a;
-    *ob = b;
+    *oa = (int64_t)a;
+    *ob = (int64_t)b;
 }
 
 template <typename T> __device__ __forceinline__ T floormod_(T a, T b) {
@@ -156,15 +159,17 @@ static __global__ void binary_kernel(mp_binary_kind k, mp_bcast bc, const typena
                                      const typename mp_dt<DT>::T *b, void *y, double alpha, uint8_t *err_flag) {
     typedef typename mp_dt<DT>::T T;
     typedef typename mp_dt<DT>::C C;
-    const bool flat = bc.ndim == 1;
+    const bool flat = bc.ndim == 1, narrow = bc.numel <= (int64_t)UINT32_MAX;
     const int64_t sa = bc.stride[0][0], sb = bc.stride[1][0];
     MP_GRID_STRIDE(i, bc.numel) {
         int64_t oa, ob;
         if (flat) {
             oa = i * sa;
             ob = i * sb;
+        } else if (narrow) {
+            bcast_offsets<uint32_t>(bc, (uint32_t)i, &oa, &ob);
         } else {
-            bcast_offsets(bc, i, &oa, &ob);
+            bcast_offsets<int64_t>(bc, i, &oa, &ob);
         }
         C x = mp_dt<DT>::load(a, oa), z = mp_dt<DT>::load(b, ob);
         if (is_cmp(k)) {

@@ -3,16 +3,17 @@
 // dtype.
 #include "kernels.cuh"
 
-template <typename T>
+// I: uint32_t when the output has fewer than 2^32 elements (cheaper division), else int64_t
+template <typename T, typename I>
 static __global__ void where_kernel(mp_bcast bc, const uint8_t *cond, const T *a, const T *b, T *y) {
     MP_GRID_STRIDE(i, bc.numel) {
-        int64_t rem = i, o0 = 0, o1 = 0, o2 = 0;
+        I rem = (I)i, o0 = 0, o1 = 0, o2 = 0;
         for (int d = bc.ndim - 1; d >= 0; d--) {
-            int64_t j = rem % bc.shape[d];
-            rem /= bc.shape[d];
-            o0 += j * bc.stride[0][d];
-            o1 += j * bc.stride[1][d];
-            o2 += j * bc.stride[2][d];
+            I s = (I)bc.shape[d], q = rem / s, j = rem - q * s;
+            rem = q;
+            o0 += j * (I)bc.stride[0][d];
+            o1 += j * (I)bc.stride[1][d];
+            o2 += j * (I)bc.stride[2][d];
         }
         y[i] = cond[o0] ? a[o1] : b[o2];
     }
@@ -21,8 +22,12 @@ static __global__ void where_kernel(mp_bcast bc, const uint8_t *cond, const T *a
 template <typename T>
 static mp_status where_launch(mp_cuda_ctx *c, const mp_bcast *bc, const void *cond, const void *a, const void *b,
                               void *y) {
-    where_kernel<T><<<mp_cuda_grid(c, bc->numel), MP_THREADS, 0, c->stream>>>(*bc, (const uint8_t *)cond,
-                                                                             (const T *)a, (const T *)b, (T *)y);
+    if (bc->numel <= (int64_t)UINT32_MAX)
+        where_kernel<T, uint32_t><<<mp_cuda_grid(c, bc->numel), MP_THREADS, 0, c->stream>>>(
+            *bc, (const uint8_t *)cond, (const T *)a, (const T *)b, (T *)y);
+    else
+        where_kernel<T, int64_t><<<mp_cuda_grid(c, bc->numel), MP_THREADS, 0, c->stream>>>(
+            *bc, (const uint8_t *)cond, (const T *)a, (const T *)b, (T *)y);
     MP_LAUNCH_CHECK();
     return MP_OK;
 }
