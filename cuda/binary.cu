@@ -23,18 +23,6 @@ template <typename I> __device__ __forceinline__ void bcast_offsets(const mp_bca
     *ob = (int64_t)b;
 }
 
-template <typename T> __device__ __forceinline__ T floormod_(T a, T b) {
-    T r = fmod(a, b);
-    if (r != (T)0 && ((r < (T)0) != (b < (T)0)))
-        r += b;
-    return r;
-}
-__device__ __forceinline__ float floormod_(float a, float b) {
-    float r = fmodf(a, b);
-    if (r != 0.f && ((r < 0.f) != (b < 0.f)))
-        r += b;
-    return r;
-}
 __device__ __forceinline__ float pow_(float a, float b) { return powf(a, b); }
 __device__ __forceinline__ double pow_(double a, double b) { return pow(a, b); }
 __device__ __forceinline__ float floor_(float a) { return floorf(a); }
@@ -52,7 +40,7 @@ template <typename T> __device__ __forceinline__ T fbin_(mp_binary_kind k, T x, 
     case MP_BINARY_MUL: return x * z;
     case MP_BINARY_DIV: return x / z;
     case MP_BINARY_FLOORDIV: return floor_(x / z);
-    case MP_BINARY_FLOORMOD: return floormod_(x, z);
+    case MP_BINARY_FLOORMOD: return mp_floormod(x, z);
     case MP_BINARY_POW: return pow_(x, z);
     case MP_BINARY_MAXIMUM: return pmax_(x, z);
     case MP_BINARY_MINIMUM: return pmin_(x, z);
@@ -62,8 +50,8 @@ template <typename T> __device__ __forceinline__ T fbin_(mp_binary_kind k, T x, 
     case MP_BINARY_TANH_GRAD: return z * ((T)1 - x * x);
     case MP_BINARY_ELU_GRAD: return x > 0 ? z : z * (x + alpha);
     case MP_BINARY_SOFTPLUS_GRAD: return z * mp_sigmoid(x);
-    case MP_BINARY_GELU_GRAD: return z * (T)mp_gelu_grad(x);
-    case MP_BINARY_GELU_TANH_GRAD: return z * (T)mp_gelu_tanh_grad(x);
+    case MP_BINARY_GELU_GRAD: return z * (T)mp_gelu_grad_f64(x);
+    case MP_BINARY_GELU_TANH_GRAD: return z * (T)mp_gelu_tanh_grad_f64(x);
     case MP_BINARY_RSQRT_GRAD: return z * (T)-0.5 * x * x * x;
     case MP_BINARY_SQRT_GRAD: return z * (T)0.5 / x;
     case MP_BINARY_LEAKY_RELU_GRAD: return x > 0 ? z : alpha * z;

@@ -6,6 +6,7 @@
 #ifndef MP_KERNELS_CUH
 #define MP_KERNELS_CUH
 #include "mp_cuda.h"
+#include "elementwise_math.h"
 #include "scalar_cast.h"
 
 #define MP_GRID_STRIDE(i, n) \
@@ -81,45 +82,16 @@ template <> struct mp_dt<MP_BOOL> {
     }
 
 // ------------------------------------------------------------------ elementwise math
-// The CPU backend's helpers (csrc/cpu_elementwise.c), in float for float and 16-bit data
-// and in double for float64; the formulas and their order of operations are the same.
+// csrc/elementwise_math.h's formulas (the CPU's), as float / double overloads for templates.
 // Libm results (exp, tanh, erf ...) are CUDA's: within a few ulp of glibc's, not equal.
+__device__ __forceinline__ float mp_sigmoid(float x) { return mp_sigmoid_f32(x); }
+__device__ __forceinline__ double mp_sigmoid(double x) { return mp_sigmoid_f64(x); }
+__device__ __forceinline__ float mp_softplus(float x) { return mp_softplus_f32(x); }
+__device__ __forceinline__ double mp_softplus(double x) { return mp_softplus_f64(x); }
+__device__ __forceinline__ float mp_floormod(float a, float b) { return mp_floormod_f32(a, b); }
+__device__ __forceinline__ double mp_floormod(double a, double b) { return mp_floormod_f64(a, b); }
 __device__ __forceinline__ float mp_exp(float x) { return expf(x); }
 __device__ __forceinline__ double mp_exp(double x) { return exp(x); }
-__device__ __forceinline__ float mp_log1p(float x) { return log1pf(x); }
-__device__ __forceinline__ double mp_log1p(double x) { return log1p(x); }
-__device__ __forceinline__ float mp_fabs(float x) { return fabsf(x); }
-__device__ __forceinline__ double mp_fabs(double x) { return fabs(x); }
-__device__ __forceinline__ float mp_fmax(float x, float y) { return fmaxf(x, y); }
-__device__ __forceinline__ double mp_fmax(double x, double y) { return fmax(x, y); }
-
-template <typename T> __device__ __forceinline__ T mp_sigmoid(T x) {
-    if (x >= (T)0)
-        return (T)1 / ((T)1 + mp_exp(-x));
-    T e = mp_exp(x);
-    return e / ((T)1 + e);
-}
-template <typename T> __device__ __forceinline__ T mp_softplus(T x) {
-    return mp_fmax(x, (T)0) + mp_log1p(mp_exp(-mp_fabs(x)));
-}
-
-#define MP_SQRT_2_OVER_PI 0.79788456080286535588
-#define MP_INV_SQRT_2 0.70710678118654752440
-#define MP_INV_SQRT_2PI 0.39894228040143267794
-
-__device__ __forceinline__ double mp_gelu_tanh(double x) {
-    double u = MP_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x);
-    return 0.5 * x * (1. + tanh(u));
-}
-__device__ __forceinline__ double mp_gelu_tanh_grad(double x) {
-    double u = MP_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x);
-    double t = tanh(u);
-    double du = MP_SQRT_2_OVER_PI * (1. + 3. * 0.044715 * x * x);
-    return 0.5 * (1. + t) + 0.5 * x * (1. - t * t) * du;
-}
-__device__ __forceinline__ double mp_gelu_grad(double x) {
-    return 0.5 * (1. + erf(x * MP_INV_SQRT_2)) + x * MP_INV_SQRT_2PI * exp(-0.5 * x * x);
-}
 
 // ------------------------------------------------------------------ block reductions
 // Every thread of the block calls it with its value; all get the block's result. blockDim.x

@@ -29,8 +29,8 @@ __device__ __forceinline__ float f_(mp_unary_kind k, float x, float alpha) {
     case MP_UNARY_EXPM1: return expm1f(x);
     case MP_UNARY_ELU: return x > 0 ? x : alpha * expm1f(x);
     case MP_UNARY_SOFTPLUS: return mp_softplus(x);
-    case MP_UNARY_GELU: return (float)(0.5 * x * (1. + erf(x * MP_INV_SQRT_2)));
-    case MP_UNARY_GELU_TANH: return (float)mp_gelu_tanh(x);
+    case MP_UNARY_GELU: return (float)mp_gelu_f64(x);
+    case MP_UNARY_GELU_TANH: return (float)mp_gelu_tanh_f64(x);
     case MP_UNARY_SIN: return sinf(x);
     case MP_UNARY_COS: return cosf(x);
     case MP_UNARY_LEAKY_RELU: return x > 0 ? x : alpha * x;
@@ -60,8 +60,8 @@ __device__ __forceinline__ double f_(mp_unary_kind k, double x, double alpha) {
     case MP_UNARY_EXPM1: return expm1(x);
     case MP_UNARY_ELU: return x > 0 ? x : alpha * expm1(x);
     case MP_UNARY_SOFTPLUS: return mp_softplus(x);
-    case MP_UNARY_GELU: return 0.5 * x * (1. + erf(x * MP_INV_SQRT_2));
-    case MP_UNARY_GELU_TANH: return mp_gelu_tanh(x);
+    case MP_UNARY_GELU: return mp_gelu_f64(x);
+    case MP_UNARY_GELU_TANH: return mp_gelu_tanh_f64(x);
     case MP_UNARY_SIN: return sin(x);
     case MP_UNARY_COS: return cos(x);
     case MP_UNARY_LEAKY_RELU: return x > 0 ? x : alpha * x;
