@@ -4,12 +4,13 @@
  * One pass per variable reads the gradient (unscaling it on the fly), updates the slots
  * and the weight, and writes the 16-bit copy layers will read next, so nothing is read
  * twice. The rules are TensorFlow's (ResourceApply* kernels, Keras OptimizerV2).
- * NOTE: cuda/optim_update.cu and cuda/step_end.cu mirror this file operation for operation
- * (the same float32 arithmetic, no FMA contraction): keep them in step. */
+ * NOTE: cuda/optim_update.cu mirrors the update rules operation for operation (the same
+ * float32 arithmetic, no FMA contraction): keep them in step. */
 #include <math.h>
 #include <string.h>
 
 #include "cpu_kernels.h"
+#include "loss_scale_rule.h"
 
 /* ------------------------------------------------------------------ finite check */
 
@@ -249,34 +250,13 @@ mp_status mp_cpu_optim_update(mp_device dev, mp_optim_kind kind, const mp_optim_
 
 /* ------------------------------------------------------------------ end of a step */
 
-/* TensorFlow's DynamicLossScale, with min_scale as the floor: after growth_interval finite
- * steps in a row the scale is multiplied by the multiplier (when the product is finite); a
- * non-finite step divides it, never below min_scale; either resets the count. float32
- * arithmetic, as TensorFlow. */
+/* The loss-scale state machine (loss_scale_rule.h), then the iteration count. */
 mp_status mp_cpu_step_end(mp_device dev, const uint8_t *found_inf, float *scale, int64_t *good_steps,
                           const mp_loss_scale_params *p, int64_t *iterations) {
     (void)dev;
-    if (scale) {
-        float s = *scale;
-        int64_t good = *good_steps;
-        if (!(found_inf && *found_inf)) {
-            if (good + 1 >= p->growth_interval) {
-                float grown = s * (float)p->multiplier;
-                if (isfinite(grown))
-                    s = grown;
-                good = 0;
-            } else {
-                good++;
-            }
-        } else {
-            float shrunk = s / (float)p->multiplier;
-            float floor_ = (float)p->min_scale;
-            s = shrunk > floor_ ? shrunk : floor_;
-            good = 0;
-        }
-        *scale = s;
-        *good_steps = good;
-    }
+    if (scale)
+        mp_loss_scale_step(scale, good_steps, found_inf && *found_inf, p->growth_interval, p->multiplier,
+                           p->min_scale);
     if (iterations)
         ++*iterations;
     return MP_OK;

@@ -1,33 +1,15 @@
 // step_end.cu — the end of a training step on the device (the backend's step_end slot): the
 // dynamic loss-scale state machine on (scale, good steps) from the found-inf flag, then the
-// iteration count, in one single-thread kernel, so the host never reads the flag.
-// NOTE: csrc/cpu_optim.c's mp_cpu_step_end, line for line (float32 arithmetic as TensorFlow).
+// iteration count, in one single-thread kernel, so the host never reads the flag. The rule is
+// csrc/loss_scale_rule.h, the CPU backend's.
 #include "kernels.cuh"
+#include "loss_scale_rule.h"
 
 static __global__ void step_end_kernel(const uint8_t *found_inf, float *scale, int64_t *good_steps,
                                        int64_t growth_interval, double multiplier, double min_scale,
                                        int64_t *iterations) {
-    if (scale) {
-        float s = *scale;
-        int64_t good = *good_steps;
-        if (!(found_inf && *found_inf)) {
-            if (good + 1 >= growth_interval) {
-                float grown = s * (float)multiplier;
-                if (isfinite(grown))
-                    s = grown;
-                good = 0;
-            } else {
-                good++;
-            }
-        } else {
-            float shrunk = s / (float)multiplier;
-            float floor_ = (float)min_scale;
-            s = shrunk > floor_ ? shrunk : floor_;
-            good = 0;
-        }
-        *scale = s;
-        *good_steps = good;
-    }
+    if (scale)
+        mp_loss_scale_step(scale, good_steps, found_inf && *found_inf, growth_interval, multiplier, min_scale);
     if (iterations)
         ++*iterations;
 }
