@@ -272,32 +272,6 @@ static void cmp_i64(mp_binary_kind k, const int64_t *a, int sa, const int64_t *b
     CMP_BODY(int64_t)
 }
 
-static inline int64_t ipow_(int64_t base, int64_t e) {
-    uint64_t r = 1, bb = (uint64_t)base;
-    while (e > 0) {
-        if (e & 1)
-            r *= bb;
-        bb *= bb;
-        e >>= 1;
-    }
-    return (int64_t)r;
-}
-static inline int64_t ifloordiv_(int64_t x, int64_t z) {
-    if (z == -1)
-        return (int64_t)(0 - (uint64_t)x); /* INT64_MIN / -1 wraps instead of trapping */
-    int64_t q = x / z;
-    if ((x % z != 0) && ((x < 0) != (z < 0)))
-        q--;
-    return q;
-}
-static inline int64_t ifloormod_(int64_t x, int64_t z) {
-    if (z == -1)
-        return 0;
-    int64_t r = x % z;
-    if (r != 0 && ((r < 0) != (z < 0)))
-        r += z;
-    return r;
-}
 
 /* Returns nonzero on an integer error (division by zero, negative power). */
 static int bin_i64(mp_binary_kind k, const int64_t *a, int sa, const int64_t *b, int sb, int64_t *y, int64_t n) {
@@ -314,9 +288,9 @@ static int bin_i64(mp_binary_kind k, const int64_t *a, int sa, const int64_t *b,
     case MP_BINARY_ADD: BLOOP(int64_t, (int64_t)((uint64_t)x + (uint64_t)z)); break;
     case MP_BINARY_SUB: BLOOP(int64_t, (int64_t)((uint64_t)x - (uint64_t)z)); break;
     case MP_BINARY_MUL: BLOOP(int64_t, (int64_t)((uint64_t)x * (uint64_t)z)); break;
-    case MP_BINARY_FLOORDIV: BLOOP(int64_t, ifloordiv_(x, z)); break;
-    case MP_BINARY_FLOORMOD: BLOOP(int64_t, ifloormod_(x, z)); break;
-    case MP_BINARY_POW: BLOOP(int64_t, ipow_(x, z)); break;
+    case MP_BINARY_FLOORDIV: BLOOP(int64_t, mp_ifloordiv(x, z)); break;
+    case MP_BINARY_FLOORMOD: BLOOP(int64_t, mp_ifloormod(x, z)); break;
+    case MP_BINARY_POW: BLOOP(int64_t, mp_ipow(x, z)); break;
     case MP_BINARY_MAXIMUM: BLOOP(int64_t, x > z ? x : z); break;
     case MP_BINARY_MINIMUM: BLOOP(int64_t, x < z ? x : z); break;
     case MP_BINARY_SQUARED_DIFFERENCE:

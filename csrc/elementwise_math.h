@@ -1,10 +1,12 @@
-/* elementwise_math.h — the formulas of the elementwise kernels that are more than one libm
- * call (sigmoid, softplus, floor-mod, the GELU family), shared by the CPU backend
- * (cpu_elementwise.c) and the CUDA kernels so both evaluate the same expression in the same
- * order. The libm calls inside resolve to glibc on the host and CUDA's libm on the device. */
+/* elementwise_math.h — the formulas of the elementwise kernels that are more than one
+ * operation (sigmoid, softplus, floor division and modulo, integer powers, the GELU family),
+ * shared by the CPU backend (cpu_elementwise.c) and the CUDA kernels so both evaluate the
+ * same expression in the same order. The libm calls inside resolve to glibc on the host and
+ * to CUDA's libm on the device. */
 #ifndef MP_ELEMENTWISE_MATH_H
 #define MP_ELEMENTWISE_MATH_H
 #include <math.h>
+#include <stdint.h>
 
 #include "mp_hd.h"
 
@@ -34,6 +36,35 @@ MP_HD double mp_floormod_f64(double a, double b) {
     double r = fmod(a, b);
     if (r != 0. && ((r < 0.) != (b < 0.)))
         r += b;
+    return r;
+}
+
+/* Integer power, floor division and floor modulo with two's-complement wrap-around; the
+ * callers have refused a zero divisor and a negative exponent. */
+MP_HD int64_t mp_ipow(int64_t base, int64_t e) {
+    uint64_t r = 1, bb = (uint64_t)base;
+    while (e > 0) {
+        if (e & 1)
+            r *= bb;
+        bb *= bb;
+        e >>= 1;
+    }
+    return (int64_t)r;
+}
+MP_HD int64_t mp_ifloordiv(int64_t x, int64_t z) {
+    if (z == -1)
+        return (int64_t)(0 - (uint64_t)x); /* INT64_MIN / -1 wraps instead of trapping */
+    int64_t q = x / z;
+    if ((x % z != 0) && ((x < 0) != (z < 0)))
+        q--;
+    return q;
+}
+MP_HD int64_t mp_ifloormod(int64_t x, int64_t z) {
+    if (z == -1)
+        return 0;
+    int64_t r = x % z;
+    if (r != 0 && ((r < 0) != (z < 0)))
+        r += z;
     return r;
 }
 

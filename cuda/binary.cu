@@ -73,32 +73,6 @@ template <typename T> __device__ __forceinline__ uint8_t cmp_(mp_binary_kind k, 
     }
 }
 
-__device__ __forceinline__ int64_t ipow_(int64_t base, int64_t e) {
-    uint64_t r = 1, bb = (uint64_t)base;
-    while (e > 0) {
-        if (e & 1)
-            r *= bb;
-        bb *= bb;
-        e >>= 1;
-    }
-    return (int64_t)r;
-}
-__device__ __forceinline__ int64_t ifloordiv_(int64_t x, int64_t z) {
-    if (z == -1)
-        return (int64_t)(0 - (uint64_t)x); // INT64_MIN / -1 wraps instead of trapping
-    int64_t q = x / z;
-    if ((x % z != 0) && ((x < 0) != (z < 0)))
-        q--;
-    return q;
-}
-__device__ __forceinline__ int64_t ifloormod_(int64_t x, int64_t z) {
-    if (z == -1)
-        return 0;
-    int64_t r = x % z;
-    if (r != 0 && ((r < 0) != (z < 0)))
-        r += z;
-    return r;
-}
 
 // The CPU's bin_i64 for one element; *err = 1 (division by zero) or 2 (negative power).
 __device__ __forceinline__ int64_t ibin_(mp_binary_kind k, int64_t x, int64_t z, int *err) {
@@ -111,19 +85,19 @@ __device__ __forceinline__ int64_t ibin_(mp_binary_kind k, int64_t x, int64_t z,
             *err = 1;
             return 0;
         }
-        return ifloordiv_(x, z);
+        return mp_ifloordiv(x, z);
     case MP_BINARY_FLOORMOD:
         if (z == 0) {
             *err = 1;
             return 0;
         }
-        return ifloormod_(x, z);
+        return mp_ifloormod(x, z);
     case MP_BINARY_POW:
         if (z < 0) {
             *err = 2;
             return 0;
         }
-        return ipow_(x, z);
+        return mp_ipow(x, z);
     case MP_BINARY_MAXIMUM: return x > z ? x : z;
     case MP_BINARY_MINIMUM: return x < z ? x : z;
     case MP_BINARY_SQUARED_DIFFERENCE: return (int64_t)(((uint64_t)x - (uint64_t)z) * ((uint64_t)x - (uint64_t)z));
