@@ -3,7 +3,7 @@
 PY ?= python3
 BUILD ?= build/dev
 
-.PHONY: dev build test test-gpu sanitize bench format clean
+.PHONY: dev build test test-gpu test-emulated sanitize bench bench-gpu format clean
 
 dev:            ## editable install into the active venv (no build isolation, persistent build dir)
 	$(PY) -m pip install -q scikit-build-core numpy ml_dtypes scipy-openblas32==0.3.34.481.3 pytest ninja
@@ -15,8 +15,11 @@ build:          ## a wheel in dist/
 test:           ## the README's test command
 	pytest
 
-test-gpu:       ## only the GPU tests (needs a CUDA GPU)
-	pytest -m gpu
+test-gpu:       ## the GPU tests: plugin, device plumbing, CUDA behaviour, GPU-vs-CPU parity (needs a GPU)
+	pytest -ra tests/test_cuda_plugin.py tests/test_device.py tests/test_cuda.py tests/test_cuda_parity.py
+
+test-emulated:  ## the whole suite with the emulated GPU (CPU kernels as GPU:0) as the default device
+	MIXPREC_EMULATE_GPU=1 pytest
 
 sanitize:       ## ASan+UBSan build in build/san and the suite under it
 	MIXPREC_SANITIZE="address;undefined" MIXPREC_CUDA=OFF $(PY) -m pip install --no-build-isolation -e . -Cbuild-dir=build/san
@@ -28,8 +31,11 @@ sanitize:       ## ASan+UBSan build in build/san and the suite under it
 bench:          ## benchmark tables (mixprec vs the reference, same work, one run)
 	$(PY) bench/ops.py && $(PY) bench/guide.py && $(PY) bench/train_step.py
 
+bench-gpu:      ## the guide's model on the GPU vs PyTorch (docs/cuda.md; needs a GPU)
+	$(PY) bench/gpu_guide.py
+
 format:         ## clang-format for C/CUDA
-	clang-format -i csrc/*.c csrc/*.h csrc/python/*.c csrc/python/*.h cuda/*.cu
+	clang-format -i csrc/*.c csrc/*.h csrc/python/*.c csrc/python/*.h cuda/*.cu cuda/*.cuh cuda/*.h cuda/*.cpp
 
 clean:
 	rm -rf build dist *.egg-info

@@ -11,6 +11,7 @@
 
 #include "cpu_kernels.h"
 #include "philox.h"
+#include "scalar_cast.h"
 
 /* ------------------------------------------------------------------ memory */
 
@@ -166,71 +167,10 @@ void mp_store_f32(mp_dtype dt, const float *src, void *dst, int64_t n) {
 
 /* ------------------------------------------------------------------ casts */
 
-/* Saturating float -> integer conversions: C leaves out-of-range undefined; we define
- * NaN -> 0 and clamp to the type's range (what TensorFlow's CPU kernels produce on x86
- * differs by type; saturation is the documented mixprec rule). */
-#define SAT_CAST(NAME, T, LO, HI)                        \
-    static inline T NAME(double v) {                     \
-        if (v != v)                                      \
-            return 0;                                    \
-        if (v <= (double)(LO))                           \
-            return (T)(LO);                              \
-        if (v >= (double)(HI))                           \
-            return (T)(HI);                              \
-        return (T)v;                                     \
-    }
-SAT_CAST(sat_i32, int32_t, INT32_MIN, INT32_MAX)
-SAT_CAST(sat_u8, uint8_t, 0, 255)
-SAT_CAST(sat_i8, int8_t, -128, 127)
-static inline int64_t sat_i64(double v) {
-    if (v != v)
-        return 0;
-    if (v <= -9223372036854775808.0)
-        return INT64_MIN;
-    if (v >= 9223372036854775808.0)
-        return INT64_MAX;
-    return (int64_t)v;
-}
-
-/* Generic element conversion. Integer sources go through int64 (exact), float sources
- * through double (exact widening); integer -> integer wraps (two's complement, as NumPy
- * and TensorFlow), float -> integer saturates, float -> float rounds once (except
- * f64 -> bf16, which goes through f32 as ml_dtypes does). */
+/* Generic element conversion (scalar_cast.h: the rules every backend shares). */
 static void cast_generic(const void *src, mp_dtype sdt, void *dst, mp_dtype ddt, int64_t n) {
-    int src_int = mp_dtype_is_integer(sdt) || sdt == MP_BOOL;
-    for (int64_t i = 0; i < n; i++) {
-        int64_t iv = 0;
-        double v = 0.0;
-        switch (sdt) {
-        case MP_F32: v = ((const float *)src)[i]; break;
-        case MP_F16: v = mp_f16_to_f32(((const uint16_t *)src)[i]); break;
-        case MP_BF16: v = mp_bf16_to_f32(((const uint16_t *)src)[i]); break;
-        case MP_F64: v = ((const double *)src)[i]; break;
-        case MP_I32: iv = ((const int32_t *)src)[i]; break;
-        case MP_I64: iv = ((const int64_t *)src)[i]; break;
-        case MP_U8: iv = ((const uint8_t *)src)[i]; break;
-        case MP_BOOL: iv = ((const uint8_t *)src)[i] != 0; break;
-        case MP_I8: iv = ((const int8_t *)src)[i]; break;
-        default: break;
-        }
-        if (src_int)
-            v = (double)iv;
-        switch (ddt) {
-        case MP_F32: ((float *)dst)[i] = src_int ? (float)iv : (float)v; break;
-        case MP_F16:
-            ((uint16_t *)dst)[i] = (sdt == MP_F32 || sdt == MP_BF16 || sdt == MP_F16) ? mp_f32_to_f16((float)v)
-                                                                                     : mp_f64_to_f16(v);
-            break;
-        case MP_BF16: ((uint16_t *)dst)[i] = mp_f32_to_bf16(src_int ? (float)iv : (float)v); break;
-        case MP_F64: ((double *)dst)[i] = v; break;
-        case MP_I32: ((int32_t *)dst)[i] = src_int ? (int32_t)(uint32_t)(uint64_t)iv : sat_i32(v); break;
-        case MP_I64: ((int64_t *)dst)[i] = src_int ? iv : sat_i64(v); break;
-        case MP_U8: ((uint8_t *)dst)[i] = src_int ? (uint8_t)(uint64_t)iv : sat_u8(v); break;
-        case MP_I8: ((int8_t *)dst)[i] = src_int ? (int8_t)(uint8_t)(uint64_t)iv : sat_i8(v); break;
-        case MP_BOOL: ((uint8_t *)dst)[i] = src_int ? (iv != 0) : (v != 0.0); break;
-        default: break;
-        }
-    }
+    for (int64_t i = 0; i < n; i++)
+        mp_cast_one(src, sdt, dst, ddt, i);
 }
 
 typedef struct {
@@ -558,6 +498,7 @@ const mp_backend mp_backend_cpu = {
     .one_hot = cpu_one_hot,
     .random = cpu_random,
     .softmax_xent = mp_cpu_softmax_xent,
-    .all_finite = mp_cpu_all_finite,
+    .finite_check = mp_cpu_finite_check,
     .optim_update = mp_cpu_optim_update,
+    .step_end = mp_cpu_step_end,
 };

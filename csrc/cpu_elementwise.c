@@ -8,59 +8,15 @@
 #include <string.h>
 
 #include "cpu_kernels.h"
+#include "elementwise_math.h"
 
 /* ------------------------------------------------------------------ scalar helpers */
 
-static inline float sigmoidf_(float x) {
-    if (x >= 0.f)
-        return 1.f / (1.f + expf(-x));
-    float e = expf(x);
-    return e / (1.f + e);
-}
-static inline double sigmoid_(double x) {
-    if (x >= 0.)
-        return 1. / (1. + exp(-x));
-    double e = exp(x);
-    return e / (1. + e);
-}
-static inline float softplusf_(float x) { return fmaxf(x, 0.f) + log1pf(expf(-fabsf(x))); }
-static inline double softplus_(double x) { return fmax(x, 0.) + log1p(exp(-fabs(x))); }
-
-#define SQRT_2_OVER_PI 0.79788456080286535588
-#define INV_SQRT_2 0.70710678118654752440
-#define INV_SQRT_2PI 0.39894228040143267794
-
-static inline double gelu_tanh_(double x) {
-    double u = SQRT_2_OVER_PI * (x + 0.044715 * x * x * x);
-    return 0.5 * x * (1. + tanh(u));
-}
-static inline double gelu_tanh_grad_(double x) {
-    double u = SQRT_2_OVER_PI * (x + 0.044715 * x * x * x);
-    double t = tanh(u);
-    double du = SQRT_2_OVER_PI * (1. + 3. * 0.044715 * x * x);
-    return 0.5 * (1. + t) + 0.5 * x * (1. - t * t) * du;
-}
-static inline double gelu_grad_(double x) {
-    return 0.5 * (1. + erf(x * INV_SQRT_2)) + x * INV_SQRT_2PI * exp(-0.5 * x * x);
-}
 /* NaN-propagating max/min (NumPy's maximum/minimum). */
 #define PMAX(x, z) ((x) > (z) || (x) != (x) ? (x) : (z))
 #define PMIN(x, z) ((x) < (z) || (x) != (x) ? (x) : (z))
 #define RELU_(x) ((x) > 0 ? (x) : ((x) == (x) ? 0 : (x)))
 #define SIGN_(x) ((x) > 0 ? 1 : (x) < 0 ? -1 : (x))
-
-static inline float floormodf_(float a, float b) {
-    float r = fmodf(a, b);
-    if (r != 0.f && ((r < 0.f) != (b < 0.f)))
-        r += b;
-    return r;
-}
-static inline double floormod_(double a, double b) {
-    double r = fmod(a, b);
-    if (r != 0. && ((r < 0.) != (b < 0.)))
-        r += b;
-    return r;
-}
 
 /* ------------------------------------------------------------------ unary */
 
@@ -86,9 +42,9 @@ static inline double floormod_(double a, double b) {
     case MP_UNARY_ELU: for (i = 0; i < n; i++) y[i] = x[i] > 0 ? x[i] : (T)alpha * EXPM1(x[i]); break;         \
     case MP_UNARY_SOFTPLUS: for (i = 0; i < n; i++) y[i] = SOFTP(x[i]); break;                                 \
     case MP_UNARY_GELU:                                                                                        \
-        for (i = 0; i < n; i++) y[i] = (T)(0.5 * x[i] * (1. + erf(x[i] * INV_SQRT_2)));                        \
+        for (i = 0; i < n; i++) y[i] = (T)mp_gelu_f64(x[i]);                                                 \
         break;                                                                                                 \
-    case MP_UNARY_GELU_TANH: for (i = 0; i < n; i++) y[i] = (T)gelu_tanh_(x[i]); break;                        \
+    case MP_UNARY_GELU_TANH: for (i = 0; i < n; i++) y[i] = (T)mp_gelu_tanh_f64(x[i]); break;                        \
     case MP_UNARY_SIN: for (i = 0; i < n; i++) y[i] = SIN(x[i]); break;                                        \
     case MP_UNARY_COS: for (i = 0; i < n; i++) y[i] = COS(x[i]); break;                                        \
     case MP_UNARY_LEAKY_RELU: for (i = 0; i < n; i++) y[i] = x[i] > 0 ? x[i] : (T)alpha * x[i]; break;         \
@@ -98,12 +54,12 @@ static inline double floormod_(double a, double b) {
 
 static void unary_f32(mp_unary_kind k, const float *x, float *y, int64_t n, double alpha) {
     int64_t i;
-    UNARY_FLOAT_BODY(float, expf, logf, sqrtf, tanhf, floorf, ceilf, rintf, log1pf, expm1f, sinf, cosf, sigmoidf_,
-                     softplusf_, fabsf)
+    UNARY_FLOAT_BODY(float, expf, logf, sqrtf, tanhf, floorf, ceilf, rintf, log1pf, expm1f, sinf, cosf, mp_sigmoid_f32,
+                     mp_softplus_f32, fabsf)
 }
 static void unary_f64(mp_unary_kind k, const double *x, double *y, int64_t n, double alpha) {
     int64_t i;
-    UNARY_FLOAT_BODY(double, exp, log, sqrt, tanh, floor, ceil, rint, log1p, expm1, sin, cos, sigmoid_, softplus_,
+    UNARY_FLOAT_BODY(double, exp, log, sqrt, tanh, floor, ceil, rint, log1p, expm1, sin, cos, mp_sigmoid_f64, mp_softplus_f64,
                      fabs)
 }
 
@@ -276,8 +232,8 @@ mp_status mp_cpu_unary(mp_device dev, mp_unary_kind k, mp_dtype dt, const void *
     case MP_BINARY_TANH_GRAD: BLOOP(T, z * ((T)1 - x * x)); break;                                        \
     case MP_BINARY_ELU_GRAD: BLOOP(T, x > 0 ? z : z * (x + (T)alpha)); break;                             \
     case MP_BINARY_SOFTPLUS_GRAD: BLOOP(T, z * SIGM(x)); break;                                           \
-    case MP_BINARY_GELU_GRAD: BLOOP(T, z * (T)gelu_grad_(x)); break;                                      \
-    case MP_BINARY_GELU_TANH_GRAD: BLOOP(T, z * (T)gelu_tanh_grad_(x)); break;                            \
+    case MP_BINARY_GELU_GRAD: BLOOP(T, z * (T)mp_gelu_grad_f64(x)); break;                                      \
+    case MP_BINARY_GELU_TANH_GRAD: BLOOP(T, z * (T)mp_gelu_tanh_grad_f64(x)); break;                            \
     case MP_BINARY_RSQRT_GRAD: BLOOP(T, z * (T)-0.5 * x * x * x); break;                                  \
     case MP_BINARY_SQRT_GRAD: BLOOP(T, z * (T)0.5 / x); break;                                            \
     case MP_BINARY_LEAKY_RELU_GRAD: BLOOP(T, x > 0 ? z : (T)alpha * z); break;                            \
@@ -286,11 +242,11 @@ mp_status mp_cpu_unary(mp_device dev, mp_unary_kind k, mp_dtype dt, const void *
 
 static void bin_f32(mp_binary_kind k, const float *a, int sa, const float *b, int sb, float *y, int64_t n,
                     double alpha) {
-    BINARY_FLOAT_BODY(float, floorf, floormodf_, powf, tanhf, sigmoidf_, erff, expf, sqrtf)
+    BINARY_FLOAT_BODY(float, floorf, mp_floormod_f32, powf, tanhf, mp_sigmoid_f32, erff, expf, sqrtf)
 }
 static void bin_f64(mp_binary_kind k, const double *a, int sa, const double *b, int sb, double *y, int64_t n,
                     double alpha) {
-    BINARY_FLOAT_BODY(double, floor, floormod_, pow, tanh, sigmoid_, erf, exp, sqrt)
+    BINARY_FLOAT_BODY(double, floor, mp_floormod_f64, pow, tanh, mp_sigmoid_f64, erf, exp, sqrt)
 }
 
 #define CMP_BODY(T)                                                \
@@ -316,32 +272,6 @@ static void cmp_i64(mp_binary_kind k, const int64_t *a, int sa, const int64_t *b
     CMP_BODY(int64_t)
 }
 
-static inline int64_t ipow_(int64_t base, int64_t e) {
-    uint64_t r = 1, bb = (uint64_t)base;
-    while (e > 0) {
-        if (e & 1)
-            r *= bb;
-        bb *= bb;
-        e >>= 1;
-    }
-    return (int64_t)r;
-}
-static inline int64_t ifloordiv_(int64_t x, int64_t z) {
-    if (z == -1)
-        return (int64_t)(0 - (uint64_t)x); /* INT64_MIN / -1 wraps instead of trapping */
-    int64_t q = x / z;
-    if ((x % z != 0) && ((x < 0) != (z < 0)))
-        q--;
-    return q;
-}
-static inline int64_t ifloormod_(int64_t x, int64_t z) {
-    if (z == -1)
-        return 0;
-    int64_t r = x % z;
-    if (r != 0 && ((r < 0) != (z < 0)))
-        r += z;
-    return r;
-}
 
 /* Returns nonzero on an integer error (division by zero, negative power). */
 static int bin_i64(mp_binary_kind k, const int64_t *a, int sa, const int64_t *b, int sb, int64_t *y, int64_t n) {
@@ -358,9 +288,9 @@ static int bin_i64(mp_binary_kind k, const int64_t *a, int sa, const int64_t *b,
     case MP_BINARY_ADD: BLOOP(int64_t, (int64_t)((uint64_t)x + (uint64_t)z)); break;
     case MP_BINARY_SUB: BLOOP(int64_t, (int64_t)((uint64_t)x - (uint64_t)z)); break;
     case MP_BINARY_MUL: BLOOP(int64_t, (int64_t)((uint64_t)x * (uint64_t)z)); break;
-    case MP_BINARY_FLOORDIV: BLOOP(int64_t, ifloordiv_(x, z)); break;
-    case MP_BINARY_FLOORMOD: BLOOP(int64_t, ifloormod_(x, z)); break;
-    case MP_BINARY_POW: BLOOP(int64_t, ipow_(x, z)); break;
+    case MP_BINARY_FLOORDIV: BLOOP(int64_t, mp_ifloordiv(x, z)); break;
+    case MP_BINARY_FLOORMOD: BLOOP(int64_t, mp_ifloormod(x, z)); break;
+    case MP_BINARY_POW: BLOOP(int64_t, mp_ipow(x, z)); break;
     case MP_BINARY_MAXIMUM: BLOOP(int64_t, x > z ? x : z); break;
     case MP_BINARY_MINIMUM: BLOOP(int64_t, x < z ? x : z); break;
     case MP_BINARY_SQUARED_DIFFERENCE:

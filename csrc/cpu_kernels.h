@@ -23,9 +23,11 @@ mp_status mp_cpu_gemm(mp_device dev, mp_dtype dt, int ta, int tb, int64_t M, int
                       int64_t sc);
 mp_status mp_cpu_softmax_xent(mp_device dev, int sparse, mp_dtype dt, const void *logits, const void *labels,
                               void *loss, int64_t rows, int64_t cols);
-mp_status mp_cpu_all_finite(mp_device dev, mp_dtype dt, const void *x, int64_t n, int *finite);
-mp_status mp_cpu_optim_update(mp_device dev, mp_optim_kind kind, const mp_optim_step *step, mp_dtype wdt, void *w,
-                              const void *g, void *s0, void *s1, void *s2, int64_t n, mp_dtype cdt, void *cache);
+mp_status mp_cpu_finite_check(mp_device dev, int n, const mp_span *xs, uint8_t *found_inf);
+mp_status mp_cpu_optim_update(mp_device dev, mp_optim_kind kind, const mp_optim_step *step, int n,
+                              const mp_optim_var *vars);
+mp_status mp_cpu_step_end(mp_device dev, const uint8_t *found_inf, float *scale, int64_t *good_steps,
+                          const mp_loss_scale_params *p, int64_t *iterations);
 mp_status mp_cpu_cast(mp_device dev, const void *src, mp_dtype sdt, void *dst, mp_dtype ddt, int64_t n);
 
 /* Widen n elements of a float dtype (f32/f16/bf16) at src to f32; f32 is copied. */

@@ -1,12 +1,16 @@
-/* cpu_optim.c — the CPU backend's training-step kernels: the non-finite check and the
- * fused optimizer updates (SGD, RMSprop, Adam) on float32 master weights.
+/* cpu_optim.c — the CPU backend's training-step tail: the non-finite check, the fused
+ * optimizer updates (SGD, RMSprop, Adam) on float32 master weights and the step's end (the
+ * dynamic loss-scale state machine, the iteration count).
  * One pass per variable reads the gradient (unscaling it on the fly), updates the slots
  * and the weight, and writes the 16-bit copy layers will read next, so nothing is read
- * twice. The rules are TensorFlow's (ResourceApply* kernels, Keras OptimizerV2). */
+ * twice. The rules are TensorFlow's (ResourceApply* kernels, Keras OptimizerV2).
+ * NOTE: cuda/optim_update.cu mirrors the update rules operation for operation (the same
+ * float32 arithmetic, no FMA contraction): keep them in step. */
 #include <math.h>
 #include <string.h>
 
 #include "cpu_kernels.h"
+#include "loss_scale_rule.h"
 
 /* ------------------------------------------------------------------ finite check */
 
@@ -50,11 +54,14 @@ static void finite_range(void *vctx, int64_t b, int64_t e) {
         __atomic_store_n(&c->bad, 1, __ATOMIC_RELAXED);
 }
 
-mp_status mp_cpu_all_finite(mp_device dev, mp_dtype dt, const void *x, int64_t n, int *finite) {
+mp_status mp_cpu_finite_check(mp_device dev, int n, const mp_span *xs, uint8_t *found_inf) {
     (void)dev;
-    fin_ctx c = {dt, x, 0};
-    mp_parallel_for(n, MP_GRAIN * 8, finite_range, &c);
-    *finite = !c.bad;
+    for (int i = 0; i < n && !*found_inf; i++) {
+        fin_ctx c = {xs[i].dt, xs[i].p, 0};
+        mp_parallel_for(xs[i].n, MP_GRAIN * 8, finite_range, &c);
+        if (c.bad)
+            *found_inf = 1;
+    }
     return MP_OK;
 }
 
@@ -62,7 +69,9 @@ mp_status mp_cpu_all_finite(mp_device dev, mp_dtype dt, const void *x, int64_t n
 
 typedef struct {
     mp_optim_kind kind;
-    const mp_optim_step *st;
+    const mp_optim_hparams *hp;
+    double lr_t;       /* Adam: lr * sqrt(1 - beta_2^t) / (1 - beta_1^t); others: lr */
+    double grad_scale; /* the gradient multiplier */
     mp_dtype wdt;
     void *w;
     const void *g;
@@ -73,8 +82,8 @@ typedef struct {
 
 /* The rule on float32 blocks: w, g are f32 copies (g already unscaled). */
 static void rule_f32(const upd_ctx *c, float *w, const float *g, float *s0, float *s1, float *s2, int64_t n) {
-    const mp_optim_hparams *hp = &c->st->hp;
-    const float lr = (float)c->st->lr_t;
+    const mp_optim_hparams *hp = c->hp;
+    const float lr = (float)c->lr_t;
     switch (c->kind) {
     case MP_OPTIM_SGD:
         if (!s0) {
@@ -136,8 +145,8 @@ static void rule_f32(const upd_ctx *c, float *w, const float *g, float *s0, floa
 
 static void rule_f64(const upd_ctx *c, double *w, const double *g, double *s0, double *s1, double *s2, int64_t n) {
     /* float64 variables: the same rules in double, on float64 slots (as TensorFlow) */
-    const mp_optim_hparams *hp = &c->st->hp;
-    const double lr = c->st->lr_t, gs = c->st->grad_scale;
+    const mp_optim_hparams *hp = c->hp;
+    const double lr = c->lr_t, gs = c->grad_scale;
     for (int64_t i = 0; i < n; i++) {
         double gi = g[i] * gs;
         switch (c->kind) {
@@ -204,8 +213,8 @@ static void upd_range(void *vctx, int64_t b, int64_t e) {
         if (c->wdt != MP_F32)
             mp_load_f32(c->wdt, (char *)c->w + i * (int64_t)es, wb, m);
         mp_load_f32(c->wdt, (const char *)c->g + i * (int64_t)es, gb, m);
-        if (c->st->grad_scale != 1.0) {
-            const float gs = (float)c->st->grad_scale;
+        if (c->grad_scale != 1.0) {
+            const float gs = (float)c->grad_scale;
             for (int64_t j = 0; j < m; j++)
                 gb[j] *= gs;
         }
@@ -217,14 +226,40 @@ static void upd_range(void *vctx, int64_t b, int64_t e) {
     }
 }
 
-mp_status mp_cpu_optim_update(mp_device dev, mp_optim_kind kind, const mp_optim_step *step, mp_dtype wdt, void *w,
-                                  const void *g, void *s0, void *s1, void *s2, int64_t n, mp_dtype cdt,
-                                  void *cache) {
+mp_status mp_cpu_optim_update(mp_device dev, mp_optim_kind kind, const mp_optim_step *step, int n,
+                              const mp_optim_var *vars) {
     (void)dev;
-    if (cache && wdt != MP_F64 && cdt != MP_F16 && cdt != MP_BF16 && cdt != MP_F32)
-        return mp_error_set(MP_ERR_INTERNAL, "optimizer: cannot refresh a %s copy", mp_dtype_name(cdt));
-    upd_ctx c = {kind, step, wdt, w, g, s0, s1, s2, cdt, cache};
-    mp_parallel_for(n, MP_GRAIN, upd_range, &c);
+    if (step->found_inf && *step->found_inf)
+        return MP_OK; /* the step is skipped */
+    const mp_optim_hparams *hp = &step->hp;
+    double grad_scale = step->grad_scale;
+    if (step->loss_scale)
+        grad_scale = grad_scale / (double)*step->loss_scale;
+    double lr_t = hp->lr;
+    if (kind == MP_OPTIM_ADAM) {
+        int64_t t = step->iterations ? *step->iterations + 1 : 1;
+        lr_t = hp->lr * sqrt(1.0 - pow(hp->beta_2, (double)t)) / (1.0 - pow(hp->beta_1, (double)t));
+    }
+    for (int i = 0; i < n; i++) {
+        const mp_optim_var *v = &vars[i];
+        if (v->cache && v->wdt != MP_F64 && v->cdt != MP_F16 && v->cdt != MP_BF16 && v->cdt != MP_F32)
+            return mp_error_set(MP_ERR_INTERNAL, "optimizer: cannot refresh a %s copy", mp_dtype_name(v->cdt));
+        upd_ctx c = {kind, hp, lr_t, grad_scale, v->wdt, v->w, v->g, v->s[0], v->s[1], v->s[2], v->cdt, v->cache};
+        mp_parallel_for(v->n, MP_GRAIN, upd_range, &c);
+    }
     return MP_OK;
 }
 
+/* ------------------------------------------------------------------ end of a step */
+
+/* The loss-scale state machine (loss_scale_rule.h), then the iteration count. */
+mp_status mp_cpu_step_end(mp_device dev, const uint8_t *found_inf, float *scale, int64_t *good_steps,
+                          const mp_loss_scale_params *p, int64_t *iterations) {
+    (void)dev;
+    if (scale)
+        mp_loss_scale_step(scale, good_steps, found_inf && *found_inf, p->growth_interval, p->multiplier,
+                           p->min_scale);
+    if (iterations)
+        ++*iterations;
+    return MP_OK;
+}

@@ -212,12 +212,46 @@ typedef struct mp_optim_hparams {
     int use_momentum;
 } mp_optim_hparams;
 
-/* Per-step scalars of a fused optimizer update (computed on the host once per step). */
+/* The per-step inputs of a fused optimizer update. The pointers are memory of the step's
+ * device (host memory for the CPU backend) and are read by the backend, on the device, so
+ * that a step needs no host synchronisation:
+ *   gradient multiplier  grad_scale / *loss_scale   (grad_scale alone when loss_scale is NULL)
+ *   Adam's step          t = *iterations + 1         (t = 1 when iterations is NULL), giving
+ *                        lr_t = lr * sqrt(1 - beta_2^t) / (1 - beta_1^t), in double
+ *   skip                 nothing is written when found_inf is not NULL and *found_inf != 0 */
 typedef struct mp_optim_step {
     mp_optim_hparams hp;
-    double lr_t;       /* Adam: lr * sqrt(1 - beta_2^t) / (1 - beta_1^t); others: lr */
-    double grad_scale; /* gradients are multiplied by this first (1 / loss scale, or 1) */
+    double grad_scale;
+    const float *loss_scale;   /* () float32, or NULL */
+    const int64_t *iterations; /* () int64, or NULL */
+    const uint8_t *found_inf;  /* () bool, or NULL */
 } mp_optim_step;
+
+/* One variable's share of a fused optimizer update (memory of the step's device). */
+typedef struct mp_optim_var {
+    mp_dtype wdt;    /* the variable's dtype, and its gradient's */
+    void *w;         /* (n) the variable */
+    const void *g;   /* (n) its gradient */
+    void *s[3];      /* (n) slots in the rule's order (optim.c), NULL when unused; of dtype
+                      * mp_optim_slot_dtype(wdt): float64 for float64 variables, else float32 */
+    int64_t n;
+    mp_dtype cdt;    /* dtype of cache */
+    void *cache;     /* (n) the low-precision copy layers read, refreshed from w; or NULL */
+} mp_optim_var;
+
+/* A read-only run of n elements of dtype dt (multi-tensor kernels take arrays of these). */
+typedef struct mp_span {
+    mp_dtype dt;
+    const void *p; /* (n) */
+    int64_t n;
+} mp_span;
+
+/* The dynamic loss scale's constants (the state, scale and good-step count, is memory). */
+typedef struct mp_loss_scale_params {
+    int64_t growth_interval;
+    double multiplier;
+    double min_scale;
+} mp_loss_scale_params;
 
 /* Broadcast description for binary/ternary kernels, after collapsing: the output is
  * (shape[0], ..., shape[ndim-1]) contiguous; operand k is read at sum(i_d * stride[k][d])
@@ -289,24 +323,56 @@ typedef struct mp_backend {
      * class ids (sparse) or dt probabilities (rows, cols); loss (rows) of dtype dt. */
     mp_status (*softmax_xent)(mp_device dev, int sparse, mp_dtype dt, const void *logits, const void *labels,
                               void *loss, int64_t rows, int64_t cols);
-    /* *finite = no inf/NaN among the n elements of x (floating dtype dt). */
-    mp_status (*all_finite)(mp_device dev, mp_dtype dt, const void *x, int64_t n, int *finite);
-    /* One variable's fused update: g (dtype gdt == wdt) scaled by step->grad_scale, the rule
-     * of `kind` on w (dtype wdt) with slots s0..s2 (NULL if unused; float64 when wdt is
-     * float64, float32 otherwise: mp_optim_slot_dtype), and, when cache is non-NULL, w's
-     * new value cast to cdt written there. */
-    mp_status (*optim_update)(mp_device dev, mp_optim_kind kind, const mp_optim_step *step, mp_dtype wdt, void *w,
-                              const void *g, void *s0, void *s1, void *s2, int64_t n, mp_dtype cdt, void *cache);
+    /* The training-step tail. Its state (found_inf, loss scale, good steps, iterations) is
+     * memory of the device, read and written there: a GPU step never waits for the host.
+     * finite_check: *found_inf = 1 when any element of the n spans (floating dtypes) is inf
+     * or NaN; otherwise *found_inf is left as it is (the caller zeroes it first). */
+    mp_status (*finite_check)(mp_device dev, int n, const mp_span *xs, uint8_t *found_inf);
+    /* The fused update of n variables (rule `kind`, TensorFlow's): each gradient times the
+     * step's multiplier, the rule on the variable and its float32 slots, the cache refreshed
+     * from the new value; all of it skipped when *step->found_inf is set (mp_optim_step). */
+    mp_status (*optim_update)(mp_device dev, mp_optim_kind kind, const mp_optim_step *step, int n,
+                              const mp_optim_var *vars);
+    /* The end of a step. When scale is not NULL, the dynamic loss-scale state machine
+     * (optim.c) on (*scale, *good_steps) from *found_inf (NULL = finite); then, when
+     * iterations is not NULL, ++*iterations. */
+    mp_status (*step_end)(mp_device dev, const uint8_t *found_inf, float *scale, int64_t *good_steps,
+                          const mp_loss_scale_params *p, int64_t *iterations);
 } mp_backend;
 
 enum { MP_RANDOM_UNIFORM = 0, MP_RANDOM_NORMAL = 1, MP_RANDOM_TRUNCATED_NORMAL = 2 };
 
 /* The table for a device type, or NULL when that backend is absent. */
 const mp_backend *mp_backend_get(int device_type);
-/* Install a backend table (the CUDA plugin calls this when a GPU is present). */
+/* Install a backend table (the CUDA plugin calls this when a GPU is present; NULL removes
+ * it). The table must outlive the process's use of the device type. */
 mp_status mp_backend_register(int device_type, const mp_backend *be, int device_count);
 int mp_device_count(int device_type);
 extern const mp_backend mp_backend_cpu;
+/* Test aid: registers the CPU kernels as device type CUDA (one "GPU") so the device plumbing
+ * runs on machines without a GPU; on = 0 removes it. Fails when a real backend is there.
+ * `without`: NULL, or comma-separated slot names left NULL (to test unsupported slots).
+ * mp_backend_emulated_d2h_copies counts copies from that device to the host (the host
+ * synchronisations a real GPU would have). */
+mp_status mp_backend_emulate_gpu(int on, const char *without);
+int64_t mp_backend_emulated_d2h_copies(void);
+
+/* The core's services for backend plugins. A plugin is a separate extension module: it
+ * cannot link the core's symbols (extension modules are loaded RTLD_LOCAL), so _core
+ * exports this table as the PyCapsule `mixprec._core._C_API` and a plugin calls through it.
+ * NOTE: bump MP_C_API_VERSION whenever this struct, mp_backend or any struct they use
+ * changes; a plugin built against another version refuses to register. */
+#define MP_C_API_VERSION 1
+#define MP_C_API_CAPSULE "mixprec._core._C_API"
+typedef struct mp_c_api {
+    int version;          /* MP_C_API_VERSION of the core */
+    size_t backend_size;  /* sizeof(mp_backend) of the core */
+    mp_status (*backend_register)(int device_type, const mp_backend *be, int device_count);
+    mp_status (*error_set_at)(const char *file, int line, mp_status st, const char *fmt, ...);
+    const char *(*error_message)(void);
+    const char *(*dtype_name)(mp_dtype dt);
+} mp_c_api;
+extern const mp_c_api mp_c_api_table;
 
 /* -------------------------------------------------------------- parallelism */
 
@@ -411,8 +477,10 @@ mp_tensor *mp_variable_peek(mp_variable *v); /* borrowed */
 mp_status mp_variable_assign(mp_variable *v, mp_tensor *x);
 /* May a value of dtype dt be assigned to v right now (see mp_variable_assign)? */
 int mp_variable_accepts(const mp_variable *v, mp_dtype dt);
-/* Host-writable data of the value (copy-on-write if shared); bumps the version. */
+/* Writable data of the value, on its device (copy-on-write if shared); bumps the version. */
 mp_status mp_variable_data_for_write(mp_variable *v, void **data);
+/* Moves the value to `dev` (an explicit copy; earlier reads keep theirs). No-op if there. */
+mp_status mp_variable_move_to(mp_variable *v, mp_device dev);
 /* The thread's autocast dtype (-1: none); returns the previous one. */
 int mp_autocast_set(int dtype);
 int mp_autocast_get(void);
@@ -443,36 +511,45 @@ mp_status mp_tape_record_read(mp_variable *v, mp_tensor *value, mp_tensor *out);
 /* ------------------------------------------------------- optimizers, loss scale */
 
 /* Dynamic or fixed loss scale; its state lives in two variables (so checkpoints and the
- * GPU see it): scale (float32 scalar) and good_steps (int64 scalar). */
+ * GPU see it): scale (float32 scalar) and good_steps (int64 scalar), on one device. A step
+ * reads and updates them on the device of the variables it trains (they move there). */
 typedef struct mp_loss_scale {
     int64_t refcount;
     int dynamic;
     mp_variable *scale;
     mp_variable *good_steps;
-    int64_t growth_interval;
-    double multiplier;
-    double min_scale;
+    mp_loss_scale_params params;
 } mp_loss_scale;
 
+/* A loss scale whose state starts on `dev`. */
 mp_status mp_loss_scale_new(int dynamic, double initial, int64_t growth_interval, double multiplier,
-                            double min_scale, mp_loss_scale **out);
+                            double min_scale, mp_device dev, mp_loss_scale **out);
 void mp_loss_scale_decref(mp_loss_scale *ls);
 void mp_loss_scale_incref(mp_loss_scale *ls);
-double mp_loss_scale_value(const mp_loss_scale *ls);
-/* The state machine: finite -> maybe grow; not finite -> shrink (floored at min_scale). */
+/* The current scale / good-step count, read to the host (this synchronises with a GPU). */
+mp_status mp_loss_scale_value(const mp_loss_scale *ls, double *value);
+mp_status mp_loss_scale_good_steps(const mp_loss_scale *ls, int64_t *good_steps);
+/* The state machine, on the state's device: finite -> maybe grow; not finite -> shrink
+ * (floored at min_scale). A fixed scale ignores it. */
 mp_status mp_loss_scale_update(mp_loss_scale *ls, int finite);
-/* Are all elements of all (non-NULL) tensors finite? */
+/* Are all elements of all (non-NULL) tensors finite? (Reads the answer to the host.) */
 mp_status mp_all_finite(int n, mp_tensor *const *ts, int *finite);
 
-/* One fused step over n variables: (optionally) check every gradient for inf/NaN, then
- * either skip or apply grad * grad_scale with the update rule; update the loss scale when
- * one is given; increment `iterations` (an int64 scalar variable) either way.
+/* One fused step over n variables, issued to their device without waiting for it:
+ * (optionally) check every gradient for inf/NaN into a device flag; apply, unless the flag
+ * is set, each gradient times grad_scale (and times 1 / the loss scale when `unscale`) with
+ * the update rule, refreshing the variables' low-precision cast copies; update a dynamic
+ * loss scale from the flag; increment `iterations` (an int64 scalar variable) either way.
  * slots: n * slots_per_var variables (kind-specific order, see optim.c) of
  * mp_optim_slot_dtype(their variable's dtype).
- * *applied tells whether the update happened. */
+ * Gradients, variables and slots must share one device; iterations and the loss-scale state
+ * are moved to it. When check_finite and found_inf is not NULL, *found_inf receives a new
+ * reference to the bool scalar flag (true = the step was skipped; reading it synchronises);
+ * otherwise *found_inf is set to NULL. */
 mp_status mp_optimizer_apply(mp_optim_kind kind, const mp_optim_hparams *hp, int n, mp_variable *const *vars,
                              mp_tensor *const *grads, mp_variable *const *slots, mp_variable *iterations,
-                             mp_loss_scale *ls, int check_finite, double grad_scale, int *applied);
+                             mp_loss_scale *ls, int check_finite, double grad_scale, int unscale,
+                             mp_tensor **found_inf);
 int mp_optimizer_slots_per_var(mp_optim_kind kind, const mp_optim_hparams *hp);
 /* The dtype of a variable's optimizer slots: float64 for float64 variables (as TensorFlow),
  * float32 for the rest (16-bit variables keep float32 moments, unlike TensorFlow). */

@@ -135,6 +135,14 @@ static void make_bcast(int nops, const int *nd, const int64_t *const *sh, int n,
     bc->numel = prod(out, n);
 }
 
+/* Calls a slot of the backend table; a NULL slot (not supported on this backend) becomes
+ * MP_ERR_NOT_IMPLEMENTED instead of a crash. */
+#define BE_CALL(be, slot, ...) ((be)->slot ? (be)->slot(__VA_ARGS__) : missing_slot((be), #slot))
+
+static mp_status missing_slot(const mp_backend *be, const char *slot) {
+    return mp_error_set(MP_ERR_NOT_IMPLEMENTED, "the %s backend does not implement %s", be->name, slot);
+}
+
 static mp_status new_like_device(mp_dtype dt, int ndim, const int64_t *shape, mp_device dev, mp_tensor **out) {
     return mp_tensor_new(dt, ndim, shape, dev, out);
 }
@@ -206,7 +214,7 @@ static mp_status run_unary(mp_op op, mp_unary_kind k, mp_tensor *x, const mp_att
         k = MP_UNARY_GELU_TANH;
     double alpha = at->f0; /* ELU / LeakyRelu alpha, passed explicitly by every caller */
     MP_TRY(new_like_device(odt, x->ndim, x->shape, mp_tensor_device(x), out));
-    mp_status st = be->unary(mp_tensor_device(x), k, dt, mp_tensor_data(x), mp_tensor_data(*out), x->numel, alpha);
+    mp_status st = BE_CALL(be, unary, mp_tensor_device(x), k, dt, mp_tensor_data(x), mp_tensor_data(*out), x->numel, alpha);
     if (st != MP_OK) {
         mp_tensor_decref(*out);
         *out = NULL;
@@ -246,7 +254,7 @@ static mp_status run_binary(mp_op op, mp_binary_kind k, int is_cmp, mp_tensor *a
     make_bcast(2, nd, sh, n, oshape, &bc);
     MP_TRY(new_like_device(is_cmp ? MP_BOOL : dt, n, oshape, mp_tensor_device(a), out));
     double alpha = at->f0;
-    mp_status st = be->binary(mp_tensor_device(a), k, dt, &bc, mp_tensor_data(a), mp_tensor_data(b),
+    mp_status st = BE_CALL(be, binary, mp_tensor_device(a), k, dt, &bc, mp_tensor_data(a), mp_tensor_data(b),
                               mp_tensor_data(*out), alpha);
     if (st != MP_OK) {
         mp_tensor_decref(*out);
@@ -284,7 +292,7 @@ static mp_status permute(mp_tensor *x, const int64_t *perm, const mp_backend *be
         acc *= oshape[d];
     }
     MP_TRY(new_like_device(x->dtype, nd, oshape, mp_tensor_device(x), out));
-    mp_status st = be->strided_copy(mp_tensor_device(x), x->dtype, &s, mp_tensor_data(x), mp_tensor_data(*out));
+    mp_status st = BE_CALL(be, strided_copy, mp_tensor_device(x), x->dtype, &s, mp_tensor_data(x), mp_tensor_data(*out));
     if (st != MP_OK) {
         mp_tensor_decref(*out);
         *out = NULL;
@@ -342,7 +350,7 @@ static mp_status run_reduce(mp_op op, mp_reduce_kind k, mp_tensor *x, const mp_a
     }
     mp_status st = new_like_device(x->dtype, on, oshape, mp_tensor_device(x), out);
     if (st == MP_OK) {
-        st = be->reduce(mp_tensor_device(x), k, x->dtype, mp_tensor_data(src), mp_tensor_data(*out), outer, red,
+        st = BE_CALL(be, reduce, mp_tensor_device(x), k, x->dtype, mp_tensor_data(src), mp_tensor_data(*out), outer, red,
                         inner);
         if (st != MP_OK) {
             mp_tensor_decref(*out);
@@ -362,7 +370,7 @@ static mp_status run_cast(mp_tensor *x, const mp_attrs *at, const mp_backend *be
     if ((mp_dtype)at->dtype == x->dtype)
         return alias(x, x->ndim, x->shape, out);
     MP_TRY(new_like_device((mp_dtype)at->dtype, x->ndim, x->shape, mp_tensor_device(x), out));
-    mp_status st = be->cast(mp_tensor_device(x), mp_tensor_data(x), x->dtype, mp_tensor_data(*out), (mp_dtype)at->dtype,
+    mp_status st = BE_CALL(be, cast, mp_tensor_device(x), mp_tensor_data(x), x->dtype, mp_tensor_data(*out), (mp_dtype)at->dtype,
                             x->numel);
     if (st != MP_OK) {
         mp_tensor_decref(*out);
@@ -388,7 +396,7 @@ static mp_status run_where(mp_tensor *const *in, const mp_backend *be, mp_tensor
     const int64_t *sh[3] = {c->shape, a->shape, b->shape};
     make_bcast(3, nd, sh, n, os, &bc);
     MP_TRY(new_like_device(a->dtype, n, os, mp_tensor_device(a), out));
-    mp_status st = be->where(mp_tensor_device(a), a->dtype, &bc, mp_tensor_data(c), mp_tensor_data(a),
+    mp_status st = BE_CALL(be, where, mp_tensor_device(a), a->dtype, &bc, mp_tensor_data(c), mp_tensor_data(a),
                              mp_tensor_data(b), mp_tensor_data(*out));
     if (st != MP_OK) {
         mp_tensor_decref(*out);
@@ -416,7 +424,7 @@ static mp_status run_arg(mp_op op, mp_tensor *x, const mp_attrs *at, const mp_ba
             oshape[on++] = x->shape[d];
     mp_tensor *idx;
     MP_TRY(new_like_device(MP_I64, on, oshape, mp_tensor_device(x), &idx));
-    mp_status st = be->argreduce(mp_tensor_device(x), op == MP_OP_ARGMIN, x->dtype, mp_tensor_data(x),
+    mp_status st = BE_CALL(be, argreduce, mp_tensor_device(x), op == MP_OP_ARGMIN, x->dtype, mp_tensor_data(x),
                                  mp_tensor_data(idx), prod(x->shape, ax), x->shape[ax],
                                  prod(x->shape + ax + 1, x->ndim - ax - 1));
     if (st != MP_OK) {
@@ -491,7 +499,7 @@ static mp_status run_matmul(mp_tensor *a, mp_tensor *b, const mp_attrs *at, cons
         st = new_like_device(a->dtype, nb_out + 2, oshape, mp_tensor_device(a), out);
         if (st != MP_OK)
             goto done;
-        st = be->gemm(mp_tensor_device(a), a->dtype, ta, tb, M, N, Ka, 1.0, mp_tensor_data(A), mp_tensor_data(B), 0.0,
+        st = BE_CALL(be, gemm, mp_tensor_device(a), a->dtype, ta, tb, M, N, Ka, 1.0, mp_tensor_data(A), mp_tensor_data(B), 0.0,
                       mp_tensor_data(*out), batch, sa, sb, M * N);
         if (st != MP_OK) {
             mp_tensor_decref(*out);
@@ -513,7 +521,7 @@ static mp_status run_softmax(mp_op op, mp_tensor *x, const mp_backend *be, mp_te
     MP_TRY(new_like_device(x->dtype, x->ndim, x->shape, mp_tensor_device(x), out));
     int64_t cols = x->shape[x->ndim - 1];
     int64_t rows = cols ? x->numel / cols : 0;
-    mp_status st = be->softmax(mp_tensor_device(x), op == MP_OP_LOG_SOFTMAX, x->dtype, mp_tensor_data(x),
+    mp_status st = BE_CALL(be, softmax, mp_tensor_device(x), op == MP_OP_LOG_SOFTMAX, x->dtype, mp_tensor_data(x),
                                mp_tensor_data(*out), rows, cols);
     if (st != MP_OK) {
         mp_tensor_decref(*out);
@@ -568,7 +576,7 @@ static mp_status copy_into(mp_tensor *src, mp_tensor *dst, int64_t off, const in
         acc *= src->shape[d];
     }
     char *base = (char *)mp_tensor_data(dst) + off * (int64_t)mp_dtype_size(dst->dtype);
-    return be->strided_copy(mp_tensor_device(dst), dst->dtype, &s, mp_tensor_data(src), base);
+    return BE_CALL(be, strided_copy, mp_tensor_device(dst), dst->dtype, &s, mp_tensor_data(src), base);
 }
 
 static void contig_strides(const int64_t *shape, int nd, int64_t *st) {
@@ -715,7 +723,7 @@ static mp_status run_strided_slice(mp_tensor *x, const mp_attrs *at, const mp_ba
         s.dstride[d] = dst[d];
     }
     const char *src = (const char *)mp_tensor_data(x) + off * (int64_t)mp_dtype_size(x->dtype);
-    mp_status st = be->strided_copy(mp_tensor_device(x), x->dtype, &s, src, mp_tensor_data(*out));
+    mp_status st = BE_CALL(be, strided_copy, mp_tensor_device(x), x->dtype, &s, src, mp_tensor_data(*out));
     if (st != MP_OK) {
         mp_tensor_decref(*out);
         *out = NULL;
@@ -737,7 +745,7 @@ static mp_status run_strided_slice_grad(mp_tensor *dy, const mp_attrs *at, const
         return mp_error_set(MP_ERR_SHAPE, "StridedSliceGrad: upstream gradient has %lld values, the slice %lld",
                             (long long)dy->numel, (long long)numel);
     MP_TRY(new_like_device(dy->dtype, nd, at->ints4, mp_tensor_device(dy), out));
-    mp_status st = be->fill(mp_tensor_device(dy), mp_tensor_data(*out), dy->dtype, (*out)->numel, 0.0);
+    mp_status st = BE_CALL(be, fill, mp_tensor_device(dy), mp_tensor_data(*out), dy->dtype, (*out)->numel, 0.0);
     if (st == MP_OK && numel > 0) {
         contig_strides(at->ints4, nd, xst);
         int64_t off = 0;
@@ -782,7 +790,7 @@ static mp_status run_broadcast_to(mp_tensor *x, int n, const int64_t *target, co
         s.shape[d] = target[d];
         s.sstride[d] = (j < 0 || x->shape[j] == 1) ? 0 : xst[j];
     }
-    st = be->strided_copy(mp_tensor_device(x), x->dtype, &s, mp_tensor_data(x), mp_tensor_data(*out));
+    st = BE_CALL(be, strided_copy, mp_tensor_device(x), x->dtype, &s, mp_tensor_data(x), mp_tensor_data(*out));
     if (st != MP_OK) {
         mp_tensor_decref(*out);
         *out = NULL;
@@ -794,7 +802,7 @@ static mp_status run_fill(const mp_attrs *at, const mp_backend *be, mp_tensor **
     if (!mp_dtype_valid(at->dtype))
         return mp_error_set(MP_ERR_VALUE, "Fill: invalid dtype code %d", at->dtype);
     MP_TRY(new_like_device((mp_dtype)at->dtype, at->n_ints, at->ints, at->device, out));
-    mp_status st = be->fill(at->device, mp_tensor_data(*out), (mp_dtype)at->dtype, (*out)->numel, at->f0);
+    mp_status st = BE_CALL(be, fill, at->device, mp_tensor_data(*out), (mp_dtype)at->dtype, (*out)->numel, at->f0);
     if (st != MP_OK) {
         mp_tensor_decref(*out);
         *out = NULL;
@@ -809,7 +817,7 @@ static mp_status run_range(const mp_attrs *at, const mp_backend *be, mp_tensor *
     if (n < 0)
         return mp_error_set(MP_ERR_VALUE, "Range: negative length %lld", (long long)n);
     MP_TRY(new_like_device((mp_dtype)at->dtype, 1, &n, at->device, out));
-    mp_status st = be->iota(at->device, mp_tensor_data(*out), (mp_dtype)at->dtype, n, at->f0, at->f1);
+    mp_status st = BE_CALL(be, iota, at->device, mp_tensor_data(*out), (mp_dtype)at->dtype, n, at->f0, at->f1);
     if (st != MP_OK) {
         mp_tensor_decref(*out);
         *out = NULL;
@@ -836,7 +844,7 @@ static mp_status run_one_hot(mp_tensor *x, const mp_attrs *at, const mp_backend 
     oshape[x->ndim] = at->i0;
     mp_status st = new_like_device((mp_dtype)at->dtype, x->ndim + 1, oshape, mp_tensor_device(x), out);
     if (st == MP_OK) {
-        st = be->one_hot(mp_tensor_device(x), (mp_dtype)at->dtype, mp_tensor_data(idx), mp_tensor_data(*out),
+        st = BE_CALL(be, one_hot, mp_tensor_device(x), (mp_dtype)at->dtype, mp_tensor_data(idx), mp_tensor_data(*out),
                          x->numel, at->i0, at->f0, at->f1);
         if (st != MP_OK) {
             mp_tensor_decref(*out);
@@ -865,7 +873,7 @@ static mp_status run_random(mp_op op, const mp_attrs *at, const mp_backend *be, 
     int dist = op == MP_OP_RANDOM_UNIFORM ? MP_RANDOM_UNIFORM
                : op == MP_OP_RANDOM_NORMAL ? MP_RANDOM_NORMAL
                                            : MP_RANDOM_TRUNCATED_NORMAL;
-    mp_status st = be->random(at->device, dist, dt, mp_tensor_data(*out), (*out)->numel, (uint64_t)at->i0,
+    mp_status st = BE_CALL(be, random, at->device, dist, dt, mp_tensor_data(*out), (*out)->numel, (uint64_t)at->i0,
                               (uint64_t)at->i1, at->f0, at->f1);
     if (st != MP_OK) {
         mp_tensor_decref(*out);
@@ -907,10 +915,7 @@ static mp_status run_xent(mp_op op, mp_tensor *logits, mp_tensor *labels, const 
     int64_t rows = cols ? logits->numel / cols : prod(logits->shape, logits->ndim - 1);
     mp_status st = new_like_device(logits->dtype, logits->ndim - 1, logits->shape, mp_tensor_device(logits), out);
     if (st == MP_OK) {
-        if (!be->softmax_xent)
-            st = mp_error_set(MP_ERR_NOT_IMPLEMENTED, "%s is not available on this device", OPNAME(op));
-        else
-            st = be->softmax_xent(mp_tensor_device(logits), sparse, logits->dtype, mp_tensor_data(logits),
+        st = BE_CALL(be, softmax_xent, mp_tensor_device(logits), sparse, logits->dtype, mp_tensor_data(logits),
                                   mp_tensor_data(lab), mp_tensor_data(*out), rows, cols);
         if (st != MP_OK) {
             mp_tensor_decref(*out);
@@ -1086,15 +1091,25 @@ mp_status mp_copy_to_device(mp_tensor *x, mp_device dev, mp_tensor **out) {
         *out = x;
         return MP_OK;
     }
-    MP_TRY(mp_tensor_new(x->dtype, x->ndim, x->shape, dev, out));
+    const mp_backend *sbe = mp_backend_get(src.type), *dbe = mp_backend_get(dev.type);
+    MP_TRY(mp_tensor_new(x->dtype, x->ndim, x->shape, dev, out)); /* checks that dev exists */
     size_t nb = mp_tensor_nbytes(x);
-    mp_status st;
-    if (src.type == MP_DEV_CPU)
-        st = mp_backend_get(dev.type)->copy_h2d(dev, mp_tensor_data(*out), mp_tensor_data(x), nb);
-    else if (dev.type == MP_DEV_CPU)
-        st = mp_backend_get(src.type)->copy_d2h(src, mp_tensor_data(*out), mp_tensor_data(x), nb);
-    else
-        st = mp_error_set(MP_ERR_NOT_IMPLEMENTED, "copies between two GPUs go through the host for now");
+    mp_status st = MP_OK;
+    if (nb == 0) {
+        /* nothing to copy */
+    } else if (src.type == MP_DEV_CPU) {
+        st = BE_CALL(dbe, copy_h2d, dev, mp_tensor_data(*out), mp_tensor_data(x), nb);
+    } else if (dev.type == MP_DEV_CPU) {
+        st = sbe ? BE_CALL(sbe, copy_d2h, src, mp_tensor_data(*out), mp_tensor_data(x), nb)
+                 : mp_error_set(MP_ERR_DEVICE, "the backend of the source tensor is gone");
+    } else { /* between two devices: through the host */
+        mp_tensor *host;
+        st = mp_copy_to_device(x, (mp_device){MP_DEV_CPU, 0}, &host);
+        if (st == MP_OK) {
+            st = BE_CALL(dbe, copy_h2d, dev, mp_tensor_data(*out), mp_tensor_data(host), nb);
+            mp_tensor_decref(host);
+        }
+    }
     if (st != MP_OK) {
         mp_tensor_decref(*out);
         *out = NULL;

@@ -1,27 +1,61 @@
 /* optim.c — one training step's tail: non-finite check, optimizer update or skip, loss
- * scale update, iteration count — for every variable in one call.
- * Owns the loss-scale state machine (TensorFlow's DynamicLossScale, with an optional floor
- * below 1 as our extension) and the per-step scalars (Adam's bias correction). Element
- * work is the backend's (all_finite, optim_update).
- * NOTE: the loss-scale state lives in variables so checkpoints and devices see it. */
+ * scale update, iteration count — for every variable in one call, issued to the variables'
+ * device without waiting for it.
+ * Owns the order of the tail, the placement of its state and the validation; the element
+ * work and the state machine's arithmetic are the backend's (finite_check, optim_update,
+ * step_end), so that on a GPU the skip decision, the loss-scale update and Adam's bias
+ * correction are computed on the device from device memory: a step never reads back.
+ * NOTE: the loss-scale state lives in variables so checkpoints and devices see it; only
+ * mp_loss_scale_value / _good_steps / mp_all_finite read it to the host. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mixprec.h"
 
+#define SLOT_OR_FAIL(be, slot)                                                                                  \
+    do {                                                                                                        \
+        if (!(be)->slot)                                                                                        \
+            return mp_error_set(MP_ERR_NOT_IMPLEMENTED, "the %s backend has no %s kernel", (be)->name, #slot); \
+    } while (0)
+
+static const char *dev_name(mp_device d, char *buf, size_t cap) {
+    snprintf(buf, cap, "%s:%d", d.type == MP_DEV_CUDA ? "GPU" : "CPU", d.index);
+    return buf;
+}
+
+static mp_status backend_of(mp_device dev, const mp_backend **be) {
+    *be = mp_backend_get(dev.type);
+    if (!*be || dev.index < 0 || dev.index >= mp_device_count(dev.type)) {
+        char b[32];
+        return mp_error_set(MP_ERR_DEVICE, "device %s is not available", dev_name(dev, b, sizeof b));
+    }
+    return MP_OK;
+}
+
+/* Copies a variable's (small) value to host memory: a host synchronisation on a GPU. */
+static mp_status read_to_host(mp_variable *v, void *dst, size_t nbytes) {
+    mp_tensor *t = mp_variable_peek(v);
+    mp_device dev = mp_tensor_device(t);
+    const mp_backend *be;
+    MP_TRY(backend_of(dev, &be));
+    SLOT_OR_FAIL(be, copy_d2h);
+    return be->copy_d2h(dev, dst, mp_tensor_data(t), nbytes);
+}
+
 /* ------------------------------------------------------------------ loss scale */
 
-static mp_status scalar_var(mp_dtype dt, double v, mp_variable **out) {
+static mp_status scalar_var(mp_dtype dt, double v, mp_device dev, mp_variable **out) {
     mp_tensor *t;
-    MP_TRY(mp_scalar(dt, v, (mp_device){MP_DEV_CPU, 0}, &t));
+    MP_TRY(mp_scalar(dt, v, dev, &t));
     mp_status st = mp_variable_new(t, 0, out);
     mp_tensor_decref(t);
     return st;
 }
 
 mp_status mp_loss_scale_new(int dynamic, double initial, int64_t growth_interval, double multiplier,
-                            double min_scale, mp_loss_scale **out) {
+                            double min_scale, mp_device dev, mp_loss_scale **out) {
     if (!(initial > 0) || !isfinite(initial))
         return mp_error_set(MP_ERR_VALUE, "the initial loss scale must be a positive finite number, got %g", initial);
     if (dynamic && growth_interval < 1)
@@ -35,12 +69,12 @@ mp_status mp_loss_scale_new(int dynamic, double initial, int64_t growth_interval
         return mp_error_set(MP_ERR_MEMORY, "out of host memory allocating a loss scale");
     ls->refcount = 1;
     ls->dynamic = dynamic;
-    ls->growth_interval = growth_interval;
-    ls->multiplier = multiplier;
-    ls->min_scale = min_scale;
-    mp_status st = scalar_var(MP_F32, initial, &ls->scale);
+    ls->params.growth_interval = growth_interval;
+    ls->params.multiplier = multiplier;
+    ls->params.min_scale = min_scale;
+    mp_status st = scalar_var(MP_F32, initial, dev, &ls->scale);
     if (st == MP_OK)
-        st = scalar_var(MP_I64, 0, &ls->good_steps);
+        st = scalar_var(MP_I64, 0, dev, &ls->good_steps);
     if (st != MP_OK) {
         mp_loss_scale_decref(ls);
         return st;
@@ -62,51 +96,94 @@ void mp_loss_scale_decref(mp_loss_scale *ls) {
     free(ls);
 }
 
-/* Host copies of the two state scalars (a GPU backend keeps them on the device). */
-static float read_scale(const mp_loss_scale *ls) {
-    return (float)mp_tensor_get_f64(mp_variable_peek(ls->scale), 0);
+mp_status mp_loss_scale_value(const mp_loss_scale *ls, double *value) {
+    float s;
+    MP_TRY(read_to_host(ls->scale, &s, sizeof s));
+    *value = s;
+    return MP_OK;
 }
 
-double mp_loss_scale_value(const mp_loss_scale *ls) { return read_scale(ls); }
+mp_status mp_loss_scale_good_steps(const mp_loss_scale *ls, int64_t *good_steps) {
+    return read_to_host(ls->good_steps, good_steps, sizeof *good_steps);
+}
+
+/* The state's writable pointers on `dev` (the good-step count follows the scale there). */
+static mp_status ls_state_for_write(mp_loss_scale *ls, mp_device dev, float **scale, int64_t **good) {
+    void *p;
+    MP_TRY(mp_variable_move_to(ls->scale, dev));
+    MP_TRY(mp_variable_move_to(ls->good_steps, dev));
+    MP_TRY(mp_variable_data_for_write(ls->scale, &p));
+    *scale = p;
+    MP_TRY(mp_variable_data_for_write(ls->good_steps, &p));
+    *good = p;
+    return MP_OK;
+}
 
 mp_status mp_loss_scale_update(mp_loss_scale *ls, int finite) {
     if (!ls->dynamic)
         return MP_OK;
-    float s = read_scale(ls);
-    int64_t good = ((const int64_t *)mp_tensor_data(mp_variable_peek(ls->good_steps)))[0];
-    if (finite) {
-        if (good + 1 >= ls->growth_interval) {
-            float grown = s * (float)ls->multiplier; /* float32 arithmetic, as TensorFlow */
-            if (isfinite(grown))
-                s = grown;
-            good = 0;
-        } else {
-            good++;
-        }
-    } else {
-        float shrunk = s / (float)ls->multiplier;
-        float floor_ = (float)ls->min_scale;
-        s = shrunk > floor_ ? shrunk : floor_;
-        good = 0;
+    mp_device dev = mp_tensor_device(mp_variable_peek(ls->scale));
+    const mp_backend *be;
+    MP_TRY(backend_of(dev, &be));
+    SLOT_OR_FAIL(be, step_end);
+    float *scale;
+    int64_t *good;
+    MP_TRY(ls_state_for_write(ls, dev, &scale, &good));
+    mp_tensor *flag;
+    MP_TRY(mp_scalar(MP_BOOL, finite ? 0.0 : 1.0, dev, &flag));
+    mp_status st = be->step_end(dev, mp_tensor_data(flag), scale, good, &ls->params, NULL);
+    mp_tensor_decref(flag);
+    return st;
+}
+
+static int checkable(const mp_tensor *t) { return t && mp_dtype_is_floating(t->dtype) && t->numel > 0; }
+
+/* Checks the spans of the tensors on `dev` into a new bool flag on dev (fresh reference). */
+static mp_status check_on_device(mp_device dev, int n, mp_tensor *const *ts, mp_tensor **flag) {
+    const mp_backend *be;
+    *flag = NULL;
+    MP_TRY(backend_of(dev, &be));
+    SLOT_OR_FAIL(be, finite_check);
+    mp_span *spans = malloc(sizeof(mp_span) * (size_t)(n ? n : 1));
+    if (!spans)
+        return mp_error_set(MP_ERR_MEMORY, "out of host memory for a finite check over %d tensors", n);
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (checkable(ts[i]) && mp_device_eq(mp_tensor_device(ts[i]), dev))
+            spans[m++] = (mp_span){ts[i]->dtype, mp_tensor_data(ts[i]), ts[i]->numel};
+    mp_status st = mp_scalar(MP_BOOL, 0.0, dev, flag);
+    if (st == MP_OK && m > 0)
+        st = be->finite_check(dev, m, spans, mp_tensor_data(*flag));
+    free(spans);
+    if (st != MP_OK) {
+        mp_tensor_decref(*flag);
+        *flag = NULL;
     }
-    void *p;
-    MP_TRY(mp_variable_data_for_write(ls->scale, &p));
-    *(float *)p = s;
-    MP_TRY(mp_variable_data_for_write(ls->good_steps, &p));
-    *(int64_t *)p = good;
-    return MP_OK;
+    return st;
 }
 
 mp_status mp_all_finite(int n, mp_tensor *const *ts, int *finite) {
     *finite = 1;
     for (int i = 0; i < n && *finite; i++) {
-        if (!ts[i] || !mp_dtype_is_floating(ts[i]->dtype))
+        if (!checkable(ts[i]))
             continue;
         mp_device dev = mp_tensor_device(ts[i]);
-        const mp_backend *be = mp_backend_get(dev.type);
-        if (!be || !be->all_finite)
-            return mp_error_set(MP_ERR_NOT_IMPLEMENTED, "all_finite is not available on this device");
-        MP_TRY(be->all_finite(dev, ts[i]->dtype, mp_tensor_data(ts[i]), ts[i]->numel, finite));
+        int first = 1; /* one check per device, at its first tensor */
+        for (int j = 0; j < i && first; j++)
+            first = !(checkable(ts[j]) && mp_device_eq(mp_tensor_device(ts[j]), dev));
+        if (!first)
+            continue;
+        mp_tensor *flag;
+        MP_TRY(check_on_device(dev, n, ts, &flag));
+        uint8_t bad = 0;
+        mp_tensor *host;
+        mp_status st = mp_copy_to_device(flag, (mp_device){MP_DEV_CPU, 0}, &host);
+        mp_tensor_decref(flag);
+        MP_TRY(st);
+        bad = *(const uint8_t *)mp_tensor_data(host);
+        mp_tensor_decref(host);
+        if (bad)
+            *finite = 0;
     }
     return MP_OK;
 }
@@ -135,12 +212,20 @@ static mp_status check_slot(const mp_variable *s, const mp_tensor *w, int i) {
 
 mp_status mp_optimizer_apply(mp_optim_kind kind, const mp_optim_hparams *hp, int n, mp_variable *const *vars,
                              mp_tensor *const *grads, mp_variable *const *slots, mp_variable *iterations,
-                             mp_loss_scale *ls, int check_finite, double grad_scale, int *applied) {
-    *applied = 0;
+                             mp_loss_scale *ls, int check_finite, double grad_scale, int unscale,
+                             mp_tensor **found_inf) {
+    if (found_inf)
+        *found_inf = NULL;
     if ((int)kind < 0 || kind >= MP_OPTIM_COUNT)
         return mp_error_set(MP_ERR_VALUE, "unknown optimizer kind %d", (int)kind);
+    if (unscale && !ls)
+        return mp_error_set(MP_ERR_VALUE, "optimizer: unscaling the gradients needs a loss scale");
     int nslots = mp_optimizer_slots_per_var(kind, hp);
-    /* validate everything before touching anything */
+    /* validate everything before touching anything; the step runs on the variables' device */
+    mp_device dev = iterations ? mp_tensor_device(mp_variable_peek(iterations))
+                    : ls      ? mp_tensor_device(mp_variable_peek(ls->scale))
+                              : (mp_device){MP_DEV_CPU, 0};
+    int m = 0; /* variables with a gradient */
     for (int i = 0; i < n; i++) {
         mp_tensor *w = vars[i]->value, *g = grads[i];
         if (!g)
@@ -159,71 +244,104 @@ mp_status mp_optimizer_apply(mp_optim_kind kind, const mp_optim_hparams *hp, int
             return mp_error_set(MP_ERR_DEVICE, "optimizer: gradient %d is not on its variable's device", i);
         for (int k = 0; k < nslots; k++)
             MP_TRY(check_slot(slots[i * nslots + k], w, i));
-    }
-    int finite = 1;
-    if (check_finite)
-        MP_TRY(mp_all_finite(n, grads, &finite));
-    int64_t t = iterations ? ((const int64_t *)mp_tensor_data(mp_variable_peek(iterations)))[0] + 1 : 1;
-    if (finite) {
-        mp_optim_step step = {.hp = *hp, .lr_t = hp->lr, .grad_scale = grad_scale};
-        if (kind == MP_OPTIM_ADAM)
-            step.lr_t = hp->lr * sqrt(1.0 - pow(hp->beta_2, (double)t)) / (1.0 - pow(hp->beta_1, (double)t));
-        for (int i = 0; i < n; i++) {
-            mp_variable *v = vars[i];
-            if (!grads[i])
-                continue;
-            /* the 16-bit copy read this step is refreshed in the same pass */
-            int refresh = v->cast_cache && v->cache_version == v->version && !mp_tensor_storage_shared(v->cast_cache);
-            void *w;
-            MP_TRY(mp_variable_data_for_write(v, &w));
-            void *s[3] = {NULL, NULL, NULL};
-            void *sd;
-            int k = 0;
-            switch (kind) {
-            case MP_OPTIM_SGD:
-                if (nslots) {
-                    MP_TRY(mp_variable_data_for_write(slots[i * nslots], &sd));
-                    s[0] = sd;
-                }
-                break;
-            case MP_OPTIM_RMSPROP:
-                MP_TRY(mp_variable_data_for_write(slots[i * nslots + k++], &sd));
-                s[0] = sd;
-                if (hp->use_momentum) {
-                    MP_TRY(mp_variable_data_for_write(slots[i * nslots + k++], &sd));
-                    s[1] = sd;
-                }
-                if (hp->centered) {
-                    MP_TRY(mp_variable_data_for_write(slots[i * nslots + k++], &sd));
-                    s[2] = sd;
-                }
-                break;
-            case MP_OPTIM_ADAM:
-                for (k = 0; k < nslots; k++) {
-                    MP_TRY(mp_variable_data_for_write(slots[i * nslots + k], &sd));
-                    s[k] = sd;
-                }
-                break;
-            default: break;
-            }
-            mp_device dev = mp_tensor_device(v->value);
-            const mp_backend *be = mp_backend_get(dev.type);
-            if (!be || !be->optim_update)
-                return mp_error_set(MP_ERR_NOT_IMPLEMENTED, "optimizer updates are not available on this device");
-            MP_TRY(be->optim_update(dev, kind, &step, v->value->dtype, w, mp_tensor_data(grads[i]), s[0], s[1], s[2],
-                                    v->value->numel, refresh ? v->cast_cache->dtype : MP_F32,
-                                    refresh ? mp_tensor_data(v->cast_cache) : NULL));
-            if (refresh)
-                v->cache_version = v->version;
+        if (m == 0) {
+            dev = mp_tensor_device(w);
+        } else if (!mp_device_eq(mp_tensor_device(w), dev)) {
+            char b1[32], b2[32];
+            return mp_error_set(MP_ERR_DEVICE, "optimizer: variable %d is on %s but the earlier ones are on %s; one "
+                                "fused step updates variables of one device", i,
+                                dev_name(mp_tensor_device(w), b1, sizeof b1), dev_name(dev, b2, sizeof b2));
         }
-        *applied = 1;
+        m++;
     }
-    if (ls)
-        MP_TRY(mp_loss_scale_update(ls, finite));
+    const mp_backend *be;
+    MP_TRY(backend_of(dev, &be));
+    if (check_finite)
+        SLOT_OR_FAIL(be, finite_check);
+    if (m > 0)
+        SLOT_OR_FAIL(be, optim_update);
+    if (iterations || (ls && ls->dynamic))
+        SLOT_OR_FAIL(be, step_end);
+
+    /* The state follows the variables (an explicit copy, once); its pointers are taken
+     * once: the updates read them, the step's end writes them, in stream order. */
+    int64_t *it = NULL;
+    float *scale = NULL;
+    int64_t *good = NULL;
+    const float *scale_read = NULL;
+    void *p;
     if (iterations) {
-        void *p;
+        MP_TRY(mp_variable_move_to(iterations, dev));
         MP_TRY(mp_variable_data_for_write(iterations, &p));
-        ((int64_t *)p)[0] = t;
+        it = p;
     }
-    return MP_OK;
+    if (ls && ls->dynamic) {
+        MP_TRY(ls_state_for_write(ls, dev, &scale, &good));
+        scale_read = scale;
+    } else if (ls && unscale) {
+        MP_TRY(mp_variable_move_to(ls->scale, dev));
+        scale_read = mp_tensor_data(mp_variable_peek(ls->scale));
+    }
+
+    mp_tensor *flag = NULL;
+    if (check_finite)
+        MP_TRY(check_on_device(dev, n, grads, &flag));
+    mp_status st = MP_OK;
+    mp_optim_var *ov = calloc((size_t)(m ? m : 1), sizeof *ov);
+    int *refresh = calloc((size_t)(n ? n : 1), sizeof *refresh);
+    if (!ov || !refresh) {
+        st = mp_error_set(MP_ERR_MEMORY, "out of host memory for an optimizer step over %d variables", n);
+        goto done;
+    }
+    int j = 0;
+    for (int i = 0; i < n && st == MP_OK; i++) {
+        mp_variable *v = vars[i];
+        if (!grads[i])
+            continue;
+        /* the 16-bit copy read this step is refreshed in the same pass */
+        refresh[i] = v->cast_cache && v->cache_version == v->version && !mp_tensor_storage_shared(v->cast_cache);
+        mp_optim_var *o = &ov[j++];
+        if ((st = mp_variable_data_for_write(v, &p)) != MP_OK)
+            break;
+        o->wdt = v->value->dtype;
+        o->w = p;
+        o->g = mp_tensor_data(grads[i]);
+        o->n = v->value->numel;
+        o->cdt = refresh[i] ? v->cast_cache->dtype : MP_F32;
+        o->cache = refresh[i] ? mp_tensor_data(v->cast_cache) : NULL;
+        /* slot order per rule: SGD (momentum); RMSprop (ms, momentum?, mg?); Adam (m, v, vhat?) */
+        int k = 0;
+        for (int s = 0; s < 3 && st == MP_OK; s++) {
+            int used = kind == MP_OPTIM_SGD       ? s == 0 && nslots > 0
+                       : kind == MP_OPTIM_RMSPROP ? s == 0 || (s == 1 && hp->use_momentum) || (s == 2 && hp->centered)
+                                                  : s < nslots;
+            if (!used)
+                continue;
+            if ((st = mp_variable_data_for_write(slots[i * nslots + k++], &p)) == MP_OK)
+                o->s[s] = p;
+        }
+    }
+    if (st == MP_OK && m > 0) {
+        mp_optim_step step = {.hp = *hp,
+                              .grad_scale = grad_scale,
+                              .loss_scale = unscale ? scale_read : NULL,
+                              .iterations = it,
+                              .found_inf = flag ? mp_tensor_data(flag) : NULL};
+        st = be->optim_update(dev, kind, &step, m, ov);
+    }
+    if (st == MP_OK) {
+        for (int i = 0; i < n; i++)
+            if (refresh[i])
+                vars[i]->cache_version = vars[i]->version;
+        if (it || scale)
+            st = be->step_end(dev, flag ? mp_tensor_data(flag) : NULL, scale, good, ls ? &ls->params : NULL, it);
+    }
+done:
+    free(ov);
+    free(refresh);
+    if (st == MP_OK && found_inf && flag)
+        *found_inf = flag;
+    else
+        mp_tensor_decref(flag);
+    return st;
 }

@@ -7,11 +7,7 @@
 #include <math.h>
 #include <stdint.h>
 
-#ifdef __CUDACC__
-#define MP_HD __host__ __device__ __forceinline__
-#else
-#define MP_HD static inline
-#endif
+#include "mp_hd.h"
 
 typedef struct { uint32_t v[4]; } mp_philox_ctr;
 

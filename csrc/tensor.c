@@ -52,6 +52,8 @@ mp_status mp_tensor_new(mp_dtype dt, int ndim, const int64_t *shape, mp_device d
     if (!be || dev.index < 0 || dev.index >= mp_device_count(dev.type))
         return mp_error_set(MP_ERR_DEVICE, "device %s:%d is not available",
                             dev.type == MP_DEV_CUDA ? "GPU" : "CPU", dev.index);
+    if (!be->alloc || !be->free)
+        return mp_error_set(MP_ERR_NOT_IMPLEMENTED, "the %s backend cannot allocate memory", be->name);
     mp_tensor *t = NULL;
     MP_TRY(tensor_alloc_header(dt, ndim, shape, &t));
     mp_storage *s = calloc(1, sizeof *s);
@@ -122,7 +124,7 @@ static void storage_decref(mp_storage *s) {
         s->deleter(s->deleter_ctx);
     } else if (s->data) {
         const mp_backend *be = mp_backend_get(s->device.type);
-        if (be)
+        if (be && be->free) /* a backend removed (tests) leaks its memory rather than crash */
             be->free(s->device, s->data, s->nbytes);
     }
     free(s);
@@ -142,6 +144,7 @@ int mp_tensor_storage_shared(const mp_tensor *t) {
            __atomic_load_n(&t->refcount, __ATOMIC_ACQUIRE) > 1;
 }
 
+/* NOTE: host tensors only (the CPU backend's memory). */
 double mp_tensor_get_f64(const mp_tensor *t, int64_t i) {
     const void *p = mp_tensor_data(t);
     switch (t->dtype) {

@@ -16,12 +16,25 @@ int mp_autocast_set(int dtype) {
 }
 int mp_autocast_get(void) { return autocast_dtype; }
 
+/* A copy (or cast) of x on x's device through the backend's copy_d2d / cast slots. */
+static mp_status copy_or_cast(mp_device dev, const mp_tensor *src, mp_tensor *dst) {
+    const mp_backend *be = mp_backend_get(dev.type);
+    if (!be)
+        return mp_error_set(MP_ERR_DEVICE, "variable: the backend of its device is gone");
+    if (src->dtype == dst->dtype) {
+        if (!be->copy_d2d)
+            return mp_error_set(MP_ERR_NOT_IMPLEMENTED, "the %s backend does not implement copy_d2d", be->name);
+        return be->copy_d2d(dev, mp_tensor_data(dst), mp_tensor_data(src), mp_tensor_nbytes(dst));
+    }
+    if (!be->cast)
+        return mp_error_set(MP_ERR_NOT_IMPLEMENTED, "the %s backend does not implement cast", be->name);
+    return be->cast(dev, mp_tensor_data(src), src->dtype, mp_tensor_data(dst), dst->dtype, dst->numel);
+}
+
 static mp_status clone(mp_tensor *x, mp_dtype dt, mp_tensor **out) {
     mp_device dev = mp_tensor_device(x);
     MP_TRY(mp_tensor_new(dt, x->ndim, x->shape, dev, out));
-    const mp_backend *be = mp_backend_get(dev.type);
-    mp_status st = dt == x->dtype ? be->copy_d2d(dev, mp_tensor_data(*out), mp_tensor_data(x), mp_tensor_nbytes(x))
-                                  : be->cast(dev, mp_tensor_data(x), x->dtype, mp_tensor_data(*out), dt, x->numel);
+    mp_status st = x->numel ? copy_or_cast(dev, x, *out) : MP_OK;
     if (st != MP_OK) {
         mp_tensor_decref(*out);
         *out = NULL;
@@ -120,11 +133,7 @@ mp_status mp_variable_assign(mp_variable *v, mp_tensor *x) {
         mp_tensor_incref(src);
     mp_status st;
     if (!mp_tensor_storage_shared(val)) {
-        mp_device dev = mp_tensor_device(val);
-        const mp_backend *be = mp_backend_get(dev.type);
-        st = src->dtype == val->dtype ? be->copy_d2d(dev, mp_tensor_data(val), mp_tensor_data(src), mp_tensor_nbytes(val))
-                                      : be->cast(dev, mp_tensor_data(src), src->dtype, mp_tensor_data(val), val->dtype,
-                                                 val->numel);
+        st = val->numel ? copy_or_cast(mp_tensor_device(val), src, val) : MP_OK;
     } else {
         mp_tensor *n;
         st = clone(src, val->dtype, &n);
@@ -148,5 +157,18 @@ mp_status mp_variable_data_for_write(mp_variable *v, void **data) {
     }
     v->version++;
     *data = mp_tensor_data(v->value);
+    return MP_OK;
+}
+
+mp_status mp_variable_move_to(mp_variable *v, mp_device dev) {
+    if (mp_device_eq(mp_tensor_device(v->value), dev))
+        return MP_OK;
+    mp_tensor *moved;
+    MP_TRY(mp_copy_to_device(v->value, dev, &moved));
+    mp_tensor_decref(v->value);
+    v->value = moved;
+    mp_tensor_decref(v->cast_cache); /* it was on the old device */
+    v->cast_cache = NULL;
+    v->version++;
     return MP_OK;
 }

@@ -12,7 +12,11 @@ except ImportError as e:  # pragma: no cover - depends on how the package was in
         "the package with `pip install .` from the repository root; importing from the "
         "source tree without building does not work." % e) from e
 
-from mixprec import _dtypes, _shape, _tensor  # noqa: F401  (registers the C side)
+from mixprec import _gpu_info  # noqa: E402
+
+_gpu_info.load()  # the CUDA backend, before any tensor exists (GPU:0 becomes the default)
+
+from mixprec import _dtypes, _shape, _tensor  # noqa: F401,E402  (registers the C side)
 from mixprec._logging import get_logger  # noqa: F401
 from mixprec._dtypes import (  # noqa: F401
     DType, as_dtype, bfloat16, bool, double, float16, float32, float64, half, int8, int32,

@@ -6,6 +6,7 @@ Each test starts with the global random seed set to 0 (so weight initialisation 
 shuffling are reproducible) and ends with the global dtype policy and random seed it found,
 so a test that sets them (the guide does) cannot leak them."""
 
+import gc
 import os
 import sys
 
@@ -36,6 +37,43 @@ def cast_path(request):
         yield request.param
     finally:
         _core.force_scalar_casts(prev)
+
+
+@pytest.fixture
+def on_cpu():
+    """New tensors go to the CPU for the test: for tests of host-memory interop (the buffer
+    protocol, zero-copy NumPy views, DLPack with NumPy), which GPU tensors do not offer."""
+    with mixprec.device("/CPU:0"):
+        yield
+
+
+@pytest.fixture
+def any_gpu():
+    """GPU:0 for the test: the real one when the CUDA backend is registered, otherwise the
+    emulated one (the CPU kernels registered as a GPU, csrc/backend.c) — for tests of device
+    plumbing (placement, copies, state on the device, host synchronisations), not of kernels.
+    Yields the backend's name."""
+    if _core.device_count(1) > 0:
+        yield _core.backend_name(1)
+        return
+    _core._emulate_gpu(True)
+    try:
+        yield _core.backend_name(1)
+    finally:
+        gc.collect()
+        _core._emulate_gpu(False)
+
+
+def pytest_collection_modifyitems(config, items):
+    """`gpu` tests need a GPU: skipped when mixprec.config.list_physical_devices('GPU') is
+    empty (MIXPREC_EMULATE_GPU=1 runs them against the emulated GPU: a check of the tests
+    themselves, not of any kernel)."""
+    if mixprec.config.list_physical_devices("GPU"):
+        return
+    skip = pytest.mark.skip(reason="needs a GPU (mixprec.config.list_physical_devices('GPU') is empty)")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
 
 
 @pytest.fixture(autouse=True)

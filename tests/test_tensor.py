@@ -137,6 +137,7 @@ def test_numpy_returns_the_right_types():
     assert t.numpy()[0] == 1.0
 
 
+@pytest.mark.usefixtures("on_cpu")  # host-memory interop
 def test_array_protocol():
     t = tf.constant([1.5, 2.5], "float16")
     a = np.asarray(t)
@@ -157,6 +158,7 @@ def test_array_protocol():
     assert (np.array([1.0, 2.0], np.float16) == t).dtype == tf.bool
 
 
+@pytest.mark.usefixtures("on_cpu")  # the buffer protocol exists for host tensors only
 @pytest.mark.parametrize("dt,fmt", [("float32", "f"), ("float16", "e"), ("float64", "d"), ("int32", "i"),
                                     ("int64", "q"), ("uint8", "B"), ("int8", "b"), ("bool", "?")])
 def test_buffer_protocol(dt, fmt):
@@ -178,6 +180,7 @@ def test_buffer_protocol(dt, fmt):
     assert s.shape == () and s.ndim == 0
 
 
+@pytest.mark.usefixtures("on_cpu")  # host-memory interop
 def test_buffer_protocol_refusals():
     with pytest.raises(BufferError, match="bfloat16"):
         memoryview(tf.constant([1.0], "bfloat16"))
@@ -194,6 +197,7 @@ def _addr(a):
     return a.__array_interface__["data"][0]
 
 
+@pytest.mark.usefixtures("on_cpu")  # host-memory interop
 def test_dlpack_export_to_numpy_is_zero_copy_and_read_only():
     t = tf.constant(np.arange(12, dtype=np.float32).reshape(3, 4))
     assert t.__dlpack_device__() == (1, 0)
@@ -210,6 +214,7 @@ def test_dlpack_export_to_numpy_is_zero_copy_and_read_only():
         assert_bits_equal(np.from_dlpack(tf.constant(x)), x)
 
 
+@pytest.mark.usefixtures("on_cpu")  # host-memory interop
 def test_dlpack_export_capsule_variants():
     t = tf.constant([1.0, 2.0])
     cap = t.__dlpack__()
@@ -269,6 +274,7 @@ def test_from_dlpack_dtypes(dt):
     assert_bits_equal(t.numpy(), x)
 
 
+@pytest.mark.usefixtures("on_cpu")  # host-memory interop
 def test_from_dlpack_strided_and_roundtrip():
     x = np.arange(24, dtype=np.float64).reshape(4, 6)
     s = x[:, ::2]  # strided: imported by copy
@@ -329,7 +335,10 @@ def test_attributes():
     assert t.shape.as_list() == [2, 3, 4] and t.shape.rank == 3 and t.get_shape() == (2, 3, 4)
     assert t.ndim == 3 and t._numel == 24 and t._nbytes == 48
     assert t.dtype is tf.float16
-    assert t.device.endswith("device:CPU:0")
+    # the default device: GPU:0 when one is registered (TensorFlow's placement), else CPU:0
+    assert t.device.endswith("device:GPU:0" if tf.config.list_physical_devices("GPU") else "device:CPU:0")
+    with tf.device("/CPU:0"):
+        assert tf.constant(1.0).device.endswith("device:CPU:0")
     assert isinstance(t._id, int) and tf.constant(1.0)._id != tf.constant(1.0)._id
     with pytest.raises(AttributeError):
         t.shape = (24,)

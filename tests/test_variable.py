@@ -2,6 +2,8 @@
 and the AutoCastVariable behaviour of layer variables under a mixed policy (semantics §2.2,
 tf-keras >= 2.18: ``dtype`` is the cast dtype inside the scope)."""
 
+import ctypes
+
 import numpy as np
 import pytest
 
@@ -11,8 +13,13 @@ from mixprec._variable import autocast_scope
 
 
 def _addr(t):
-    """Address of a tensor's first element (zero-copy through DLPack)."""
-    return np.from_dlpack(t).ctypes.data
+    """Address of a tensor's first element, on whatever device it lives (read from the
+    DLPack capsule's DLTensor: data at offset 0, byte_offset at offset 40)."""
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    cap = t.__dlpack__()
+    p = get(cap, b"dltensor")
+    return ctypes.c_void_p.from_address(p).value + ctypes.c_uint64.from_address(p + 40).value
 
 
 def _autocast_var(value, **kw):

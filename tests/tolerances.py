@@ -2,5 +2,5 @@
 (mixprec/testing/tolerances.py) so users' tests and ours share it."""
 
 from mixprec.testing.tolerances import (  # noqa: F401
-    FLOAT_DTYPES, KINDS, NP_DTYPE, TOLERANCE, assert_bits_equal, assert_close, dtype_name,
-    round_to, tolerance)
+    FLOAT_DTYPES, GPU_KINDS, GPU_TOLERANCE, KINDS, NP_DTYPE, TOLERANCE, assert_bits_equal,
+    assert_close, assert_gpu_close, dtype_name, gpu_tolerance, round_to, tolerance)

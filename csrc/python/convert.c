@@ -125,6 +125,12 @@ mp_device mp_py_current_device(void) {
     return d;
 }
 
+int mp_py_device_scope(mp_device *dev) {
+    if (cur_dev_set)
+        *dev = cur_dev;
+    return cur_dev_set;
+}
+
 /* _core.set_device(type, index) -> previous (type, index); (None) resets to default */
 PyObject *mp_py_set_device(PyObject *mod, PyObject *args) {
     (void)mod;

@@ -43,8 +43,44 @@ PyObject *mp_py_run_wrap(mp_op op, int n_in, mp_tensor *const *in, const mp_attr
     return mp_py_wrap(out);
 }
 
-/* Convert a, b for a binary op: a value next to a tensor takes the tensor's dtype. */
+static int convert_pair_dtypes(PyObject *a, PyObject *b, mp_tensor **ta, mp_tensor **tb);
+
+/* A Python value converted next to a tensor lives where that tensor lives (it was made on
+ * the current device): values follow tensors, tensors never move implicitly. */
+static int is_tensorish(PyObject *o) { return MpTensor_Check(o) || MpVariable_Check(o); }
+
+static int follow_device(mp_tensor **value, const mp_tensor *anchor) {
+    mp_device dev = mp_tensor_device(anchor);
+    if (mp_device_eq(mp_tensor_device(*value), dev))
+        return 0;
+    mp_tensor *moved;
+    mp_status st = mp_copy_to_device(*value, dev, &moved);
+    if (st != MP_OK)
+        return mp_py_raise_int(st);
+    mp_tensor_decref(*value);
+    *value = moved;
+    return 0;
+}
+
+/* Convert a, b for a binary op: a value next to a tensor takes the tensor's dtype and
+ * device. */
 static int convert_pair(PyObject *a, PyObject *b, mp_tensor **ta, mp_tensor **tb) {
+    if (convert_pair_dtypes(a, b, ta, tb))
+        return -1;
+    int rc = 0;
+    if (!is_tensorish(a) && is_tensorish(b))
+        rc = follow_device(ta, *tb);
+    else if (!is_tensorish(b) && is_tensorish(a))
+        rc = follow_device(tb, *ta);
+    if (rc) {
+        mp_tensor_decref(*ta);
+        mp_tensor_decref(*tb);
+        *ta = *tb = NULL;
+    }
+    return rc;
+}
+
+static int convert_pair_dtypes(PyObject *a, PyObject *b, mp_tensor **ta, mp_tensor **tb) {
     *ta = *tb = NULL;
     if (MpTensor_Check(a)) {
         if (mp_py_to_tensor(a, MP_NO_DTYPE, 0, ta))
@@ -300,8 +336,20 @@ static PyObject *one_input(mp_op op, const char *fname, PyObject *const *args, P
     mp_tensor_decref(x);
     return r;
 }
+/* identity(x) under `with mixprec.device(d)` with x elsewhere is an explicit copy to d (as
+ * TensorFlow's); the copy is not recorded on a tape. */
 static PyObject *py_identity(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
     (void)m;
+    mp_device scope;
+    if (nargs >= 1 && MpTensor_Check(args[0]) && mp_py_device_scope(&scope) &&
+        !mp_device_eq(mp_tensor_device(MpTensor_T(args[0])), scope)) {
+        mp_tensor *moved;
+        mp_status st;
+        Py_BEGIN_ALLOW_THREADS
+        st = mp_copy_to_device(MpTensor_T(args[0]), scope, &moved);
+        Py_END_ALLOW_THREADS
+        return st == MP_OK ? mp_py_wrap(moved) : mp_py_raise(st);
+    }
     return one_input(MP_OP_IDENTITY, "identity", args, nargs, kw);
 }
 static PyObject *py_stop_gradient(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {

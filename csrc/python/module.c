@@ -113,6 +113,38 @@ static PyObject *py_cpu_cache(PyObject *m, PyObject *arg) {
     return PyLong_FromSize_t(mp_cpu_cache_bytes());
 }
 
+/* _emulate_gpu(on, without=None): the test aid of backend.c (the CPU kernels as one "GPU",
+ * optionally without the comma-separated slots `without`); returns the number of GPUs
+ * registered afterwards. */
+static PyObject *py_emulate_gpu(PyObject *m, PyObject *args) {
+    (void)m;
+    int on;
+    const char *without = NULL;
+    if (!PyArg_ParseTuple(args, "p|z:_emulate_gpu", &on, &without))
+        return NULL;
+    mp_status st = mp_backend_emulate_gpu(on, without);
+    if (st != MP_OK)
+        return mp_py_raise(st);
+    return PyLong_FromLong(mp_device_count(MP_DEV_CUDA));
+}
+
+static PyObject *py_emulated_d2h_copies(PyObject *m, PyObject *unused) {
+    (void)m;
+    (void)unused;
+    return PyLong_FromLongLong(mp_backend_emulated_d2h_copies());
+}
+
+static PyObject *py_backend_name(PyObject *m, PyObject *arg) {
+    (void)m;
+    long t = PyLong_AsLong(arg);
+    if (t == -1 && PyErr_Occurred())
+        return NULL;
+    const mp_backend *be = mp_backend_get((int)t);
+    if (!be)
+        Py_RETURN_NONE;
+    return PyUnicode_FromString(be->name);
+}
+
 static PyObject *py_check_numerics(PyObject *m, PyObject *arg) {
     (void)m;
     int on = PyObject_IsTrue(arg);
@@ -153,6 +185,10 @@ static PyMethodDef module_methods[] = {
     {"op_table", py_op_table, METH_NOARGS, "[(code, tf_name, py_name, n_inputs, amp_class)] from ops.def"},
     {"blas_config", py_blas_config, METH_NOARGS, "OpenBLAS's build/config string."},
     {"cpu_cache", py_cpu_cache, METH_O, "cpu_cache(clear): bytes held by the host block cache (after clearing)."},
+    {"backend_name", py_backend_name, METH_O, "backend_name(type): the registered backend's name, or None."},
+    {"_emulate_gpu", py_emulate_gpu, METH_VARARGS,
+     "_emulate_gpu(on, without=None): test aid, the CPU kernels registered as one GPU (or removed)."},
+    {"_emulated_d2h_copies", py_emulated_d2h_copies, METH_NOARGS, "Copies from the emulated GPU to the host."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -219,6 +255,14 @@ PyMODINIT_FUNC PyInit__core(void) {
         goto fail;
     MpPy_Bf16Descr = (PyObject *)descr;
     if (PyModule_AddIntConstant(m, "MAX_DIMS", MP_MAX_DIMS) < 0)
+        goto fail;
+    /* the C API backend plugins (mixprec._cuda) register through */
+    PyObject *capi = PyCapsule_New((void *)&mp_c_api_table, MP_C_API_CAPSULE, NULL);
+    if (!capi || PyModule_AddObject(m, "_C_API", capi) < 0) {
+        Py_XDECREF(capi);
+        goto fail;
+    }
+    if (PyModule_AddIntConstant(m, "C_API_VERSION", MP_C_API_VERSION) < 0)
         goto fail;
 #ifdef MIXPREC_WITH_CUDA
     if (PyModule_AddIntConstant(m, "CUDA_COMPILED", 1) < 0)

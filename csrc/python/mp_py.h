@@ -55,9 +55,10 @@ int mp_py_parse_int(PyObject *o, int64_t *v, const char *what);
 /* normalise axis (int, sequence or None=all) for rank nd into sorted unique axes */
 int mp_py_parse_axes(PyObject *o, int nd, int64_t *axes, int *naxes, const char *what);
 mp_device mp_py_current_device(void);
+/* 1 and *dev when a `with mixprec.device(...)` scope is active on this thread, else 0. */
+int mp_py_device_scope(mp_device *dev);
 /* host tensor -> numpy array (copy) */
 PyObject *mp_py_to_numpy(mp_tensor *t);
-/* Device to run an op whose inputs are host-created scalars: the first tensor's. */
 
 /* run an op, releasing the GIL when the work is large */
 mp_status mp_py_run(mp_op op, int n_in, mp_tensor *const *in, const mp_attrs *at, mp_tensor **out);

@@ -216,7 +216,7 @@ static PyObject *ls_new(PyTypeObject *tp, PyObject *args, PyObject *kw) {
     PyMpLossScale *self = (PyMpLossScale *)tp->tp_alloc(tp, 0);
     if (!self)
         return NULL;
-    mp_status st = mp_loss_scale_new(dynamic, initial, growth, mult, min_scale, &self->ls);
+    mp_status st = mp_loss_scale_new(dynamic, initial, growth, mult, min_scale, mp_py_current_device(), &self->ls);
     if (st != MP_OK) {
         Py_DECREF(self);
         return mp_py_raise(st);
@@ -237,12 +237,22 @@ static void ls_dealloc(PyObject *o) {
 
 static PyObject *ls_value(PyObject *o, PyObject *unused) {
     (void)unused;
-    return PyFloat_FromDouble(mp_loss_scale_value(LS(o)));
+    double v;
+    mp_status st;
+    Py_BEGIN_ALLOW_THREADS /* a GPU copy waits for the device */
+    st = mp_loss_scale_value(LS(o), &v);
+    Py_END_ALLOW_THREADS
+    return st == MP_OK ? PyFloat_FromDouble(v) : mp_py_raise(st);
 }
 
 static PyObject *ls_good_steps(PyObject *o, PyObject *unused) {
     (void)unused;
-    return PyLong_FromLongLong(((const int64_t *)mp_tensor_data(mp_variable_peek(LS(o)->good_steps)))[0]);
+    int64_t g;
+    mp_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = mp_loss_scale_good_steps(LS(o), &g);
+    Py_END_ALLOW_THREADS
+    return st == MP_OK ? PyLong_FromLongLong(g) : mp_py_raise(st);
 }
 
 static PyObject *ls_update(PyObject *o, PyObject *arg) {
@@ -282,15 +292,15 @@ static PyObject *ls_get(PyObject *o, void *which) {
     mp_loss_scale *ls = LS(o);
     switch ((int)(intptr_t)which) {
     case 0: return PyBool_FromLong(ls->dynamic);
-    case 1: return PyLong_FromLongLong(ls->growth_interval);
-    case 2: return PyFloat_FromDouble(ls->multiplier);
-    default: return PyFloat_FromDouble(ls->min_scale);
+    case 1: return PyLong_FromLongLong(ls->params.growth_interval);
+    case 2: return PyFloat_FromDouble(ls->params.multiplier);
+    default: return PyFloat_FromDouble(ls->params.min_scale);
     }
 }
 
 static PyMethodDef ls_methods[] = {
-    {"value", ls_value, METH_NOARGS, "The current scale as a Python float."},
-    {"good_steps", ls_good_steps, METH_NOARGS, "Finite steps since the scale last changed."},
+    {"value", ls_value, METH_NOARGS, "The current scale as a Python float (waits for a GPU)."},
+    {"good_steps", ls_good_steps, METH_NOARGS, "Finite steps since the scale last changed (waits for a GPU)."},
     {"update", ls_update, METH_O, "update(finite): run the state machine once."},
     {"variables", ls_variables, METH_NOARGS, "(scale, good_steps) as Variables (for checkpoints)."},
     {NULL},
@@ -337,15 +347,19 @@ static int as_variable(PyObject *o, mp_variable **v, const char *what) {
     return 0;
 }
 
-/* optimizer_apply(kind, hparams, vars, grads, slots, iterations, loss_scale, check_finite, grad_scale) -> applied
- * hparams = (lr, momentum, nesterov, rho, epsilon, centered, beta_1, beta_2, amsgrad, use_momentum) */
+/* optimizer_apply(kind, hparams, vars, grads, slots, iterations, loss_scale, check_finite, grad_scale,
+ *                 unscale=False) -> applied
+ * hparams = (lr, momentum, nesterov, rho, epsilon, centered, beta_1, beta_2, amsgrad, use_momentum).
+ * applied: True when no finite check ran; otherwise a bool scalar tensor on the variables'
+ * device, computed there (converting it to a Python bool waits for the device). */
 static PyObject *py_optimizer_apply(PyObject *m, PyObject *args) {
     (void)m;
-    int kind, check_finite;
+    int kind, check_finite, unscale = 0;
     PyObject *hpt, *vars, *grads, *slots, *iters, *lso;
     double grad_scale;
-    if (!PyArg_ParseTuple(args, "iO!O!O!O!OOpd:optimizer_apply", &kind, &PyTuple_Type, &hpt, &PyList_Type, &vars,
-                          &PyList_Type, &grads, &PyList_Type, &slots, &iters, &lso, &check_finite, &grad_scale))
+    if (!PyArg_ParseTuple(args, "iO!O!O!O!OOpd|p:optimizer_apply", &kind, &PyTuple_Type, &hpt, &PyList_Type, &vars,
+                          &PyList_Type, &grads, &PyList_Type, &slots, &iters, &lso, &check_finite, &grad_scale,
+                          &unscale))
         return NULL;
     mp_optim_hparams hp = {0};
     if (parse_hparams(hpt, &hp))
@@ -394,16 +408,24 @@ static PyObject *py_optimizer_apply(PyObject *m, PyObject *args) {
     for (Py_ssize_t i = 0; i < n * k; i++)
         if (as_variable(PyList_GET_ITEM(slots, i), &ss[i], "slots"))
             goto done;
-    int applied = 0;
+    mp_tensor *found_inf = NULL;
     mp_status st;
     Py_BEGIN_ALLOW_THREADS
-    st = mp_optimizer_apply((mp_optim_kind)kind, &hp, (int)n, vs, gs, ss, it, ls, check_finite, grad_scale, &applied);
+    st = mp_optimizer_apply((mp_optim_kind)kind, &hp, (int)n, vs, gs, ss, it, ls, check_finite, grad_scale, unscale,
+                            &found_inf);
     Py_END_ALLOW_THREADS
     if (st != MP_OK) {
         mp_py_raise(st);
         goto done;
     }
-    result = PyBool_FromLong(applied);
+    if (!found_inf) {
+        result = Py_NewRef(Py_True);
+    } else {
+        mp_tensor *applied = NULL;
+        st = mp_unary(MP_OP_LOGICAL_NOT, found_inf, &applied);
+        mp_tensor_decref(found_inf);
+        result = st == MP_OK ? mp_py_wrap(applied) : mp_py_raise(st);
+    }
 done:
     for (Py_ssize_t i = 0; gs && i < n; i++)
         mp_tensor_decref(gs[i]);

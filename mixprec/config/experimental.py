@@ -22,7 +22,10 @@ VirtualDeviceConfiguration = LogicalDeviceConfiguration
 def enable_tensor_float_32_execution(enabled):
     """TF32 for float32 matmuls on Ampere+ GPUs (on by default, as TensorFlow)."""
     global _tf32
+    from mixprec import _gpu_info
+
     _tf32 = bool(enabled)
+    _gpu_info.set_tf32(_tf32)
 
 
 def tensor_float_32_execution_enabled():

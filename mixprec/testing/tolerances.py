@@ -183,3 +183,45 @@ def assert_bits_equal(actual, expected, err_msg=""):
             "%d of %d elements differ in their bits %s; first at %s: got %s, expected %s" % (
                 bad.size, ab.size, err_msg, i.tolist(), [hex(v) for v in ab[i]],
                 [hex(v) for v in eb[i]]))
+
+
+# ------------------------------------------------------------------ CPU vs GPU
+# The backend-parity suite (tests/test_cuda_parity.py) compares the GPU's result with the
+# CPU backend's, not with NumPy. Two backends each within TOLERANCE of the exact result are
+# within twice that of each other; "exact" stays exact: the CUDA kernels repeat the CPU's
+# arithmetic operation for operation (scalar_cast.h conversions, IEEE + - * / and sqrt, no
+# FMA contraction), so casts, copies, layout ops, comparisons and those operations agree
+# bit for bit. Kinds that exist only here:
+#   matmul_tf32     float32 products on TF32 tensor cores (inputs rounded to 10 mantissa
+#                   bits, float32 accumulation): relative to the result and the terms' size
+#   random_normal   Box-Muller draws: the same counter-based bits, through CUDA's logf,
+#                   sqrtf, sinf, cosf instead of glibc's (a few float32 ulp)
+GPU_TOLERANCE = {key: (2 * rtol, 2 * atol) for key, (rtol, atol) in TOLERANCE.items()}
+for _dt in FLOAT_DTYPES:
+    GPU_TOLERANCE[(_dt, "exact")] = (0.0, 0.0)
+    GPU_TOLERANCE[(_dt, "random_normal")] = GPU_TOLERANCE[(_dt, "transcendental")]
+GPU_TOLERANCE[("float32", "matmul_tf32")] = (2.0**-8, 2.0**-8)
+GPU_KINDS = KINDS + ("matmul_tf32", "random_normal")
+
+
+def gpu_tolerance(dtype, kind):
+    """(rtol, atol) between the GPU's and the CPU's results; integer and bool are exact."""
+    name = dtype_name(dtype)
+    if kind not in GPU_KINDS:
+        raise KeyError("unknown CPU-vs-GPU tolerance kind %r (one of %s)" % (kind, ", ".join(GPU_KINDS)))
+    if name not in FLOAT_DTYPES:
+        return (0.0, 0.0)
+    return GPU_TOLERANCE.get((name, kind), (0.0, 0.0))
+
+
+def assert_gpu_close(gpu, cpu, dtype, kind, err_msg=""):
+    """The GPU's result against the CPU backend's under GPU_TOLERANCE; NaN where the CPU has
+    NaN, identical infinities, bit equality for the exact kind (NaN payloads aside)."""
+    rtol, atol = gpu_tolerance(dtype, kind)
+    a, e = _as_f64(gpu), _as_f64(cpu)
+    assert a.shape == e.shape, "shape %s != CPU's %s %s" % (a.shape, e.shape, err_msg)
+    if a.dtype.kind in "biu" or e.dtype.kind in "biu" or (rtol == 0 and atol == 0):
+        np.testing.assert_array_equal(a, e, err_msg="GPU vs CPU %s" % err_msg)
+        return
+    np.testing.assert_allclose(a, e, rtol=rtol, atol=atol, equal_nan=True,
+                               err_msg="GPU vs CPU %s (dtype %s, kind %s)" % (err_msg, dtype_name(dtype), kind))

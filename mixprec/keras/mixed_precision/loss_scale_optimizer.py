@@ -8,16 +8,29 @@
 Both hold a loss-scale object whose state is C (mixprec._core.LossScale) and apply through
 one fused C call: non-finite check, update or skip, loss-scale update and the iteration
 count together (csrc/optim.c). Skipped steps still count in ``iterations`` (TF >= 2.3).
+
+NOTE: on a GPU the scale lives in device memory and a step must not read it back: scaling
+multiplies by the scale *tensor*, unscaling divides on the device. Only converting the scale
+to a Python number (``float(opt.loss_scale)``, ``repr``) waits for the GPU.
 """
 
 import warnings
 
-from mixprec import _core, _nest
-from mixprec._dtypes import float32
+from mixprec import _core, _nest, _ops
+from mixprec._dtypes import float32, float64
 from mixprec.keras.optimizers.optimizer import Optimizer
 from mixprec.mixed_precision.experimental import loss_scale as _ls
 
 __all__ = ["LossScaleOptimizer", "LossScaleOptimizerV1"]
+
+
+def _same_device(t, like):
+    """t, copied explicitly to like's device if it lives elsewhere (the loss-scale state
+    moves to the variables' device at the first step; until then it may be elsewhere)."""
+    if t.device == like.device:
+        return t
+    with _ops.device(like.device):
+        return _core.identity(t)
 
 
 class _LossScaleOptimizerBase:
@@ -39,7 +52,12 @@ class _LossScaleOptimizerBase:
     # ---------------------------------------------------------------- scaling
 
     def _scale_value(self):
+        """The scale as a Python float (waits for a GPU: not for the training step)."""
         return self._loss_scale_obj._current()
+
+    def _scale_tensor(self):
+        """The current scale, a float32 scalar tensor where the state lives (no wait)."""
+        return self._loss_scale_obj._scale_tensor()
 
     def get_scaled_loss(self, loss):
         """``loss * loss_scale`` (the scale cast to the loss's dtype); a callable gives a
@@ -53,20 +71,19 @@ class _LossScaleOptimizerBase:
 
     def _scale(self, loss):
         loss = _core.convert_to_tensor(loss)
-        return loss * _core.cast(_core.constant(self._scale_value(), float32), loss.dtype)
+        return loss * _core.cast(_same_device(self._scale_tensor(), loss), loss.dtype)
 
     def get_unscaled_gradients(self, grads):
         """Each gradient times ``1 / loss_scale`` in its own dtype; None stays None."""
         object.__setattr__(self, "_gradients_have_been_unscaled", True)
-        inv = 1.0 / self._scale_value()
-        inv_t = _core.constant(inv, float32)
+        inv_t = _core.reciprocal(self._scale_tensor())  # float32, correctly rounded as 1.0 / s
         out = []
         for g in grads:
             if g is None:
                 out.append(None)
             else:
                 g = _core.convert_to_tensor(g)
-                out.append(g * _core.cast(inv_t, g.dtype))
+                out.append(g * _core.cast(_same_device(inv_t, g), g.dtype))
         return out
 
     # ---------------------------------------------------------------- applying
@@ -99,24 +116,28 @@ class _LossScaleOptimizerBase:
         """Applies unscaled gradients if they are all finite, otherwise skips the step; in
         both cases updates the loss scale and counts the iteration (one C call)."""
         self._warn_if_unscaled()
-        return self._apply_scaled(grads_and_vars, grad_scale=1.0)
+        return self._apply_scaled(grads_and_vars, unscale=False)
 
-    def _apply_scaled(self, grads_and_vars, grad_scale):
+    def _apply_scaled(self, grads_and_vars, unscale):
+        """One fused step; ``unscale``: the gradients are still scaled (divided by the
+        scale on the device, inside the update)."""
         inner = self._optimizer
         pairs = [(g, v) for g, v in grads_and_vars]
         grads, variables = inner._prepare(pairs, clip=False)
-        state = self._loss_scale_obj._state if self._dynamic_state() else None
+        check = self._dynamic_state()
+        state = self._loss_scale_obj._state
         # NOTE: as tf-keras, the inner optimizer clips *unscaled* gradients and only after
         # the finite check (an inf gradient is skipped, not clipped to a finite value); a
-        # step that will be skipped is left to the C check unclipped.
-        if inner._clips() and (state is None or _core.all_finite(grads)):
-            if grad_scale != 1.0:
-                factor = _core.constant(grad_scale, float32)
-                grads = [g * _core.cast(factor, g.dtype) for g in grads]
-                grad_scale = 1.0
+        # step that will be skipped is left to the fused check unclipped. Clipping needs the
+        # finite answer and the scale on the host; without clipping nothing waits.
+        if inner._clips() and (not check or _core.all_finite(grads)):
+            if unscale:
+                factor = _core.constant(1.0 / state.value(), float32)
+                grads = [_core.cast(_core.cast(g, float32) * factor, g.dtype)
+                         if g.dtype != float64 else g * (1.0 / state.value()) for g in grads]
+                unscale = False
             grads = inner._clip(grads)
-        inner._apply(grads, variables, loss_scale=state, check_finite=state is not None,
-                     grad_scale=grad_scale)
+        inner._apply(grads, variables, loss_scale=state, check_finite=check, unscale=unscale)
         return inner.iterations
 
     def _dynamic_state(self):
@@ -140,8 +161,7 @@ class _LossScaleOptimizerBase:
             var_list = var_list()
         var_list = _nest.flatten(var_list)
         grads = tape.gradient(scaled, var_list, grad_loss)
-        scale = self._scale_value()
-        return self._apply_scaled(list(zip(grads, var_list)), grad_scale=1.0 / scale)
+        return self._apply_scaled(list(zip(grads, var_list)), unscale=True)
 
     # ---------------------------------------------------------------- delegation
 
@@ -280,8 +300,9 @@ class LossScaleOptimizer(_LossScaleOptimizerBase):
 
     @property
     def loss_scale(self):
-        """The current loss scale as a float32 scalar tensor."""
-        return _core.constant(self._scale_value(), float32)
+        """The current loss scale as a float32 scalar tensor (``float()`` of it waits for a
+        GPU; the tensor itself does not)."""
+        return self._scale_tensor()
 
     @property
     def dynamic_counter(self):

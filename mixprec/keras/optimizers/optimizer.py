@@ -89,7 +89,10 @@ class Optimizer:
         if name in self._hyper and isinstance(self._hyper[name], Variable):
             self._hyper[name].assign(value)
         else:
-            self._hyper[name] = Variable(value, dtype=float32, trainable=False, name=name)
+            # Hyperparameters are read on the host every step (_hparams): they live on the
+            # CPU even when a GPU is the default device, so reading them never waits for it.
+            with _ops.device("/CPU:0"):
+                self._hyper[name] = Variable(value, dtype=float32, trainable=False, name=name)
 
     def _get_hyper(self, name):
         return self._hyper[name]
@@ -265,15 +268,19 @@ class Optimizer:
             variables.append(v)
         return (self._clip(grads) if clip else grads), variables
 
-    def _apply(self, grads, variables, loss_scale=None, check_finite=False, grad_scale=1.0):
-        """The fused C step. Returns whether the update was applied."""
+    def _apply(self, grads, variables, loss_scale=None, check_finite=False, grad_scale=1.0,
+               unscale=False):
+        """The fused C step (issued to the variables' device without waiting for it).
+        ``unscale``: the gradients are also divided by ``loss_scale``'s current value, read
+        on the device. Returns whether the update was applied: True, or a bool scalar tensor
+        when the finite check decided it on the device."""
         slots = []
         for v in variables:
             slots.extend(self._slots_for(v))
         hp = self._hparams()
         return _core.optimizer_apply(self._KIND, hp, list(variables), list(grads), slots,
                                      self._iterations, loss_scale, bool(check_finite),
-                                     float(grad_scale))
+                                     float(grad_scale), bool(unscale))
 
     def apply_gradients(self, grads_and_vars, name=None, experimental_aggregate_gradients=True):
         """Applies (gradient, variable) pairs; returns the iterations variable."""

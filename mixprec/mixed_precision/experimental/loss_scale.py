@@ -48,7 +48,13 @@ class LossScale:
         return [scale, good]
 
     def _current(self):
+        """The scale as a Python float (reads it back from a GPU)."""
         return self._c.value()
+
+    def _scale_tensor(self):
+        """The current scale: a float32 scalar tensor on the state's device (no read-back).
+        A snapshot: later updates do not change it (copy-on-write)."""
+        return self._c.variables()[0]._peek()
 
 
 class FixedLossScale(LossScale):
@@ -108,7 +114,7 @@ class DynamicLossScale(LossScale):
         return self._min_loss_scale
 
     def __call__(self):
-        return _core.constant(self._c.value(), float32)
+        return self._scale_tensor()
 
     def update(self, grads):
         """One step of the state machine on ``grads`` (None entries are ignored)."""

@@ -1,0 +1,251 @@
+// optim_update.cu — the fused optimizer update of many variables in one launch (the backend's
+// optim_update slot): per element, the gradient times the step's multiplier, the rule (SGD,
+// RMSprop, Adam as TensorFlow's) on the float32 master weight and its float32 slots, and the
+// low-precision copy refreshed. Everything the step depends on is read on the device: the
+// found-inf flag (skip), the loss scale (unscale) and the iteration count (Adam's bias
+// correction), so the host never waits.
+// NOTE: the arithmetic is csrc/cpu_optim.c's, operation for operation, in the same types and
+// order; with no FMA contraction (CMakeLists.txt) the float32 results are the CPU's bits.
+// Only Adam's lr_t (double pow) may differ in its last bits before its rounding to float.
+#include "kernels.cuh"
+
+#define MAX_VARS 24
+#define CHUNK ((int64_t)1 << 16) // elements per block
+
+struct optim_args {
+    int n, kind, nesterov;
+    double lr, momentum, rho, epsilon, beta_1, beta_2, grad_scale;
+    const float *loss_scale;   // () or NULL
+    const int64_t *iterations; // () or NULL
+    const uint8_t *found_inf;  // () or NULL
+    int wdt[MAX_VARS], cdt[MAX_VARS], cache_es[MAX_VARS];
+    void *w[MAX_VARS];
+    const void *g[MAX_VARS];
+    void *s0[MAX_VARS], *s1[MAX_VARS], *s2[MAX_VARS]; // float32; float64 for float64 variables
+    void *cache[MAX_VARS];
+    int64_t len[MAX_VARS];
+    int64_t first_chunk[MAX_VARS + 1];
+};
+
+__device__ __forceinline__ float load_f(int dt, const void *p, int64_t i) {
+    switch (dt) {
+    case MP_F16: return mp_cvt_f16_f32(((const uint16_t *)p)[i]);
+    case MP_BF16: return mp_cvt_bf16_f32(((const uint16_t *)p)[i]);
+    default: return ((const float *)p)[i];
+    }
+}
+__device__ __forceinline__ void store_f(int dt, void *p, int64_t i, float v) {
+    switch (dt) {
+    case MP_F16: ((uint16_t *)p)[i] = mp_cvt_f32_f16(v); break;
+    case MP_BF16: ((uint16_t *)p)[i] = mp_cvt_f32_bf16(v); break;
+    default: ((float *)p)[i] = v; break;
+    }
+}
+
+// cpu_optim.c rule_f32 for element i: w, g float (g unscaled), slots float32.
+__device__ __forceinline__ void rule_f32(const optim_args &a, float lr, float &w, float gi, float *s0, float *s1,
+                                         float *s2, int64_t i) {
+    switch (a.kind) {
+    case MP_OPTIM_SGD:
+        if (!s0) {
+            w -= lr * gi;
+        } else {
+            const float mom = (float)a.momentum;
+            float v = mom * s0[i] - lr * gi;
+            s0[i] = v;
+            w = a.nesterov ? w + mom * v - lr * gi : w + v;
+        }
+        break;
+    case MP_OPTIM_RMSPROP: {
+        const float rho = (float)a.rho, omr = 1.0f - rho, eps = (float)a.epsilon, mom = (float)a.momentum;
+        float ms = rho * s0[i] + omr * gi * gi;
+        s0[i] = ms;
+        float denom = ms;
+        if (s2) {
+            float mg = rho * s2[i] + omr * gi;
+            s2[i] = mg;
+            denom = ms - mg * mg;
+        }
+        if (s1) { // ResourceApply(Centered)RMSProp: epsilon inside the root
+            float m = mom * s1[i] + lr * gi / sqrtf(denom + eps);
+            s1[i] = m;
+            w -= m;
+        } else { // Keras' plain path: epsilon outside the root
+            w -= lr * gi / (sqrtf(denom) + eps);
+        }
+        break;
+    }
+    case MP_OPTIM_ADAM: {
+        const float b1 = (float)a.beta_1, b2 = (float)a.beta_2, eps = (float)a.epsilon;
+        float m = s0[i] + (gi - s0[i]) * (1.0f - b1);
+        float v = s1[i] + (gi * gi - s1[i]) * (1.0f - b2);
+        s0[i] = m;
+        s1[i] = v;
+        float vv = v;
+        if (s2) {
+            vv = s2[i] > v ? s2[i] : v;
+            s2[i] = vv;
+        }
+        w -= lr * m / (sqrtf(vv) + eps);
+        break;
+    }
+    default: break;
+    }
+}
+
+// cpu_optim.c rule_f64 for element i: float64 variables, on float64 slots.
+__device__ __forceinline__ void rule_f64(const optim_args &a, double lr, double gs, double &w, double g, double *s0,
+                                         double *s1, double *s2, int64_t i) {
+    double gi = g * gs;
+    switch (a.kind) {
+    case MP_OPTIM_SGD:
+        if (!s0) {
+            w -= lr * gi;
+        } else {
+            double v = a.momentum * s0[i] - lr * gi;
+            s0[i] = v;
+            w = a.nesterov ? w + a.momentum * v - lr * gi : w + v;
+        }
+        break;
+    case MP_OPTIM_RMSPROP: {
+        double ms = a.rho * s0[i] + (1 - a.rho) * gi * gi, denom = ms;
+        s0[i] = ms;
+        if (s2) {
+            double mg = a.rho * s2[i] + (1 - a.rho) * gi;
+            s2[i] = mg;
+            denom = ms - mg * mg;
+        }
+        if (s1) {
+            double m = a.momentum * s1[i] + lr * gi / sqrt(denom + a.epsilon);
+            s1[i] = m;
+            w -= m;
+        } else {
+            w -= lr * gi / (sqrt(denom) + a.epsilon);
+        }
+        break;
+    }
+    case MP_OPTIM_ADAM: {
+        double m = s0[i] + (gi - s0[i]) * (1 - a.beta_1);
+        double v = s1[i] + (gi * gi - s1[i]) * (1 - a.beta_2), vv = v;
+        s0[i] = m;
+        s1[i] = v;
+        if (s2) {
+            vv = s2[i] > v ? s2[i] : v;
+            s2[i] = vv;
+        }
+        w -= lr * m / (sqrt(vv) + a.epsilon);
+        break;
+    }
+    default: break;
+    }
+}
+
+static __global__ void optim_update_kernel(optim_args a) {
+    __shared__ int skip;
+    __shared__ double lr_t, gs;
+    if (threadIdx.x == 0) { // the step's scalars, from device memory, once per block
+        skip = a.found_inf && *a.found_inf;
+        double g = a.grad_scale;
+        if (a.loss_scale)
+            g = g / (double)*a.loss_scale;
+        gs = g;
+        double lr = a.lr;
+        if (a.kind == MP_OPTIM_ADAM) {
+            int64_t t = a.iterations ? *a.iterations + 1 : 1;
+            lr = a.lr * sqrt(1.0 - pow(a.beta_2, (double)t)) / (1.0 - pow(a.beta_1, (double)t));
+        }
+        lr_t = lr;
+    }
+    __syncthreads();
+    if (skip)
+        return;
+    int k = 0;
+    while (k + 1 < a.n && a.first_chunk[k + 1] <= (int64_t)blockIdx.x)
+        k++;
+    const int64_t b = ((int64_t)blockIdx.x - a.first_chunk[k]) * CHUNK;
+    const int64_t e = b + CHUNK < a.len[k] ? b + CHUNK : a.len[k];
+    const int wdt = a.wdt[k], cdt = a.cdt[k];
+    void *wp = a.w[k], *cache = a.cache[k];
+    const void *gp = a.g[k];
+    if (wdt == MP_F64) {
+        double *s0 = (double *)a.s0[k], *s1 = (double *)a.s1[k], *s2 = (double *)a.s2[k];
+        for (int64_t i = b + threadIdx.x; i < e; i += blockDim.x) {
+            double w = ((double *)wp)[i];
+            rule_f64(a, lr_t, gs, w, ((const double *)gp)[i], s0, s1, s2, i);
+            ((double *)wp)[i] = w;
+            if (cache) // the CPU casts with mp_cpu_cast: scalar_cast.h's rule
+                mp_cast_one(&w, MP_F64, (char *)cache + i * a.cache_es[k], cdt, 0);
+        }
+        return;
+    }
+    float *s0 = (float *)a.s0[k], *s1 = (float *)a.s1[k], *s2 = (float *)a.s2[k];
+    const float lr = (float)lr_t;
+    const bool scaled = gs != 1.0;
+    const float fgs = (float)gs;
+    for (int64_t i = b + threadIdx.x; i < e; i += blockDim.x) {
+        float w = load_f(wdt, wp, i);
+        float gi = load_f(wdt, gp, i);
+        if (scaled)
+            gi *= fgs;
+        rule_f32(a, lr, w, gi, s0, s1, s2, i);
+        store_f(wdt, wp, i, w);
+        if (cache)
+            store_f(cdt, cache, i, w);
+    }
+}
+
+extern "C" mp_status mp_cuda_optim_update(mp_device dev, mp_optim_kind kind, const mp_optim_step *step, int n,
+                                          const mp_optim_var *vars) {
+    mp_cuda_ctx *c;
+    MP_TRY(mp_cuda_ctx_get(dev, &c));
+    for (int i = 0; i < n; i++) {
+        const mp_optim_var *v = &vars[i];
+        if (v->cache && v->wdt != MP_F64 && v->cdt != MP_F16 && v->cdt != MP_BF16 && v->cdt != MP_F32)
+            return MP_CUDA_FAIL(MP_ERR_INTERNAL, "optimizer: cannot refresh a %s copy", mp_cuda_api->dtype_name(v->cdt));
+        if (v->wdt != MP_F32 && v->wdt != MP_F16 && v->wdt != MP_BF16 && v->wdt != MP_F64)
+            return MP_CUDA_FAIL(MP_ERR_DTYPE, "optimizer: cannot train a %s variable", mp_cuda_api->dtype_name(v->wdt));
+    }
+    for (int base = 0; base < n; base += MAX_VARS) {
+        optim_args a;
+        memset(&a, 0, sizeof a);
+        a.kind = kind;
+        a.nesterov = step->hp.nesterov;
+        a.lr = step->hp.lr;
+        a.momentum = step->hp.momentum;
+        a.rho = step->hp.rho;
+        a.epsilon = step->hp.epsilon;
+        a.beta_1 = step->hp.beta_1;
+        a.beta_2 = step->hp.beta_2;
+        a.grad_scale = step->grad_scale;
+        a.loss_scale = step->loss_scale;
+        a.iterations = step->iterations;
+        a.found_inf = step->found_inf;
+        int64_t chunks = 0;
+        for (int i = base; i < n && i < base + MAX_VARS; i++) {
+            const mp_optim_var *v = &vars[i];
+            if (v->n <= 0)
+                continue;
+            int k = a.n++;
+            a.wdt[k] = v->wdt;
+            a.cdt[k] = v->cdt;
+            a.cache_es[k] = (int)mp_cuda_dtype_size(v->cdt);
+            a.w[k] = v->w;
+            a.g[k] = v->g;
+            a.s0[k] = v->s[0];
+            a.s1[k] = v->s[1];
+            a.s2[k] = v->s[2];
+            a.cache[k] = v->cache;
+            a.len[k] = v->n;
+            a.first_chunk[k] = chunks;
+            chunks += (v->n + CHUNK - 1) / CHUNK;
+        }
+        if (a.n == 0)
+            continue;
+        a.first_chunk[a.n] = chunks;
+        if (chunks > INT32_MAX)
+            return MP_CUDA_FAIL(MP_ERR_VALUE, "optimizer: %lld chunks exceed one launch", (long long)chunks);
+        optim_update_kernel<<<(unsigned)chunks, MP_THREADS, 0, c->stream>>>(a);
+        MP_LAUNCH_CHECK();
+    }
+    return MP_OK;
+}

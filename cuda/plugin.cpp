@@ -1,0 +1,196 @@
+// plugin.cpp — the Python module mixprec._cuda: finds the GPUs and, when there is one,
+// registers the CUDA backend table with the core through the core's C API capsule
+// (_core._C_API). Also the GPU facts and debug knobs mixprec/_gpu_info.py reads.
+// Must import on machines without a driver or a GPU, and then register nothing.
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "mp_cuda.h"
+
+const mp_c_api *mp_cuda_api = nullptr;
+
+static mp_backend table;
+
+static void fill_table(void) {
+    table.name = "cuda";
+    table.alloc = mp_cuda_alloc;
+    table.free = mp_cuda_free;
+    table.copy_h2d = mp_cuda_copy_h2d;
+    table.copy_d2h = mp_cuda_copy_d2h;
+    table.copy_d2d = mp_cuda_copy_d2d;
+    table.cast = mp_cuda_cast;
+    table.fill = mp_cuda_fill;
+    table.iota = mp_cuda_iota;
+    table.unary = mp_cuda_unary;
+    table.binary = mp_cuda_binary;
+    table.where = mp_cuda_where;
+    table.reduce = mp_cuda_reduce;
+    table.argreduce = mp_cuda_argreduce;
+    table.strided_copy = mp_cuda_strided_copy;
+    table.gemm = mp_cuda_gemm;
+    table.softmax = mp_cuda_softmax;
+    table.one_hot = mp_cuda_one_hot;
+    table.random = mp_cuda_random;
+    table.softmax_xent = mp_cuda_softmax_xent;
+    table.finite_check = mp_cuda_finite_check;
+    table.optim_update = mp_cuda_optim_update;
+    table.step_end = mp_cuda_step_end;
+}
+
+static int device_count(void) {
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) { // no driver, no device: none, not an error
+        cudaGetLastError();
+        return 0;
+    }
+    return n > MP_CUDA_MAX_DEVICES ? MP_CUDA_MAX_DEVICES : n;
+}
+
+// register(capsule) -> number of GPUs registered (0: none here, nothing changed)
+static PyObject *py_register(PyObject *, PyObject *capsule) {
+    const mp_c_api *api = (const mp_c_api *)PyCapsule_GetPointer(capsule, MP_C_API_CAPSULE);
+    if (!api)
+        return NULL;
+    if (api->version != MP_C_API_VERSION || api->backend_size != sizeof(mp_backend)) {
+        PyErr_Format(PyExc_ImportError,
+                     "mixprec._cuda was built for the core's C API %d (backend table of %zu bytes) but "
+                     "mixprec._core has %d (%zu bytes). hint: rebuild mixprec so both come from one source tree",
+                     MP_C_API_VERSION, sizeof(mp_backend), api->version, api->backend_size);
+        return NULL;
+    }
+    int n = device_count();
+    if (n == 0)
+        return PyLong_FromLong(0);
+    mp_cuda_api = api;
+    mp_cuda_set_device_count(n);
+    fill_table();
+    if (api->backend_register(MP_DEV_CUDA, &table, n) != MP_OK) {
+        PyErr_Format(PyExc_RuntimeError, "mixprec: registering the CUDA backend failed: %s", api->error_message());
+        return NULL;
+    }
+    return PyLong_FromLong(n);
+}
+
+// devices() -> [{"name", "compute_capability": (major, minor), "memory_bytes"}]
+static PyObject *py_devices(PyObject *, PyObject *) {
+    int n = device_count();
+    PyObject *lst = PyList_New(0);
+    if (!lst)
+        return NULL;
+    for (int i = 0; i < n; i++) {
+        cudaDeviceProp p;
+        if (cudaGetDeviceProperties(&p, i) != cudaSuccess) {
+            cudaGetLastError();
+            continue;
+        }
+        PyObject *d = Py_BuildValue("{s:s,s:(ii),s:K,s:i}", "name", p.name, "compute_capability", p.major, p.minor,
+                                    "memory_bytes", (unsigned long long)p.totalGlobalMem, "multiprocessors",
+                                    p.multiProcessorCount);
+        if (!d || PyList_Append(lst, d) < 0) {
+            Py_XDECREF(d);
+            Py_DECREF(lst);
+            return NULL;
+        }
+        Py_DECREF(d);
+    }
+    return lst;
+}
+
+static PyObject *py_runtime_version(PyObject *, PyObject *) {
+    int v = 0;
+    if (cudaRuntimeGetVersion(&v) != cudaSuccess)
+        cudaGetLastError();
+    return PyLong_FromLong(v);
+}
+
+static PyObject *py_driver_version(PyObject *, PyObject *) {
+    int v = 0;
+    if (cudaDriverGetVersion(&v) != cudaSuccess)
+        cudaGetLastError();
+    return PyLong_FromLong(v);
+}
+
+static PyObject *py_set_tf32(PyObject *, PyObject *arg) {
+    int on = PyObject_IsTrue(arg);
+    if (on < 0)
+        return NULL;
+    return PyBool_FromLong(mp_cuda_tf32.exchange(on));
+}
+
+static PyObject *py_sync_count(PyObject *, PyObject *) { return PyLong_FromLongLong(mp_cuda_sync_count()); }
+
+static PyObject *raise_status(mp_status st) {
+    PyErr_Format(st == MP_ERR_MEMORY ? PyExc_MemoryError : PyExc_RuntimeError, "%s", mp_cuda_api->error_message());
+    return NULL;
+}
+
+// synchronize(): waits for every registered GPU's stream (benchmarks and tests only)
+static PyObject *py_synchronize(PyObject *, PyObject *) {
+    if (!mp_cuda_api)
+        Py_RETURN_NONE;
+    int n = device_count();
+    for (int i = 0; i < n; i++) {
+        mp_cuda_ctx *c;
+        mp_status st;
+        Py_BEGIN_ALLOW_THREADS
+        st = mp_cuda_ctx_get(mp_device{MP_DEV_CUDA, i}, &c);
+        if (st == MP_OK)
+            st = mp_cuda_stream_sync(c);
+        Py_END_ALLOW_THREADS
+        if (st != MP_OK)
+            return raise_status(st);
+    }
+    Py_RETURN_NONE;
+}
+
+// memory_info(index) -> {"free", "total", "pool_reserved", "pool_used"} in bytes
+static PyObject *py_memory_info(PyObject *, PyObject *arg) {
+    long i = PyLong_AsLong(arg);
+    if (i == -1 && PyErr_Occurred())
+        return NULL;
+    if (!mp_cuda_api || i < 0 || i >= device_count()) {
+        PyErr_Format(PyExc_ValueError, "no GPU %ld is registered", i);
+        return NULL;
+    }
+    mp_cuda_ctx *c;
+    mp_status st = mp_cuda_ctx_get(mp_device{MP_DEV_CUDA, (int)i}, &c);
+    if (st != MP_OK)
+        return raise_status(st);
+    size_t free_b = 0, total = 0;
+    uint64_t reserved = 0, used = 0;
+    if (cudaMemGetInfo(&free_b, &total) != cudaSuccess ||
+        cudaMemPoolGetAttribute(c->pool, cudaMemPoolAttrReservedMemCurrent, &reserved) != cudaSuccess ||
+        cudaMemPoolGetAttribute(c->pool, cudaMemPoolAttrUsedMemCurrent, &used) != cudaSuccess) {
+        cudaError_t e = cudaGetLastError();
+        PyErr_Format(PyExc_RuntimeError, "CUDA error reading memory information: %s", cudaGetErrorString(e));
+        return NULL;
+    }
+    return Py_BuildValue("{s:K,s:K,s:K,s:K}", "free", (unsigned long long)free_b, "total", (unsigned long long)total,
+                         "pool_reserved", (unsigned long long)reserved, "pool_used", (unsigned long long)used);
+}
+
+static PyMethodDef methods[] = {
+    {"register", py_register, METH_O, "register(_core._C_API) -> GPUs registered (0 when there is none)."},
+    {"devices", py_devices, METH_NOARGS, "The CUDA devices this process can see."},
+    {"runtime_version", py_runtime_version, METH_NOARGS, "CUDA runtime version (e.g. 13000)."},
+    {"driver_version", py_driver_version, METH_NOARGS, "CUDA driver version (0 without a driver)."},
+    {"set_tf32", py_set_tf32, METH_O, "TF32 for float32 matmuls on or off; returns the previous setting."},
+    {"sync_count", py_sync_count, METH_NOARGS, "Host synchronisations so far (debug counter)."},
+    {"synchronize", py_synchronize, METH_NOARGS, "Waits for all queued GPU work."},
+    {"memory_info", py_memory_info, METH_O, "memory_info(index) -> free/total/pool bytes of a GPU."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "mixprec._cuda", "mixprec's CUDA backend plugin.", -1,
+                                       methods};
+
+PyMODINIT_FUNC PyInit__cuda(void) {
+    PyObject *m = PyModule_Create(&moduledef);
+    if (!m)
+        return NULL;
+    if (PyModule_AddIntConstant(m, "C_API_VERSION", MP_C_API_VERSION) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

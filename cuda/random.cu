@@ -1,0 +1,104 @@
+// random.cu — counter-based random numbers (the backend's random slot): element i of the
+// stream keyed by (seed, stream) is philox.h's function of (seed, stream, i), the same
+// definition the CPU backend uses, with the same arithmetic afterwards (csrc/backend_cpu.c):
+// a + (b - a) * u (uniform) or a + b * z (normal, truncated normal) in float32 (double for
+// float64), floor into [a, b) for integers, and uniform draws that round up to b replaced by
+// the largest value of the dtype below b.
+// NOTE: uniform draws equal the CPU's bit for bit; normal draws go through CUDA's logf,
+// sqrtf, sinf and cosf and may differ from glibc's in the last bits.
+#include <math.h>
+
+#include "kernels.cuh"
+#include "philox.h"
+
+__device__ __forceinline__ float draw(int dist, uint64_t seed, uint64_t stream, uint64_t i) {
+    return dist == MP_RANDOM_UNIFORM  ? mp_philox_uniform(seed, stream, i)
+           : dist == MP_RANDOM_NORMAL ? mp_philox_normal(seed, stream, i)
+                                      : mp_philox_truncated_normal(seed, stream, i);
+}
+
+// float32 / float16 / bfloat16; lim: the bits of the largest value below b (uniform clamp)
+template <int DT>
+static __global__ void random_float_kernel(int dist, typename mp_dt<DT>::T *y, int64_t n, uint64_t seed,
+                                           uint64_t stream, float fa, float fb, double b, int clamp,
+                                           typename mp_dt<DT>::T lim) {
+    MP_GRID_STRIDE(i, n) {
+        float z = draw(dist, seed, stream, (uint64_t)i);
+        float v = dist == MP_RANDOM_UNIFORM ? fa + (fb - fa) * z : fa + fb * z;
+        mp_dt<DT>::store(y, i, v);
+        if (clamp && (double)mp_dt<DT>::load(y, i) >= b)
+            y[i] = lim;
+    }
+}
+
+static __global__ void random_f64_kernel(int dist, double *y, int64_t n, uint64_t seed, uint64_t stream, double a,
+                                         double b, int clamp, double lim) {
+    MP_GRID_STRIDE(i, n) {
+        double z = draw(dist, seed, stream, (uint64_t)i);
+        double v = dist == MP_RANDOM_UNIFORM ? a + (b - a) * z : a + b * z;
+        y[i] = clamp && v >= b ? lim : v;
+    }
+}
+
+// integer uniform: floor into [a, b)
+static __global__ void random_int_kernel(int dt, void *y, int64_t n, uint64_t seed, uint64_t stream, double a,
+                                         double b) {
+    MP_GRID_STRIDE(i, n) {
+        double v = floor(a + (b - a) * (double)mp_philox_uniform(seed, stream, (uint64_t)i));
+        if (v >= b)
+            v = b - 1;
+        mp_cast_one(&v, MP_F64, (char *)y + i * (int64_t)(dt == MP_I64 ? 8 : 4), dt, 0);
+    }
+}
+
+// The next 16-bit float value toward -inf (bit patterns are sign-magnitude).
+static uint16_t step_down16(uint16_t h) {
+    if (h & 0x8000u)
+        return (uint16_t)(h + 1u);
+    return h ? (uint16_t)(h - 1u) : 0x8001u;
+}
+
+template <int DT>
+static mp_status random_launch(mp_cuda_ctx *c, int dist, void *y, int64_t n, uint64_t seed, uint64_t stream,
+                               double a, double b) {
+    typedef typename mp_dt<DT>::T T;
+    int clamp = dist == MP_RANDOM_UNIFORM && b > a;
+    unsigned grid = mp_cuda_grid(c, n);
+    if constexpr (DT == MP_F64) {
+        random_f64_kernel<<<grid, MP_THREADS, 0, c->stream>>>(dist, (double *)y, n, seed, stream, a, b, clamp,
+                                                              nextafter(b, -INFINITY));
+    } else if constexpr (DT == MP_F32) {
+        float lim = (float)b; // the CPU's clamp_below
+        while ((double)lim >= b)
+            lim = nextafterf(lim, -INFINITY);
+        random_float_kernel<MP_F32><<<grid, MP_THREADS, 0, c->stream>>>(dist, (T *)y, n, seed, stream, (float)a,
+                                                                        (float)b, b, clamp, lim);
+    } else if constexpr (DT == MP_F16 || DT == MP_BF16) {
+        uint16_t lim = DT == MP_F16 ? mp_cvt_f32_f16((float)b) : mp_cvt_f32_bf16((float)b);
+        while ((double)(DT == MP_F16 ? mp_cvt_f16_f32(lim) : mp_cvt_bf16_f32(lim)) >= b)
+            lim = step_down16(lim);
+        random_float_kernel<DT><<<grid, MP_THREADS, 0, c->stream>>>(dist, (T *)y, n, seed, stream, (float)a,
+                                                                    (float)b, b, clamp, lim);
+    } else {
+        random_int_kernel<<<grid, MP_THREADS, 0, c->stream>>>(DT, y, n, seed, stream, a, b);
+    }
+    MP_LAUNCH_CHECK();
+    return MP_OK;
+}
+
+extern "C" mp_status mp_cuda_random(mp_device dev, int dist, mp_dtype dt, void *y, int64_t n, uint64_t seed,
+                                    uint64_t stream, double a, double b) {
+    mp_cuda_ctx *c;
+    if (n <= 0)
+        return MP_OK;
+    MP_TRY(mp_cuda_ctx_get(dev, &c));
+    switch (dt) {
+    case MP_F32: return random_launch<MP_F32>(c, dist, y, n, seed, stream, a, b);
+    case MP_F16: return random_launch<MP_F16>(c, dist, y, n, seed, stream, a, b);
+    case MP_BF16: return random_launch<MP_BF16>(c, dist, y, n, seed, stream, a, b);
+    case MP_F64: return random_launch<MP_F64>(c, dist, y, n, seed, stream, a, b);
+    case MP_I32: return random_launch<MP_I32>(c, dist, y, n, seed, stream, a, b);
+    case MP_I64: return random_launch<MP_I64>(c, dist, y, n, seed, stream, a, b);
+    default: return MP_CUDA_FAIL(MP_ERR_DTYPE, "random numbers of dtype %s", mp_cuda_api->dtype_name(dt));
+    }
+}

@@ -1,0 +1,245 @@
+"""Device plumbing: TensorFlow's placement (GPU:0 by default when there is one, the CPU in
+``with mixprec.device('/CPU:0')``), explicit copies between devices, training state that
+lives and is updated on the device, zero host synchronisations per training step, and
+unsupported backend slots reported as NotImplementedError.
+
+These run everywhere: against the real GPU when the CUDA backend is registered, otherwise
+against the emulated GPU (the CPU kernels registered as GPU:0, the ``any_gpu`` fixture), which
+checks the core and the Python layer but none of the CUDA kernels (tests/test_cuda*.py do)."""
+
+import gc
+
+import numpy as np
+import pytest
+
+import mixprec as tf
+from mixprec import _core, _gpu_info, keras
+from mixprec.keras import layers, mixed_precision
+from tolerances import assert_close
+
+GPU = "device:GPU:0"
+CPU = "device:CPU:0"
+
+
+@pytest.fixture(autouse=True)
+def _global_policy():
+    from mixprec.keras.mixed_precision import policy as _policy
+
+    saved = _policy._global_policy
+    yield
+    _policy._global_policy = saved
+
+
+# --------------------------------------------------------------------------- placement
+
+
+def test_tensors_live_on_the_gpu_by_default(any_gpu):
+    assert len(tf.config.list_physical_devices("GPU")) >= 1
+    x = tf.constant([[1.5, -2.0], [3.0, 4.25]])
+    assert x.device.endswith(GPU)
+    np.testing.assert_array_equal(x.numpy(), [[1.5, -2.0], [3.0, 4.25]])  # .numpy() copies back
+    y = tf.matmul(x, x) + 1.0
+    assert y.device.endswith(GPU)
+    np.testing.assert_array_equal(y.numpy(), x.numpy() @ x.numpy() + 1.0)
+    with tf.device("/CPU:0"):
+        c = tf.constant([1.0, 2.0])
+        assert c.device.endswith(CPU)
+        assert tf.zeros([3]).device.endswith(CPU)
+    assert tf.zeros([3]).device.endswith(GPU)
+    v = tf.Variable([1.0, 2.0])
+    assert v.device.endswith(GPU)
+
+
+def test_identity_under_a_device_scope_is_an_explicit_copy(any_gpu):
+    with tf.device("/CPU:0"):
+        c = tf.constant(np.arange(6, dtype=np.float32).reshape(2, 3))
+    with tf.device("/GPU:0"):
+        g = tf.identity(c)
+    assert g.device.endswith(GPU) and c.device.endswith(CPU)
+    np.testing.assert_array_equal(g.numpy(), c.numpy())
+    with tf.device("/CPU:0"):
+        back = tf.identity(g * 2.0)
+    assert back.device.endswith(CPU)
+    np.testing.assert_array_equal(back.numpy(), 2 * c.numpy())
+
+
+def test_tensors_of_two_devices_do_not_mix_implicitly(any_gpu):
+    with tf.device("/CPU:0"):
+        c = tf.constant([1.0, 2.0])
+    g = tf.constant([3.0, 4.0])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="is on GPU:0 but input #0 is on CPU:0.*identity"):
+        c + g
+
+
+def test_python_values_follow_the_tensor_they_meet(any_gpu):
+    with tf.device("/CPU:0"):
+        c = tf.constant([1.0, 2.0])
+    # outside the scope the default device is the GPU, but the 2.0 goes where c is
+    r = 2.0 - c * 2
+    assert r.device.endswith(CPU)
+    np.testing.assert_array_equal(r.numpy(), [0.0, -2.0])
+
+
+def test_a_missing_gpu_index_is_an_error(any_gpu):
+    with pytest.raises(tf.errors.InvalidArgumentError, match="GPU:7 is not available"):
+        with tf.device("/GPU:7"):
+            pass
+
+
+# --------------------------------------------------------------------------- training state
+
+
+def _model(units=32, seed=3):
+    tf.random.set_seed(seed)
+    inputs = keras.Input(shape=(20,))
+    h = layers.Dense(units, activation="relu")(inputs)
+    h = layers.Dense(units, activation="relu")(h)
+    h = layers.Dense(5)(h)
+    out = layers.Activation("softmax", dtype="float32")(h)
+    return keras.Model(inputs, out)
+
+
+def _data(n=64):
+    rng = np.random.default_rng(7)
+    return rng.random((n, 20), dtype=np.float32) * 4, rng.integers(0, 5, n)
+
+
+def _custom_step(model, opt, loss_object, x, y, blow_up=1.0):
+    with tf.GradientTape() as tape:
+        loss = loss_object(y, model(x)) * blow_up
+        scaled = opt.get_scaled_loss(loss)
+    grads = opt.get_unscaled_gradients(tape.gradient(scaled, model.trainable_variables))
+    opt.apply_gradients(zip(grads, model.trainable_variables))
+    return loss
+
+
+@pytest.mark.parametrize("inner", ["RMSprop", "Adam", "SGD"])
+def test_a_mixed_float16_step_never_waits_for_the_device(any_gpu, inner):
+    mixed_precision.set_global_policy("mixed_float16")
+    model = _model()
+    opt = mixed_precision.LossScaleOptimizer(getattr(keras.optimizers, inner)())
+    loss_object = keras.losses.SparseCategoricalCrossentropy()
+    x, y = (tf.constant(a) for a in _data())
+    assert x.device.endswith(GPU)
+
+    def minimize():
+        opt.minimize(lambda: loss_object(y, model(x)), model.trainable_variables)
+
+    for _ in range(2):  # first steps create slots, plans and caches
+        _custom_step(model, opt, loss_object, x, y)
+        minimize()
+    before = _gpu_info.host_sync_count()
+    for _ in range(4):
+        _custom_step(model, opt, loss_object, x, y)
+        minimize()
+    assert _gpu_info.host_sync_count() - before == 0
+    assert opt.iterations.device.endswith(GPU)
+    assert opt.loss_scale.device.endswith(GPU)
+    before = _gpu_info.host_sync_count()
+    assert float(opt.loss_scale) == 32768.0  # reading the scale is what waits
+    assert _gpu_info.host_sync_count() - before == 1
+    assert int(opt.iterations.numpy()) == 12
+
+
+def _loss_scale_run(device):
+    """A run with overflowing steps: (scale, good steps) after each step, and the weights."""
+    with tf.device(device):
+        mixed_precision.set_global_policy("mixed_float16")
+        model = _model(units=16)
+        opt = mixed_precision.LossScaleOptimizer(keras.optimizers.Adam(0.01), initial_scale=2.0 ** 18,
+                                                 dynamic_growth_steps=2)
+        loss_object = keras.losses.SparseCategoricalCrossentropy()
+        x, y = (tf.constant(a) for a in _data())
+        states = []
+        for i in range(10):
+            _custom_step(model, opt, loss_object, x, y, blow_up=1e4 if i in (3, 4) else 1.0)
+            states.append((float(opt.loss_scale), int(opt.dynamic_counter.numpy())))
+        return states, [w for w in model.get_weights()], int(opt.iterations.numpy())
+
+
+def test_the_loss_scale_state_machine_on_the_device_equals_the_cpus(any_gpu):
+    cpu_states, cpu_weights, cpu_iters = _loss_scale_run("/CPU:0")
+    gpu_states, gpu_weights, gpu_iters = _loss_scale_run("/GPU:0")
+    assert gpu_states == cpu_states  # scale and count exactly: float32 arithmetic on both
+    assert any(b[0] < a[0] for a, b in zip(cpu_states, cpu_states[1:]))  # a skipped step happened
+    assert any(b[0] > a[0] for a, b in zip(cpu_states, cpu_states[1:]))  # and a growth
+    assert gpu_iters == cpu_iters == 10
+    for g, c in zip(gpu_weights, cpu_weights):
+        # GPU GEMMs accumulate in another order: the weights agree to the float16 model's noise
+        assert_close(g, c, "float16", "matmul")
+
+
+def test_state_created_on_the_cpu_moves_to_the_variables_device(any_gpu):
+    mixed_precision.set_global_policy("float32")
+    model = _model(units=8)
+    with tf.device("/CPU:0"):
+        opt = mixed_precision.LossScaleOptimizer(keras.optimizers.RMSprop())
+    assert opt.iterations.device.endswith(CPU) and opt.loss_scale.device.endswith(CPU)
+    x, y = (tf.constant(a) for a in _data(16))
+    _custom_step(model, opt, keras.losses.SparseCategoricalCrossentropy(), x, y)
+    assert opt.iterations.device.endswith(GPU) and opt.loss_scale.device.endswith(GPU)
+    assert int(opt.iterations.numpy()) == 1
+
+
+def test_optimizer_apply_returns_the_devices_decision(any_gpu):
+    v = tf.Variable([1.0, 2.0])
+    ls = _core.LossScale(True, 8.0, 2, 2.0, 1.0)
+    it = tf.Variable(0, dtype=tf.int64)
+    hp = (0.1, 0.0, False, 0.9, 1e-7, False, 0.9, 0.999, False, False)
+    applied = _core.optimizer_apply(_core.OPTIM_SGD, hp, [v], [tf.constant([np.inf, 1.0])], [], it, ls, True, 1.0)
+    assert isinstance(applied, tf.Tensor) and applied.device.endswith(GPU)
+    assert not bool(applied)
+    np.testing.assert_array_equal(v.numpy(), [1.0, 2.0])  # skipped
+    assert ls.value() == 4.0 and ls.good_steps() == 0 and int(it.numpy()) == 1
+    applied = _core.optimizer_apply(_core.OPTIM_SGD, hp, [v], [tf.constant([8.0, 16.0])], [], it, ls, True, 1.0, True)
+    assert bool(applied)
+    np.testing.assert_allclose(v.numpy(), [1.0 - 0.1 * 2.0, 2.0 - 0.1 * 4.0], rtol=1e-6)  # unscaled by 4
+    assert ls.value() == 4.0 and ls.good_steps() == 1 and int(it.numpy()) == 2
+    # no finite check: nothing was decided on the device
+    assert _core.optimizer_apply(_core.OPTIM_SGD, hp, [v], [tf.constant([0.0, 0.0])], [], it, None, False, 1.0) is True
+
+
+# --------------------------------------------------------------------------- unsupported slots
+
+
+@pytest.fixture
+def partial_gpu():
+    """An emulated GPU without some slots (only where no real GPU is registered)."""
+    if _core.backend_name(1) == "cuda":
+        pytest.skip("a real GPU is registered; slot removal needs the emulated one")
+    was_on = _core.device_count(1) > 0
+    _core._emulate_gpu(False)
+
+    def make(without):
+        _core._emulate_gpu(True, without)
+
+    yield make
+    gc.collect()
+    _core._emulate_gpu(was_on)
+
+
+def test_a_missing_backend_slot_is_not_implemented_error(partial_gpu):
+    partial_gpu("gemm,softmax_xent,optim_update")
+    x = tf.constant(np.ones((2, 2), np.float32))
+    assert x.device.endswith(GPU)
+    with pytest.raises(NotImplementedError, match="emulated-gpu backend does not implement gemm"):
+        tf.matmul(x, x)
+    with pytest.raises(NotImplementedError, match="does not implement softmax_xent"):
+        tf.nn.sparse_softmax_cross_entropy_with_logits(labels=tf.constant([0, 1]), logits=x)
+    v = tf.Variable([1.0])
+    with pytest.raises(NotImplementedError, match="no optim_update kernel"):
+        keras.optimizers.SGD().apply_gradients([(tf.constant([1.0]), v)])
+    np.testing.assert_array_equal((x + x).numpy(), 2 * np.ones((2, 2)))  # the rest still works
+
+
+def test_a_gpu_without_allocation_cannot_make_tensors(partial_gpu):
+    partial_gpu("alloc")
+    with pytest.raises(NotImplementedError, match="cannot allocate"):
+        tf.constant([1.0])
+    with tf.device("/CPU:0"):
+        assert tf.constant([1.0]).device.endswith(CPU)
+
+
+def test_an_unknown_slot_name_is_refused(partial_gpu):
+    with pytest.raises(ValueError, match="no backend slot named 'gemmm'"):
+        partial_gpu("gemmm")
