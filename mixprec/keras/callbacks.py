@@ -58,15 +58,26 @@ class CallbackList:
 
 
 class History(Callback):
-    """Records per-epoch logs: ``history.history['loss']``, ``['val_accuracy']`` …"""
+    """Records per-epoch logs: ``history.history['loss']``, ``['val_accuracy']`` …
+
+    When the model trains with a LossScaleOptimizer, ``Model.fit`` also records every
+    step in ``history.steps`` (a mixprec addition; ``mixprec.plot.plot_loss_scale`` draws
+    it): ``'loss_scale'``, the scale the step's loss was multiplied by; ``'skipped'``,
+    whether the step was skipped for an inf/NaN gradient (the scale then shrinks);
+    ``'epoch'``, the epoch of the step. Without loss scaling ``steps`` stays empty."""
 
     def __init__(self):
         super().__init__()
         self.history = {}
         self.epoch = []
+        self.steps = {}
 
     def on_train_begin(self, logs=None):
         self.epoch = []
+
+    def _record_step(self, epoch, loss_scale, skipped):
+        for k, v in (("epoch", epoch), ("loss_scale", loss_scale), ("skipped", skipped)):
+            self.steps.setdefault(k, []).append(v)
 
     def on_epoch_end(self, epoch, logs=None):
         self.epoch.append(epoch)

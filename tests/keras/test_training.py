@@ -409,6 +409,42 @@ def test_fit_under_mixed_float16_counts_good_steps():
     assert float(model.optimizer.loss_scale) == 2.0 ** 15
 
 
+def test_fit_records_the_loss_scale_per_step_in_history():
+    tf.random.set_seed(0)
+    x, y = make_data(48)
+    model = make_model("mixed_float16", optimizer=LossScaleOptimizer(
+        keras.optimizers.SGD(0.01), initial_scale=2.0 ** 22, dynamic_growth_steps=3))
+    history = model.fit(x, y, batch_size=8, epochs=2, verbose=0)
+    steps = history.steps
+    assert len(steps["loss_scale"]) == len(steps["skipped"]) == 12
+    assert steps["epoch"] == [0] * 6 + [1] * 6
+    assert steps["loss_scale"][0] == 2.0 ** 22
+    # 2**22 overflows float16 gradients: the first steps are skipped until the scale fits
+    assert steps["skipped"][0] and not all(steps["skipped"])
+    # the state machine, read off the record: a skip halves, 3 good steps in a row double
+    good = 0
+    for i in range(1, 12):
+        prev, now = steps["loss_scale"][i - 1], steps["loss_scale"][i]
+        if steps["skipped"][i - 1]:
+            good = 0
+            assert now == prev / 2
+        else:
+            good += 1
+            assert now == (prev * 2 if good == 3 else prev)
+            good %= 3
+    # the record ends where the optimizer is
+    last = steps["loss_scale"][-1]
+    expected = last / 2 if steps["skipped"][-1] else last
+    assert float(model.optimizer.loss_scale) in (expected, expected * 2)
+
+
+def test_fit_without_loss_scaling_records_no_steps():
+    x, y = make_data(16)
+    history = make_model("mixed_bfloat16").fit(x, y, batch_size=8, epochs=1, verbose=0)
+    assert history.steps == {}
+    assert len(history.history["loss"]) == 1
+
+
 # --------------------------------------------------------------------------- callbacks
 
 

@@ -417,6 +417,8 @@ class Model(Layer):
         params = {"verbose": verbose, "epochs": epochs, "steps": data.steps}
         cb = _callbacks.CallbackList(cbs, model=self, **params)
         self.stop_training = False
+        from mixprec.keras.mixed_precision import loss_scale_optimizer as lso
+        scaled = isinstance(self.optimizer, lso._LossScaleOptimizerBase)
         cb.on_train_begin()
         logs = {}
         for epoch in range(initial_epoch, epochs):
@@ -424,8 +426,12 @@ class Model(Layer):
             cb.on_epoch_begin(epoch)
             for step, batch in enumerate(data.batches(epoch)):
                 cb.on_train_batch_begin(step)
+                # the logs are read to the host every step anyway, so is the scale
+                scale = self.optimizer._scale_value() if scaled else None
                 results = self.train_step(batch)
                 logs = _to_floats(results)
+                if scaled:
+                    history._record_step(epoch, scale, self.optimizer._last_step_skipped())
                 cb.on_train_batch_end(step, logs)
                 if self.stop_training:
                     break

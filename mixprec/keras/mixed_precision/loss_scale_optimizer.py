@@ -47,6 +47,7 @@ class _LossScaleOptimizerBase:
         object.__setattr__(self, "_loss_scale_obj", loss_scale)
         object.__setattr__(self, "_loss_has_been_scaled", False)
         object.__setattr__(self, "_gradients_have_been_unscaled", False)
+        object.__setattr__(self, "_last_applied", True)
         inner._is_wrapped = True
 
     # ---------------------------------------------------------------- scaling
@@ -54,6 +55,10 @@ class _LossScaleOptimizerBase:
     def _scale_value(self):
         """The scale as a Python float (waits for a GPU: not for the training step)."""
         return self._loss_scale_obj._current()
+
+    def _last_step_skipped(self):
+        """Whether the last fused step was skipped for an inf/NaN gradient (waits for a GPU)."""
+        return not bool(self._last_applied)
 
     def _scale_tensor(self):
         """The current scale, a float32 scalar tensor where the state lives (no wait)."""
@@ -137,7 +142,10 @@ class _LossScaleOptimizerBase:
                          if g.dtype != float64 else g * (1.0 / state.value()) for g in grads]
                 unscale = False
             grads = inner._clip(grads)
-        inner._apply(grads, variables, loss_scale=state, check_finite=check, unscale=unscale)
+        applied = inner._apply(grads, variables, loss_scale=state, check_finite=check,
+                               unscale=unscale)
+        # True, or a bool scalar on the device (read only by whoever asks: Model.fit's History)
+        object.__setattr__(self, "_last_applied", applied)
         return inner.iterations
 
     def _dynamic_state(self):
