@@ -232,8 +232,10 @@ class _Shuffle(Dataset):
             return
         rng = self._rng()
         buf = []
+        # AUTOTUNE: a buffer as large as the dataset (a full shuffle)
+        limit = float("inf") if self._buffer == AUTOTUNE else self._buffer
         for elem in self._src._elements():
-            if len(buf) < self._buffer:
+            if len(buf) < limit:
                 buf.append(elem)
                 continue
             k = int(rng.integers(len(buf)))

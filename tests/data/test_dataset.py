@@ -239,3 +239,12 @@ def test_the_guides_pipeline():
     first = next(iter(test))
     assert first[0].dtype.name == "float32" and tuple(first[0].shape) == (16, 4)
     np.testing.assert_array_equal(first[1].numpy(), y[:16])
+
+
+def test_shuffle_autotune_is_a_full_shuffle_on_any_source():
+    # a mapped source takes the generic (streaming) path, not the index permutation
+    ds = Dataset.from_tensor_slices(np.arange(10)).map(lambda x: x * 2)
+    out = [int(v) for v in ds.shuffle(tf.data.AUTOTUNE, seed=1)]
+    assert sorted(out) == list(range(0, 20, 2)) and out != sorted(out)
+    with pytest.raises(ValueError, match="greater than zero"):
+        ds.shuffle(0)

@@ -821,3 +821,12 @@ def test_load_weights_by_name(tmp_path):
     b.load_weights(tmp_path / "a.npz", by_name=True)  # nothing matches: nothing changes
     for u, v in zip(before, b.get_weights()):
         np.testing.assert_array_equal(u, v)
+
+
+def test_fit_without_targets_says_what_is_missing():
+    x, _ = make_data(16)
+    model = make_model()
+    with pytest.raises(ValueError, match="no targets `y` were given"):
+        model.fit(x, batch_size=8, verbose=0)
+    with pytest.raises(ValueError, match="no targets"):
+        model.evaluate(x, verbose=0)

@@ -292,8 +292,12 @@ class Model(Layer):
         fns = self._loss_fns(len(yps))
         weights = self._loss_weights
         total = None
+        missing = False
         for i, (fn, yt, yp) in enumerate(zip(fns, ys, yps)):
             if fn is None:
+                continue
+            if yt is None:  # tf-keras skips a compiled loss without targets
+                missing = True
                 continue
             value = fn(yt, yp, sample_weight)
             if weights is not None:
@@ -303,6 +307,12 @@ class Model(Layer):
         for extra in self.losses:
             extra = _core.convert_to_tensor(extra)
             total = extra if total is None else total + _core.cast(extra, total.dtype)
+        if total is None and missing:
+            raise ValueError(
+                "No loss to compute: the model was compiled with a loss, which compares "
+                "predictions with targets, but no targets `y` were given. Pass `y` (or a "
+                "dataset yielding `(x, y)` pairs), or add losses in the model with "
+                "`add_loss()`.")
         if total is None:
             raise ValueError("No loss to compute. Provide a `loss` argument in `compile()`.")
         return total
