@@ -20,6 +20,7 @@ static struct {
     int busy;             /* a job is in flight */
     uint64_t generation;  /* bumped per job */
     int pending;          /* workers still running the current job */
+    int slots;            /* atomic: workers that may still join the current job */
     /* current job */
     mp_range_fn fn;
     void *ctx;
@@ -52,7 +53,9 @@ static void *worker_main(void *arg) {
             break;
         seen = pool.generation;
         pthread_mutex_unlock(&pool.mu);
-        run_chunks();
+        /* after set_num_threads shrank the pool, the surplus workers sit the job out */
+        if (__atomic_fetch_sub(&pool.slots, 1, __ATOMIC_RELAXED) > 0)
+            run_chunks();
         pthread_mutex_lock(&pool.mu);
         if (--pool.pending == 0)
             pthread_cond_signal(&pool.done_cv);
@@ -126,7 +129,7 @@ void mp_parallel_for(int64_t n, int64_t grain, mp_range_fn fn, void *ctx) {
         return;
     }
     ensure_workers();
-    int workers = pool.nworkers;
+    int workers = pool.nworkers < threads - 1 ? pool.nworkers : threads - 1;
     if (workers == 0) {
         pthread_mutex_unlock(&pool.mu);
         fn(ctx, 0, n);
@@ -142,7 +145,8 @@ void mp_parallel_for(int64_t n, int64_t grain, mp_range_fn fn, void *ctx) {
     pool.n = n;
     pool.chunk = chunk;
     pool.next = 0;
-    pool.pending = workers;
+    pool.slots = workers;
+    pool.pending = pool.nworkers; /* every worker wakes; only `workers` of them join */
     pool.generation++;
     pthread_cond_broadcast(&pool.work_cv);
     pthread_mutex_unlock(&pool.mu);

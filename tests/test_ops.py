@@ -1131,3 +1131,16 @@ def test_softmax_cross_entropy_errors():
 DEDICATED["sparse_softmax_cross_entropy_with_logits"] = \
     "test_softmax_cross_entropy_matches_numpy"
 DEDICATED["softmax_cross_entropy_with_logits"] = "test_softmax_cross_entropy_matches_numpy"
+
+
+def test_set_num_threads_shrinks_and_grows_the_pool():
+    prev = _core.get_num_threads()
+    try:
+        _core.set_num_threads(2)
+        assert _core._threads_used(2) == 2  # the pool is up with one worker
+        _core.set_num_threads(1)
+        assert _core._threads_used(2) == 1  # the started worker sits the loop out
+        _core.set_num_threads(2)
+        assert _core._threads_used(2) == 2
+    finally:
+        _core.set_num_threads(prev)

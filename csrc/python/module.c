@@ -5,6 +5,9 @@
 
 #include "mp_py.h"
 
+#include <pthread.h>
+#include <time.h>
+
 PyObject *MpExc_InvalidArgument, *MpExc_DType, *MpExc_OutOfRange, *MpExc_Internal, *MpExc_Cuda,
     *MpExc_ResourceExhausted;
 PyObject *MpPy_DTypes[MP_DTYPE_COUNT];
@@ -145,6 +148,45 @@ static PyObject *py_backend_name(PyObject *m, PyObject *arg) {
     return PyUnicode_FromString(be->name);
 }
 
+/* _threads_used(n): how many distinct threads ran the chunks of one parallel loop over n
+ * items (tests of the pool's size after set_num_threads). */
+#define PROBE_MAX 128
+typedef struct {
+    pthread_mutex_t mu;
+    pthread_t seen[PROBE_MAX];
+    int count;
+} threads_probe;
+
+static void probe_range(void *vctx, int64_t b, int64_t e) {
+    threads_probe *p = vctx;
+    (void)b;
+    (void)e;
+    pthread_t me = pthread_self();
+    pthread_mutex_lock(&p->mu);
+    int known = 0;
+    for (int i = 0; i < p->count; i++)
+        known |= pthread_equal(p->seen[i], me);
+    if (!known && p->count < PROBE_MAX)
+        p->seen[p->count++] = me;
+    pthread_mutex_unlock(&p->mu);
+    struct timespec ts = {0, 50000000}; /* 50 ms: long enough that every joined worker gets a chunk */
+    nanosleep(&ts, NULL);
+}
+
+static PyObject *py_threads_used(PyObject *m, PyObject *arg) {
+    (void)m;
+    long long n = PyLong_AsLongLong(arg);
+    if (n == -1 && PyErr_Occurred())
+        return NULL;
+    threads_probe p = {.count = 0};
+    pthread_mutex_init(&p.mu, NULL);
+    Py_BEGIN_ALLOW_THREADS
+    mp_parallel_for(n, 1, probe_range, &p);
+    Py_END_ALLOW_THREADS
+    pthread_mutex_destroy(&p.mu);
+    return PyLong_FromLong(p.count);
+}
+
 static PyObject *py_check_numerics(PyObject *m, PyObject *arg) {
     (void)m;
     int on = PyObject_IsTrue(arg);
@@ -177,6 +219,7 @@ static PyMethodDef module_methods[] = {
     {"check_numerics", py_check_numerics, METH_O, "check_numerics(on) -> previous: fail ops that produce inf/NaN"},
     {"set_scope", py_set_scope, METH_O, "set_scope(name or None) -> previous: name shown by check_numerics"},
     {"_register", py_register, METH_VARARGS, NULL},
+    {"_threads_used", py_threads_used, METH_O, "_threads_used(n): distinct threads in one parallel loop (tests)."},
     {"cast_isa", py_cast_isa, METH_NOARGS, "Which cast kernels run: 'avx2+f16c' or 'scalar'."},
     {"force_scalar_casts", py_force_scalar_casts, METH_O, "Use the scalar cast path (tests); returns the old flag."},
     {"get_num_threads", py_get_num_threads, METH_NOARGS, NULL},
