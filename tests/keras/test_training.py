@@ -830,3 +830,43 @@ def test_fit_without_targets_says_what_is_missing():
         model.fit(x, batch_size=8, verbose=0)
     with pytest.raises(ValueError, match="no targets"):
         model.evaluate(x, verbose=0)
+
+
+def _batch_ids(model, ds, epochs, steps, caplog=None):
+    seen = []
+
+    class Record(keras.callbacks.Callback):
+        def on_epoch_begin(self, epoch, logs=None):
+            seen.append([])
+
+    orig = model.train_step
+
+    def step(data):
+        seen[-1].append(int(data[0].numpy()[0, 0]))
+        return orig(data)
+
+    model.train_step = step
+    model.fit(ds, epochs=epochs, steps_per_epoch=steps, verbose=0, callbacks=[Record()])
+    return seen
+
+
+def test_fit_keeps_one_iterator_across_epochs_when_steps_per_epoch_is_given():
+    # tf-keras' rule: with steps_per_epoch different from the dataset's length, the epochs
+    # continue one pass of the data instead of restarting it
+    x = np.repeat(np.arange(8, dtype="float32")[:, None], N_FEATURES, axis=1)
+    y = np.zeros(8, "int64")
+    ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(2)  # batches start 0, 2, 4, 6
+    model = make_model(metrics=())
+    assert _batch_ids(model, ds.repeat(), 3, 3) == [[0, 2, 4], [6, 0, 2], [4, 6, 0]]
+    # steps_per_epoch equal to the length: a fresh pass per epoch
+    assert _batch_ids(model, ds, 2, 4) == [[0, 2, 4, 6], [0, 2, 4, 6]]
+
+
+def test_fit_stops_when_a_finite_dataset_runs_out(caplog):
+    x = np.zeros((8, N_FEATURES), "float32")
+    ds = tf.data.Dataset.from_tensor_slices((x, np.zeros(8, "int64"))).batch(2)  # 4 batches
+    model = make_model(metrics=())
+    history = model.fit(ds, epochs=3, steps_per_epoch=3, verbose=0)
+    assert "ran out of data" in caplog.text and "9 batches" in caplog.text
+    assert len(history.history["loss"]) == 2  # 3 steps, then 1 step and the stop
+    assert int(model.optimizer.iterations.numpy()) == 4

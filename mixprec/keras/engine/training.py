@@ -12,7 +12,7 @@ import zipfile
 
 import numpy as np
 
-from mixprec import _core, _nest
+from mixprec import _core, _logging, _nest
 from mixprec import random as _random
 from mixprec._dtypes import as_dtype
 from mixprec._tape import GradientTape
@@ -414,6 +414,7 @@ class Model(Layer):
             (x, y, sample_weight), validation_data = _split(x, y, sample_weight, validation_split)
         data = _DataHandler(x, y, sample_weight, batch_size, shuffle=shuffle,
                             steps=steps_per_epoch)
+        data.epochs = epochs - initial_epoch
         val = None
         if validation_data is not None:
             vx, vy, vsw = _unpack_tuple(validation_data)
@@ -434,7 +435,9 @@ class Model(Layer):
         for epoch in range(initial_epoch, epochs):
             self.reset_metrics()
             cb.on_epoch_begin(epoch)
+            ran = 0
             for step, batch in enumerate(data.batches(epoch)):
+                ran += 1
                 cb.on_train_batch_begin(step)
                 # the logs are read to the host every step anyway, so is the scale
                 scale = self.optimizer._scale_value() if scaled else None
@@ -444,6 +447,10 @@ class Model(Layer):
                     history._record_step(epoch, scale, self.optimizer._last_step_skipped())
                 cb.on_train_batch_end(step, logs)
                 if self.stop_training:
+                    break
+            if getattr(data, "ran_out", False):
+                self.stop_training = True  # as tf-keras: the epoch ends early, then training
+                if not ran:
                     break
             epoch_logs = dict(logs)
             if val is not None and (epoch + 1) % validation_freq == 0:
@@ -794,7 +801,14 @@ class _DataHandler:
             if y is not None:
                 raise ValueError("`y` argument is not supported when using dataset as input.")
             self._dataset = x
+            self.epochs = 1  # set by fit, for the ran-out-of-data message
+            self._iter = None
+            self.ran_out = False
             n = x._cardinality()
+            # tf-keras' rule (DatasetAdapter.should_recreate_iterator): a fresh pass per epoch
+            # unless steps_per_epoch is given and differs from the dataset's length; then
+            # one iterator runs on across epochs
+            self._recreate = steps is None or (n is not None and n >= 0 and n == steps)
             if steps is None:
                 if n is None or n < 0:
                     raise ValueError("When passing an infinitely repeating dataset, please "
@@ -826,9 +840,21 @@ class _DataHandler:
 
     def batches(self, epoch):
         if self._dataset is not None:
-            for i, elem in enumerate(self._dataset):
-                if i >= self.steps:
-                    break
+            if self._iter is None or self._recreate:
+                self._iter = iter(self._dataset)
+            for i in range(self.steps):
+                try:
+                    elem = next(self._iter)
+                except StopIteration:
+                    if not self._recreate:
+                        self.ran_out = True
+                        _logging.get_logger().warning(
+                            "Your input ran out of data; interrupting training. Make sure "
+                            "that your dataset or generator can generate at least "
+                            "`steps_per_epoch * epochs` batches (in this case, %d batches). "
+                            "You may need to use the repeat() function when building your "
+                            "dataset.", self.steps * self.epochs)
+                    return
                 yield _as_tensors(_unpack(elem) if isinstance(elem, tuple) else (elem, None, None))
             return
         if self._shuffle and self._shuffle != "batch":
