@@ -50,6 +50,26 @@ static void *raw_alloc(size_t nbytes) {
     return p;
 }
 
+/* Bytes handed out by cpu_alloc and not yet freed (cached blocks do not count), and the
+ * high-water mark since the last reset: tf.config.experimental.get_memory_info('CPU:0'). */
+static int64_t mem_current, mem_peak;
+
+static void mem_add(int64_t n) {
+    int64_t now = __atomic_add_fetch(&mem_current, n, __ATOMIC_RELAXED);
+    int64_t peak = __atomic_load_n(&mem_peak, __ATOMIC_RELAXED);
+    while (now > peak && !__atomic_compare_exchange_n(&mem_peak, &peak, now, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        ;
+}
+
+void mp_cpu_memory_stats(int64_t *current, int64_t *peak) {
+    *current = __atomic_load_n(&mem_current, __ATOMIC_RELAXED);
+    *peak = __atomic_load_n(&mem_peak, __ATOMIC_RELAXED);
+}
+
+void mp_cpu_memory_reset_peak(void) {
+    __atomic_store_n(&mem_peak, __atomic_load_n(&mem_current, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+}
+
 static mp_status cpu_alloc(mp_device dev, size_t nbytes, void **out) {
     (void)dev;
     if (nbytes >= CACHE_MIN_BYTES) {
@@ -60,6 +80,7 @@ static mp_status cpu_alloc(mp_device dev, size_t nbytes, void **out) {
                 cache.ptr[i] = NULL;
                 cache.total -= nbytes;
                 pthread_mutex_unlock(&cache.mu);
+                mem_add((int64_t)nbytes);
                 return MP_OK;
             }
         }
@@ -79,6 +100,7 @@ static mp_status cpu_alloc(mp_device dev, size_t nbytes, void **out) {
     }
     if (!p)
         return mp_error_set(MP_ERR_MEMORY, "out of host memory: could not allocate %zu bytes", nbytes);
+    mem_add((int64_t)nbytes);
     *out = p;
     return MP_OK;
 }
@@ -87,6 +109,7 @@ static void cpu_free(mp_device dev, void *p, size_t nbytes) {
     (void)dev;
     if (!p)
         return;
+    __atomic_sub_fetch(&mem_current, (int64_t)nbytes, __ATOMIC_RELAXED);
     if (nbytes >= CACHE_MIN_BYTES) {
         pthread_mutex_lock(&cache.mu);
         if (cache.total + nbytes <= cache_limit()) {

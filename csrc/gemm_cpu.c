@@ -159,9 +159,12 @@ static mp_status gemm_16(mp_dtype dt, int ta, int tb, int64_t M, int64_t N, int6
     int threads = mp_num_threads();
     int64_t flops = M * N * K;
     int64_t block = flops < ((int64_t)1 << 21) ? M : (M + threads - 1) / threads;
-    /* bound the widened panels to ~8 MB per block */
+    /* bound the widened panels to ~32 MB per block. NOTE: not less: every block is its own
+     * sgemm call, and each call packs all of B again; with 8 MB blocks (256 rows at
+     * K = N = 4096) that repacking made a float16 GEMM 1.45x the float32 one, with 32 MB
+     * (1024 rows) it is within ~1.1x (docs/performance.md). */
     int64_t row_bytes = (K + N) * 4;
-    int64_t max_rows = ((int64_t)8 << 20) / (row_bytes ? row_bytes : 1);
+    int64_t max_rows = ((int64_t)32 << 20) / (row_bytes ? row_bytes : 1);
     if (max_rows < 16)
         max_rows = 16;
     if (block > max_rows)

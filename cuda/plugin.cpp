@@ -169,6 +169,31 @@ static PyObject *py_memory_info(PyObject *, PyObject *arg) {
                          "pool_reserved", (unsigned long long)reserved, "pool_used", (unsigned long long)used);
 }
 
+// memory_stats(index, reset_peak) -> (current, peak): bytes in use in the device's pool and
+// the pool's high-water mark (cudaMemPoolAttrUsedMemHigh); reset_peak restarts the mark.
+static PyObject *py_memory_stats(PyObject *, PyObject *args) {
+    int i, reset;
+    if (!PyArg_ParseTuple(args, "ip", &i, &reset))
+        return NULL;
+    if (!mp_cuda_api || i < 0 || i >= device_count()) {
+        PyErr_Format(PyExc_ValueError, "no GPU %d is registered", i);
+        return NULL;
+    }
+    mp_cuda_ctx *c;
+    mp_status st = mp_cuda_ctx_get(mp_device{MP_DEV_CUDA, i}, &c);
+    if (st != MP_OK)
+        return raise_status(st);
+    uint64_t used = 0, high = 0, zero = 0;
+    if (cudaMemPoolGetAttribute(c->pool, cudaMemPoolAttrUsedMemCurrent, &used) != cudaSuccess ||
+        cudaMemPoolGetAttribute(c->pool, cudaMemPoolAttrUsedMemHigh, &high) != cudaSuccess ||
+        (reset && cudaMemPoolSetAttribute(c->pool, cudaMemPoolAttrUsedMemHigh, &zero) != cudaSuccess)) {
+        cudaError_t e = cudaGetLastError();
+        PyErr_Format(PyExc_RuntimeError, "CUDA error reading memory statistics: %s", cudaGetErrorString(e));
+        return NULL;
+    }
+    return Py_BuildValue("(KK)", (unsigned long long)used, (unsigned long long)high);
+}
+
 static PyMethodDef methods[] = {
     {"register", py_register, METH_O, "register(_core._C_API) -> GPUs registered (0 when there is none)."},
     {"devices", py_devices, METH_NOARGS, "The CUDA devices this process can see."},
@@ -178,6 +203,7 @@ static PyMethodDef methods[] = {
     {"sync_count", py_sync_count, METH_NOARGS, "Host synchronisations so far (debug counter)."},
     {"synchronize", py_synchronize, METH_NOARGS, "Waits for all queued GPU work."},
     {"memory_info", py_memory_info, METH_O, "memory_info(index) -> free/total/pool bytes of a GPU."},
+    {"memory_stats", py_memory_stats, METH_VARARGS, "memory_stats(index, reset_peak) -> (current, peak) pool bytes."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -17,6 +17,8 @@ const char *mp_blas_config(void);
 void mp_blas_set_num_threads(int n);
 void mp_cpu_cache_clear(void);
 size_t mp_cpu_cache_bytes(void);
+void mp_cpu_memory_stats(int64_t *current, int64_t *peak);
+void mp_cpu_memory_reset_peak(void);
 
 /* _register(dtypes: tuple of 9 DType objects in enum order, TensorShape, as_dtype) */
 static PyObject *py_register(PyObject *m, PyObject *args) {
@@ -114,6 +116,21 @@ static PyObject *py_cpu_cache(PyObject *m, PyObject *arg) {
     if (clear)
         mp_cpu_cache_clear();
     return PyLong_FromSize_t(mp_cpu_cache_bytes());
+}
+
+/* cpu_memory(reset_peak) -> (current, peak): bytes of host memory held by tensors and
+ * scratch (not the block cache), and the high-water mark since the last reset; with
+ * reset_peak the mark restarts from the current value (after reading it). */
+static PyObject *py_cpu_memory(PyObject *m, PyObject *arg) {
+    (void)m;
+    int reset = PyObject_IsTrue(arg);
+    if (reset < 0)
+        return NULL;
+    int64_t cur, peak;
+    mp_cpu_memory_stats(&cur, &peak);
+    if (reset)
+        mp_cpu_memory_reset_peak();
+    return Py_BuildValue("(LL)", (long long)cur, (long long)peak);
 }
 
 /* _emulate_gpu(on, without=None): the test aid of backend.c (the CPU kernels as one "GPU",
@@ -219,6 +236,7 @@ static PyMethodDef module_methods[] = {
     {"check_numerics", py_check_numerics, METH_O, "check_numerics(on) -> previous: fail ops that produce inf/NaN"},
     {"set_scope", py_set_scope, METH_O, "set_scope(name or None) -> previous: name shown by check_numerics"},
     {"_register", py_register, METH_VARARGS, NULL},
+    {"cpu_memory", py_cpu_memory, METH_O, "cpu_memory(reset_peak) -> (current, peak) bytes of host tensor memory."},
     {"_threads_used", py_threads_used, METH_O, "_threads_used(n): distinct threads in one parallel loop (tests)."},
     {"cast_isa", py_cast_isa, METH_NOARGS, "Which cast kernels run: 'avx2+f16c' or 'scalar'."},
     {"force_scalar_casts", py_force_scalar_casts, METH_O, "Use the scalar cast path (tests); returns the old flag."},

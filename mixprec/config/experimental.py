@@ -5,7 +5,8 @@ import collections
 __all__ = ["enable_tensor_float_32_execution", "tensor_float_32_execution_enabled",
            "set_memory_growth", "get_memory_growth", "set_logical_device_configuration",
            "get_logical_device_configuration", "LogicalDeviceConfiguration",
-           "VirtualDeviceConfiguration", "get_device_details"]
+           "VirtualDeviceConfiguration", "get_device_details", "get_memory_info",
+           "reset_memory_stats", "get_memory_usage"]
 
 _tf32 = True
 _memory_growth = {}
@@ -65,3 +66,38 @@ def get_device_details(device):
         return {"device_name": info[index]["name"],
                 "compute_capability": tuple(info[index]["compute_capability"])}
     return {}
+
+
+def _memory(device, reset_peak):
+    from mixprec import _core, _gpu_info
+    from mixprec._ops import _parse_device
+
+    kind, index = _parse_device(getattr(device, "name", device))
+    if kind == 0 or _gpu_info.emulated:  # the emulated GPU allocates from the host
+        if index != 0:
+            raise ValueError("Unknown device %r: there is one CPU, 'CPU:0'" % (device,))
+        return _core.cpu_memory(reset_peak)
+    if _gpu_info._cuda is None or index >= len(_gpu_info.devices()):
+        raise ValueError("No GPU %d on this machine (list_physical_devices('GPU') is empty or "
+                         "shorter): cannot read its memory" % index)
+    return _gpu_info._cuda.memory_stats(index, reset_peak)
+
+
+def get_memory_info(device):
+    """``{'current': bytes, 'peak': bytes}`` of memory that ``device`` ('GPU:0', 'CPU:0')
+    holds for tensors now, and at most since the process started or since
+    ``reset_memory_stats``. On a GPU these are the bytes in use in mixprec's memory pool; on
+    the CPU (which TensorFlow does not report) the bytes of tensors and GEMM scratch, not
+    the block cache kept for reuse."""
+    current, peak = _memory(device, False)
+    return {"current": int(current), "peak": int(peak)}
+
+
+def reset_memory_stats(device):
+    """Restarts the ``peak`` of ``get_memory_info(device)`` from the current usage."""
+    _memory(device, True)
+
+
+def get_memory_usage(device):
+    """The ``current`` of ``get_memory_info`` (TensorFlow's deprecated spelling)."""
+    return get_memory_info(device)["current"]
