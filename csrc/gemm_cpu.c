@@ -156,21 +156,25 @@ static mp_status gemm_16(mp_dtype dt, int ta, int tb, int64_t M, int64_t N, int6
     mp_cpu_cast(cpu, B, dt, fb, MP_F32, K * N);
     if (ta)
         mp_cpu_cast(cpu, A, dt, fa, MP_F32, M * K);
+    /* Row blocks: at most ~32 MB of widened panels each, and a whole number of rounds for
+     * every thread (5 blocks on 2 threads ran as 3 + 2: a 1.2x slower product).
+     * NOTE: not smaller than 32 MB: every block is its own sgemm call, and each call packs
+     * all of B again; with 8 MB blocks (256 rows at K = N = 4096) that repacking made a
+     * float16 GEMM 1.45x the float32 one. A small B (widened, it fits in L2 and repacks from
+     * there) takes ~1 MB blocks instead, so each widened A panel is still in cache when
+     * sgemm reads it. */
     int threads = mp_num_threads();
-    int64_t flops = M * N * K;
-    int64_t block = flops < ((int64_t)1 << 21) ? M : (M + threads - 1) / threads;
-    /* bound the widened panels to ~32 MB per block. NOTE: not less: every block is its own
-     * sgemm call, and each call packs all of B again; with 8 MB blocks (256 rows at
-     * K = N = 4096) that repacking made a float16 GEMM 1.45x the float32 one, with 32 MB
-     * (1024 rows) it is within ~1.1x (docs/performance.md). */
-    int64_t row_bytes = (K + N) * 4;
-    int64_t max_rows = ((int64_t)32 << 20) / (row_bytes ? row_bytes : 1);
-    if (max_rows < 16)
-        max_rows = 16;
-    if (block > max_rows)
-        block = max_rows;
-    if (block < 1)
-        block = 1;
+    int64_t nblocks = 1;
+    if (M * N * K >= ((int64_t)1 << 21)) {
+        int64_t row_bytes = (K + N) * 4;
+        int64_t panel = bbytes <= ((size_t)1 << 20) ? (int64_t)1 << 20 : (int64_t)32 << 20;
+        int64_t max_rows = panel / (row_bytes ? row_bytes : 1);
+        if (max_rows < 16)
+            max_rows = 16;
+        nblocks = (M + max_rows - 1) / max_rows;
+        nblocks = (nblocks + threads - 1) / threads * threads;
+    }
+    int64_t block = (M + nblocks - 1) / nblocks;
     block = (block + 15) / 16 * 16;
     mm16_ctx c = {dt, ta, tb, M, N, K, (float)alpha, (float)beta, A, fa, fb, C, block, 0};
     mp_parallel_for((M + block - 1) / block, 1, mm16_blocks, &c);
