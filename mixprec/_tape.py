@@ -130,6 +130,18 @@ class GradientTape:
             seeds = _nest.flatten(output_gradients)
             if len(seeds) != len(targets):
                 raise ValueError("output_gradients must have one entry per target")
+            for i, (sd, t) in enumerate(zip(seeds, targets)):
+                # TensorFlow fails in the first backward op on a seed of another dtype or
+                # shape; refuse it here, by name, instead of casting or reshaping it
+                if isinstance(sd, _core.Tensor) and isinstance(t, _core.Tensor):
+                    if sd.dtype != t.dtype:
+                        raise _core.InvalidDTypeError(
+                            "output_gradients[%d] is %s but its target is %s" % (
+                                i, sd.dtype.name, t.dtype.name))
+                    if tuple(sd.shape) != tuple(t.shape):
+                        raise _core.InvalidArgumentError(
+                            "output_gradients[%d] has shape %s but its target has shape %s" % (
+                                i, tuple(sd.shape), tuple(t.shape)))
         grads = self._tape.gradient(list(targets), seeds, flat_sources)
         self._release()
         if unconnected is UnconnectedGradients.ZERO:

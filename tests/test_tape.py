@@ -731,3 +731,17 @@ def test_gradient_does_not_warn():
             t.watch(x)
             y = x * x
         t.gradient(y, x)
+
+
+def test_output_gradients_of_another_dtype_or_shape_are_refused():
+    x = tf.Variable([1.0, 2.0, 3.0])
+    with tf.GradientTape(persistent=True) as t:
+        y = x * 2.0
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"output_gradients\[0\] is float16"):
+        t.gradient(y, x, output_gradients=tf.constant([1.0, 1.0, 1.0], tf.float16))
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"shape \(3, 1\)"):
+        t.gradient(y, x, output_gradients=tf.ones([3, 1]))
+    with pytest.raises(ValueError, match="one entry per target"):
+        t.gradient(y, x, output_gradients=[1.0, 1.0, 1.0])  # flattened: three seeds, as TF
+    g = t.gradient(y, x, output_gradients=np.array([1.0, 0.5, 0.0], np.float32))
+    np.testing.assert_array_equal(g.numpy(), [2.0, 1.0, 0.0])
