@@ -4,13 +4,13 @@
  * One pass per variable reads the gradient (unscaling it on the fly), updates the slots
  * and the weight, and writes the 16-bit copy layers will read next, so nothing is read
  * twice. The rules are TensorFlow's (ResourceApply* kernels, Keras OptimizerV2).
- * NOTE: cuda/optim_update.cu mirrors the update rules operation for operation (the same
- * float32 arithmetic, no FMA contraction): keep them in step. */
+ * The rules themselves are optim_rule.h, shared with cuda/optim_update.cu. */
 #include <math.h>
 #include <string.h>
 
 #include "cpu_kernels.h"
 #include "loss_scale_rule.h"
+#include "optim_rule.h"
 
 /* ------------------------------------------------------------------ finite check */
 
@@ -68,10 +68,8 @@ mp_status mp_cpu_finite_check(mp_device dev, int n, const mp_span *xs, uint8_t *
 /* ------------------------------------------------------------------ updates */
 
 typedef struct {
-    mp_optim_kind kind;
-    const mp_optim_hparams *hp;
-    double lr_t;       /* Adam: lr * sqrt(1 - beta_2^t) / (1 - beta_1^t); others: lr */
-    double grad_scale; /* the gradient multiplier */
+    mp_optim_rule rule; /* the step's constants (optim_rule.h) */
+    double grad_scale;  /* the gradient multiplier */
     mp_dtype wdt;
     void *w;
     const void *g;
@@ -80,117 +78,56 @@ typedef struct {
     void *cache;
 } upd_ctx;
 
-/* The rule on float32 blocks: w, g are f32 copies (g already unscaled). */
+/* The rule on float32 blocks: w, g are f32 copies (g already unscaled).
+ * NOTE: one loop per (rule, slots present) with the rule's kind a constant of the loop, so
+ * the compiler drops the per-element dispatch and vectorises; a single generic loop over
+ * mp_optim_rule_f32 ran 4x slower (RMSprop on 16.7M weights: 186 ms against 48 ms). */
+#define RULE_LOOP(S0, S1, S2)                                                                                          \
+    for (int64_t i = 0; i < n; i++)                                                                                    \
+    mp_optim_rule_f32(&k, &w[i], g[i], S0, S1, S2)
+
 static void rule_f32(const upd_ctx *c, float *w, const float *g, float *s0, float *s1, float *s2, int64_t n) {
-    const mp_optim_hparams *hp = c->hp;
-    const float lr = (float)c->lr_t;
-    switch (c->kind) {
+    mp_optim_rule k = c->rule;
+    switch (c->rule.kind) {
     case MP_OPTIM_SGD:
-        if (!s0) {
-            for (int64_t i = 0; i < n; i++)
-                w[i] -= lr * g[i];
+        k.kind = MP_OPTIM_SGD;
+        if (!s0)
+            RULE_LOOP(NULL, NULL, NULL);
+        else if (k.nesterov) {
+            k.nesterov = 1;
+            RULE_LOOP(s0 + i, NULL, NULL);
         } else {
-            const float mom = (float)hp->momentum;
-            for (int64_t i = 0; i < n; i++) {
-                float v = mom * s0[i] - lr * g[i];
-                s0[i] = v;
-                w[i] = hp->nesterov ? w[i] + mom * v - lr * g[i] : w[i] + v;
-            }
+            k.nesterov = 0;
+            RULE_LOOP(s0 + i, NULL, NULL);
         }
         break;
-    case MP_OPTIM_RMSPROP: {
-        const float rho = (float)hp->rho, omr = 1.0f - rho, eps = (float)hp->epsilon, mom = (float)hp->momentum;
-        /* s0 = ms, s1 = momentum (or NULL), s2 = mg (centered, or NULL) */
-        for (int64_t i = 0; i < n; i++) {
-            float gi = g[i];
-            float ms = rho * s0[i] + omr * gi * gi;
-            s0[i] = ms;
-            float denom = ms;
-            if (s2) {
-                float mg = rho * s2[i] + omr * gi;
-                s2[i] = mg;
-                denom = ms - mg * mg;
-            }
-            if (s1) { /* ResourceApply(Centered)RMSProp: epsilon inside the root */
-                float m = mom * s1[i] + lr * gi / sqrtf(denom + eps);
-                s1[i] = m;
-                w[i] -= m;
-            } else { /* Keras' plain path: epsilon outside the root */
-                w[i] -= lr * gi / (sqrtf(denom) + eps);
-            }
-        }
+    case MP_OPTIM_RMSPROP:
+        k.kind = MP_OPTIM_RMSPROP;
+        if (s1 && s2)
+            RULE_LOOP(s0 + i, s1 + i, s2 + i);
+        else if (s1)
+            RULE_LOOP(s0 + i, s1 + i, NULL);
+        else if (s2)
+            RULE_LOOP(s0 + i, NULL, s2 + i);
+        else
+            RULE_LOOP(s0 + i, NULL, NULL);
         break;
-    }
-    case MP_OPTIM_ADAM: {
-        const float b1 = (float)hp->beta_1, b2 = (float)hp->beta_2, eps = (float)hp->epsilon;
-        /* s0 = m, s1 = v, s2 = vhat (amsgrad) */
-        for (int64_t i = 0; i < n; i++) {
-            float gi = g[i];
-            float m = s0[i] + (gi - s0[i]) * (1.0f - b1);
-            float v = s1[i] + (gi * gi - s1[i]) * (1.0f - b2);
-            s0[i] = m;
-            s1[i] = v;
-            float vv = v;
-            if (s2) {
-                vv = s2[i] > v ? s2[i] : v;
-                s2[i] = vv;
-            }
-            w[i] -= lr * m / (sqrtf(vv) + eps);
-        }
+    case MP_OPTIM_ADAM:
+        k.kind = MP_OPTIM_ADAM;
+        if (s2)
+            RULE_LOOP(s0 + i, s1 + i, s2 + i);
+        else
+            RULE_LOOP(s0 + i, s1 + i, NULL);
         break;
-    }
     default: break;
     }
 }
+#undef RULE_LOOP
 
 static void rule_f64(const upd_ctx *c, double *w, const double *g, double *s0, double *s1, double *s2, int64_t n) {
-    /* float64 variables: the same rules in double, on float64 slots (as TensorFlow) */
-    const mp_optim_hparams *hp = c->hp;
-    const double lr = c->lr_t, gs = c->grad_scale;
-    for (int64_t i = 0; i < n; i++) {
-        double gi = g[i] * gs;
-        switch (c->kind) {
-        case MP_OPTIM_SGD:
-            if (!s0) {
-                w[i] -= lr * gi;
-            } else {
-                double v = hp->momentum * s0[i] - lr * gi;
-                s0[i] = v;
-                w[i] = hp->nesterov ? w[i] + hp->momentum * v - lr * gi : w[i] + v;
-            }
-            break;
-        case MP_OPTIM_RMSPROP: {
-            double ms = hp->rho * s0[i] + (1 - hp->rho) * gi * gi, denom = ms;
-            s0[i] = ms;
-            if (s2) {
-                double mg = hp->rho * s2[i] + (1 - hp->rho) * gi;
-                s2[i] = mg;
-                denom = ms - mg * mg;
-            }
-            if (s1) {
-                double m = hp->momentum * s1[i] + lr * gi / sqrt(denom + hp->epsilon);
-                s1[i] = m;
-                w[i] -= m;
-            } else {
-                w[i] -= lr * gi / (sqrt(denom) + hp->epsilon);
-            }
-            break;
-        }
-        case MP_OPTIM_ADAM: {
-            double m = s0[i] + (gi - s0[i]) * (1 - hp->beta_1);
-            double v = s1[i] + (gi * gi - s1[i]) * (1 - hp->beta_2), vv = v;
-            s0[i] = m;
-            s1[i] = v;
-            if (s2) {
-                vv = s2[i] > v ? s2[i] : v;
-                s2[i] = vv;
-            }
-            w[i] -= lr * m / (sqrt(vv) + hp->epsilon);
-            break;
-        }
-        default: break;
-        }
-    }
+    const double gs = c->grad_scale;
+    for (int64_t i = 0; i < n; i++)
+        mp_optim_rule_f64(&c->rule, &w[i], g[i] * gs, s0 ? s0 + i : NULL, s1 ? s1 + i : NULL, s2 ? s2 + i : NULL);
 }
 
 static void upd_range(void *vctx, int64_t b, int64_t e) {
@@ -244,7 +181,16 @@ mp_status mp_cpu_optim_update(mp_device dev, mp_optim_kind kind, const mp_optim_
         const mp_optim_var *v = &vars[i];
         if (v->cache && v->wdt != MP_F64 && v->cdt != MP_F16 && v->cdt != MP_BF16 && v->cdt != MP_F32)
             return mp_error_set(MP_ERR_INTERNAL, "optimizer: cannot refresh a %s copy", mp_dtype_name(v->cdt));
-        upd_ctx c = {kind, hp, lr_t, grad_scale, v->wdt, v->w, v->g, v->s[0], v->s[1], v->s[2], v->cdt, v->cache};
+        upd_ctx c = {{kind, hp->nesterov, lr_t, hp->momentum, hp->rho, hp->epsilon, hp->beta_1, hp->beta_2},
+                     grad_scale,
+                     v->wdt,
+                     v->w,
+                     v->g,
+                     v->s[0],
+                     v->s[1],
+                     v->s[2],
+                     v->cdt,
+                     v->cache};
         mp_parallel_for(v->n, MP_GRAIN, upd_range, &c);
     }
     return MP_OK;
@@ -257,8 +203,7 @@ mp_status mp_cpu_step_end(mp_device dev, const uint8_t *found_inf, float *scale,
                           const mp_loss_scale_params *p, int64_t *iterations) {
     (void)dev;
     if (scale)
-        mp_loss_scale_step(scale, good_steps, found_inf && *found_inf, p->growth_interval, p->multiplier,
-                           p->min_scale);
+        mp_loss_scale_step(scale, good_steps, found_inf && *found_inf, p->growth_interval, p->multiplier, p->min_scale);
     if (iterations)
         ++*iterations;
     return MP_OK;

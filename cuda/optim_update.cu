@@ -4,10 +4,11 @@
 // low-precision copy refreshed. Everything the step depends on is read on the device: the
 // found-inf flag (skip), the loss scale (unscale) and the iteration count (Adam's bias
 // correction), so the host never waits.
-// NOTE: the arithmetic is csrc/cpu_optim.c's, operation for operation, in the same types and
-// order; with no FMA contraction (CMakeLists.txt) the float32 results are the CPU's bits.
+// The rules are csrc/optim_rule.h, the CPU's own definition; with no FMA contraction
+// (CMakeLists.txt) the float32 results are the CPU's bits.
 // Only Adam's lr_t (double pow) may differ in its last bits before its rounding to float.
 #include "kernels.cuh"
+#include "optim_rule.h"
 
 #define MAX_VARS 24
 #define CHUNK ((int64_t)1 << 16) // elements per block
@@ -42,104 +43,6 @@ __device__ __forceinline__ void store_f(int dt, void *p, int64_t i, float v) {
     }
 }
 
-// cpu_optim.c rule_f32 for element i: w, g float (g unscaled), slots float32.
-__device__ __forceinline__ void rule_f32(const optim_args &a, float lr, float &w, float gi, float *s0, float *s1,
-                                         float *s2, int64_t i) {
-    switch (a.kind) {
-    case MP_OPTIM_SGD:
-        if (!s0) {
-            w -= lr * gi;
-        } else {
-            const float mom = (float)a.momentum;
-            float v = mom * s0[i] - lr * gi;
-            s0[i] = v;
-            w = a.nesterov ? w + mom * v - lr * gi : w + v;
-        }
-        break;
-    case MP_OPTIM_RMSPROP: {
-        const float rho = (float)a.rho, omr = 1.0f - rho, eps = (float)a.epsilon, mom = (float)a.momentum;
-        float ms = rho * s0[i] + omr * gi * gi;
-        s0[i] = ms;
-        float denom = ms;
-        if (s2) {
-            float mg = rho * s2[i] + omr * gi;
-            s2[i] = mg;
-            denom = ms - mg * mg;
-        }
-        if (s1) { // ResourceApply(Centered)RMSProp: epsilon inside the root
-            float m = mom * s1[i] + lr * gi / sqrtf(denom + eps);
-            s1[i] = m;
-            w -= m;
-        } else { // Keras' plain path: epsilon outside the root
-            w -= lr * gi / (sqrtf(denom) + eps);
-        }
-        break;
-    }
-    case MP_OPTIM_ADAM: {
-        const float b1 = (float)a.beta_1, b2 = (float)a.beta_2, eps = (float)a.epsilon;
-        float m = s0[i] + (gi - s0[i]) * (1.0f - b1);
-        float v = s1[i] + (gi * gi - s1[i]) * (1.0f - b2);
-        s0[i] = m;
-        s1[i] = v;
-        float vv = v;
-        if (s2) {
-            vv = s2[i] > v ? s2[i] : v;
-            s2[i] = vv;
-        }
-        w -= lr * m / (sqrtf(vv) + eps);
-        break;
-    }
-    default: break;
-    }
-}
-
-// cpu_optim.c rule_f64 for element i: float64 variables, on float64 slots.
-__device__ __forceinline__ void rule_f64(const optim_args &a, double lr, double gs, double &w, double g, double *s0,
-                                         double *s1, double *s2, int64_t i) {
-    double gi = g * gs;
-    switch (a.kind) {
-    case MP_OPTIM_SGD:
-        if (!s0) {
-            w -= lr * gi;
-        } else {
-            double v = a.momentum * s0[i] - lr * gi;
-            s0[i] = v;
-            w = a.nesterov ? w + a.momentum * v - lr * gi : w + v;
-        }
-        break;
-    case MP_OPTIM_RMSPROP: {
-        double ms = a.rho * s0[i] + (1 - a.rho) * gi * gi, denom = ms;
-        s0[i] = ms;
-        if (s2) {
-            double mg = a.rho * s2[i] + (1 - a.rho) * gi;
-            s2[i] = mg;
-            denom = ms - mg * mg;
-        }
-        if (s1) {
-            double m = a.momentum * s1[i] + lr * gi / sqrt(denom + a.epsilon);
-            s1[i] = m;
-            w -= m;
-        } else {
-            w -= lr * gi / (sqrt(denom) + a.epsilon);
-        }
-        break;
-    }
-    case MP_OPTIM_ADAM: {
-        double m = s0[i] + (gi - s0[i]) * (1 - a.beta_1);
-        double v = s1[i] + (gi * gi - s1[i]) * (1 - a.beta_2), vv = v;
-        s0[i] = m;
-        s1[i] = v;
-        if (s2) {
-            vv = s2[i] > v ? s2[i] : v;
-            s2[i] = vv;
-        }
-        w -= lr * m / (sqrt(vv) + a.epsilon);
-        break;
-    }
-    default: break;
-    }
-}
-
 static __global__ void optim_update_kernel(optim_args a) {
     __shared__ int skip;
     __shared__ double lr_t, gs;
@@ -159,6 +62,7 @@ static __global__ void optim_update_kernel(optim_args a) {
     __syncthreads();
     if (skip)
         return;
+    const mp_optim_rule r = {a.kind, a.nesterov, lr_t, a.momentum, a.rho, a.epsilon, a.beta_1, a.beta_2};
     int k = 0;
     while (k + 1 < a.n && a.first_chunk[k + 1] <= (int64_t)blockIdx.x)
         k++;
@@ -171,7 +75,8 @@ static __global__ void optim_update_kernel(optim_args a) {
         double *s0 = (double *)a.s0[k], *s1 = (double *)a.s1[k], *s2 = (double *)a.s2[k];
         for (int64_t i = b + threadIdx.x; i < e; i += blockDim.x) {
             double w = ((double *)wp)[i];
-            rule_f64(a, lr_t, gs, w, ((const double *)gp)[i], s0, s1, s2, i);
+            mp_optim_rule_f64(&r, &w, ((const double *)gp)[i] * gs, s0 ? s0 + i : nullptr, s1 ? s1 + i : nullptr,
+                              s2 ? s2 + i : nullptr);
             ((double *)wp)[i] = w;
             if (cache) // the CPU casts with mp_cpu_cast: scalar_cast.h's rule
                 mp_cast_one(&w, MP_F64, (char *)cache + i * a.cache_es[k], cdt, 0);
@@ -179,7 +84,6 @@ static __global__ void optim_update_kernel(optim_args a) {
         return;
     }
     float *s0 = (float *)a.s0[k], *s1 = (float *)a.s1[k], *s2 = (float *)a.s2[k];
-    const float lr = (float)lr_t;
     const bool scaled = gs != 1.0;
     const float fgs = (float)gs;
     for (int64_t i = b + threadIdx.x; i < e; i += blockDim.x) {
@@ -187,7 +91,7 @@ static __global__ void optim_update_kernel(optim_args a) {
         float gi = load_f(wdt, gp, i);
         if (scaled)
             gi *= fgs;
-        rule_f32(a, lr, w, gi, s0, s1, s2, i);
+        mp_optim_rule_f32(&r, &w, gi, s0 ? s0 + i : nullptr, s1 ? s1 + i : nullptr, s2 ? s2 + i : nullptr);
         store_f(wdt, wp, i, w);
         if (cache)
             store_f(cdt, cache, i, w);
@@ -201,7 +105,8 @@ extern "C" mp_status mp_cuda_optim_update(mp_device dev, mp_optim_kind kind, con
     for (int i = 0; i < n; i++) {
         const mp_optim_var *v = &vars[i];
         if (v->cache && v->wdt != MP_F64 && v->cdt != MP_F16 && v->cdt != MP_BF16 && v->cdt != MP_F32)
-            return MP_CUDA_FAIL(MP_ERR_INTERNAL, "optimizer: cannot refresh a %s copy", mp_cuda_api->dtype_name(v->cdt));
+            return MP_CUDA_FAIL(MP_ERR_INTERNAL, "optimizer: cannot refresh a %s copy",
+                                mp_cuda_api->dtype_name(v->cdt));
         if (v->wdt != MP_F32 && v->wdt != MP_F16 && v->wdt != MP_BF16 && v->wdt != MP_F64)
             return MP_CUDA_FAIL(MP_ERR_DTYPE, "optimizer: cannot train a %s variable", mp_cuda_api->dtype_name(v->wdt));
     }

@@ -1,0 +1,119 @@
+/* optim_rule.h — the per-element update rules (TensorFlow's ResourceApply* kernels and Keras
+ * OptimizerV2: SGD with (Nesterov) momentum, RMSprop plain/momentum/centered, Adam/AMSGrad),
+ * shared by the CPU backend (cpu_optim.c) and the CUDA kernel (cuda/optim_update.cu): one
+ * definition, the same operations in the same order, so with FMA contraction off on both
+ * sides the float32 results are the same bits.
+ * The gradient arrives already multiplied by the step's factor (1 / loss scale). Slots, by
+ * rule: SGD s0 = momentum (NULL: plain SGD); RMSprop s0 = ms, s1 = momentum (or NULL),
+ * s2 = mg (centered, or NULL); Adam s0 = m, s1 = v, s2 = vhat (amsgrad, or NULL). */
+#ifndef MP_OPTIM_RULE_H
+#define MP_OPTIM_RULE_H
+#include <math.h>
+
+#include "mixprec.h"
+#include "mp_hd.h"
+
+/* The step's constants; lr is the step's rate (Adam's bias-corrected lr_t). */
+typedef struct mp_optim_rule {
+    int kind, nesterov;
+    double lr, momentum, rho, epsilon, beta_1, beta_2;
+} mp_optim_rule;
+
+/* float32 (and 16-bit, widened) variables, float32 slots, float32 arithmetic. */
+MP_HD void mp_optim_rule_f32(const mp_optim_rule *r, float *w, float g, float *s0, float *s1, float *s2) {
+    const float lr = (float)r->lr;
+    switch (r->kind) {
+    case MP_OPTIM_SGD:
+        if (!s0) {
+            *w -= lr * g;
+        } else {
+            const float mom = (float)r->momentum;
+            float v = mom * *s0 - lr * g;
+            *s0 = v;
+            *w = r->nesterov ? *w + mom * v - lr * g : *w + v;
+        }
+        break;
+    case MP_OPTIM_RMSPROP: {
+        const float rho = (float)r->rho, omr = 1.0f - rho, eps = (float)r->epsilon, mom = (float)r->momentum;
+        float ms = rho * *s0 + omr * g * g;
+        *s0 = ms;
+        float denom = ms;
+        if (s2) {
+            float mg = rho * *s2 + omr * g;
+            *s2 = mg;
+            denom = ms - mg * mg;
+        }
+        if (s1) { /* ResourceApply(Centered)RMSProp: epsilon inside the root */
+            float m = mom * *s1 + lr * g / sqrtf(denom + eps);
+            *s1 = m;
+            *w -= m;
+        } else { /* Keras' plain path: epsilon outside the root */
+            *w -= lr * g / (sqrtf(denom) + eps);
+        }
+        break;
+    }
+    case MP_OPTIM_ADAM: {
+        const float b1 = (float)r->beta_1, b2 = (float)r->beta_2, eps = (float)r->epsilon;
+        float m = *s0 + (g - *s0) * (1.0f - b1);
+        float v = *s1 + (g * g - *s1) * (1.0f - b2);
+        *s0 = m;
+        *s1 = v;
+        float vv = v;
+        if (s2) {
+            vv = *s2 > v ? *s2 : v;
+            *s2 = vv;
+        }
+        *w -= lr * m / (sqrtf(vv) + eps);
+        break;
+    }
+    default: break;
+    }
+}
+
+/* float64 variables: the same rules in double, on float64 slots (as TensorFlow). */
+MP_HD void mp_optim_rule_f64(const mp_optim_rule *r, double *w, double g, double *s0, double *s1, double *s2) {
+    const double lr = r->lr;
+    switch (r->kind) {
+    case MP_OPTIM_SGD:
+        if (!s0) {
+            *w -= lr * g;
+        } else {
+            double v = r->momentum * *s0 - lr * g;
+            *s0 = v;
+            *w = r->nesterov ? *w + r->momentum * v - lr * g : *w + v;
+        }
+        break;
+    case MP_OPTIM_RMSPROP: {
+        double ms = r->rho * *s0 + (1 - r->rho) * g * g, denom = ms;
+        *s0 = ms;
+        if (s2) {
+            double mg = r->rho * *s2 + (1 - r->rho) * g;
+            *s2 = mg;
+            denom = ms - mg * mg;
+        }
+        if (s1) {
+            double m = r->momentum * *s1 + lr * g / sqrt(denom + r->epsilon);
+            *s1 = m;
+            *w -= m;
+        } else {
+            *w -= lr * g / (sqrt(denom) + r->epsilon);
+        }
+        break;
+    }
+    case MP_OPTIM_ADAM: {
+        double m = *s0 + (g - *s0) * (1 - r->beta_1);
+        double v = *s1 + (g * g - *s1) * (1 - r->beta_2), vv = v;
+        *s0 = m;
+        *s1 = v;
+        if (s2) {
+            vv = *s2 > v ? *s2 : v;
+            *s2 = vv;
+        }
+        *w -= lr * m / (sqrt(vv) + r->epsilon);
+        break;
+    }
+    default: break;
+    }
+}
+
+#endif
