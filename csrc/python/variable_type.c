@@ -4,20 +4,26 @@
  * __dict__: mixprec/_variable.py supplies __init__'s TensorFlow signature, names, repr. */
 #include "mp_py.h"
 
+#include <stddef.h>
+#include <stdint.h>
+
 #include <structmember.h>
 
 typedef struct {
-    PyObject_HEAD
-    mp_variable *v;
+    PyObject_HEAD mp_variable *v;
     PyObject *dict;
     PyObject *weakreflist;
 } PyMpVariable;
 
 PyTypeObject *MpVariable_Type;
 
-int MpVariable_Check(PyObject *o) { return MpVariable_Type && PyObject_TypeCheck(o, MpVariable_Type); }
+int MpVariable_Check(PyObject *o) {
+    return MpVariable_Type && PyObject_TypeCheck(o, MpVariable_Type);
+}
 
-mp_variable *MpVariable_V(PyObject *o) { return ((PyMpVariable *)o)->v; }
+mp_variable *MpVariable_V(PyObject *o) {
+    return ((PyMpVariable *)o)->v;
+}
 
 static int need_init(PyObject *o) {
     if (!MpVariable_V(o)) {
@@ -176,8 +182,12 @@ static PyObject *assign_op(PyObject *o, PyObject *delta, mp_op op) {
     Py_RETURN_NONE;
 }
 
-static PyObject *m_assign_add(PyObject *o, PyObject *d) { return assign_op(o, d, MP_OP_ADD); }
-static PyObject *m_assign_sub(PyObject *o, PyObject *d) { return assign_op(o, d, MP_OP_SUB); }
+static PyObject *m_assign_add(PyObject *o, PyObject *d) {
+    return assign_op(o, d, MP_OP_ADD);
+}
+static PyObject *m_assign_sub(PyObject *o, PyObject *d) {
+    return assign_op(o, d, MP_OP_SUB);
+}
 
 static PyMethodDef var_methods[] = {
     {"_initialize", m_initialize, METH_VARARGS, NULL},
@@ -219,36 +229,22 @@ static PyObject *g_shape(PyObject *o, void *c) {
     Py_DECREF(t);
     return s;
 }
-static PyObject *g_trainable(PyObject *o, void *c) {
-    (void)c;
+/* An int flag of mp_variable as a Python bool; the closure is the field's offset. */
+static int *flag_of(PyObject *o, void *field) {
+    return (int *)((char *)MpVariable_V(o) + (size_t)(uintptr_t)field);
+}
+static PyObject *g_flag(PyObject *o, void *field) {
     if (need_init(o))
         return NULL;
-    return PyBool_FromLong(MpVariable_V(o)->trainable);
+    return PyBool_FromLong(*flag_of(o, field));
 }
-static int s_trainable(PyObject *o, PyObject *val, void *c) {
-    (void)c;
+static int s_flag(PyObject *o, PyObject *val, void *field) {
     if (need_init(o))
         return -1;
     int b = PyObject_IsTrue(val);
     if (b < 0)
         return -1;
-    MpVariable_V(o)->trainable = b;
-    return 0;
-}
-static PyObject *g_autocast(PyObject *o, void *c) {
-    (void)c;
-    if (need_init(o))
-        return NULL;
-    return PyBool_FromLong(MpVariable_V(o)->autocast);
-}
-static int s_autocast(PyObject *o, PyObject *val, void *c) {
-    (void)c;
-    if (need_init(o))
-        return -1;
-    int b = PyObject_IsTrue(val);
-    if (b < 0)
-        return -1;
-    MpVariable_V(o)->autocast = b;
+    *flag_of(o, field) = b;
     return 0;
 }
 static PyObject *g_id(PyObject *o, void *c) {
@@ -277,8 +273,9 @@ static PyGetSetDef var_getset[] = {
     {"dtype", g_dtype, NULL, "The dtype reads return (the cast dtype inside an autocast scope).", NULL},
     {"true_dtype", g_true_dtype, NULL, "The dtype the variable stores.", NULL},
     {"shape", g_shape, NULL, NULL, NULL},
-    {"trainable", g_trainable, s_trainable, NULL, NULL},
-    {"_autocast", g_autocast, s_autocast, "Reads follow the autocast scope (layer variables).", NULL},
+    {"trainable", g_flag, s_flag, NULL, (void *)offsetof(mp_variable, trainable)},
+    {"_autocast", g_flag, s_flag, "Reads follow the autocast scope (layer variables).",
+     (void *)offsetof(mp_variable, autocast)},
     {"_id", g_id, NULL, NULL, NULL},
     {"_version", g_version, NULL, "Bumped by every assignment.", NULL},
     {"device", g_device, NULL, NULL, NULL},
@@ -288,22 +285,24 @@ static PyGetSetDef var_getset[] = {
 
 /* ------------------------------------------------------------------ protocols (through reads) */
 
-static PyObject *read_or_null(PyObject *o) { return MpVariable_Check(o) ? mp_py_variable_read(o) : Py_NewRef(o); }
+static PyObject *read_or_null(PyObject *o) {
+    return MpVariable_Check(o) ? mp_py_variable_read(o) : Py_NewRef(o);
+}
 
-#define BIN_SLOT(fname, pyop)                                   \
-    static PyObject *fname(PyObject *a, PyObject *b) {          \
-        PyObject *x = read_or_null(a);                          \
-        if (!x)                                                 \
-            return NULL;                                        \
-        PyObject *y = read_or_null(b);                          \
-        if (!y) {                                               \
-            Py_DECREF(x);                                       \
-            return NULL;                                        \
-        }                                                       \
-        PyObject *r = pyop(x, y);                               \
-        Py_DECREF(x);                                           \
-        Py_DECREF(y);                                           \
-        return r;                                               \
+#define BIN_SLOT(fname, pyop)                                                                                          \
+    static PyObject *fname(PyObject *a, PyObject *b) {                                                                 \
+        PyObject *x = read_or_null(a);                                                                                 \
+        if (!x)                                                                                                        \
+            return NULL;                                                                                               \
+        PyObject *y = read_or_null(b);                                                                                 \
+        if (!y) {                                                                                                      \
+            Py_DECREF(x);                                                                                              \
+            return NULL;                                                                                               \
+        }                                                                                                              \
+        PyObject *r = pyop(x, y);                                                                                      \
+        Py_DECREF(x);                                                                                                  \
+        Py_DECREF(y);                                                                                                  \
+        return r;                                                                                                      \
     }
 BIN_SLOT(v_add, PyNumber_Add)
 BIN_SLOT(v_sub, PyNumber_Subtract)
@@ -323,14 +322,14 @@ static PyObject *v_pow(PyObject *a, PyObject *b, PyObject *m) {
     return r;
 }
 
-#define UN_SLOT(fname, pyop)                        \
-    static PyObject *fname(PyObject *a) {           \
-        PyObject *x = mp_py_variable_read(a);       \
-        if (!x)                                     \
-            return NULL;                            \
-        PyObject *r = pyop(x);                      \
-        Py_DECREF(x);                               \
-        return r;                                   \
+#define UN_SLOT(fname, pyop)                                                                                           \
+    static PyObject *fname(PyObject *a) {                                                                              \
+        PyObject *x = mp_py_variable_read(a);                                                                          \
+        if (!x)                                                                                                        \
+            return NULL;                                                                                               \
+        PyObject *r = pyop(x);                                                                                         \
+        Py_DECREF(x);                                                                                                  \
+        return r;                                                                                                      \
     }
 UN_SLOT(v_neg, PyNumber_Negative)
 UN_SLOT(v_abs, PyNumber_Absolute)
