@@ -20,13 +20,25 @@ def _sort_key(k):
     return (str(type(k)), k) if not isinstance(k, str) else ("", k)
 
 
+_NESTED = (list, tuple, dict)
+
+
+def _flatten_into(structure, out):
+    items = (structure[k] for k in sorted(structure, key=_sort_key)) if isinstance(
+        structure, dict) else structure
+    for item in items:
+        if isinstance(item, _NESTED):
+            _flatten_into(item, out)
+        else:
+            out.append(item)
+
+
 def flatten(structure):
     """The leaves of ``structure`` in order (a leaf itself gives ``[leaf]``)."""
-    if not is_nested(structure):
+    if not isinstance(structure, _NESTED):
         return [structure]
     out = []
-    for item in _items(structure):
-        out.extend(flatten(item))
+    _flatten_into(structure, out)
     return out
 
 
@@ -46,17 +58,29 @@ def _rebuild(template, it):
 
 def pack_sequence_as(structure, flat_sequence):
     """``flat_sequence`` rearranged into the shape of ``structure``."""
-    flat = list(flat_sequence)
-    n = len(flatten(structure))
-    if len(flat) != n:
-        raise ValueError("Structure had %d elements, but flat_sequence had %d" % (n, len(flat)))
-    return _rebuild(structure, iter(flat))
+    flat = flat_sequence if isinstance(flat_sequence, list) else list(flat_sequence)
+    if not isinstance(structure, _NESTED):
+        if len(flat) != 1:
+            raise ValueError("Structure had 1 elements, but flat_sequence had %d" % len(flat))
+        return flat[0]
+    it = iter(flat)
+    try:
+        out = _rebuild(structure, it)
+        extra = next(it, it) is not it
+    except StopIteration:
+        extra = True
+    if extra:
+        raise ValueError("Structure had %d elements, but flat_sequence had %d"
+                         % (len(flatten(structure)), len(flat)))
+    return out
 
 
 def map_structure(func, *structures):
     """Applies ``func`` leaf-wise to structures of the same shape."""
     if not structures:
         raise ValueError("map_structure needs at least one structure")
+    if len(structures) == 1 and not isinstance(structures[0], _NESTED):
+        return func(structures[0])
     flats = [flatten(s) for s in structures]
     n = len(flats[0])
     if any(len(f) != n for f in flats):
