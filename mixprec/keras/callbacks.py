@@ -1,12 +1,13 @@
 """``tf.keras.callbacks``: Callback, History, ProgbarLogger, EarlyStopping, LambdaCallback,
-ModelCheckpoint, LearningRateScheduler."""
+ModelCheckpoint, LearningRateScheduler; and TqdmCallback (``tqdm.keras.TqdmCallback`` for
+mixprec models, tqdm being an optional dependency)."""
 
 import numpy as np
 
 from mixprec.keras.utils.progbar import Progbar
 
 __all__ = ["Callback", "CallbackList", "History", "ProgbarLogger", "EarlyStopping",
-           "LambdaCallback", "ModelCheckpoint", "LearningRateScheduler"]
+           "LambdaCallback", "ModelCheckpoint", "LearningRateScheduler", "TqdmCallback"]
 
 
 class Callback:
@@ -264,3 +265,75 @@ class LearningRateScheduler(Callback):
         if self.verbose > 0:
             print("\nEpoch %05d: LearningRateScheduler setting learning rate to %s." % (epoch + 1,
                                                                                        new))
+
+
+def _postfix(logs):
+    return {k: ("%.4f" % v if abs(v) > 1e-3 else "%.4e" % v) if isinstance(v, float) else v
+            for k, v in (logs or {}).items()}
+
+
+class TqdmCallback(Callback):
+    """Progress bars from tqdm instead of Keras' text bar, as ``tqdm.keras.TqdmCallback``
+    (which needs TensorFlow): ``model.fit(..., verbose=0, callbacks=[TqdmCallback()])``.
+    ``tqdm.auto`` picks the widget bar in Jupyter and the text bar elsewhere.
+
+    verbose: 0, one bar over the epochs; 1, also a bar over each epoch's steps (reused);
+    2, a new step bar per epoch. Metrics appear as the bars' postfix. ``tqdm_class`` and the
+    other keyword arguments go to tqdm (``file=``, ``leave=`` ...). Needs ``pip install tqdm``.
+    """
+
+    def __init__(self, epochs=None, data_size=None, batch_size=None, verbose=1, tqdm_class=None,
+                 **tqdm_kwargs):
+        super().__init__()
+        if tqdm_class is None:
+            try:
+                from tqdm.auto import tqdm as tqdm_class
+            except ImportError as e:
+                raise ImportError("TqdmCallback needs tqdm: pip install tqdm") from e
+        self.tqdm_class = tqdm_class
+        self.epochs = epochs
+        self.data_size, self.batch_size = data_size, batch_size
+        self.verbose = int(verbose)
+        self.tqdm_kwargs = tqdm_kwargs
+        self.epoch_bar = self.batch_bar = None
+
+    def _steps(self):
+        steps = self.params.get("steps")
+        if steps is None and self.data_size and self.batch_size:
+            steps = -(-self.data_size // self.batch_size)
+        return steps
+
+    def on_train_begin(self, logs=None):
+        epochs = self.epochs if self.epochs is not None else self.params.get("epochs")
+        self.epoch_bar = self.tqdm_class(total=epochs, desc="Epochs", unit="epoch",
+                                         **self.tqdm_kwargs)
+
+    def on_epoch_begin(self, epoch, logs=None):
+        if self.verbose < 1:
+            return
+        if self.batch_bar is not None and self.verbose == 1:
+            self.batch_bar.reset(total=self._steps())
+        else:
+            if self.batch_bar is not None:
+                self.batch_bar.close()
+            self.batch_bar = self.tqdm_class(total=self._steps(), desc="Epoch %d" % (epoch + 1),
+                                             unit="step", leave=self.verbose == 2,
+                                             **{k: v for k, v in self.tqdm_kwargs.items()
+                                                if k != "leave"})
+        self.batch_bar.set_description("Epoch %d" % (epoch + 1))
+
+    def on_train_batch_end(self, batch, logs=None):
+        if self.batch_bar is not None:
+            self.batch_bar.set_postfix(_postfix(logs), refresh=False)
+            self.batch_bar.update(1)
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.epoch_bar.set_postfix(_postfix(logs), refresh=False)
+        self.epoch_bar.update(1)
+
+    def on_train_end(self, logs=None):
+        for bar in (self.batch_bar, self.epoch_bar):
+            if bar is not None:
+                bar.close()
+        self.epoch_bar = self.batch_bar = None
+
