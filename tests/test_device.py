@@ -113,6 +113,39 @@ def _custom_step(model, opt, loss_object, x, y, blow_up=1.0):
     return loss
 
 
+def _fit_syncs(batch_size, **fit_kw):
+    """Host synchronisations of a 2-epoch fit (after a warm-up fit)."""
+    mixed_precision.set_global_policy("mixed_float16")
+    x, y = _data(64)
+    model = _model()
+    model.compile(optimizer="rmsprop", loss="sparse_categorical_crossentropy",
+                  metrics=["accuracy"])
+    model.fit(x, y, batch_size=batch_size, epochs=1, verbose=0, **fit_kw)
+    before = _gpu_info.host_sync_count()
+    history = model.fit(x, y, batch_size=batch_size, epochs=2, verbose=0, **fit_kw)
+    syncs = _gpu_info.host_sync_count() - before
+    assert len(history.steps["loss_scale"]) == 2 * 64 // batch_size  # read after counting
+    return syncs
+
+
+def test_fit_reads_metrics_back_per_epoch_not_per_step(any_gpu):
+    # 8 steps an epoch or 4: the same number of waits, all at the epochs' ends
+    assert _fit_syncs(8) == _fit_syncs(16)
+    # validation steps do not wait either
+    val = tuple(_data(32))
+    assert _fit_syncs(8, validation_data=val) == _fit_syncs(16, validation_data=val)
+
+
+def test_a_callback_that_reads_batch_logs_gets_floats(any_gpu):
+    seen = []
+    cb = keras.callbacks.LambdaCallback(on_batch_end=lambda b, logs: seen.append(logs))
+    x, y = _data(32)
+    model = _model()
+    model.compile(optimizer="sgd", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    model.fit(x, y, batch_size=8, verbose=0, callbacks=[cb])
+    assert len(seen) == 4 and all(isinstance(v, float) for logs in seen for v in logs.values())
+
+
 @pytest.mark.parametrize("inner", ["RMSprop", "Adam", "SGD"])
 def test_a_mixed_float16_step_never_waits_for_the_device(any_gpu, inner):
     mixed_precision.set_global_policy("mixed_float16")

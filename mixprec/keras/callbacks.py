@@ -37,9 +37,20 @@ class Callback:
     def on_predict_batch_begin(self, batch, logs=None): pass
     def on_predict_batch_end(self, batch, logs=None): pass
 
+    def _wants_batch_logs(self, mode):
+        """Whether this callback reads the logs of every ``mode`` ('train'/'test') batch.
+        NOTE: only then does fit read the step's metrics back to the host each step (on a
+        GPU, a wait per step); the default asks whoever overrides the batch-end hook."""
+        hook = "on_%s_batch_end" % mode
+        # an override in the class, or a function set on the instance (LambdaCallback)
+        return getattr(type(self), hook) is not getattr(Callback, hook) or hook in vars(self)
+
 
 class CallbackList:
     """Calls every callback's hook in order."""
+
+    def wants_batch_logs(self, mode):
+        return any(cb._wants_batch_logs(mode) for cb in self.callbacks)
 
     def __init__(self, callbacks=None, model=None, **params):
         self.callbacks = list(callbacks or [])
@@ -71,14 +82,26 @@ class History(Callback):
         super().__init__()
         self.history = {}
         self.epoch = []
-        self.steps = {}
+        self._steps = {}
+        self._pending = []
 
     def on_train_begin(self, logs=None):
         self.epoch = []
 
-    def _record_step(self, epoch, loss_scale, skipped):
-        for k, v in (("epoch", epoch), ("loss_scale", loss_scale), ("skipped", skipped)):
-            self.steps.setdefault(k, []).append(v)
+    def _record_step(self, epoch, loss_scale, applied):
+        """``loss_scale``: a scalar tensor (a snapshot, where the scale lives); ``applied``:
+        True or the step's bool flag on the device. Read when ``steps`` is first looked at
+        after the step, so recording never waits for a GPU."""
+        self._pending.append((epoch, loss_scale, applied))
+
+    @property
+    def steps(self):
+        for epoch, scale, applied in self._pending:
+            self._steps.setdefault("epoch", []).append(epoch)
+            self._steps.setdefault("loss_scale", []).append(float(scale))
+            self._steps.setdefault("skipped", []).append(not bool(applied))
+        self._pending = []
+        return self._steps
 
     def on_epoch_end(self, epoch, logs=None):
         self.epoch.append(epoch)
@@ -128,6 +151,9 @@ class ProgbarLogger(Callback):
     def on_train_batch_end(self, batch, logs=None):
         if self.verbose == 1:
             self._update(batch + 1, logs, finalize=False)
+
+    def _wants_batch_logs(self, mode):
+        return self.verbose == 1 and (mode == "train" or self.params.get("_evaluating", False))
 
     def on_epoch_end(self, epoch, logs=None):
         self._update(self.target, logs, finalize=True)

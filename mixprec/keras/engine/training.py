@@ -431,6 +431,9 @@ class Model(Layer):
         from mixprec.keras.mixed_precision import loss_scale_optimizer as lso
         scaled = isinstance(self.optimizer, lso._LossScaleOptimizerBase)
         cb.on_train_begin()
+        # the step's metrics are read to the host per step only for callbacks that look at
+        # them (the verbose=1 bar, a user's on_train_batch_end); otherwise once per epoch
+        batch_logs = cb.wants_batch_logs("train")
         logs = {}
         for epoch in range(initial_epoch, epochs):
             self.reset_metrics()
@@ -439,12 +442,12 @@ class Model(Layer):
             for step, batch in enumerate(data.batches(epoch)):
                 ran += 1
                 cb.on_train_batch_begin(step)
-                # the logs are read to the host every step anyway, so is the scale
-                scale = self.optimizer._scale_value() if scaled else None
-                results = self.train_step(batch)
-                logs = _to_floats(results)
+                scale = self.optimizer._scale_tensor() if scaled else None  # no wait
+                logs = self.train_step(batch)
                 if scaled:
-                    history._record_step(epoch, scale, self.optimizer._last_step_skipped())
+                    history._record_step(epoch, scale, self.optimizer._last_applied)
+                if batch_logs:
+                    logs = _to_floats(logs)
                 cb.on_train_batch_end(step, logs)
                 if self.stop_training:
                     break
@@ -452,7 +455,7 @@ class Model(Layer):
                 self.stop_training = True  # as tf-keras: the epoch ends early, then training
                 if not ran:
                     break
-            epoch_logs = dict(logs)
+            epoch_logs = _to_floats(logs)
             if val is not None and (epoch + 1) % validation_freq == 0:
                 val_logs = self._evaluate_loop(val, None)
                 epoch_logs.update({"val_" + k: v for k, v in val_logs.items()})
@@ -467,13 +470,17 @@ class Model(Layer):
         self.reset_metrics()
         if cb is not None:
             cb.on_test_begin()
+        batch_logs = cb is not None and cb.wants_batch_logs("test")
         logs = {}
         for step, batch in enumerate(data.batches(0)):
             if cb is not None:
                 cb.on_test_batch_begin(step)
-            logs = _to_floats(self.test_step(batch))
+            logs = self.test_step(batch)
+            if batch_logs:  # read back per step only when a callback looks (as in fit)
+                logs = _to_floats(logs)
             if cb is not None:
                 cb.on_test_batch_end(step, logs)
+        logs = _to_floats(logs)
         if cb is not None:
             cb.on_test_end(logs)
         return logs

@@ -56,10 +56,6 @@ class _LossScaleOptimizerBase:
         """The scale as a Python float (waits for a GPU: not for the training step)."""
         return self._loss_scale_obj._current()
 
-    def _last_step_skipped(self):
-        """Whether the last fused step was skipped for an inf/NaN gradient (waits for a GPU)."""
-        return not bool(self._last_applied)
-
     def _scale_tensor(self):
         """The current scale, a float32 scalar tensor where the state lives (no wait)."""
         return self._loss_scale_obj._scale_tensor()
