@@ -195,6 +195,10 @@ static PyObject *py_threads_used(PyObject *m, PyObject *arg) {
     long long n = PyLong_AsLongLong(arg);
     if (n == -1 && PyErr_Occurred())
         return NULL;
+    if (n < 0 || n > 64) { /* each item sleeps 50 ms */
+        PyErr_Format(PyExc_ValueError, "_threads_used(n) takes 0 <= n <= 64, got %lld", n);
+        return NULL;
+    }
     threads_probe p = {.count = 0};
     pthread_mutex_init(&p.mu, NULL);
     Py_BEGIN_ALLOW_THREADS

@@ -72,7 +72,10 @@ def _memory(device, reset_peak):
     from mixprec import _core, _gpu_info
     from mixprec._ops import _parse_device
 
-    kind, index = _parse_device(getattr(device, "name", device))
+    spec = _parse_device(getattr(device, "name", device))
+    if spec is None:
+        raise ValueError("A device is required: 'CPU:0' or 'GPU:0', got None")
+    kind, index = spec
     if kind == 0 or _gpu_info.emulated:  # the emulated GPU allocates from the host
         if index != 0:
             raise ValueError("Unknown device %r: there is one CPU, 'CPU:0'" % (device,))

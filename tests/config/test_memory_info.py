@@ -46,3 +46,10 @@ def test_unknown_devices_are_refused():
     if not _gpu_info.devices() and not _gpu_info.emulated:
         with pytest.raises(ValueError, match="No GPU 0"):
             exp.get_memory_info("GPU:0")
+
+
+def test_bad_arguments_raise():
+    with pytest.raises(ValueError, match="device is required"):
+        exp.get_memory_info(None)
+    with pytest.raises((TypeError, ValueError)):
+        exp.reset_memory_stats(3.5)
