@@ -34,3 +34,7 @@ from mixprec import keras, mixed_precision  # noqa: F401
 
 __version__ = "0.1.0"
 newaxis = None
+
+from mixprec import _unsupported  # noqa: E402
+
+__getattr__ = _unsupported.module_getattr(__name__)  # unsupported TF names: a clear error

@@ -430,3 +430,7 @@ class TqdmCallback(Callback):
                 bar.close()
         self.epoch_bar = self.batch_bar = None
 
+
+from mixprec import _unsupported  # noqa: E402
+
+__getattr__ = _unsupported.module_getattr(__name__)  # unsupported TF names: a clear error
