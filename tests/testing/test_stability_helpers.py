@@ -55,6 +55,32 @@ def test_assert_trains_like_catches_a_model_that_breaks_in_float16(data):
     assert "mixed_float16 differs from float32" in msg and "<-- beyond" in msg
 
 
+def test_assert_trains_like_returns_what_it_documents(data, capsys):
+    (x, y), (xt, yt) = data
+    result = testing.assert_trains_like(mlp(), ((x[:320], y[:320]), (xt, yt)), epochs=1,
+                                        tolerance=1.0, fit_kwargs={"verbose": 2})
+    assert isinstance(result, testing.TrainingComparison) and isinstance(result, dict)
+    assert result.metric == "accuracy" and result.reference == "float32"
+    for row in result.values():
+        assert set(row) == {"metric", "loss", "history", "steps", "skipped"}
+        assert isinstance(row["metric"], float) and isinstance(row["loss"], float)
+        assert row["history"]["loss"][-1] == pytest.approx(row["loss"])
+        assert row["steps"] == 10 and row["skipped"] == 0
+    # fit_kwargs may set verbose (it was 'got multiple values for keyword argument')
+    assert capsys.readouterr().out.count("10/10 - ") == 2
+
+
+def test_failure_table_says_when_the_mixed_run_skipped_steps(data):
+    (x, y), _ = data
+    with pytest.raises(AssertionError) as e:
+        testing.assert_trains_like(mlp(scale=1e5), (x[:320], y[:320]), epochs=1,
+                                   tolerance=0.05)
+    msg = str(e.value)
+    assert "skipped steps" in msg
+    assert "10 of 10" in msg
+    assert "mixed_float16 skipped steps for inf/NaN gradients" in msg
+
+
 def test_assert_trains_like_needs_a_compiled_model(data):
     def build():
         inputs = keras.Input(shape=(784,))
