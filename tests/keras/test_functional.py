@@ -451,3 +451,23 @@ def test_symbolic_shape_errors_are_raised_at_construction():
         layers.Reshape((4, 4))(keras.Input((6,)))
     with pytest.raises(ValueError, match="should be defined"):
         layers.Dense(2)(keras.Input((None,)))
+
+
+def test_a_custom_compute_output_shape_is_used_and_a_failing_one_falls_back():
+    calls = []
+
+    class Pairs(layers.Layer):
+        def call(self, inputs):
+            calls.append(1)
+            return tf.reshape(inputs, [-1, inputs.shape[1] // 2, 2])
+
+        def compute_output_shape(self, input_shape):
+            return (input_shape[0], input_shape[1] // 2, 2)
+
+    class Broken(Pairs):
+        def compute_output_shape(self, input_shape):
+            return input_shape[0] + 1  # raises on None: the layer is run instead
+
+    x = keras.Input((6,))
+    assert Pairs()(x).shape.as_list() == [None, 3, 2] and calls == []
+    assert Broken()(x).shape.as_list() == [None, 3, 2] and calls == [1]
