@@ -144,7 +144,8 @@ def _lookup(name, custom_objects):
     obj = getattr(layers, name, None) if name[:1].isupper() else None
     if isinstance(obj, type):
         return obj
-    raise ValueError("Unknown activation function: '%s'. Valid names: %s" % (name, sorted(_BY_NAME)))
+    raise ValueError("Unknown activation function: '%s'. Valid names: %s"
+                     % (name, sorted(_BY_NAME)))
 
 
 def deserialize(name, custom_objects=None):

@@ -424,7 +424,8 @@ def test_compute_output_shape_agrees_with_the_computed_output(layer, shape, dtyp
     x = keras.Input(shape[1:], dtype=dtype)
     kt = layer()(x)
     layer_obj = kt._keras_history[0]
-    real = layer_obj(tf.cast(tf.ones(shape), dtype) if dtype != "int32" else tf.ones(shape, tf.int32))
+    value = tf.ones(shape, tf.int32) if dtype == "int32" else tf.cast(tf.ones(shape), dtype)
+    real = layer_obj(value)
     assert kt.shape.as_list() == [None] + list(real.shape[1:])
     assert kt.dtype == real.dtype
     assert tuple(layer_obj.compute_output_shape(tf.TensorShape(shape))) == tuple(real.shape)

@@ -409,7 +409,8 @@ class Model(Layer):
             p_last = yp.shape[-1] if yp.ndim else 1
             if p_last == 1:
                 fn = _metrics.binary_crossentropy
-            elif yt is not None and (yt.ndim < yp.ndim or (yt.ndim == yp.ndim and yt.shape[-1] == 1)):
+            elif yt is not None and (yt.ndim < yp.ndim or
+                                     (yt.ndim == yp.ndim and yt.shape[-1] == 1)):
                 fn = _metrics.sparse_categorical_crossentropy
             else:
                 fn = _metrics.categorical_crossentropy
