@@ -16,6 +16,7 @@ from mixprec._dtypes import float32, float64, int64
 from mixprec._tape import GradientTape
 from mixprec._variable import Variable
 from mixprec.keras.optimizers import schedules as _schedules
+from mixprec.train import _checkpoint
 
 __all__ = ["Optimizer", "SGD", "RMSprop", "Adam"]
 
@@ -195,6 +196,15 @@ class Optimizer:
     def _slot_names_used(self):
         return self._SLOT_NAMES
 
+    def build(self, var_list):
+        """Creates the slots of ``var_list`` (in that order) before the first step."""
+        created = len(self._vars)
+        for v in _nest.flatten(var_list):
+            if v.trainable:
+                self._slots_for(v)
+        if len(self._vars) != created:
+            _checkpoint.notify_created()
+
     def get_slot_names(self):
         return list(self._slot_names_used())
 
@@ -291,8 +301,11 @@ class Optimizer:
         on the device. Returns whether the update was applied: True, or a bool scalar tensor
         when the finite check decided it on the device."""
         slots = []
+        created = len(self._vars)
         for v in variables:
             slots.extend(self._slots_for(v))
+        if len(self._vars) != created:
+            _checkpoint.notify_created()  # a checkpoint restored earlier may hold them
         hp = self._hparams()
         return _core.optimizer_apply(self._KIND, hp, list(variables), list(grads), slots,
                                      self._iterations, loss_scale, bool(check_finite),
