@@ -429,10 +429,15 @@ class BundleReader:
         footer = data[-48:]
         if footer[40:] != _MAGIC:
             raise ValueError("not an sstable (bad magic number)")
-        _, pos = read_varint(footer, 0, 40)
-        _, pos = read_varint(footer, pos, 40)
+        moff, pos = read_varint(footer, 0, 40)
+        msize, pos = read_varint(footer, pos, 40)
         off, pos = read_varint(footer, pos, 40)
         size, pos = read_varint(footer, pos, 40)
+        # stricter than TF (which never reads them): the metaindex block's checksum and
+        # the footer's zero padding, so that no flipped byte goes unnoticed
+        if any(footer[pos:40]):
+            raise ValueError("corrupt footer (nonzero padding)")
+        BundleReader._block_at(data, moff, msize)
         out, prev = [], None
         for _, handle in _parse_block(BundleReader._block_at(data, off, size), "index block"):
             o, p = read_varint(handle, 0)

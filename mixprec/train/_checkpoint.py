@@ -79,6 +79,15 @@ class _Restore:
 
     def __init__(self, root, prefix, graph, values):
         self.root = weakref.ref(root)
+        # NOTE: the values wait on the objects, not on the Checkpoint: a status and its
+        # Checkpoint are often dropped at once (``Checkpoint(model=m).restore(p)``), so the
+        # root's children are kept weakly and stand in for a root that is gone.
+        self.anchors = []
+        for name, child in _trackable.children(root):
+            try:
+                self.anchors.append((name, weakref.ref(child)))
+            except TypeError:
+                self.anchors.append((name, lambda c=child: c))
         self.prefix = prefix
         self.graph = graph
         self.values = values           # node id -> (key, value) still to assign
@@ -89,7 +98,7 @@ class _Restore:
         """node id -> Python object, walking both graphs from the roots by edge name."""
         root = self.root()
         if root is None:
-            return {}
+            root = _Anchors([(n, ref()) for n, ref in self.anchors if ref() is not None])
         matched = {0: root}
         queue = [0]
         while queue:
@@ -137,6 +146,19 @@ class _Restore:
         self.assign(self.pending_assignments(self.match()))
 
 
+class _Anchors:
+    """Stands in for a restore's root object that no longer exists."""
+
+    def __init__(self, children):
+        self.kids = children
+
+    def _trackable_children(self):
+        return self.kids
+
+    def alive(self):
+        return bool(self.kids)
+
+
 _ACTIVE = []  # _Restore objects with values waiting for variables
 
 
@@ -146,7 +168,8 @@ def notify_created():
     if not _ACTIVE:
         return
     for r in list(_ACTIVE):
-        if r.root() is None or not r.values:
+        if not r.values or (r.root() is None
+                            and not any(ref() is not None for _, ref in r.anchors)):
             _ACTIVE.remove(r)
             continue
         r.sync()
@@ -214,8 +237,9 @@ def restore_object(root, prefix, reader=None):
 class CheckpointLoadStatus:
     """What ``Checkpoint.restore``/``read`` return (TensorFlow's CheckpointLoadStatus)."""
 
-    def __init__(self, restore):
+    def __init__(self, restore, root=None):
         self._r = restore
+        self._root = root  # kept alive with the status, as TensorFlow's
 
     def _python_leaves(self):
         root = self._r.root()
@@ -356,7 +380,7 @@ class Checkpoint:
 
     def read(self, save_path, options=None):
         """Restores ``save_path`` (as ``restore``, for files written by ``write``)."""
-        return CheckpointLoadStatus(restore_object(self, _path(save_path, "save_path")))
+        return CheckpointLoadStatus(restore_object(self, _path(save_path, "save_path")), self)
 
     def restore(self, save_path, options=None):
         """Restores ``save_path`` into the objects; values for variables that do not exist

@@ -9,9 +9,81 @@ import math
 import zipfile
 import zlib
 
+import os
+
 import numpy as np
 
+from mixprec import _fileio, errors
+
 _WEIGHTS_FORMAT = "mixprec-weights-1"
+# suffixes kept in mixprec's own .npz format; any other path is a TensorFlow checkpoint
+NPZ_SUFFIXES = (".npz", ".h5", ".hdf5", ".keras")
+
+
+def _wants_npz(filepath, save_format):
+    if save_format is not None:
+        fmt = str(save_format).lower()
+        if fmt in ("tf", "tensorflow"):
+            return False
+        if fmt in ("h5", "hdf5", "keras", "npz"):
+            return True
+        raise ValueError("Unknown format. Received: `save_format`=%s. Was expecting one of "
+                         "{\"tf\", \"h5\"}." % (save_format,))
+    return filepath.lower().endswith(NPZ_SUFFIXES)
+
+
+def save_weights(model, filepath, overwrite=True, save_format=None, options=None):
+    """``Model.save_weights``: TensorFlow's checkpoint format (``filepath.index``, the data
+    shard and a ``checkpoint`` file; keys relative to the model) unless the path ends in
+    one of NPZ_SUFFIXES (or save_format='h5'), which keeps mixprec's .npz format. Both are
+    written crash-safely: a kill mid-save leaves the previous file loadable."""
+    from mixprec.train import _checkpoint, _management
+
+    filepath = os.fspath(filepath)
+    npz = _wants_npz(filepath, save_format)
+    target = filepath if npz else filepath + ".index"
+    if not overwrite and os.path.exists(target):
+        raise FileExistsError("%s exists and overwrite=False" % target)
+    if npz:
+        return save_npz(model, filepath)
+    _checkpoint.save_object(model, filepath)
+    _management.update_checkpoint_state(os.path.dirname(filepath), filepath, [filepath])
+    return None
+
+
+def load_weights(model, filepath, by_name=False, skip_mismatch=False, options=None):
+    """``Model.load_weights``: a TensorFlow checkpoint when ``filepath.index`` exists (or
+    a directory holding a ``checkpoint`` file), else mixprec's .npz file. A missing file
+    is a NotFoundError; one that is not a regular file (a directory, /dev/zero, a FIFO) a
+    ValueError, refused before reading."""
+    from mixprec.train import _checkpoint, _management
+
+    filepath = os.fspath(filepath)
+    prefix = filepath
+    if os.path.isdir(filepath) and not os.path.exists(filepath + ".index"):
+        latest = _management.latest_checkpoint(filepath)
+        if latest is not None:
+            prefix = latest
+    if os.path.exists(prefix + ".index"):
+        if by_name:
+            raise NotImplementedError(
+                "Weights may only be loaded based on topology into Models when loading "
+                "TensorFlow-formatted weights (got by_name=True to load_weights).")
+        r = _checkpoint.restore_object(model, prefix)
+        status = _checkpoint.CheckpointLoadStatus(r, model)
+        status.assert_nontrivial_match()
+        return status
+    if not os.path.lexists(filepath):
+        raise errors.NotFoundError(
+            None, None, "Unable to load weights from %r: not found (neither a weights file "
+            "nor a checkpoint %r). hint: files are written by Model.save_weights()"
+            % (filepath, filepath + ".index"))
+    try:
+        _fileio.check_regular_file(filepath, "weights file")
+    except ValueError as e:
+        raise ValueError("Unable to load weights from %r: %s. hint: files are written by "
+                         "Model.save_weights()" % (filepath, e)) from None
+    return load_npz(model, filepath, by_name=by_name, skip_mismatch=skip_mismatch)
 
 
 def weight_entries(model):
@@ -54,7 +126,7 @@ def optimizer_entries(model):
     return out
 
 
-def save_weights(model, filepath, overwrite=True, save_format=None, options=None):
+def save_npz(model, filepath):
     """Saves weights (and optimizer state, loss scale included) to one file.
 
     Format (docs/architecture.md, "Weights files"): a ZIP archive written by NumPy's
@@ -62,11 +134,6 @@ def save_weights(model, filepath, overwrite=True, save_format=None, options=None
     JSON document with the format tag and, per entry, the key, variable name, dtype and
     shape. bfloat16 arrays are stored as their raw uint16 bits.
     """
-    import os
-
-    filepath = os.fspath(filepath)
-    if not overwrite and os.path.exists(filepath):
-        raise FileExistsError("%s exists and overwrite=False" % filepath)
     arrays, manifest = {}, {"format": _WEIGHTS_FORMAT, "model": model.name, "entries": []}
     for i, (key, var) in enumerate(weight_entries(model) + optimizer_entries(model)):
         arr = var.numpy()
@@ -76,22 +143,18 @@ def save_weights(model, filepath, overwrite=True, save_format=None, options=None
         arrays["a%d" % i] = np.asarray(arr, order="C")  # ascontiguousarray makes 0-d 1-d
         manifest["entries"].append({"key": key, "name": var.name, "dtype": dtype,
                                     "shape": list(var.shape), "array": "a%d" % i})
-    with open(filepath, "wb") as f:
-        np.savez(f, __manifest__=np.frombuffer(json.dumps(manifest).encode(), np.uint8),
-                 **arrays)
+    _fileio.atomic_write(filepath, lambda f: np.savez(
+        f, __manifest__=np.frombuffer(json.dumps(manifest).encode(), np.uint8), **arrays))
 
 
-def load_weights(model, filepath, by_name=False, skip_mismatch=False, options=None):
-    """Loads weights saved by ``save_weights`` (the optimizer's state too, when the
+def load_npz(model, filepath, by_name=False, skip_mismatch=False):
+    """Loads weights saved by ``save_npz`` (the optimizer's state too, when the
     optimizer exists; otherwise it is restored when the optimizer creates it).
 
     Nothing is assigned until the whole file has been read and every shape checked, so
     a refused file leaves the model (and its optimizer) as it was."""
-    import os
-
     from mixprec.keras.mixed_precision import loss_scale_optimizer as lso
 
-    filepath = os.fspath(filepath)
     saved_model, saved_slots, saved_opt = _read_weights_file(filepath)
     weights = model.weights
     # NOTE: model weights are matched by position (tf-keras' topological loading), not
@@ -155,6 +218,7 @@ def _read_weights_file(filepath):
     {other optimizer key: (entry, array)}). Anything that is not such a file, corrupt data
     and a manifest that breaks the format included, is a ValueError naming the file."""
     try:
+        _fileio.check_regular_file(filepath, "weights file")
         with zipfile.ZipFile(filepath) as zf:
             manifest = json.loads(_read_npy(zf, "__manifest__").tobytes().decode())
             return _check_manifest(manifest, lambda name: _read_npy(zf, name))
@@ -171,6 +235,12 @@ def _read_npy(zf, name):
     before anything is allocated (np.load allocates first, so a corrupt header asks for
     exabytes)."""
     member = name + ".npy"
+    info = zf.getinfo(member)
+    # bounded by the file: stored members hold their bytes, deflate expands at most 1032:1
+    if info.file_size > (info.compress_size if info.compress_type == zipfile.ZIP_STORED
+                         else 1032 * info.compress_size + 1024):
+        raise ValueError("%s declares %d bytes from %d stored" % (
+            member, info.file_size, info.compress_size))
     data = zf.read(member)
     fp = io.BytesIO(data)
     version = np.lib.format.read_magic(fp)
