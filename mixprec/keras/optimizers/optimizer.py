@@ -11,6 +11,8 @@ import numbers
 import operator
 import warnings
 
+import numpy as _np
+
 from mixprec import _core, _nest, _ops
 from mixprec._dtypes import float32, float64, int64
 from mixprec._tape import GradientTape
@@ -94,6 +96,7 @@ class Optimizer:
             self._hyper[name] = value
             return
         value = float(value._peek() if isinstance(value, Variable) else value)
+        self.__dict__.setdefault("_hyper_exact", {})[name] = value
         if name in self._hyper and isinstance(self._hyper[name], Variable):
             self._hyper[name].assign(value)
         else:
@@ -111,7 +114,16 @@ class Optimizer:
         if isinstance(v, _schedules.LearningRateSchedule):
             return float(v(self.iterations))
         if isinstance(v, Variable):
-            return float(v._peek())
+            value = float(v._peek())
+            # NOTE: tf-keras 2.21 keeps beta_1, beta_2, rho and momentum as Python floats
+            # and forms constants such as 1 - beta_2 in double: the number the user gave
+            # is used while the float32 variable still holds its rounding (only the
+            # learning rate is a float32 variable in tf-keras).
+            exact = self.__dict__.get("_hyper_exact", {}).get(name)
+            if (name != "learning_rate" and exact is not None
+                    and float(_np.float32(exact)) == value):
+                return exact
+            return value
         if callable(v):
             return float(v())
         return float(v)
