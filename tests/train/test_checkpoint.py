@@ -427,3 +427,47 @@ def test_latest_checkpoint_ignores_missing_index(tmp_path):
     os.remove(tmp_path / "a" / "ckpt-2.index")
     assert tf.train.latest_checkpoint(str(tmp_path / "a")) is None
     assert tf.train.latest_checkpoint(str(tmp_path / "nowhere")) is None
+
+
+def test_seed_004_flow_custom_loop_save_then_restore_into_new_model(tmp_path):
+    """Seed 004: tf.train.Checkpoint(optimizer=, model=) saved during a custom training
+    loop; a new model and optimizer restored from latest_checkpoint give the same test
+    accuracy."""
+    rng = np.random.RandomState(3)
+    images = rng.rand(256, 6, 6, 1).astype("float32")
+    labels = (images.reshape(256, -1).sum(1) > 18).astype("int64") + \
+        (images[:, 0, 0, 0] > 0.5).astype("int64")
+
+    def create_model():
+        return keras.Sequential([keras.layers.Flatten(), keras.layers.Dense(16, activation="relu"),
+                                 keras.layers.Dense(3)])
+
+    loss_object = keras.losses.SparseCategoricalCrossentropy(
+        from_logits=True, reduction=keras.losses.Reduction.NONE)
+    model, optimizer = create_model(), keras.optimizers.Adam()
+    checkpoint = tf.train.Checkpoint(optimizer=optimizer, model=model)
+    prefix = os.path.join(str(tmp_path / "training_checkpoints"), "ckpt")
+    ds = tf.data.Dataset.from_tensor_slices((images, labels)).shuffle(256, seed=1).batch(32)
+    for epoch in range(4):
+        for x, y in ds:
+            with tf.GradientTape() as tape:
+                loss = tf.nn.compute_average_loss(loss_object(y, model(x, training=True)),
+                                                  global_batch_size=32)
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        if epoch % 2 == 0:
+            checkpoint.save(prefix)
+    checkpoint.save(prefix)
+
+    def accuracy(m):
+        acc = keras.metrics.SparseCategoricalAccuracy()
+        for x, y in tf.data.Dataset.from_tensor_slices((images, labels)).batch(64):
+            acc(y, m(x, training=False))
+        return float(acc.result())
+
+    new_model, new_optimizer = create_model(), keras.optimizers.Adam()
+    ck = tf.train.Checkpoint(optimizer=new_optimizer, model=new_model)
+    latest = tf.train.latest_checkpoint(os.path.dirname(prefix))
+    assert latest == prefix + "-3"
+    ck.restore(latest)
+    assert accuracy(new_model) == accuracy(model)
