@@ -126,12 +126,12 @@ def _is_layer(obj):
     return isinstance(obj, Layer)
 
 
-# tf-keras 2.21 optimizers' slot lists: (attribute, slot name, interleaved with the next)
+# tf-keras 2.21 optimizers' slot lists: (tf-keras attribute, mixprec slot name)
 _TF_SLOT_LISTS = {
     "Adam": (("_momentums", "m"), ("_velocities", "v"), ("_velocity_hats", "vhat")),
     "SGD": (("momentums", "momentum"),),
-    "RMSprop": (("_velocities", "velocity"), ("_momentums", "momentum"),
-                ("_average_gradients", "average_gradient")),
+    "RMSprop": (("_velocities", "rms"), ("_momentums", "momentum"),
+                ("_average_gradients", "mg")),
 }
 
 

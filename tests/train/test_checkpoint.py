@@ -471,3 +471,42 @@ def test_seed_004_flow_custom_loop_save_then_restore_into_new_model(tmp_path):
     assert latest == prefix + "-3"
     ck.restore(latest)
     assert accuracy(new_model) == accuracy(model)
+
+
+def _graph_objects():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "make_fixtures", os.path.join(FIX, "make_fixtures.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.graph_objects(keras, tf, train=False)
+
+
+def test_restores_tensorflow_graph_of_functional_subclassed_rmsprop_sgd_metric(tmp_path):
+    """Fixture 4: keys of every kind (layer-N of an Input and a Dropout, attribute and list
+    children, RMSprop's three slot lists, SGD's momentums, a metric): mixprec writes the
+    same keys and restores TensorFlow's values with assert_consumed."""
+    want = _fixture_values("tf_graph")
+    fm, sm, metric, sgd = _graph_objects()
+    prefix = os.path.join(FIX, "tf_graph", "ckpt")
+    status = tf.train.Checkpoint(fm=fm, sm=sm, metric=metric, sgd=sgd).read(prefix)
+    fm.optimizer.build(fm.trainable_variables)
+    sgd.build(sm.trainable_variables)
+    status.assert_consumed()
+    V = "/.ATTRIBUTES/VARIABLE_VALUE"
+    np.testing.assert_array_equal(sm.blocks[1].kernel.numpy(), want["sm/blocks/1/kernel" + V])
+    np.testing.assert_array_equal(fm.layers[-1].bias.numpy(),
+                                  want["fm/layer_with_weights-1/bias" + V])
+    assert float(metric.result()) == 1.5
+    assert int(fm.optimizer.iterations.numpy()) == 1
+    rms = fm.optimizer
+    w = fm.trainable_variables[0]
+    for slot, key in (("rms", 1), ("momentum", 5), ("mg", 9)):
+        np.testing.assert_array_equal(rms.get_slot(w, slot).numpy(),
+                                      want["fm/optimizer/_variables/%d" % key + V])
+    path = tf.train.Checkpoint(fm=fm, sm=sm, metric=metric, sgd=sgd).write(str(tmp_path / "c"))
+    assert tf.train.list_variables(path) == tf.train.list_variables(prefix)
+    r = tf.train.load_checkpoint(path)
+    for name, value in want.items():
+        np.testing.assert_array_equal(r.get_tensor(name), value)
