@@ -122,3 +122,13 @@ def test_loss_scale_plots_of_fit_and_of_a_custom_loop_mark_skips_alike():
         assert value == scales[i]
         if i + 1 < len(scales):
             assert scales[i + 1] == scales[i] / 2
+
+
+def test_no_message_sends_users_to_an_extra_of_an_unpublished_package():
+    """mixprec is not on a package index: 'pip install "mixprec[plot]"' cannot work."""
+    import pathlib
+
+    root = pathlib.Path(plot.__file__).resolve().parents[1]
+    texts = [p.read_text(errors="ignore") for p in (root / "mixprec").rglob("*.py")]
+    texts += [p.read_text(errors="ignore") for p in (root / "docs").glob("*.md")]
+    assert texts and not any("mixprec[plot]" in t for t in texts)
