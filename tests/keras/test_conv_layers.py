@@ -221,8 +221,10 @@ def test_default_names_and_aliases():
     (lambda: layers.Conv2D(4, 3, padding="causal"), "Causal padding is only supported"),
     (lambda: layers.Conv2D(4, 3, data_format="NHWC"), "The `data_format` argument must be"),
     (lambda: layers.Conv2D(5, 3, groups=2), "evenly divisible by the number of groups"),
-    (lambda: layers.MaxPooling2D(strides=0), "requirement `> 0`"),
-    (lambda: layers.MaxPooling2D(padding="causal"), "padding"),
+    (lambda: layers.Conv2D(4, 3, strides=2, dilation_rate=2),
+     "`strides > 1` not supported in conjunction with `dilation_rate > 1`"),
+    (lambda: layers.MaxPooling2D(strides=-1), "requirement `>= 0`"),
+    (lambda: layers.MaxPooling2D(padding="full"), "The `padding` argument must be"),
     (lambda: layers.ZeroPadding2D((1, 2, 3)), "`padding` should have two elements"),
     (lambda: layers.ZeroPadding2D("x"), "`padding` should"),
     (lambda: layers.ReLU(max_value=-1), "max_value of a ReLU layer cannot be a negative"),
@@ -238,7 +240,7 @@ def test_bad_batch_norm_arguments():
     with pytest.raises(TypeError, match="Expected an int or a list/tuple of ints"):
         layers.BatchNormalization(axis="x")
     bn = layers.BatchNormalization(axis=4)
-    with pytest.raises(ValueError, match="Invalid axis"):
+    with pytest.raises(ValueError, match="Invalid value for `axis` argument"):
         bn.build((None, 3, 3, 2))
     with pytest.raises(ValueError, match="undefined `axis` dimension"):
         layers.BatchNormalization().build((None, 3, None))
@@ -251,8 +253,17 @@ def test_build_errors():
         layers.Conv2D(4, 3, groups=2).build((None, 5, 5, 3))
     with pytest.raises(ValueError, match="One of the dimensions in the output is <= 0"):
         layers.Conv2D(2, 5).build((None, 3, 3, 1))
-    with pytest.raises(ValueError, match="should have rank 4"):
+    with pytest.raises(ValueError, match="One of the dimensions in the output is <= 0"):
+        layers.Conv2D(2, 3).build((None, 2, 2, 1))  # an empty output: refused as tf-keras'
+    with pytest.raises(ValueError, match="should have rank 4"):  # functional build does
         layers.DepthwiseConv2D(3).build((None, 5, 5))
+    # tf-keras accepts zero pooling strides and 'causal' at construction; the call refuses
+    with pytest.raises(ValueError, match="cannot contain 0"):
+        layers.MaxPooling2D(strides=0)(keras.Input((4, 4, 1)))
+    with pytest.raises(ValueError, match="must be one of"):
+        layers.MaxPooling2D(padding="causal")(keras.Input((4, 4, 1)))
+    with pytest.raises(ValueError, match="Computed output size would be negative"):
+        layers.MaxPooling2D(3, 1)(keras.Input((2, 2, 1)))
 
 
 def test_input_rank_and_channel_checks():

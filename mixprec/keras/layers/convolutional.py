@@ -67,6 +67,10 @@ class Conv(Layer):
         if self.padding == "causal" and not isinstance(self, Conv1D):
             raise ValueError("Causal padding is only supported for `Conv1D` and "
                              "`SeparableConv1D`.")
+        if max(self.strides) > 1 and max(self.dilation_rate) > 1:
+            raise ValueError("`strides > 1` not supported in conjunction with `dilation_rate > "
+                             "1`. Received: strides=%s and dilation_rate=%s"
+                             % (self.strides, self.dilation_rate))
 
     # ---------------------------------------------------------------- shapes
 
@@ -96,7 +100,7 @@ class Conv(Layer):
         else:
             out = shape[:batch_rank] + [self._out_channels(shape)] + \
                 self._spatial_output_shape(shape[batch_rank + 1:])
-        if any(d is not None and d < 0 for d in out):
+        if any(d is not None and d <= 0 for d in out):
             raise ValueError(
                 "One of the dimensions in the output is <= 0 due to downsampling in %s. "
                 "Consider increasing the input size. Received input shape %s which would "
@@ -132,17 +136,10 @@ class Conv(Layer):
 
     # ---------------------------------------------------------------- call
 
-    def _check_strides_dilation(self):
-        if max(self.strides) > 1 and max(self.dilation_rate) > 1:
-            raise ValueError("strides > 1 not supported in conjunction with dilation_rate > 1; "
-                             "received: strides=%s and dilation_rate=%s"
-                             % (list(self.strides), list(self.dilation_rate)))
-
     def convolution_op(self, inputs, kernel):
         raise NotImplementedError
 
     def call(self, inputs):
-        self._check_strides_dilation()
         shape = list(inputs.shape)
         inner = self.rank + 2
         if len(shape) > inner:  # extra leading batch dimensions, as tf-keras accepts
@@ -282,7 +279,6 @@ class DepthwiseConv2D(Conv2D):
         self.built = True
 
     def call(self, inputs):
-        self._check_strides_dilation()
         fmt = "NHWC" if self.data_format == "channels_last" else "NCHW"
         strides = [1] + list(self.strides) + [1] if fmt == "NHWC" else \
             [1, 1] + list(self.strides)

@@ -78,8 +78,9 @@ class BatchNormalization(Layer):
                 self.axis[i] = ndims + x
         for x in self.axis:
             if x < 0 or x >= ndims:
-                raise ValueError("Invalid axis. Expected 0 <= axis < inputs.rank (with "
-                                 "inputs.rank=%d). Received: layer.axis=%s" % (ndims, self.axis))
+                raise ValueError("Invalid value for `axis` argument. Expected 0 <= axis < "
+                                 "inputs.rank (with inputs.rank=%d). Received: axis=%s"
+                                 % (ndims, tuple(self.axis)))
         if len(self.axis) != len(set(self.axis)):
             raise ValueError("Duplicate axis: %s" % (self.axis,))
         # tf-keras' fused path (4-D/5-D input, one channel axis first or last) keeps the

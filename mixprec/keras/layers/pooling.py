@@ -30,11 +30,9 @@ class _Pooling(Layer):
             strides = pool_size
         self.pool_function = pool_function
         self.pool_size = conv_utils.normalize_tuple(pool_size, rank, "pool_size")
-        self.strides = conv_utils.normalize_tuple(strides, rank, "strides")
+        # tf-keras accepts zero strides here; the call refuses them (build below)
+        self.strides = conv_utils.normalize_tuple(strides, rank, "strides", allow_zero=True)
         self.padding = conv_utils.normalize_padding(padding)
-        if self.padding not in ("valid", "same"):
-            raise ValueError('The `padding` argument must be one of "valid", "same". '
-                             'Received: %s' % (padding,))
         self.data_format = conv_utils.normalize_data_format(data_format)
         self.input_spec = InputSpec(ndim=rank + 2)
 
@@ -47,8 +45,14 @@ class _Pooling(Layer):
         return tuple(shape)
 
     def build(self, input_shape):
+        if not all(self.strides):
+            raise ValueError("The `strides` of %s cannot contain 0(s). Received: strides=%s"
+                             % (self.name, self.strides))
+        if self.padding not in ("valid", "same"):
+            raise ValueError('The `padding` of %s must be one of "valid", "same". Received: %s'
+                             % (self.name, self.padding))
         out = self.compute_output_shape(input_shape)
-        if any(d is not None and d < 0 for d in out):
+        if any(d is not None and d <= 0 for d in out):
             raise ValueError(
                 "Computed output size would be negative. Received: inputs.shape=%s, "
                 "pool_size=%s, strides=%s, padding='%s'." % (tuple(input_shape),
