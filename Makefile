@@ -6,7 +6,8 @@ BUILD ?= build/dev
 .PHONY: dev build test test-gpu test-emulated sanitize bench bench-gpu format clean
 
 dev:            ## editable install into the active venv (no build isolation, persistent build dir)
-	$(PY) -m pip install -q scikit-build-core numpy ml_dtypes scipy-openblas32==0.3.34.481.3 pytest ninja
+	$(PY) -m pip install -q scikit-build-core numpy ml_dtypes scipy-openblas32==0.3.34.481.3 \
+	    onednn-cpu-gomp==2023.2.0 onednn-devel-cpu-gomp==2023.2.0 pytest ninja
 	$(PY) -m pip install --no-build-isolation -e . -Cbuild-dir=$(BUILD)
 
 build:          ## a wheel in dist/

@@ -754,6 +754,101 @@ typedef mp_status (*grad_fn)(const mp_node *, mp_tensor *, const int *, mp_tenso
 #define GRAD_ANY NULL
 #define GRAD_ARGMAX NULL
 #define GRAD_ARGMIN NULL
+/* ------------------------------------------------------------------ windows */
+
+/* the same window attrs with ints4 = the shape the backprop op produces */
+static mp_tensor *window(arena *a, mp_op op, mp_tensor *x, mp_tensor *y, const mp_node *n, const mp_tensor *shape_of) {
+    mp_attrs at = n->attrs;
+    if (shape_of)
+        memcpy(at.ints4, shape_of->shape, 4 * sizeof(int64_t));
+    mp_tensor *in[2] = {x, y};
+    return run(a, op, mp_op_get_info(op)->n_inputs, in, &at);
+}
+
+/* Conv2D(x, f): dx = BackpropInput(f, dy), df = BackpropFilter(x, dy) */
+static mp_status g_conv2d(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    arena a = {0};
+    mp_tensor *x = n->inputs[0], *f = n->inputs[1];
+    if (need[0]) {
+        mp_tensor *r = window(&a, MP_OP_CONV2D_BACKPROP_INPUT, f, dy, n, x);
+        if (r)
+            dx[0] = out(r);
+    }
+    if (need[1]) {
+        mp_tensor *r = window(&a, MP_OP_CONV2D_BACKPROP_FILTER, x, dy, n, f);
+        if (r)
+            dx[1] = out(r);
+    }
+    return finish(&a);
+}
+
+/* BackpropInput(f, g) is linear in each: df = BackpropFilter(dx, g), dg = Conv2D(dx, f) */
+static mp_status g_conv2d_backprop_input(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    arena a = {0};
+    mp_tensor *f = n->inputs[0], *g = n->inputs[1];
+    if (need[0]) {
+        mp_tensor *r = window(&a, MP_OP_CONV2D_BACKPROP_FILTER, dy, g, n, f);
+        if (r)
+            dx[0] = out(r);
+    }
+    if (need[1]) {
+        mp_tensor *r = window(&a, MP_OP_CONV2D, dy, f, n, NULL);
+        if (r)
+            dx[1] = out(r);
+    }
+    return finish(&a);
+}
+
+/* BackpropFilter(x, g): dx = BackpropInput(df, g), dg = Conv2D(x, df) */
+static mp_status g_conv2d_backprop_filter(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    arena a = {0};
+    mp_tensor *x = n->inputs[0], *g = n->inputs[1];
+    if (need[0]) {
+        mp_tensor *r = window(&a, MP_OP_CONV2D_BACKPROP_INPUT, dy, g, n, x);
+        if (r)
+            dx[0] = out(r);
+    }
+    if (need[1]) {
+        mp_tensor *r = window(&a, MP_OP_CONV2D, x, dy, n, NULL);
+        if (r)
+            dx[1] = out(r);
+    }
+    return finish(&a);
+}
+
+static mp_status g_max_pool(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    arena a = {0};
+    mp_tensor *r = window(&a, MP_OP_MAX_POOL_GRAD, n->inputs[0], dy, n, NULL);
+    if (r)
+        dx[0] = out(r);
+    return finish(&a);
+}
+
+static mp_status g_avg_pool(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    arena a = {0};
+    mp_tensor *r = window(&a, MP_OP_AVG_POOL_GRAD, dy, NULL, n, n->inputs[0]);
+    if (r)
+        dx[0] = out(r);
+    return finish(&a);
+}
+
+/* AvgPoolGrad is linear: its adjoint is AvgPool */
+static mp_status g_avg_pool_grad(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    arena a = {0};
+    mp_tensor *r = window(&a, MP_OP_AVG_POOL, dy, NULL, n, NULL);
+    if (r)
+        dx[0] = out(r);
+    return finish(&a);
+}
+
+#define GRAD_CONV2D g_conv2d
+#define GRAD_CONV2D_BACKPROP_INPUT g_conv2d_backprop_input
+#define GRAD_CONV2D_BACKPROP_FILTER g_conv2d_backprop_filter
+#define GRAD_MAX_POOL g_max_pool
+/* second order through max pooling (MaxPoolGradGrad) is not implemented: no gradient */
+#define GRAD_MAX_POOL_GRAD NULL
+#define GRAD_AVG_POOL g_avg_pool
+#define GRAD_AVG_POOL_GRAD g_avg_pool_grad
 #define GRAD_MATMUL g_matmul
 #define GRAD_SOFTMAX g_softmax
 #define GRAD_LOG_SOFTMAX g_log_softmax

@@ -1125,7 +1125,46 @@ NO_PYTHON_ENTRY = {
     "random_uniform": "test_random_moments_and_bounds",
     "random_normal": "test_random_moments_and_bounds",
     "truncated_normal": "test_random_moments_and_bounds",
+    # convolution and pooling: _core.window_op; grids in tests/test_nn_conv.py
+    "conv2d": "test_window_ops",
+    "conv2d_backprop_input": "test_window_ops",
+    "conv2d_backprop_filter": "test_window_ops",
+    "max_pool": "test_window_ops",
+    "max_pool_grad": "test_window_ops",
+    "avg_pool": "test_window_ops",
+    "avg_pool_grad": "test_window_ops",
 }
+
+
+def test_window_ops():
+    """Each convolution/pooling op of ops.def once through _core.window_op (float64) against
+    NumPy; the backprop ops against the adjoint identity <op(a), b> = <a, op^T(b)>."""
+    from test_nn_conv import ref_conv2d, ref_pool
+
+    codes = {row[2]: row[0] for row in _core.op_table()}
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((2, 5, 6, 4))
+    f = rng.standard_normal((3, 2, 2, 6))  # two groups
+    pads = (1, 1, 0, 1)  # SAME for a 3x2 window, stride 1
+    run = lambda name, ins, win, shape=None: _core.window_op(  # noqa: E731
+        codes[name], ins, (1, 1), win, 1, (0, 0, 0, 0), False, shape).numpy()
+    y = run("conv2d", (tf.constant(x), tf.constant(f)), (1, 1))
+    np.testing.assert_allclose(y, ref_conv2d(x, f, (1, 1), (1, 1), pads, False), rtol=1e-12, atol=1e-12)
+    dy = rng.standard_normal(y.shape)
+    dx = run("conv2d_backprop_input", (tf.constant(f), tf.constant(dy)), (1, 1), x.shape)
+    df = run("conv2d_backprop_filter", (tf.constant(x), tf.constant(dy)), (1, 1), f.shape)
+    assert math.isclose(np.sum(y * dy), np.sum(x * dx), rel_tol=1e-12)
+    assert math.isclose(np.sum(y * dy), np.sum(f * df), rel_tol=1e-12)
+    for kind in ("max", "avg"):
+        p = run(kind + "_pool", (tf.constant(x),), (3, 2))
+        np.testing.assert_allclose(p, ref_pool(x, (3, 2), (1, 1), pads, False, kind), rtol=1e-12)
+        dp = rng.standard_normal(p.shape)
+        if kind == "avg":  # linear: the adjoint identity
+            g = run("avg_pool_grad", (tf.constant(dp),), (3, 2), x.shape)
+            assert math.isclose(np.sum(p * dp), np.sum(x * g), rel_tol=1e-12)
+        else:  # piecewise linear: the same identity holds at x
+            g = run("max_pool_grad", (tf.constant(x), tf.constant(dp)), (3, 2))
+            assert math.isclose(np.sum(p * dp), np.sum(x * g), rel_tol=1e-12)
 
 
 def test_every_op_in_ops_def_has_a_test():
