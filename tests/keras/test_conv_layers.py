@@ -396,3 +396,24 @@ def test_zero_padding_and_relu_values():
     ref = np.where(x >= 4, 4.0, np.where(x > 1, x, 0.5 * (x - 1)))
     np.testing.assert_allclose(r, ref)
     assert layers.ReLU(dtype="mixed_float16")(x).dtype == tf.float16
+
+
+@needs_nn
+@pytest.mark.parametrize("policy", ["float32", "mixed_float16"])
+def test_every_weight_gets_a_gradient(policy):
+    mixed_precision.set_global_policy(policy)
+    model = keras.Sequential([
+        keras.Input((8, 8, 3)), layers.ZeroPadding2D(1), layers.Conv2D(4, 3, groups=1),
+        layers.BatchNormalization(), layers.ReLU(), layers.DepthwiseConv2D(3, padding="same"),
+        layers.AveragePooling2D(), layers.Conv2D(4, 1, kernel_regularizer="l2"),
+        layers.GlobalMaxPooling2D(), layers.Dense(2)])
+    x = np.random.default_rng(7).standard_normal((4, 8, 8, 3)).astype("float32")
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.cast(model(x, training=True), "float32")) + \
+            tf.add_n(model.losses)
+    grads = tape.gradient(loss, model.trainable_weights)
+    assert len(grads) == 10
+    for w, g in zip(model.trainable_weights, grads):
+        assert g is not None, w.name
+        assert g.dtype == tf.float32 and tuple(g.shape) == tuple(w.shape)
+        assert np.isfinite(g.numpy()).all()
