@@ -432,3 +432,6 @@ def fused_batch_norm(x, scale, offset, mean=None, variance=None, epsilon=0.001,
     y = batch_normalization(x, _core.reshape(m, shape), _core.reshape(v, shape),
                             _core.reshape(offset, shape), _core.reshape(scale, shape), epsilon)
     return y, m, v
+from mixprec import _unsupported  # noqa: E402
+
+__getattr__ = _unsupported.module_getattr(__name__)  # unsupported TF names: a clear error

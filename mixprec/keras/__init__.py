@@ -13,3 +13,7 @@ from mixprec.keras import models  # noqa: F401,E402
 __all__ = ["Input", "Model", "Sequential", "activations", "backend", "callbacks", "constraints",
            "datasets", "initializers", "layers", "losses", "metrics", "mixed_precision", "models",
            "optimizers", "regularizers", "utils"]
+
+from mixprec import _unsupported  # noqa: E402
+
+__getattr__ = _unsupported.module_getattr(__name__)  # unsupported TF names: a clear error

@@ -128,3 +128,7 @@ def get(identifier):
     if callable(identifier):
         return identifier
     raise ValueError("Could not interpret constraint identifier: %s" % (identifier,))
+
+from mixprec import _unsupported  # noqa: E402
+
+__getattr__ = _unsupported.module_getattr(__name__)  # unsupported TF names: a clear error

@@ -5,3 +5,7 @@ from mixprec.keras.engine.sequential import Sequential
 from mixprec.keras.engine.training import Model
 
 __all__ = ["Model", "Sequential"]
+
+from mixprec import _unsupported  # noqa: E402
+
+__getattr__ = _unsupported.module_getattr(__name__)  # unsupported TF names: a clear error

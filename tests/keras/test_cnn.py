@@ -58,16 +58,23 @@ def test_mixed_float16_dtypes():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("policy", ["float32", "mixed_float16"])
-def test_trains_on_fashion_mnist_subset(policy):
-    mixed_precision.set_global_policy(policy)
-    tf.random.set_seed(0)
+def test_trains_on_fashion_mnist_subset_float32_and_mixed_float16():
+    """One epoch at batch 32 (about 8 s in float32 on the 2-core machine): both policies
+    reach a sane accuracy and mixed_float16 stays within 3 points of float32 from the same
+    initial weights (docs/accuracy.md has longer runs against TensorFlow)."""
     x, y, xt, yt = data()
-    m = create_model()
-    m.compile(keras.optimizers.Adam(),
-              keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-              metrics=["accuracy"])
-    hist = m.fit(x, y, batch_size=64, epochs=2, verbose=0)
-    assert hist.history["loss"][1] < hist.history["loss"][0]
-    _, acc = m.evaluate(xt, yt, verbose=0)
-    assert acc > 0.78, acc  # tf-keras reaches ~0.80-0.83 after 2 epochs of this subset
+    acc = {}
+    for policy in ("float32", "mixed_float16"):
+        mixed_precision.set_global_policy(policy)
+        tf.random.set_seed(0)
+        m = create_model()
+        m.compile(keras.optimizers.Adam(),
+                  keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  metrics=["accuracy"])
+        hist = m.fit(x, y, batch_size=32, epochs=1, verbose=0)
+        assert m.layers[0].kernel.dtype == tf.float32
+        assert np.isfinite(hist.history["loss"][0])
+        _, acc[policy] = m.evaluate(xt, yt, verbose=0)
+    assert acc["float32"] > 0.72, acc  # mixprec 0.773; tf-keras 2.21 0.780, 0.787 (seeds 0, 1)
+    assert acc["mixed_float16"] > 0.72, acc
+    assert abs(acc["mixed_float16"] - acc["float32"]) < 0.03, acc
