@@ -417,3 +417,28 @@ def test_every_weight_gets_a_gradient(policy):
         assert g is not None, w.name
         assert g.dtype == tf.float32 and tuple(g.shape) == tuple(w.shape)
         assert np.isfinite(g.numpy()).all()
+
+
+@needs_nn
+def test_conv2d_rank5_input_folds_leading_dimensions():
+    x = np.random.default_rng(8).standard_normal((2, 3, 6, 6, 2)).astype("float32")
+    layer = layers.Conv2D(4, 3, bias_initializer="ones")
+    y = layer(x).numpy()
+    assert y.shape == (2, 3, 4, 4, 4)
+    flat = layer(x.reshape(6, 6, 6, 2)).numpy()
+    np.testing.assert_array_equal(y.reshape(6, 4, 4, 4), flat)
+
+
+@needs_nn
+def test_functional_and_channels_first_pipelines():
+    inp = keras.Input((3, 8, 8))
+    h = layers.ZeroPadding2D(1, data_format="channels_first")(inp)
+    h = layers.Conv2D(4, 3, data_format="channels_first", activation="relu")(h)
+    h = layers.MaxPooling2D(data_format="channels_first")(h)
+    h = layers.BatchNormalization(axis=1)(h)
+    out = layers.GlobalAveragePooling2D(data_format="channels_first")(h)
+    model = keras.Model(inp, out)
+    assert model.output_shape == (None, 4)
+    assert tuple(model(np.ones((2, 3, 8, 8), "float32")).shape) == (2, 4)
+    assert [la.output_shape for la in model.layers[1:]] == [
+        (None, 3, 10, 10), (None, 4, 8, 8), (None, 4, 4, 4), (None, 4, 4, 4), (None, 4)]
