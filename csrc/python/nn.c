@@ -73,6 +73,32 @@ out:
     return r;
 }
 
+/* batch_norm(x, scale, offset, mean, variance, epsilon, channels_first): the BatchNorm op */
+static PyObject *py_batch_norm(PyObject *m, PyObject *args) {
+    (void)m;
+    PyObject *o[5];
+    double eps;
+    int cf;
+    if (!PyArg_ParseTuple(args, "OOOOOdp:batch_norm", &o[0], &o[1], &o[2], &o[3], &o[4], &eps, &cf))
+        return NULL;
+    mp_tensor *t[5] = {NULL, NULL, NULL, NULL, NULL};
+    PyObject *r = NULL;
+    if (mp_py_to_tensor(o[0], MP_NO_DTYPE, 0, &t[0]))
+        return NULL;
+    int sdt = t[0]->dtype == MP_F64 ? MP_F64 : MP_F32;
+    for (int i = 1; i < 5; i++)
+        if (mp_py_to_tensor(o[i], sdt, 0, &t[i]))
+            goto out;
+    mp_attrs at = {{0}};
+    at.i0 = cf;
+    at.f0 = eps;
+    r = mp_py_run_wrap(MP_OP_BATCH_NORM, 5, t, &at);
+out:
+    for (int i = 0; i < 5; i++)
+        mp_tensor_decref(t[i]);
+    return r;
+}
+
 static PyObject *py_dnnl_info(PyObject *m, PyObject *unused) {
     (void)m;
     (void)unused;
@@ -121,6 +147,9 @@ static PyMethodDef nn_methods[] = {
     {"window_op", py_window_op, METH_VARARGS,
      "window_op(code, inputs, strides, dilations_or_window, padding, pads, nchw, shape): a convolution or "
      "pooling op of ops.def."},
+    {"batch_norm", py_batch_norm, METH_VARARGS,
+     "batch_norm(x, scale, offset, mean, variance, epsilon, channels_first): one pass of batch "
+     "normalization with given (float32) statistics."},
     {"dnnl_info", py_dnnl_info, METH_NOARGS, "oneDNN's version and the instruction set it dispatches to."},
     {"dnnl_force_reference", py_dnnl_force_reference, METH_O,
      "Route convolution and pooling through the float64 loop kernels (tests); returns the previous setting."},
