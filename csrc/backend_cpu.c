@@ -549,4 +549,5 @@ const mp_backend mp_backend_cpu = {
     .step_end = mp_cpu_step_end,
     .conv = mp_cpu_conv,
     .pool = mp_cpu_pool,
+    .batch_norm = mp_cpu_batch_norm,
 };

@@ -249,6 +249,44 @@ done:
     return s;
 }
 
+/* matmul keys: win.n, c, h = M, N, K; win.w, oc = transpose A, B; kind bit 0 = alpha != 1;
+ * win.pt holds beta's bits (beta != 0: a sum post-op, C = alpha A B + beta C). */
+static dnnl_status_t build_matmul(entry *e, dnnl_primitive_attr_t attr) {
+    const mp_window *w = &e->key.win;
+    int64_t M = w->n, N = w->c, K = w->h;
+    dnnl_data_type_t t = dnnl_dt((mp_dtype)e->key.dt);
+    dnnl_status_t s;
+    dnnl_memory_desc_t a = NULL, b = NULL, c = NULL;
+    dnnl_post_ops_t po = NULL;
+    dnnl_dims_t da = {M, K}, db = {K, N}, dc = {M, N};
+    dnnl_dims_t sa = {w->w ? 1 : K, w->w ? M : 1}, sb = {w->oc ? 1 : N, w->oc ? K : 1}, sc = {N, 1};
+    double beta;
+    memcpy(&beta, &w->pt, sizeof beta);
+    CHK(dnnl_memory_desc_create_with_strides(&a, 2, da, t, sa));
+    CHK(dnnl_memory_desc_create_with_strides(&b, 2, db, t, sb));
+    CHK(dnnl_memory_desc_create_with_strides(&c, 2, dc, t, sc));
+    if (e->key.kind & 1)
+        CHK(dnnl_primitive_attr_set_scales_mask(attr, DNNL_ARG_SRC, 0));
+    if (beta != 0.0) {
+        CHK(dnnl_post_ops_create(&po));
+        CHK(dnnl_post_ops_append_sum(po, (float)beta, 0, dnnl_data_type_undef));
+        CHK(dnnl_primitive_attr_set_post_ops(attr, po));
+    }
+    CHK(dnnl_matmul_primitive_desc_create(&e->pd, engine, a, b, NULL, c, attr));
+    CHK(dnnl_primitive_create(&e->prim, e->pd));
+    e->scratch = scratch_of(e->pd);
+done:
+    if (po)
+        dnnl_post_ops_destroy(po);
+    if (a)
+        dnnl_memory_desc_destroy(a);
+    if (b)
+        dnnl_memory_desc_destroy(b);
+    if (c)
+        dnnl_memory_desc_destroy(c);
+    return s;
+}
+
 /* The cached entry for k (a new reference), built on a miss. *unimpl is set when oneDNN
  * has no implementation for it (the caller takes another route). */
 static mp_status get_entry(const key_t_ *k, entry **out, int *unimpl) {
@@ -271,7 +309,7 @@ static mp_status get_entry(const key_t_ *k, entry **out, int *unimpl) {
     if (s == dnnl_success)
         s = dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
     if (s == dnnl_success)
-        s = k->fam == FAM_CONV ? build_conv(e, attr) : build_pool(e, attr);
+        s = k->fam == FAM_CONV ? build_conv(e, attr) : k->fam == FAM_POOL ? build_pool(e, attr) : build_matmul(e, attr);
     if (attr)
         dnnl_primitive_attr_destroy(attr);
     if (s != dnnl_success) {
@@ -443,6 +481,101 @@ static mp_status run_pool(entry *e, const void *a, const void *b, void *out) {
     st = exec(e->prim, na, args);
 out:
     ctx_free(&c);
+    return st;
+}
+
+static mp_status run_matmul(entry *e, float alpha, const void *A, const void *B, void *C) {
+    exec_ctx c = {0};
+    dnnl_exec_arg_t args[8];
+    int na = 0;
+    mp_status st = MP_OK;
+    const_dnnl_primitive_desc_t pd = e->pd;
+    void *scratch = ctx_alloc(&c, e->scratch);
+    if (e->scratch && !scratch) {
+        st = mp_error_set(MP_ERR_MEMORY, "out of memory for a matmul scratchpad");
+        goto out;
+    }
+    ARG(DNNL_ARG_SRC, qmd(pd, dnnl_query_src_md), A);
+    ARG(DNNL_ARG_WEIGHTS, qmd(pd, dnnl_query_weights_md), B);
+    ARG(DNNL_ARG_DST, qmd(pd, dnnl_query_dst_md), C);
+    if (scratch)
+        ARG(DNNL_ARG_SCRATCHPAD, qmd(pd, dnnl_query_scratchpad_md), scratch);
+    if (e->key.kind & 1) {
+        dnnl_memory_desc_t smd;
+        dnnl_dims_t one = {1};
+        if (dnnl_memory_desc_create_with_tag(&smd, 1, one, dnnl_f32, dnnl_a) != dnnl_success) {
+            st = mp_error_set(MP_ERR_MEMORY, "oneDNN: memory descriptor creation failed");
+            goto out;
+        }
+        int bad = add_arg(&c, args, &na, DNNL_ARG_ATTR_SCALES | DNNL_ARG_SRC, smd, &alpha);
+        dnnl_memory_desc_destroy(smd);
+        if (bad) {
+            st = mp_error_set(MP_ERR_MEMORY, "oneDNN: memory object creation failed");
+            goto out;
+        }
+    }
+    st = exec(e->prim, na, args);
+out:
+    ctx_free(&c);
+    return st;
+}
+
+/* ------------------------------------------------------------------ 16-bit GEMM */
+
+static int gemm_mode[MP_DTYPE_COUNT]; /* MP_GEMM_AUTO / WIDEN / ONEDNN */
+static pthread_once_t gemm_env_once = PTHREAD_ONCE_INIT;
+
+static void gemm_env(void) {
+    /* MIXPREC_GEMM16=widen: every 16-bit product through the widen-and-sgemm path */
+    const char *v = getenv("MIXPREC_GEMM16");
+    if (v && strcmp(v, "widen") == 0)
+        gemm_mode[MP_F16] = gemm_mode[MP_BF16] = MP_GEMM_WIDEN;
+    else if (v && strcmp(v, "onednn") == 0)
+        gemm_mode[MP_F16] = gemm_mode[MP_BF16] = MP_GEMM_ONEDNN;
+}
+
+static int has_isa(dnnl_cpu_isa_t want) {
+    return ((unsigned)dnnl_get_effective_cpu_isa() & (unsigned)want) == (unsigned)want;
+}
+
+int mp_gemm_set_mode(mp_dtype dt, int mode) {
+    pthread_once(&gemm_env_once, gemm_env);
+    if ((int)dt < 0 || dt >= MP_DTYPE_COUNT)
+        return -1;
+    return __atomic_exchange_n(&gemm_mode[dt], mode, __ATOMIC_RELAXED);
+}
+
+int mp_gemm_uses_onednn(mp_dtype dt) {
+    pthread_once(&gemm_env_once, gemm_env);
+    if ((int)dt < 0 || dt >= MP_DTYPE_COUNT)
+        return 0;
+    int mode = __atomic_load_n(&gemm_mode[dt], __ATOMIC_RELAXED);
+    if (mode != MP_GEMM_AUTO)
+        return mode == MP_GEMM_ONEDNN;
+    /* automatic: only where the CPU multiplies the type natively (float32 stays OpenBLAS's:
+     * docs/architecture.md) */
+    if (dt == MP_BF16)
+        return has_isa(dnnl_cpu_isa_avx512_core_bf16);
+    if (dt == MP_F16)
+        return has_isa(dnnl_cpu_isa_avx512_core_fp16);
+    return 0;
+}
+
+mp_status mp_dnnl_gemm(mp_dtype dt, int ta, int tb, int64_t M, int64_t N, int64_t K, double alpha, const void *A,
+                       const void *B, double beta, void *C, int *unimpl) {
+    key_t_ k;
+    memset(&k, 0, sizeof k);
+    k.fam = FAM_MATMUL;
+    k.kind = alpha != 1.0;
+    k.dt = (int)dt;
+    k.win.n = M, k.win.c = N, k.win.h = K, k.win.w = ta != 0, k.win.oc = tb != 0;
+    memcpy(&k.win.pt, &beta, sizeof beta);
+    entry *e;
+    MP_TRY(get_entry(&k, &e, unimpl));
+    if (*unimpl)
+        return MP_OK;
+    mp_status st = run_matmul(e, (float)alpha, A, B, C);
+    entry_release(e);
     return st;
 }
 

@@ -841,6 +841,56 @@ static mp_status g_avg_pool_grad(const mp_node *n, mp_tensor *dy, const int *nee
     return finish(&a);
 }
 
+/* BatchNorm(x, scale, offset, mean, var) = x * A + offset - mean * A with A = scale * inv,
+ * inv = rsqrt(var + eps): every input gets its gradient (training's batch statistics carry
+ * theirs back into moments). Sums over the non-channel axes are in the statistics' dtype. */
+static mp_tensor *cast_to(arena *a, mp_tensor *x, mp_dtype dt) {
+    if (!x || x->dtype == dt)
+        return x;
+    mp_attrs at = {.dtype = (int)dt};
+    return run(a, MP_OP_CAST, 1, &x, &at);
+}
+
+static mp_status g_batch_norm(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    arena a = {0};
+    mp_tensor *x = IN(0), *scale = IN(1), *mean = IN(3), *var = IN(4);
+    int nd = x->ndim, caxis = n->attrs.i0 ? 1 : nd - 1;
+    mp_dtype sdt = scale->dtype;
+    int64_t axes[MP_MAX_DIMS], bshape[MP_MAX_DIMS];
+    int na = 0;
+    for (int d = 0; d < nd; d++) {
+        if (d != caxis)
+            axes[na++] = d;
+        bshape[d] = d == caxis ? x->shape[d] : 1;
+    }
+    mp_tensor *inv = un(&a, MP_OP_RSQRT, bin(&a, MP_OP_ADD, var, scalar(&a, var, n->attrs.f0)));
+    mp_tensor *A = bin(&a, MP_OP_MUL, scale, inv);
+    if (need[0]) {
+        mp_tensor *r = bin(&a, MP_OP_MUL, dy, cast_to(&a, reshape(&a, A, nd, bshape), x->dtype));
+        if (r)
+            dx[0] = out(r);
+    }
+    mp_tensor *dyf = (need[1] || need[2] || need[3] || need[4]) ? cast_to(&a, dy, sdt) : NULL;
+    mp_tensor *sdy = (need[2] || need[3]) ? sum_axes(&a, dyf, na, axes, 0) : NULL;
+    mp_tensor *sxy = NULL;
+    if (need[1] || need[4]) {
+        mp_tensor *xc = bin(&a, MP_OP_SUB, cast_to(&a, x, sdt), reshape(&a, mean, nd, bshape));
+        sxy = sum_axes(&a, bin(&a, MP_OP_MUL, dyf, xc), na, axes, 0);
+    }
+    mp_tensor *r;
+    if (need[1] && (r = bin(&a, MP_OP_MUL, sxy, inv)))
+        dx[1] = out(r);
+    if (need[2] && sdy)
+        dx[2] = out(sdy);
+    if (need[3] && (r = un(&a, MP_OP_NEG, bin(&a, MP_OP_MUL, sdy, A))))
+        dx[3] = out(r);
+    if (need[4] && (r = bin(&a, MP_OP_MUL, bin(&a, MP_OP_MUL, sxy, A),
+                            bin(&a, MP_OP_MUL, bin(&a, MP_OP_MUL, inv, inv), scalar(&a, var, -0.5)))))
+        dx[4] = out(r);
+    return finish(&a);
+}
+
+#define GRAD_BATCH_NORM g_batch_norm
 #define GRAD_CONV2D g_conv2d
 #define GRAD_CONV2D_BACKPROP_INPUT g_conv2d_backprop_input
 #define GRAD_CONV2D_BACKPROP_FILTER g_conv2d_backprop_filter

@@ -374,6 +374,12 @@ typedef struct mp_backend {
     /* Pooling (mp_pool_kind) of dtype dt. */
     mp_status (*pool)(mp_device dev, mp_pool_kind k, mp_dtype dt, const mp_window *win, const void *a,
                       const void *b, void *out);
+    /* Batch normalization with given statistics: x and y (outer, C, inner) of dtype dt;
+     * scale, offset, mean, var (C) of dtype sdt (float32, or float64 for float64 data):
+     * y = x * a + (offset - mean * a), a = scale / sqrt(var + eps), in sdt, rounded once. */
+    mp_status (*batch_norm)(mp_device dev, mp_dtype dt, mp_dtype sdt, const void *x, const void *scale,
+                            const void *offset, const void *mean, const void *var, double eps, void *y,
+                            int64_t outer, int64_t C, int64_t inner);
 } mp_backend;
 
 enum { MP_RANDOM_UNIFORM = 0, MP_RANDOM_NORMAL = 1, MP_RANDOM_TRUNCATED_NORMAL = 2 };

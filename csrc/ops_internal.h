@@ -10,4 +10,6 @@ mp_status mp_backend_missing_slot(const mp_backend *be, const char *slot);
 
 /* Convolution and pooling ops (ops_window.c): validation, shapes, the conv/pool slots. */
 mp_status mp_run_window(mp_op op, mp_tensor *const *in, const mp_attrs *at, const mp_backend *be, mp_tensor **out);
+/* Batch normalization with given statistics (ops_window.c). */
+mp_status mp_run_batch_norm(mp_tensor *const *in, const mp_attrs *at, const mp_backend *be, mp_tensor **out);
 #endif

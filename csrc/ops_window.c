@@ -1,4 +1,4 @@
-/* ops_window.c — the op layer of convolution and pooling (ops.def's 2-D window ops).
+/* ops_window.c — the op layer of convolution, pooling and batch normalization.
  * Owns their validation with TensorFlow's messages, output-size and padding arithmetic
  * (VALID, SAME with the odd pixel after, explicit), and the calls into the backend's
  * conv/pool slots. It must not touch elements nor test which device it runs on. */
@@ -41,16 +41,17 @@ static mp_status dim_out(mp_op op, const char *which, int64_t in, int64_t k, int
     } else {
         pa = pb = 0;
     }
-    int64_t span = in + pa + pb - eff;
-    if (span < 0)
-        return mp_error_set(MP_ERR_VALUE,
+    /* TensorFlow's GetWindowedOutputSize: (in + pads - eff + s) / s, truncated; an input
+     * short of the window by less than a stride gives an empty output, not an error */
+    int64_t o = (in + pa + pb - eff + s) / s;
+    if (o < 0)
+        return mp_error_set(MP_ERR_SHAPE,
                             "%s: Computed output size would be negative: %lld [input_size: %lld, "
                             "effective_filter_size: %lld, stride: %lld] (%s). hint: the %s is larger than the "
-                            "input; use padding='SAME' or a smaller %s",
-                            NAME(op), (long long)(span / s + (span % s ? 0 : 1)), (long long)in, (long long)eff,
-                            (long long)s, which, is_conv(op) ? "kernel" : "pooling window",
-                            is_conv(op) ? "kernel" : "window");
-    *out = span / s + 1, *before = pa, *after = pb;
+                            "input; use padding='SAME' or a smaller one",
+                            NAME(op), (long long)o, (long long)in, (long long)eff, (long long)s, which,
+                            is_conv(op) ? "kernel" : "pooling window");
+    *out = o, *before = pa, *after = pb;
     return MP_OK;
 }
 
@@ -128,14 +129,14 @@ mp_status mp_run_window(mp_op op, mp_tensor *const *in, const mp_attrs *at, cons
             return mp_error_set(MP_ERR_VALUE, "%s: the filter %s has a zero dimension", NAME(op),
                                 shp(fs, 4, b0, sizeof b0));
         if (w.c % fs[2] != 0)
-            return mp_error_set(MP_ERR_VALUE,
+            return mp_error_set(MP_ERR_SHAPE,
                                 "%s: Depth of input (%lld) is not a multiple of input depth of filter (%lld). "
                                 "hint: the filter's third dimension is the input's channels (divided by the "
                                 "groups); is data_format right?",
                                 NAME(op), (long long)w.c, (long long)fs[2]);
         w.groups = w.c / fs[2];
         if (w.groups < 1 || w.oc % w.groups != 0)
-            return mp_error_set(MP_ERR_VALUE, "%s: Depth of output (%lld) is not a multiple of the number of groups (%lld)",
+            return mp_error_set(MP_ERR_SHAPE, "%s: Depth of output (%lld) is not a multiple of the number of groups (%lld)",
                                 NAME(op), (long long)w.oc, (long long)w.groups);
     } else {
         w.kh = at->ints[2], w.kw = at->ints[3], w.oc = w.c, w.dh = w.dw = 1, w.groups = 1;
@@ -174,6 +175,52 @@ mp_status mp_run_window(mp_op op, mp_tensor *const *in, const mp_attrs *at, cons
         const void *b = dy ? mp_tensor_data(dy) : NULL;
         st = BE_CALL(be, pool, dev, k, dt, &w, a, b, mp_tensor_data(r));
     }
+    if (st != MP_OK) {
+        mp_tensor_decref(r);
+        return st;
+    }
+    *out = r;
+    return MP_OK;
+}
+
+/* BatchNorm(x, scale, offset, mean, variance): the statistics are (C) float32 (float64 for
+ * float64 x); C is axis 1 (i0 = 1) or the last axis. */
+mp_status mp_run_batch_norm(mp_tensor *const *in, const mp_attrs *at, const mp_backend *be, mp_tensor **out) {
+    static const char *const names[] = {"x", "scale", "offset", "mean", "variance"};
+    mp_tensor *x = in[0];
+    char b0[128];
+    if (!mp_dtype_is_floating(x->dtype))
+        return mp_error_set(MP_ERR_DTYPE, "FusedBatchNormV3: x must be a floating tensor, got %s",
+                            mp_dtype_name(x->dtype));
+    int cf = at->i0 != 0;
+    if (x->ndim < (cf ? 2 : 1))
+        return mp_error_set(MP_ERR_VALUE, "FusedBatchNormV3: x of shape %s has no channel axis",
+                            shp(x->shape, x->ndim, b0, sizeof b0));
+    int caxis = cf ? 1 : x->ndim - 1;
+    int64_t C = x->shape[caxis];
+    mp_dtype sdt = x->dtype == MP_F64 ? MP_F64 : MP_F32;
+    for (int i = 1; i < 5; i++) {
+        if (in[i]->dtype != sdt)
+            return mp_error_set(MP_ERR_DTYPE, "FusedBatchNormV3: %s must be %s for %s x, got %s", names[i],
+                                mp_dtype_name(sdt), mp_dtype_name(x->dtype), mp_dtype_name(in[i]->dtype));
+        if (in[i]->ndim != 1 || in[i]->shape[0] != C)
+            return mp_error_set(MP_ERR_SHAPE, "FusedBatchNormV3: %s must have shape [%lld] (x's channels), got %s",
+                                names[i], (long long)C, shp(in[i]->shape, in[i]->ndim, b0, sizeof b0));
+    }
+    if (!(at->f0 >= 0))
+        return mp_error_set(MP_ERR_VALUE, "FusedBatchNormV3: epsilon must be >= 0, got %g", at->f0);
+    int64_t outer = 1, inner = 1;
+    for (int d = 0; d < caxis; d++)
+        outer *= x->shape[d];
+    for (int d = caxis + 1; d < x->ndim; d++)
+        inner *= x->shape[d];
+    mp_tensor *r;
+    MP_TRY(mp_tensor_new(x->dtype, x->ndim, x->shape, mp_tensor_device(x), &r));
+    mp_status st = MP_OK;
+    if (r->numel > 0)
+        st = BE_CALL(be, batch_norm, mp_tensor_device(x), x->dtype, sdt, mp_tensor_data(x), mp_tensor_data(in[1]),
+                     mp_tensor_data(in[2]), mp_tensor_data(in[3]), mp_tensor_data(in[4]), at->f0,
+                     mp_tensor_data(r), outer, C, inner);
     if (st != MP_OK) {
         mp_tensor_decref(r);
         return st;

@@ -382,12 +382,34 @@ def moments(x, axes, shift=None, keepdims=False, name=None):
     return mean, variance
 
 
+def _stats_vector(t, c, dt):
+    """t as a (c,) tensor of dtype dt, or None when it is not one (then the composition runs)."""
+    t = _core.convert_to_tensor(t) if not isinstance(t, (int, float)) else None
+    if t is None or t.dtype.name != dt:
+        return None
+    shape = list(t.shape)
+    if shape == [c] or (len(shape) > 1 and shape[-1] == c and all(d == 1 for d in shape[:-1])):
+        return _core.reshape(t, [c])
+    return None
+
+
 def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name=None):
     """(x - mean) * scale / sqrt(variance + epsilon) + offset, as TensorFlow composes it: the
-    factor and shift are computed in the statistics' dtype and cast to x's once."""
+    factor and shift are computed in the statistics' dtype and cast to x's once. Statistics
+    of x's channels (the last axis) in float32 (float64 for float64 x) take one fused pass
+    (the BatchNorm op; 16-bit x is then computed in float32 and rounded once, as
+    TensorFlow's fused kernel)."""
     x = _core.convert_to_tensor(x)
     mean = _core.convert_to_tensor(mean)
     variance = _core.convert_to_tensor(variance)
+    if x.dtype.is_floating and x.ndim >= 1 and x.shape[-1] > 0:
+        c = x.shape[-1]
+        sdt = "float64" if x.dtype.name == "float64" else "float32"
+        m, v = _stats_vector(mean, c, sdt), _stats_vector(variance, c, sdt)
+        o = _core.fill([c], 0.0, sdt) if offset is None else _stats_vector(offset, c, sdt)
+        s = _core.fill([c], 1.0, sdt) if scale is None else _stats_vector(scale, c, sdt)
+        if all(t is not None for t in (m, v, o, s)) and float(variance_epsilon) >= 0:
+            return _core.batch_norm(x, s, o, m, v, float(variance_epsilon), False)
     inv = _core.rsqrt(variance + _core.cast(_core.constant(variance_epsilon), variance.dtype))
     if scale is not None:
         inv = inv * _core.cast(_core.convert_to_tensor(scale), inv.dtype)
@@ -409,17 +431,17 @@ def fused_batch_norm(x, scale, offset, mean=None, variance=None, epsilon=0.001,
     nchw = _data_format_2d(data_format)
     axes = [0, 2, 3] if nchw else [0, 1, 2]
     shape = [1, x.shape[1], 1, 1] if nchw else [x.shape[3]]
-    f32 = lambda t: _core.cast(_core.convert_to_tensor(t), "float32")  # noqa: E731
+    sdt = "float64" if x.dtype.name == "float64" else "float32"
+    f32 = lambda t: _core.cast(_core.convert_to_tensor(t), sdt)  # noqa: E731
     scale, offset = f32(scale), f32(offset)
     if is_training:
-        xf = _core.cast(x, "float32")
+        xf = _core.cast(x, sdt)
         m = _core.reduce_mean(xf, axes)
         v = _core.reduce_mean(_core.squared_difference(xf, _core.stop_gradient(
             _core.reshape(m, shape))), axes)
         n = int(np.prod([x.shape[a] for a in axes]))
         unbiased = v * (n / max(n - 1, 1))
-        y = batch_normalization(x, _core.reshape(m, shape), _core.reshape(v, shape),
-                                _core.reshape(offset, shape), _core.reshape(scale, shape), epsilon)
+        y = _core.batch_norm(x, scale, offset, m, v, float(epsilon), nchw)
         if exponential_avg_factor != 1.0 and mean is not None and variance is not None:
             fa = float(exponential_avg_factor)
             m = f32(mean) * (1.0 - fa) + m * fa
@@ -429,9 +451,9 @@ def fused_batch_norm(x, scale, offset, mean=None, variance=None, epsilon=0.001,
         raise ValueError("fused_batch_norm: mean and variance are required when is_training "
                          "is False")
     m, v = f32(mean), f32(variance)
-    y = batch_normalization(x, _core.reshape(m, shape), _core.reshape(v, shape),
-                            _core.reshape(offset, shape), _core.reshape(scale, shape), epsilon)
-    return y, m, v
+    return _core.batch_norm(x, scale, offset, m, v, float(epsilon), nchw), m, v
+
+
 from mixprec import _unsupported  # noqa: E402
 
 __getattr__ = _unsupported.module_getattr(__name__)  # unsupported TF names: a clear error

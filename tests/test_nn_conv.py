@@ -294,14 +294,17 @@ def test_bad_arguments_raise_clear_errors():
     f = tf.ones([3, 3, 4, 8])
     with pytest.raises(ValueError, match="4-dimensional"):
         tf.nn.conv2d(tf.ones([5, 5, 4]), f, 1, "SAME")
-    with pytest.raises(ValueError, match="not a multiple of input depth"):
+    with pytest.raises(tf.errors.InvalidArgumentError, match="not a multiple of input depth"):
         tf.nn.conv2d(x, tf.ones([3, 3, 3, 8]), 1, "SAME")
     with pytest.raises(ValueError, match="not a multiple of the number of groups"):
         tf.nn.conv2d(x, tf.ones([3, 3, 2, 3]), 1, "SAME")
-    with pytest.raises(ValueError, match="Computed output size would be negative"):
-        tf.nn.conv2d(tf.ones([1, 2, 2, 4]), f, 1, "VALID")
-    with pytest.raises(ValueError, match="Computed output size would be negative"):
-        tf.nn.max_pool2d(tf.ones([1, 2, 2, 4]), 3, 1, "VALID")
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"Computed output size would be negative: -1 "
+                       r"\[input_size: 1, effective_filter_size: 3, stride: 1\]"):
+        tf.nn.conv2d(tf.ones([1, 1, 5, 4]), f, 1, "VALID")
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Computed output size would be negative: -1"):
+        tf.nn.max_pool2d(tf.ones([1, 6, 6, 4]), 8, 1, "VALID")
+    # short of the window by less than a stride: an empty output, as TensorFlow
+    assert tf.nn.conv2d(tf.ones([1, 2, 5, 4]), f, 1, "VALID").shape == (1, 0, 3, 8)
     with pytest.raises(ValueError, match="strides must be positive"):
         tf.nn.conv2d(x, f, 0, "SAME")
     with pytest.raises(ValueError, match="strides must be positive"):

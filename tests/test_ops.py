@@ -1093,6 +1093,7 @@ def test_first_threaded_op_in_a_fresh_process_completes(tmp_path):
 # ------------------------------------------------------------------ the tripwire
 
 DEDICATED = {
+    "batch_norm": "test_batch_norm_op",
     "cast": "test_identity_stop_gradient_and_cast",  # bit-exactness: test_casts.py
     "identity": "test_identity_stop_gradient_and_cast",
     "stop_gradient": "test_identity_stop_gradient_and_cast",
@@ -1134,6 +1135,31 @@ NO_PYTHON_ENTRY = {
     "avg_pool": "test_window_ops",
     "avg_pool_grad": "test_window_ops",
 }
+
+
+@pytest.mark.parametrize("dt", FLOATS)
+@pytest.mark.parametrize("channels_first", [False, True])
+def test_batch_norm_op(dt, channels_first):
+    """BatchNorm(x, scale, offset, mean, variance): float32 statistics (float64 for float64
+    x), one rounding into x's dtype; bad statistics are refused."""
+    rng = np.random.default_rng(12)
+    x = round_to(rng.standard_normal((2, 3, 4, 5)) * 2, dt)
+    c = x.shape[1] if channels_first else x.shape[-1]
+    sdt = np.float64 if dt == "float64" else np.float32
+    s, o, m = (rng.standard_normal(c).astype(sdt) for _ in range(3))
+    v = rng.uniform(0.5, 2, c).astype(sdt)
+    y = _core.batch_norm(tf.constant(x.astype(np_of(dt))), s, o, m, v, 1e-3, channels_first)
+    shape = (1, c, 1, 1) if channels_first else (c,)
+    a = (1 / np.sqrt(v.astype(np.float64) + 1e-3) * s).reshape(shape)
+    e = x * a + (o.reshape(shape) - m.reshape(shape) * a)
+    assert y.dtype == dt
+    assert_close(y, round_to(e, dt), dt, "convolution")
+    with pytest.raises(ValueError, match=r"mean must have shape"):
+        _core.batch_norm(tf.constant(x.astype(np_of(dt))), s, o, m[:-1], v, 1e-3, channels_first)
+    if dt != "float64":
+        with pytest.raises(TypeError, match="float32"):
+            _core.batch_norm(tf.constant(x.astype(np_of(dt))), s, o, tf.constant(m.astype(np.float64)), v, 1e-3,
+                             channels_first)
 
 
 def test_window_ops():

@@ -218,6 +218,14 @@ GRAD_CASES = {
         ("nchw", lambda x: tf.nn.avg_pool2d(x, 2, 1, "VALID", data_format="NCHW"),
          [_away((1, 2, 3, 4), r)]),
     ],
+    "batch_norm": [
+        ("channels last", lambda x, s, o, m, v: _core.batch_norm(x, s, o, m, v, 1e-3, False),
+         [_away((2, 3, 4), r), _away((4,), r), _away((4,), r), _away((4,), r), _away((4,), r, signed=False)]),
+        ("channels first", lambda x, s, o, m, v: _core.batch_norm(x, s, o, m, v, 0.5, True),
+         [_away((2, 3, 2, 2), r), _away((3,), r), _away((3,), r), _away((3,), r), _away((3,), r, signed=False)]),
+        ("training: batch statistics", lambda x, s, o: tf.nn.fused_batch_norm(
+            x, s, o, epsilon=1e-3)[0], [_away((3, 2, 2, 2), r), _away((2,), r), _away((2,), r)]),
+    ],
     "avg_pool_grad": [("second order", lambda x: _second(
         lambda t: tf.reduce_sum(tf.square(tf.nn.avg_pool2d(t, 2, 1, "SAME"))), x),
         [_away((1, 3, 4, 2), r)])],

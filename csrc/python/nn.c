@@ -7,6 +7,8 @@
 #include "../dnnl_cpu.h"
 #include "mp_py.h"
 
+#include <string.h>
+
 /* window_op(code, inputs, (sh, sw), (a, b), padding, (t, b, l, r), nchw, shape or None)
  * runs op `code` (a window op of ops.def); (a, b) are dilations or the pooling window,
  * shape the produced shape of the backprop ops. Non-tensor inputs take input 0's dtype. */
@@ -71,6 +73,32 @@ out:
     return r;
 }
 
+/* batch_norm(x, scale, offset, mean, variance, epsilon, channels_first): the BatchNorm op */
+static PyObject *py_batch_norm(PyObject *m, PyObject *args) {
+    (void)m;
+    PyObject *o[5];
+    double eps;
+    int cf;
+    if (!PyArg_ParseTuple(args, "OOOOOdp:batch_norm", &o[0], &o[1], &o[2], &o[3], &o[4], &eps, &cf))
+        return NULL;
+    mp_tensor *t[5] = {NULL, NULL, NULL, NULL, NULL};
+    PyObject *r = NULL;
+    if (mp_py_to_tensor(o[0], MP_NO_DTYPE, 0, &t[0]))
+        return NULL;
+    int sdt = t[0]->dtype == MP_F64 ? MP_F64 : MP_F32;
+    for (int i = 1; i < 5; i++)
+        if (mp_py_to_tensor(o[i], sdt, 0, &t[i]))
+            goto out;
+    mp_attrs at = {{0}};
+    at.i0 = cf;
+    at.f0 = eps;
+    r = mp_py_run_wrap(MP_OP_BATCH_NORM, 5, t, &at);
+out:
+    for (int i = 0; i < 5; i++)
+        mp_tensor_decref(t[i]);
+    return r;
+}
+
 static PyObject *py_dnnl_info(PyObject *m, PyObject *unused) {
     (void)m;
     (void)unused;
@@ -85,10 +113,43 @@ static PyObject *py_dnnl_force_reference(PyObject *m, PyObject *arg) {
     return PyBool_FromLong(mp_dnnl_force_reference(on));
 }
 
+/* gemm_path(dtype, mode=None) -> the path now ("onednn" or "openblas"); mode "auto",
+ * "widen"/"openblas" or "onednn" sets it first (tests run both paths on every machine). */
+static PyObject *py_gemm_path(PyObject *m, PyObject *args) {
+    (void)m;
+    PyObject *dto;
+    const char *mode = NULL;
+    if (!PyArg_ParseTuple(args, "O|z:gemm_path", &dto, &mode))
+        return NULL;
+    int dt = mp_py_dtype_from(dto);
+    if (dt < 0)
+        return NULL;
+    if (dt != MP_F32 && dt != MP_F16 && dt != MP_BF16)
+        return PyErr_Format(PyExc_ValueError, "gemm_path: float32, float16 or bfloat16, got %s",
+                            mp_dtype_name((mp_dtype)dt));
+    if (mode) {
+        int md = strcmp(mode, "auto") == 0                                         ? MP_GEMM_AUTO
+                 : strcmp(mode, "widen") == 0 || strcmp(mode, "openblas") == 0 ? MP_GEMM_WIDEN
+                 : strcmp(mode, "onednn") == 0                                     ? MP_GEMM_ONEDNN
+                                                                                   : -1;
+        if (md < 0)
+            return PyErr_Format(PyExc_ValueError, "gemm_path: mode must be 'auto', 'widen', 'openblas' or "
+                                                  "'onednn', got '%s'", mode);
+        mp_gemm_set_mode((mp_dtype)dt, md);
+    }
+    return PyUnicode_FromString(mp_gemm_uses_onednn((mp_dtype)dt) ? "onednn" : "openblas");
+}
+
 static PyMethodDef nn_methods[] = {
+    {"gemm_path", py_gemm_path, METH_VARARGS,
+     "gemm_path(dtype, mode=None): which library multiplies dtype on the CPU ('onednn' or 'openblas'); "
+     "mode 'auto', 'widen' (= 'openblas') or 'onednn' sets it first. Env: MIXPREC_GEMM16=widen|onednn."},
     {"window_op", py_window_op, METH_VARARGS,
      "window_op(code, inputs, strides, dilations_or_window, padding, pads, nchw, shape): a convolution or "
      "pooling op of ops.def."},
+    {"batch_norm", py_batch_norm, METH_VARARGS,
+     "batch_norm(x, scale, offset, mean, variance, epsilon, channels_first): one pass of batch "
+     "normalization with given (float32) statistics."},
     {"dnnl_info", py_dnnl_info, METH_NOARGS, "oneDNN's version and the instruction set it dispatches to."},
     {"dnnl_force_reference", py_dnnl_force_reference, METH_O,
      "Route convolution and pooling through the float64 loop kernels (tests); returns the previous setting."},
