@@ -193,7 +193,8 @@ def test_config_keys_as_tf_keras():
     z = layers.ZeroPadding2D().get_config()
     assert z["padding"] == ((1, 1), (1, 1))
     mixed = layers.Conv2D(1, 1, dtype="mixed_float16").get_config()
-    assert mixed["dtype"] == {"class_name": "Policy", "config": {"name": "mixed_float16"}}
+    assert mixed["dtype"] == {"module": "keras.mixed_precision", "class_name": "Policy",
+                              "config": {"name": "mixed_float16"}, "registered_name": None}
 
 
 def test_default_names_and_aliases():

@@ -553,7 +553,8 @@ def _policy_config(policy):
     """A layer config's dtype: the name for single-dtype policies, a dict for mixed ones."""
     if policy.name in ("mixed_float16", "mixed_bfloat16") or policy.compute_dtype != \
             policy.variable_dtype:
-        return {"class_name": "Policy", "config": {"name": policy.name}}
+        return {"module": "keras.mixed_precision", "class_name": "Policy",
+                "config": {"name": policy.name}, "registered_name": None}
     return policy.name
 
 

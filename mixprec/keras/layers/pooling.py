@@ -67,8 +67,11 @@ class _Pooling(Layer):
 
     def get_config(self):
         config = super().get_config()
-        config.update(pool_size=self.pool_size, padding=self.padding, strides=self.strides,
-                      data_format=self.data_format)
+        if self._RANK == 1:  # tf-keras' key orders differ between 1-D and 2-D pooling
+            config.update(strides=self.strides, pool_size=self.pool_size)
+        else:
+            config.update(pool_size=self.pool_size)
+        config.update(padding=self.padding, strides=self.strides, data_format=self.data_format)
         return config
 
 
