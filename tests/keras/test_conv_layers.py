@@ -265,6 +265,10 @@ def test_build_errors():
         layers.MaxPooling2D(padding="causal")(keras.Input((4, 4, 1)))
     with pytest.raises(ValueError, match="Computed output size would be negative"):
         layers.MaxPooling2D(3, 1)(keras.Input((2, 2, 1)))
+    with pytest.raises(ValueError, match="Computed output size would be negative"):
+        layers.MaxPooling2D(4, 1)(keras.Input((2, 2, 1)))
+    assert layers.Conv2D(2, 3).compute_output_shape((None, 5, 5, 1)).as_list() == \
+        [None, 3, 3, 2]  # a TensorShape, as tf-keras returns
 
 
 def test_input_rank_and_channel_checks():

@@ -4,6 +4,7 @@ arithmetic is mixprec.nn's (oneDNN/cuDNN in the core); this file never convolves
 """
 
 from mixprec import _core
+from mixprec._shape import TensorShape
 from mixprec import nn as _nn
 from mixprec.keras import activations, constraints, initializers, regularizers
 from mixprec.keras.engine.base_layer import Layer
@@ -106,7 +107,7 @@ class Conv(Layer):
                 "Consider increasing the input size. Received input shape %s which would "
                 "produce output shape with a zero or negative value in a dimension."
                 % (self.name, list(input_shape)))
-        return tuple(out)
+        return TensorShape(out)
 
     def _out_channels(self, shape):
         return self.filters

@@ -3,6 +3,7 @@ global poolings, with tf-keras' arguments, configs, shape arithmetic and errors.
 pooling is mixprec.nn's (the core's kernels); global pooling is a core reduction."""
 
 from mixprec import _core
+from mixprec._shape import TensorShape
 from mixprec import nn as _nn
 from mixprec.keras.engine.base_layer import Layer
 from mixprec.keras.engine.input_spec import InputSpec
@@ -36,28 +37,35 @@ class _Pooling(Layer):
         self.data_format = conv_utils.normalize_data_format(data_format)
         self.input_spec = InputSpec(ndim=rank + 2)
 
-    def compute_output_shape(self, input_shape):
-        shape = list(input_shape)
-        first = 2 if self.data_format == "channels_first" else 1
-        for i in range(self._RANK):
-            shape[first + i] = conv_utils.conv_output_length(
-                shape[first + i], self.pool_size[i], self.padding, self.strides[i])
-        return tuple(shape)
-
-    def build(self, input_shape):
+    def _check_call_args(self):
         if not all(self.strides):
             raise ValueError("The `strides` of %s cannot contain 0(s). Received: strides=%s"
                              % (self.name, self.strides))
         if self.padding not in ("valid", "same"):
             raise ValueError('The `padding` of %s must be one of "valid", "same". Received: %s'
                              % (self.name, self.padding))
+
+    def compute_output_shape(self, input_shape):
+        self._check_call_args()
+        shape = list(input_shape)
+        first = 2 if self.data_format == "channels_first" else 1
+        for i in range(self._RANK):
+            shape[first + i] = conv_utils.conv_output_length(
+                shape[first + i], self.pool_size[i], self.padding, self.strides[i])
+        if any(d is not None and d < 0 for d in shape):
+            self._negative_output(input_shape)
+        return TensorShape(shape)
+
+    def _negative_output(self, input_shape):
+        raise ValueError(
+            "Computed output size would be negative. Received: inputs.shape=%s, pool_size=%s, "
+            "strides=%s, padding='%s'." % (tuple(input_shape), self.pool_size, self.strides,
+                                           self.padding))
+
+    def build(self, input_shape):
         out = self.compute_output_shape(input_shape)
         if any(d is not None and d <= 0 for d in out):
-            raise ValueError(
-                "Computed output size would be negative. Received: inputs.shape=%s, "
-                "pool_size=%s, strides=%s, padding='%s'." % (tuple(input_shape),
-                                                             self.pool_size, self.strides,
-                                                             self.padding))
+            self._negative_output(input_shape)
         self.built = True
 
     def call(self, inputs):
@@ -149,8 +157,8 @@ class _GlobalPooling(Layer):
         shape = list(input_shape)
         axes = self._axes()
         if self.keepdims:
-            return tuple(1 if i in axes else d for i, d in enumerate(shape))
-        return tuple(d for i, d in enumerate(shape) if i not in axes)
+            return TensorShape([1 if i in axes else d for i, d in enumerate(shape)])
+        return TensorShape([d for i, d in enumerate(shape) if i not in axes])
 
     def call(self, inputs):
         reduce = getattr(_core, self._REDUCE)

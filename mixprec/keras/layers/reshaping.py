@@ -3,6 +3,7 @@ convolution and ZeroPadding2D share. The border is made by the core's concat of 
 tensors (differentiable on the tape); no element is touched in Python."""
 
 from mixprec import _core
+from mixprec._shape import TensorShape
 from mixprec.keras.engine.base_layer import Layer
 from mixprec.keras.engine.input_spec import InputSpec
 from mixprec.keras.utils import conv_utils
@@ -59,7 +60,7 @@ class ZeroPadding2D(Layer):
         for i in range(2):
             d = shape[first + i]
             shape[first + i] = None if d is None else d + sum(self.padding[i])
-        return tuple(shape)
+        return TensorShape(shape)
 
     def call(self, inputs):
         first = 2 if self.data_format == "channels_first" else 1
