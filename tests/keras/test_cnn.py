@@ -47,12 +47,14 @@ def test_summary_shapes_and_param_counts():
     assert len(m.losses) == 4
 
 
-def test_mixed_float16_dtypes():
-    mixed_precision.set_global_policy("mixed_float16")
+@pytest.mark.parametrize("policy,compute", [("mixed_float16", tf.float16),
+                                            ("mixed_bfloat16", tf.bfloat16)])
+def test_mixed_policy_dtypes(policy, compute):
+    mixed_precision.set_global_policy(policy)
     m = create_model()
     x = np.zeros((2, 28, 28, 1), "float32")
     y = m(x)
-    assert y.dtype == tf.float16
+    assert y.dtype == compute
     assert all(w.dtype == tf.float32 for w in m.weights)
     assert all(v.dtype == tf.float32 for v in m.losses)
 
