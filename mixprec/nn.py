@@ -452,3 +452,8 @@ def fused_batch_norm(x, scale, offset, mean=None, variance=None, epsilon=0.001,
                          "is False")
     m, v = f32(mean), f32(variance)
     return _core.batch_norm(x, scale, offset, m, v, float(epsilon), nchw), m, v
+
+
+from mixprec import _unsupported  # noqa: E402
+
+__getattr__ = _unsupported.module_getattr(__name__)  # unsupported TF names: a clear error
