@@ -64,3 +64,9 @@ def test_cnn():
 def test_gemm_paths():
     out = run("gemm_paths.py", "--units", "8", "--batch", "16", "--repeat", "1")
     assert len(table_rows(out)) == 1 + 4
+
+
+def test_checkpoint():
+    out = run("checkpoint.py", "--mb", "2", "--parts", "2", "--no-tf")
+    rows = table_rows(out)
+    assert len(rows) == 2 and "mixprec" in rows[1]

@@ -21,6 +21,7 @@ from mixprec.keras import regularizers as _regularizers
 from mixprec.keras.engine.input_spec import assert_input_compatibility
 from mixprec.keras.engine.keras_tensor import KerasTensor
 from mixprec.keras.mixed_precision import policy as _policy
+from mixprec.train import _checkpoint
 
 __all__ = ["Layer", "Node"]
 
@@ -285,6 +286,7 @@ class Layer:
             self._trainable_weights.append(v)
         else:
             self._non_trainable_weights.append(v)
+        _checkpoint.notify_created()  # a checkpoint restored earlier may hold its value
         return v
 
     def _flatten_layers(self):
