@@ -136,13 +136,6 @@ static void make_bcast(int nops, const int *nd, const int64_t *const *sh, int n,
     bc->numel = prod(out, n);
 }
 
-/* Calls a slot of the backend table; a NULL slot (not supported on this backend) becomes
- * MP_ERR_NOT_IMPLEMENTED instead of a crash. */
-/* (BE_CALL, ops_internal.h) */
-mp_status mp_backend_missing_slot(const mp_backend *be, const char *slot) {
-    return mp_error_set(MP_ERR_NOT_IMPLEMENTED, "the %s backend does not implement %s", be->name, slot);
-}
-
 static mp_status new_like_device(mp_dtype dt, int ndim, const int64_t *shape, mp_device dev, mp_tensor **out) {
     return mp_tensor_new(dt, ndim, shape, dev, out);
 }

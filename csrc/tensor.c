@@ -64,7 +64,7 @@ mp_status mp_tensor_new(mp_dtype dt, int ndim, const int64_t *shape, mp_device d
     s->refcount = 1;
     s->device = dev;
     s->nbytes = (size_t)t->numel * mp_dtype_size(dt);
-    mp_status st = be->alloc(dev, s->nbytes, &s->data);
+    mp_status st = MP_BACKEND_CALL(be, alloc, dev, s->nbytes, &s->data);
     if (st != MP_OK) {
         free(s);
         free(t);

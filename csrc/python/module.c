@@ -17,8 +17,6 @@ const char *mp_blas_config(void);
 void mp_blas_set_num_threads(int n);
 void mp_cpu_cache_clear(void);
 size_t mp_cpu_cache_bytes(void);
-void mp_cpu_memory_stats(int64_t *current, int64_t *peak);
-void mp_cpu_memory_reset_peak(void);
 
 /* _register(dtypes: tuple of 9 DType objects in enum order, TensorShape, as_dtype) */
 static PyObject *py_register(PyObject *m, PyObject *args) {
@@ -145,19 +143,55 @@ static PyObject *py_cpu_cache(PyObject *m, PyObject *arg) {
     return PyLong_FromSize_t(mp_cpu_cache_bytes());
 }
 
-/* cpu_memory(reset_peak) -> (current, peak): bytes of host memory held by tensors and
- * scratch (not the block cache), and the high-water mark since the last reset; with
- * reset_peak the mark restarts from the current value (after reading it). */
-static PyObject *py_cpu_memory(PyObject *m, PyObject *arg) {
+/* memory_stats(device_type, index, reset_peak) -> (current, peak): the device's memory_stats
+ * slot (backend.def): bytes held for tensors and the high-water mark since the last reset;
+ * with reset_peak the mark restarts from the current value (after reading it). */
+static PyObject *py_memory_stats(PyObject *m, PyObject *args) {
     (void)m;
-    int reset = PyObject_IsTrue(arg);
-    if (reset < 0)
+    int type, index, reset;
+    if (!PyArg_ParseTuple(args, "iip:memory_stats", &type, &index, &reset))
         return NULL;
-    int64_t cur, peak;
-    mp_cpu_memory_stats(&cur, &peak);
-    if (reset)
-        mp_cpu_memory_reset_peak();
+    int64_t cur = 0, peak = 0;
+    mp_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = mp_device_memory_stats((mp_device){type, index}, reset, &cur, &peak);
+    Py_END_ALLOW_THREADS
+    if (st != MP_OK)
+        return mp_py_raise(st);
     return Py_BuildValue("(LL)", (long long)cur, (long long)peak);
+}
+
+/* synchronize(device_type, index): waits for the device's queued work (synchronize slot). */
+static PyObject *py_synchronize(PyObject *m, PyObject *args) {
+    (void)m;
+    int type, index;
+    if (!PyArg_ParseTuple(args, "ii:synchronize", &type, &index))
+        return NULL;
+    mp_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = mp_device_synchronize((mp_device){type, index});
+    Py_END_ALLOW_THREADS
+    if (st != MP_OK)
+        return mp_py_raise(st);
+    Py_RETURN_NONE;
+}
+
+/* _backend_slots(device_type) -> {slot: implemented} over backend.def's slots, or None when
+ * no backend is registered for the type (tests: the CPU table is complete). */
+static PyObject *py_backend_slots(PyObject *m, PyObject *arg) {
+    (void)m;
+    long t = PyLong_AsLong(arg);
+    if (t == -1 && PyErr_Occurred())
+        return NULL;
+    const mp_backend *be = mp_backend_get((int)t);
+    if (!be)
+        Py_RETURN_NONE;
+    PyObject *d = PyDict_New();
+    for (int i = 0; d && i < mp_backend_slot_count(); i++)
+        if (PyDict_SetItemString(d, mp_backend_slot_info(i, NULL), mp_backend_has_slot(be, i) ? Py_True : Py_False)) {
+            Py_CLEAR(d);
+        }
+    return d;
 }
 
 /* _emulate_gpu(on, without=None): the test aid of backend.c (the CPU kernels as one "GPU",
@@ -267,7 +301,10 @@ static PyMethodDef module_methods[] = {
     {"check_numerics", py_check_numerics, METH_O, "check_numerics(on) -> previous: fail ops that produce inf/NaN"},
     {"set_scope", py_set_scope, METH_O, "set_scope(name or None) -> previous: name shown by check_numerics"},
     {"_register", py_register, METH_VARARGS, NULL},
-    {"cpu_memory", py_cpu_memory, METH_O, "cpu_memory(reset_peak) -> (current, peak) bytes of host tensor memory."},
+    {"memory_stats", py_memory_stats, METH_VARARGS,
+     "memory_stats(device_type, index, reset_peak) -> (current, peak) bytes of tensor memory."},
+    {"synchronize", py_synchronize, METH_VARARGS, "synchronize(device_type, index): waits for queued work."},
+    {"_backend_slots", py_backend_slots, METH_O, "_backend_slots(device_type) -> {slot: implemented} or None."},
     {"_threads_used", py_threads_used, METH_O, "_threads_used(n): distinct threads in one parallel loop (tests)."},
     {"crc32c", py_crc32c, METH_VARARGS, "crc32c(buffer, crc=0) -> CRC-32C of the bytes, continuing crc."},
     {"cast_isa", py_cast_isa, METH_NOARGS, "Which cast kernels run: 'avx2+f16c' or 'scalar'."},

@@ -69,21 +69,20 @@ def get_device_details(device):
 
 
 def _memory(device, reset_peak):
-    from mixprec import _core, _gpu_info
+    """(current, peak) from the device's backend table (its memory_stats slot)."""
+    from mixprec import _core
     from mixprec._ops import _parse_device
 
     spec = _parse_device(getattr(device, "name", device))
     if spec is None:
         raise ValueError("A device is required: 'CPU:0' or 'GPU:0', got None")
     kind, index = spec
-    if kind == 0 or _gpu_info.emulated:  # the emulated GPU allocates from the host
-        if index != 0:
+    if not 0 <= index < _core.device_count(kind):
+        if kind == 0:
             raise ValueError("Unknown device %r: there is one CPU, 'CPU:0'" % (device,))
-        return _core.cpu_memory(reset_peak)
-    if _gpu_info._cuda is None or index >= len(_gpu_info.devices()):
         raise ValueError("No GPU %d on this machine (list_physical_devices('GPU') is empty or "
                          "shorter): cannot read its memory" % index)
-    return _gpu_info._cuda.memory_stats(index, reset_peak)
+    return _core.memory_stats(kind, index, bool(reset_peak))
 
 
 def get_memory_info(device):
