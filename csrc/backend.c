@@ -70,6 +70,12 @@ mp_status mp_device_synchronize(mp_device dev) {
     return MP_BACKEND_CALL(be, synchronize, dev);
 }
 
+mp_status mp_device_host_syncs(mp_device dev, int64_t *count) {
+    const mp_backend *be;
+    MP_TRY(device_backend(dev, &be));
+    return MP_BACKEND_CALL(be, host_syncs, dev, count);
+}
+
 const mp_c_api mp_c_api_table = {
     .version = MP_C_API_VERSION,
     .backend_size = sizeof(mp_backend),
@@ -87,6 +93,13 @@ static int64_t emulated_d2h;
 static mp_status emulated_copy_d2h(mp_device dev, void *dst, const void *src, size_t nbytes) {
     __atomic_add_fetch(&emulated_d2h, 1, __ATOMIC_RELAXED);
     return mp_backend_cpu.copy_d2h(dev, dst, src, nbytes);
+}
+
+/* The copies to the host are the synchronisations a real GPU would have. */
+static mp_status emulated_host_syncs(mp_device dev, int64_t *count) {
+    (void)dev;
+    *count = __atomic_load_n(&emulated_d2h, __ATOMIC_RELAXED);
+    return MP_OK;
 }
 
 /* The slot names, offsets and one-line docs, from backend.def. */
@@ -146,8 +159,7 @@ mp_status mp_backend_emulate_gpu(int on, const char *without) {
     emulated = mp_backend_cpu;
     emulated.name = "emulated-gpu";
     emulated.copy_d2h = emulated_copy_d2h;
+    emulated.host_syncs = emulated_host_syncs;
     MP_TRY(drop_slots(&emulated, without));
     return mp_backend_register(MP_DEV_CUDA, &emulated, 1);
 }
-
-int64_t mp_backend_emulated_d2h_copies(void) { return __atomic_load_n(&emulated_d2h, __ATOMIC_RELAXED); }

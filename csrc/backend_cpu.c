@@ -108,6 +108,13 @@ static mp_status cpu_synchronize(mp_device dev) {
     return MP_OK;
 }
 
+/* The host_syncs slot: the host never waits for itself. */
+static mp_status cpu_host_syncs(mp_device dev, int64_t *count) {
+    (void)dev;
+    *count = 0;
+    return MP_OK;
+}
+
 static mp_status cpu_alloc(mp_device dev, size_t nbytes, void **out) {
     (void)dev;
     if (nbytes >= CACHE_MIN_BYTES) {
@@ -567,4 +574,5 @@ const mp_backend mp_backend_cpu = {
     .batch_norm = mp_cpu_batch_norm,
     .memory_stats = cpu_memory_stats,
     .synchronize = cpu_synchronize,
+    .host_syncs = cpu_host_syncs,
 };

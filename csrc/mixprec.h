@@ -345,13 +345,13 @@ int mp_backend_has_slot(const mp_backend *be, int i);
  * memory in use and its peak (backend.def, memory_stats), and waiting for queued work. */
 mp_status mp_device_memory_stats(mp_device dev, int reset_peak, int64_t *current, int64_t *peak);
 mp_status mp_device_synchronize(mp_device dev);
+mp_status mp_device_host_syncs(mp_device dev, int64_t *count);
 /* Test aid: registers the CPU kernels as device type CUDA (one "GPU") so the device plumbing
  * runs on machines without a GPU; on = 0 removes it. Fails when a real backend is there.
  * `without`: NULL, or comma-separated slot names left NULL (to test unsupported slots).
- * mp_backend_emulated_d2h_copies counts copies from that device to the host (the host
+ * Its host_syncs slot counts copies from that device to the host (the host
  * synchronisations a real GPU would have). */
 mp_status mp_backend_emulate_gpu(int on, const char *without);
-int64_t mp_backend_emulated_d2h_copies(void);
 
 /* The core's services for backend plugins. A plugin is a separate extension module: it
  * cannot link the core's symbols (extension modules are loaded RTLD_LOCAL), so _core

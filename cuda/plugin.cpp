@@ -35,6 +35,12 @@ static mp_status cuda_synchronize(mp_device dev) {
     return st == MP_OK ? mp_cuda_stream_sync(c) : st;
 }
 
+// The host_syncs slot: the plugin's counter (every GPU's waits together).
+static mp_status cuda_host_syncs(mp_device, int64_t *count) {
+    *count = mp_cuda_sync_count();
+    return MP_OK;
+}
+
 // Explicit (not generated from backend.def): which function fills which slot is read here.
 // A slot left out stays NULL, "not supported on the GPU" (MP_BACKEND_CALL reports it).
 static void fill_table(void) {
@@ -64,6 +70,7 @@ static void fill_table(void) {
     // conv, pool, batch_norm: not yet on the GPU (NULL)
     table.memory_stats = cuda_memory_stats;
     table.synchronize = cuda_synchronize;
+    table.host_syncs = cuda_host_syncs;
 }
 
 static int device_count(void) {

@@ -281,11 +281,13 @@ def test_a_missing_copy_slot_fails_dlpack_and_variables_cleanly(partial_gpu):
 
 
 def test_missing_device_services_are_not_implemented_error(partial_gpu):
-    partial_gpu("memory_stats,synchronize")
+    partial_gpu("memory_stats,synchronize,host_syncs")
     with pytest.raises(NotImplementedError, match="does not implement memory_stats"):
         tf.config.experimental.get_memory_info("GPU:0")
     with pytest.raises(NotImplementedError, match="does not implement synchronize"):
         _gpu_info.synchronize()
+    with pytest.raises(NotImplementedError, match=r"does not implement host_syncs \(GPU:0\)"):
+        _gpu_info.host_sync_count()
     assert tf.config.experimental.get_memory_info("CPU:0")["current"] >= 0
 
 
@@ -307,7 +309,7 @@ def test_device_services_go_through_the_table(any_gpu):
 def test_the_cpu_table_fills_every_slot_of_backend_def():
     slots = _core._backend_slots(0)
     assert slots and all(slots.values()), [k for k, v in slots.items() if not v]
-    assert {"copy_d2d", "memory_stats", "synchronize", "conv"} <= set(slots)
+    assert {"copy_d2d", "memory_stats", "synchronize", "host_syncs", "conv"} <= set(slots)
     assert _core._backend_slots(5) is None
 
 

@@ -209,10 +209,17 @@ static PyObject *py_emulate_gpu(PyObject *m, PyObject *args) {
     return PyLong_FromLong(mp_device_count(MP_DEV_CUDA));
 }
 
-static PyObject *py_emulated_d2h_copies(PyObject *m, PyObject *unused) {
+/* host_syncs(device_type, index) -> int: the backend's host_syncs slot (debug counter). */
+static PyObject *py_host_syncs(PyObject *m, PyObject *args) {
     (void)m;
-    (void)unused;
-    return PyLong_FromLongLong(mp_backend_emulated_d2h_copies());
+    int type, index;
+    if (!PyArg_ParseTuple(args, "ii:host_syncs", &type, &index))
+        return NULL;
+    int64_t n = 0;
+    mp_status st = mp_device_host_syncs((mp_device){type, index}, &n);
+    if (st != MP_OK)
+        return mp_py_raise(st);
+    return PyLong_FromLongLong(n);
 }
 
 static PyObject *py_backend_name(PyObject *m, PyObject *arg) {
@@ -319,7 +326,7 @@ static PyMethodDef module_methods[] = {
     {"backend_name", py_backend_name, METH_O, "backend_name(type): the registered backend's name, or None."},
     {"_emulate_gpu", py_emulate_gpu, METH_VARARGS,
      "_emulate_gpu(on, without=None): test aid, the CPU kernels registered as one GPU (or removed)."},
-    {"_emulated_d2h_copies", py_emulated_d2h_copies, METH_NOARGS, "Copies from the emulated GPU to the host."},
+    {"host_syncs", py_host_syncs, METH_VARARGS, "host_syncs(device_type, index) -> host synchronisations so far."},
     {NULL, NULL, 0, NULL},
 };
 
