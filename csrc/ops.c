@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph.h"
 #include "mixprec.h"
 #include "tape.h"
 
@@ -999,7 +1000,8 @@ static mp_status numerics_check(mp_op op, mp_tensor *t) {
                         scope_name[0] ? "\"" : "", mp_dtype_name(t->dtype), shape_str(t->shape, t->ndim, s, sizeof s));
 }
 
-mp_status mp_op_run(mp_op op, int n_in, mp_tensor *const *in, const mp_attrs *at, mp_tensor **out) {
+/* Validate, allocate and dispatch: what eager execution and graph replay share. */
+mp_status mp_op_exec(mp_op op, int n_in, mp_tensor *const *in, const mp_attrs *at, mp_tensor **out) {
     static const mp_attrs no_attrs;
     *out = NULL;
     if ((int)op < 0 || op >= MP_OP_COUNT)
@@ -1034,15 +1036,22 @@ mp_status mp_op_run(mp_op op, int n_in, mp_tensor *const *in, const mp_attrs *at
             return st;
         }
     }
-    if (mp_tape_recording()) {
-        mp_status st = mp_tape_record(op, n_in, in, at, *out);
-        if (st != MP_OK) {
-            mp_tensor_decref(*out);
-            *out = NULL;
-            return st;
-        }
-    }
     return MP_OK;
+}
+
+/* Eager execution: mp_op_exec, then the recording tapes and the recording graph see it. */
+mp_status mp_op_run(mp_op op, int n_in, mp_tensor *const *in, const mp_attrs *at, mp_tensor **out) {
+    MP_TRY(mp_op_exec(op, n_in, in, at, out));
+    mp_status st = MP_OK;
+    if (mp_tape_recording())
+        st = mp_tape_record(op, n_in, in, at, *out);
+    if (st == MP_OK && mp_graph_recording())
+        st = mp_graph_record_op(op, n_in, in, at, *out);
+    if (st != MP_OK) {
+        mp_tensor_decref(*out);
+        *out = NULL;
+    }
+    return st;
 }
 
 /* ------------------------------------------------------------------ conveniences */
