@@ -104,6 +104,11 @@ def _on_break(reason):
 
 _core._set_graph_break_hook(_on_break)
 
+# Graph passes run on every traced graph after recording and before its first replay:
+# callables pass(graph: _core.Graph, name: str) (the automatic-mixed-precision rewrite
+# registers itself here). A pass may change dtypes and insert casts (csrc/graph.h).
+graph_passes = []
+
 
 class _Break(Exception):
     pass
@@ -427,6 +432,8 @@ class Function:
             # the dry trace changed no state: run it for real, eagerly
             return None, self._python_function(*call_args, **call_kwargs)
         g.end()
+        for p in list(graph_passes):
+            p(g, self._name)
         trace.outputs = template
         trace.keepalive = keep
         return g, None

@@ -16,6 +16,14 @@ static PyObject *break_hook; /* callable(reason) run once when a recording graph
 
 #define G(o) (((PyMpGraph *)(o))->g)
 
+mp_graph *mp_py_graph_get(PyObject *o) {
+    if (!MpGraph_Type || !PyObject_TypeCheck(o, MpGraph_Type)) {
+        PyErr_Format(PyExc_TypeError, "expected a mixprec._core.Graph, got %.100R", o);
+        return NULL;
+    }
+    return G(o);
+}
+
 /* The current Python exception as a core error (host callbacks run inside the core). */
 static mp_status status_from_pyerr(const char *what) {
     PyObject *type, *exc, *tb;
