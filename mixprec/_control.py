@@ -96,9 +96,11 @@ def print(*inputs, output_stream=None, summarize=3, sep=" ", end="\n", name=None
         _write(_format(_nest.pack_sequence_as(list(inputs), vals), sep, summarize) + end,
                stream)
 
-    if _core.graph_recording() is not None:
-        _core.graph_record_host(emit, tensors)
-        return None
+    dry = _core.graph_recording()
+    if dry is not None:
+        _core.graph_record_host(emit, tensors)  # runs at every replay
+        if dry:
+            return None
     emit(*tensors)
     return None
 

@@ -5,10 +5,12 @@ Owns the signature rules (TensorFlow's: tensor shapes/dtypes, Python values, str
 (csrc/graph.h), graph breaks (fall back to eager per signature, one warning naming the
 line) and ``ConcreteFunction``. It must not compute tensor values itself.
 
-A trace runs the Python function once, "dry": ops execute (for shapes) but variable
-writes, optimizer steps and ``tf.print`` are only recorded; the call's results then come
-from the first replay. So Python side effects happen at tracing only, state changes at
-every call, exactly once.
+The call that traces runs the Python function for real while the core records it (so a
+graph break just lets the rest of that call run eagerly); later calls replay. A second
+trace (TensorFlow's, for functions that create variables) and get_concrete_function trace
+"dry": ops execute for shapes, but variable writes, optimizer steps and ``tf.print`` are
+only recorded. So Python side effects happen at tracing only, state changes at every call,
+exactly once.
 """
 
 import functools
@@ -110,8 +112,17 @@ _core._set_graph_break_hook(_on_break)
 graph_passes = []
 
 
-class _Break(Exception):
-    pass
+_run_eagerly = [False]
+
+
+def run_functions_eagerly(run_eagerly):
+    """``tf.config.run_functions_eagerly``: every Function runs its Python body at every
+    call (no tracing), for debugging."""
+    _run_eagerly[0] = bool(run_eagerly)
+
+
+def functions_run_eagerly():
+    return _run_eagerly[0]
 
 
 # ---------------------------------------------------------------------------- signatures
@@ -166,6 +177,12 @@ class _Trace:
         self.specs = None
         self.keepalive = None
         self.shapes = {}
+
+
+_SINGLETON = (
+    "tf.function only supports singleton tf.Variables created on the first call. Make sure "
+    "the tf.Variable is only created once or created outside tf.function. See "
+    "https://www.tensorflow.org/guide/function#creating_tfvariables for more information.")
 
 
 class Function:
@@ -338,6 +355,10 @@ class Function:
         return tkey, shape_key, call_args, call_kwargs, inputs
 
     def __call__(self, *args, **kwargs):
+        if _run_eagerly[0]:
+            if self.input_signature is not None:
+                args, kwargs = self._apply_signature(args, kwargs), {}
+            return self._python_function(*args, **kwargs)
         tkey, shape_key, call_args, call_kwargs, inputs = self._prepare(args, kwargs)
         trace = self._traces.get(tkey)
         if trace is not None and trace.eager:
@@ -377,45 +398,46 @@ class Function:
         if new_trace:
             trace = _Trace()
         first_ever = not self._variables_traced
-        g, result = self._trace_once(trace, call_args, call_kwargs, inputs, count=new_trace)
-        if g is not None and g.n_created_variables and first_ever and new_trace:
-            # TensorFlow traces a function that creates variables twice on its first call;
-            # creating them again then is its ValueError
-            g, result = self._trace_once(trace, call_args, call_kwargs, inputs, count=True)
-            if g is not None and g.n_created_variables:
-                raise ValueError(
-                    "tf.function only supports singleton tf.Variables created on the first "
-                    "call. Make sure the tf.Variable is only created once or created outside "
-                    "tf.function. See https://www.tensorflow.org/guide/function#creating_tfvariables "
-                    "for more information.")
-        elif g is not None and g.n_created_variables and not first_ever:
-            raise ValueError(
-                "tf.function only supports singleton tf.Variables created on the first call. "
-                "Make sure the tf.Variable is only created once or created outside tf.function. "
-                "See https://www.tensorflow.org/guide/function#creating_tfvariables for more "
-                "information.")
+        # the call itself is the trace: it runs for real (side effects once) while recording
+        g, result = self._trace_once(trace, call_args, call_kwargs, inputs, count=new_trace,
+                                     dry=False)
         self._variables_traced = True
         self._traces[tkey] = trace
         if g is None:
             trace.eager = True
             return result
+        if g.n_created_variables:
+            if not (first_ever and new_trace):
+                raise ValueError(_SINGLETON)
+            # TensorFlow traces a function that creates variables twice on its first call
+            # (creating them again then is its ValueError); the second trace is dry: it
+            # changes no state
+            g2, _ = self._trace_once(trace, call_args, call_kwargs, inputs, count=True, dry=True)
+            if g2 is None:
+                trace.eager = True
+                return result
+            if g2.n_created_variables:
+                raise ValueError(_SINGLETON)
+            g = g2
         trace.shapes[shape_key] = g
-        return self._replay(trace, g, inputs)
+        return result
 
-    def _trace_once(self, trace, call_args, call_kwargs, inputs, count):
-        """Runs the Python function once under a dry recording. (graph, None) or, when it
-        broke, (None, the eager result)."""
+    def _trace_once(self, trace, call_args, call_kwargs, inputs, count, dry):
+        """Runs the Python function once under a recording (dry: variable writes, optimizer
+        steps and prints recorded only). (graph, result), or (None, result) when it broke:
+        the rest of the call then ran eagerly (a dry trace that broke is run again, for
+        real)."""
         if count:
             self._tracing_count += 1
         g = _core.Graph()
         _state.break_site = None
-        g.begin(True)
+        g.begin(dry)
         try:
             for x in inputs:
                 g.add_input(x)
             out = self._python_function(*call_args, **call_kwargs)
             if not g.broken:
-                template, keep = self._outputs(g, out)
+                out, keep = self._outputs(g, out)
         except BaseException:
             g.abort()
             raise
@@ -428,25 +450,24 @@ class Function:
                 warnings.warn("mixprec.function %r: graph break at %s: %s needs a concrete value "
                               "while tracing; this input signature runs eagerly from now on "
                               "(see docs/function.md)." % (self._name, site, reason),
-                              stacklevel=3)
-            # the dry trace changed no state: run it for real, eagerly
-            return None, self._python_function(*call_args, **call_kwargs)
+                              stacklevel=4)
+            if dry:
+                return None, None
+            return None, out
         g.end()
         for p in list(graph_passes):
             p(g, self._name)
-        trace.outputs = template
+        trace.outputs = out
         trace.keepalive = keep
-        return g, None
+        return g, out
 
     def _outputs(self, g, out):
-        """Declares the tensors of ``out`` as graph outputs; returns (template, leaves)."""
-        if isinstance(out, _core.Variable):
-            out = out.read_value()
-        leaves = _nest.flatten(out)
+        """Declares the tensors of ``out`` as graph outputs (variables are read, as
+        TensorFlow returns their values); returns (out with tensors, leaves template)."""
+        out = _nest.map_structure(
+            lambda x: x.read_value() if isinstance(x, _core.Variable) else x, out)
         keep = []
-        for x in leaves:
-            if isinstance(x, _core.Variable):
-                x = x.read_value()
+        for x in _nest.flatten(out):
             if _is_tensor(x):
                 g.add_output(x)
                 keep.append(_OutSlot())
@@ -472,7 +493,7 @@ class Function:
         trace = self._traces.get(tkey)
         if trace is None:
             trace = _Trace()
-            g, _ = self._trace_once(trace, call_args, call_kwargs, inputs, count=True)
+            g, _ = self._trace_once(trace, call_args, call_kwargs, inputs, count=True, dry=True)
             self._variables_traced = True
             self._traces[tkey] = trace
             if g is None:
