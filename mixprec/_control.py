@@ -99,8 +99,13 @@ def print(*inputs, output_stream=None, summarize=3, sep=" ", end="\n", name=None
     dry = _core.graph_recording()
     if dry is not None:
         _core.graph_record_host(emit, tensors)  # runs at every replay
-        if dry:
-            return None
+        if not dry:  # this call runs for real: print now, without breaking the graph
+            tok = _core.graph_suspend()
+            try:
+                emit(*tensors)
+            finally:
+                _core.graph_resume(tok)
+        return None
     emit(*tensors)
     return None
 
