@@ -131,6 +131,26 @@ def _is_tensor(x):
     return isinstance(x, _core.Tensor)
 
 
+def _fast_key(args, ts):
+    """A key for positional arguments made of tensors, None and tuples/lists of them
+    (appending the tensors to ts in order), or None for anything else."""
+    key = []
+    for a in args:
+        if type(a) is _core.Tensor:
+            key.append(a._sig)
+            ts.append(a)
+        elif a is None:
+            key.append(None)
+        elif type(a) in (tuple, list):
+            sub = _fast_key(a, ts)
+            if sub is None:
+                return None
+            key.append((type(a) is list, sub))
+        else:
+            return None
+    return tuple(key)
+
+
 def _leaf_key(x, relax):
     """(key, is_input) of one leaf of the arguments."""
     if _is_tensor(x):
@@ -205,6 +225,7 @@ class Function:
         self.experimental_options = kwargs
         self._name = name or getattr(python_function, "__name__", "function")
         self._traces = {}
+        self._fast = {}                  # exact positional signature -> (trace, graph)
         self._tracing_count = 0
         self._variables_traced = False   # the first trace happened (variables may be made)
         self._seen = {}                  # reduce_retracing: relaxed key -> count of exact traces
@@ -355,6 +376,14 @@ class Function:
         return tkey, shape_key, call_args, call_kwargs, inputs
 
     def __call__(self, *args, **kwargs):
+        if not kwargs and not _run_eagerly[0]:
+            # fast path: positional tensors (in tuples/lists, None allowed) seen before
+            ts = []
+            key = _fast_key(args, ts)
+            if key is not None:
+                hit = self._fast.get(key)
+                if hit is not None and _core.graph_recording() is None:
+                    return self._pack(hit[0], hit[1].run(ts))
         if _run_eagerly[0]:
             if self.input_signature is not None:
                 args, kwargs = self._apply_signature(args, kwargs), {}
@@ -368,8 +397,18 @@ class Function:
             return self._python_function(*call_args, **call_kwargs)
         g = trace.shapes.get(shape_key) if trace is not None else None
         if g is None:
-            return self._trace_and_run(tkey, trace, shape_key, call_args, call_kwargs, inputs)
-        return self._replay(trace, g, inputs)
+            out = self._trace_and_run(tkey, trace, shape_key, call_args, call_kwargs, inputs)
+            trace = self._traces.get(tkey)
+            g = trace.shapes.get(shape_key) if trace is not None and not trace.eager else None
+        else:
+            out = self._replay(trace, g, inputs)
+        if g is not None and not kwargs:
+            ts = []
+            key = _fast_key(args, ts)
+            if key is not None and len(ts) == len(inputs) and all(
+                    a is b for a, b in zip(ts, inputs)):
+                self._fast[key] = (trace, g)
+        return out
 
     def _trace_key(self, exact):
         """The key traces are kept under: exact shapes, or relaxed ones (input_signature,
