@@ -110,6 +110,9 @@ _core._set_graph_break_hook(_on_break)
 # callables pass(graph: _core.Graph, name: str) (the automatic-mixed-precision rewrite
 # registers itself here). A pass may change dtypes and insert casts (csrc/graph.h).
 graph_passes = []
+# Predicates: when one returns True, a new signature traces dry (no state change) and the
+# call's results come from the first replay, so a pass's effect shows from the first call.
+dry_first_trace = []
 
 
 _run_eagerly = [False]
@@ -391,7 +394,7 @@ class Function:
         tkey, shape_key, call_args, call_kwargs, inputs = self._prepare(args, kwargs)
         trace = self._traces.get(tkey)
         if trace is not None and trace.eager:
-            return self._python_function(*call_args, **call_kwargs)
+            return self._run_eagerly(call_args, call_kwargs)
         if _core.graph_recording() is not None:
             # called while another function traces: inlined there
             return self._python_function(*call_args, **call_kwargs)
@@ -437,13 +440,18 @@ class Function:
         if new_trace:
             trace = _Trace()
         first_ever = not self._variables_traced
-        # the call itself is the trace: it runs for real (side effects once) while recording
+        # the call itself is the trace: it runs for real (side effects once) while recording;
+        # or, when a registered predicate asks (a pass whose results must show from the first
+        # call on), it traces dry and the call's results come from the first replay
+        dry = any(p() for p in dry_first_trace)
         g, result = self._trace_once(trace, call_args, call_kwargs, inputs, count=new_trace,
-                                     dry=False)
+                                     dry=dry)
         self._variables_traced = True
         self._traces[tkey] = trace
         if g is None:
             trace.eager = True
+            if dry:  # the dry trace changed no state: run the call for real, eagerly
+                return self._run_eagerly(call_args, call_kwargs)
             return result
         if g.n_created_variables:
             if not (first_ever and new_trace):
@@ -454,12 +462,18 @@ class Function:
             g2, _ = self._trace_once(trace, call_args, call_kwargs, inputs, count=True, dry=True)
             if g2 is None:
                 trace.eager = True
-                return result
+                return self._run_eagerly(call_args, call_kwargs) if dry else result
             if g2.n_created_variables:
                 raise ValueError(_SINGLETON)
             g = g2
         trace.shapes[shape_key] = g
+        if dry:
+            return self._replay(trace, g, inputs)
         return result
+
+    def _run_eagerly(self, call_args, call_kwargs):
+        """The Python function run op by op (a signature whose graph broke)."""
+        return self._python_function(*call_args, **call_kwargs)
 
     def _trace_once(self, trace, call_args, call_kwargs, inputs, count, dry):
         """Runs the Python function once under a recording (dry: variable writes, optimizer

@@ -422,3 +422,32 @@ def test_errors_propagate():
 
     with pytest.raises(ValueError):
         bad(tf.constant([1.0, 2.0]))
+
+
+def test_dry_first_trace_when_a_pass_asks():
+    from mixprec import _function
+    v = tf.Variable(0.0)
+    seen = []
+
+    @tf.function
+    def f(x):
+        seen.append(1)
+        v.assign_add(x)
+        return v * 1.0
+
+    _function.dry_first_trace.append(lambda: True)
+    try:
+        assert float(f(tf.constant(2.0))) == 2.0  # the first replay gave it: applied once
+        assert float(f(tf.constant(2.0))) == 4.0
+        assert len(seen) == 1 and float(v) == 4.0
+
+        @tf.function
+        def g(x):
+            seen.append(2)
+            v.assign_add(x)
+            return v * 2.0 if x > 0 else v  # breaks: the dry trace changed nothing
+        with pytest.warns(UserWarning, match="graph break"):
+            assert float(g(tf.constant(1.0))) == 10.0
+        assert float(v) == 5.0
+    finally:
+        _function.dry_first_trace.clear()
