@@ -690,8 +690,9 @@ mp_status mp_graph_run(mp_graph *g, int n_in, mp_tensor *const *in, mp_tensor **
             break;
         }
         case MP_GNODE_VAR_READ: {
-            int prev = mp_autocast_set(n->read_dtype);
-            st = n->read_dtype >= 0 ? mp_variable_read(n->var, &vals[i]) : mp_variable_read_raw(n->var, &vals[i]);
+            int prev = mp_autocast_set(n->read_dtype >= 0 ? n->read_dtype : -1);
+            st = n->read_dtype == MP_GNODE_READ_RAW ? mp_variable_read_raw(n->var, &vals[i])
+                                                    : mp_variable_read(n->var, &vals[i]);
             mp_autocast_set(prev);
             break;
         }

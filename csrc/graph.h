@@ -73,6 +73,8 @@ enum {
     MP_GNODE_FLAG_EFFECT = 4,    /* has a side effect (assign, optimizer, host): never pruned */
 };
 
+enum { MP_GNODE_READ_RAW = -2 };
+
 typedef struct mp_gnode {
     mp_gnode_kind kind;
     mp_op op;            /* MP_GNODE_OP */
@@ -88,7 +90,8 @@ typedef struct mp_gnode {
     int input_index;     /* MP_GNODE_INPUT */
     mp_tensor *value;    /* MP_GNODE_CONST (referenced) */
     mp_variable *var;    /* MP_GNODE_VAR_READ / VAR_ASSIGN (referenced) */
-    int read_dtype;      /* MP_GNODE_VAR_READ: autocast dtype in force when traced, -1 none */
+    int read_dtype;      /* MP_GNODE_VAR_READ: autocast dtype in force when traced, -1 none,
+                          * MP_GNODE_READ_RAW: an untaped read of the true value (peek) */
     mp_goptim *optim;    /* MP_GNODE_OPTIM */
     mp_ghost host;       /* MP_GNODE_HOST */
     int flags;           /* MP_GNODE_FLAG_* */

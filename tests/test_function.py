@@ -451,3 +451,35 @@ def test_dry_first_trace_when_a_pass_asks():
         assert float(v) == 5.0
     finally:
         _function.dry_first_trace.clear()
+
+
+def test_gradients_through_a_replayed_function():
+    w = tf.Variable([2.0, 3.0])
+
+    @tf.function
+    def f(x):
+        return tf.reduce_sum(w * x * x)
+
+    x = tf.constant([1.0, 4.0])
+    f(x)  # traced
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x)  # replayed: its ops record on the tape
+    gx, gw = tape.gradient(y, [x, w])
+    np.testing.assert_array_equal(gx.numpy(), [4.0, 24.0])
+    np.testing.assert_array_equal(gw.numpy(), [1.0, 16.0])
+
+
+def test_a_function_called_while_another_traces_is_inlined():
+    @tf.function
+    def inner(x):
+        return x * 3.0
+
+    @tf.function
+    def outer(x):
+        return inner(x) + 1.0
+
+    inner(tf.constant(1.0))
+    assert float(outer(tf.constant(2.0))) == 7.0
+    assert float(outer(tf.constant(5.0))) == 16.0
+    assert outer.experimental_get_tracing_count() == 1

@@ -48,7 +48,7 @@ def test_fit_traced_equals_eager(policy):
             m = _model(run_eagerly=eager)
             h = m.fit(x, y, batch_size=16, epochs=2, verbose=0, validation_data=(x, y))
             if not eager:
-                fn = m._step_functions["train"][1].traced
+                fn = step_functions.cached(m, "train").traced
                 assert fn.experimental_get_tracing_count() == 2  # variables on the first call
             runs.append((h.history, m.get_weights(), m.evaluate(x, y, verbose=0),
                          m.predict(x, verbose=0), m.train_on_batch(x[:8], y[:8])))
@@ -125,3 +125,13 @@ def test_step_function_is_rebuilt_after_compile():
     first = step_functions.train_function(m)
     m.compile("sgd", "sparse_categorical_crossentropy")
     assert step_functions.train_function(m) is not first
+
+
+def test_a_trained_model_can_be_deep_copied():
+    import copy
+    x, y = _data()
+    m = _model()
+    m.fit(x, y, batch_size=32, epochs=1, verbose=0)
+    c = copy.deepcopy(m)
+    c.fit(x, y, batch_size=32, epochs=1, verbose=0)
+    assert int(c.optimizer.iterations.numpy()) == 4 and int(m.optimizer.iterations.numpy()) == 2

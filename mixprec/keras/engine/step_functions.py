@@ -7,9 +7,16 @@ It owns only the choice and the caching (rebuilt when the model is compiled agai
 optimizer changes); the loops stay in training.py and the numbers in the core.
 """
 
+import weakref
+
 from mixprec import _function
 
-__all__ = ["train_function", "test_function", "predict_function", "RunEagerlyMixin"]
+# model -> {kind: (key, function)}; kept outside the model so that copying or pickling a
+# model never meets a traced graph, and the functions hold the model weakly
+_CACHE = weakref.WeakKeyDictionary()
+
+__all__ = ["train_function", "test_function", "predict_function", "RunEagerlyMixin", "reset",
+           "cached"]
 
 
 class RunEagerlyMixin:
@@ -23,11 +30,22 @@ class RunEagerlyMixin:
     @run_eagerly.setter
     def run_eagerly(self, value):
         self.__dict__["_run_eagerly_flag"] = value
-        self.__dict__.pop("_step_functions", None)
+        reset(self)
+
+
+def reset(model):
+    """Forget the model's traced steps (compile, run_eagerly changes)."""
+    _CACHE.pop(model, None)
+
+
+def cached(model, kind):
+    """The traced function of `kind` ('train', 'test', 'predict') or None."""
+    entry = _CACHE.get(model, {}).get(kind)
+    return None if entry is None else entry[1]
 
 
 def _cached(model, kind, make):
-    cache = model.__dict__.setdefault("_step_functions", {})
+    cache = _CACHE.setdefault(model, {})
     opt = getattr(model, "optimizer", None)
     key = (kind, id(opt), id(type(model).train_step), id(type(model).test_step),
            id(type(model).predict_step))
@@ -49,17 +67,20 @@ def train_function(model):
     if model.run_eagerly:
         return model.train_step
 
+    mref = weakref.ref(model)
+
     def make():
         def step(data):
-            logs = model.train_step(data)
-            opt, applied = _optimizer_flag(model)
+            m = mref()
+            logs = m.train_step(data)
+            opt, applied = _optimizer_flag(m)
             return logs, applied
 
         traced = _function.Function(step, reduce_retracing=True, name="train_function")
 
         def run(data):
             logs, applied = traced(data)
-            opt = getattr(model, "optimizer", None)
+            opt = getattr(mref(), "optimizer", None)
             if opt is not None and applied is not None and hasattr(opt, "_last_applied"):
                 object.__setattr__(opt, "_last_applied", applied)
             return logs
@@ -71,12 +92,15 @@ def train_function(model):
 def test_function(model):
     if model.run_eagerly:
         return model.test_step
+    mref = weakref.ref(model)
     return _cached(model, "test", lambda: _function.Function(
-        lambda data: model.test_step(data), reduce_retracing=True, name="test_function"))
+        lambda data: mref().test_step(data), reduce_retracing=True, name="test_function"))
 
 
 def predict_function(model):
     if model.run_eagerly:
         return model.predict_step
+    mref = weakref.ref(model)
     return _cached(model, "predict", lambda: _function.Function(
-        lambda data: model.predict_step(data), reduce_retracing=True, name="predict_function"))
+        lambda data: mref().predict_step(data), reduce_retracing=True,
+        name="predict_function"))

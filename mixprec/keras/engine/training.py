@@ -277,7 +277,7 @@ class Model(_steps.RunEagerlyMixin, Layer):
         self.compiled_loss = loss
         # tf-keras: steps are traced unless run_eagerly (docs/function.md)
         self.__dict__["_run_eagerly_flag"] = run_eagerly
-        self.__dict__.pop("_step_functions", None)
+        _steps.reset(self)
         self._steps_per_execution = _positive_int(
             1 if steps_per_execution is None else steps_per_execution, "steps_per_execution")
 
