@@ -257,15 +257,20 @@ mp_status mp_graph_record_op(mp_op op, int n_in, mp_tensor *const *in, const mp_
     if (!g)
         return MP_OK;
     int32_t idx;
-    mp_gedge tmp[64];
-    if (n_in > 64)
-        return mp_error_set(MP_ERR_NOT_IMPLEMENTED, "graph: %s with %d inputs (at most 64 are recorded)",
-                            mp_op_get_info(op)->name, n_in);
-    for (int k = 0; k < n_in; k++)
-        MP_TRY(edge_of(g, in[k], &tmp[k]));
-    MP_TRY(push_node(g, MP_GNODE_OP, n_in, &idx));
+    mp_gedge stack[16], *tmp = n_in <= 16 ? stack : malloc((size_t)n_in * sizeof *tmp);
+    if (!tmp)
+        return mp_error_set(MP_ERR_MEMORY, "out of host memory recording %s", mp_op_get_info(op)->name);
+    mp_status st = MP_OK;
+    for (int k = 0; k < n_in && st == MP_OK; k++)
+        st = edge_of(g, in[k], &tmp[k]);
+    if (st == MP_OK)
+        st = push_node(g, MP_GNODE_OP, n_in, &idx);
+    if (st == MP_OK)
+        memcpy(g->nodes[idx].in, tmp, (size_t)n_in * sizeof *tmp);
+    if (tmp != stack)
+        free(tmp);
+    MP_TRY(st);
     mp_gnode *n = &g->nodes[idx];
-    memcpy(n->in, tmp, (size_t)n_in * sizeof *tmp);
     n->op = op;
     if (at)
         n->attrs = *at;
@@ -562,9 +567,10 @@ mp_status mp_graph_infer(mp_graph *g) {
         if (n->kind != MP_GNODE_OP)
             continue;
         mp_dtype dts[64];
-        for (int k = 0; k < n->n_in && k < 64; k++)
+        int nin = n->n_in < 64 ? n->n_in : 64; /* variadic ops (concat) check their first 64 */
+        for (int k = 0; k < nin; k++)
             dts[k] = g->nodes[n->in[k].node].dtype;
-        int dt = mp_op_infer_dtype(n->op, n->n_in, dts, &n->attrs);
+        int dt = mp_op_infer_dtype(n->op, nin, dts, &n->attrs);
         if (dt < 0) {
             char buf[160] = "";
             size_t used = 0;
@@ -667,11 +673,18 @@ mp_status mp_graph_run(mp_graph *g, int n_in, mp_tensor *const *in, mp_tensor **
      * graph (a function called while another traces is inlined): mp_op_run then */
     int hooks = mp_tape_recording() || rec != NULL;
     mp_status st = MP_OK;
-    mp_tensor *args[64];
+    int max_in = 1;
+    for (int i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i].n_in > max_in)
+            max_in = g->nodes[i].n_in;
+    mp_tensor **args = calloc((size_t)max_in, sizeof *args);
+    if (!args) {
+        free(vals);
+        return mp_error_set(MP_ERR_MEMORY, "out of host memory replaying a graph");
+    }
     for (int i = 0; i < g->n_nodes && st == MP_OK; i++) {
         mp_gnode *n = &g->nodes[i];
-        int nin = n->n_in < 64 ? n->n_in : 64;
-        for (int k = 0; k < nin; k++)
+        for (int k = 0; k < n->n_in; k++)
             args[k] = n->in[k].node >= 0 ? vals[n->in[k].node] : NULL;
         switch (n->kind) {
         case MP_GNODE_INPUT:
@@ -729,5 +742,6 @@ mp_status mp_graph_run(mp_graph *g, int n_in, mp_tensor *const *in, mp_tensor **
     for (int i = 0; i < g->n_nodes; i++)
         mp_tensor_decref(vals[i]);
     free(vals);
+    free(args);
     return st;
 }

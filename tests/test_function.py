@@ -483,3 +483,34 @@ def test_a_function_called_while_another_traces_is_inlined():
     assert float(outer(tf.constant(2.0))) == 7.0
     assert float(outer(tf.constant(5.0))) == 16.0
     assert outer.experimental_get_tracing_count() == 1
+
+
+def test_a_replayed_loss_scaled_step_never_reads_the_device(any_gpu):
+    """The guide's step on GPU:0 (the emulated one without a GPU): once traced, a replay
+    issues the whole step — forward, backward, finite check, skip decision, loss-scale
+    update — without one copy back to the host."""
+    from mixprec import _core
+    if _core.device_count(1) and any_gpu != "emulated-gpu":
+        pytest.skip("the copy counter is the emulated GPU's")
+    with tf.device("/GPU:0"):
+        model = _guide_model(3)
+        opt = keras.mixed_precision.LossScaleOptimizer(keras.optimizers.Adam(1e-3))
+        loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+        x = tf.constant(np.ones((8, 8), np.float32))
+        y = tf.constant(np.zeros(8, np.int64))
+
+        @tf.function
+        def step(x, y):
+            with tf.GradientTape() as tape:
+                loss = opt.get_scaled_loss(loss_fn(y, model(x)))
+            grads = opt.get_unscaled_gradients(tape.gradient(loss, model.trainable_variables))
+            opt.apply_gradients(zip(grads, model.trainable_variables))
+            return loss
+
+        step(x, y)
+        step(x, y)
+        before = _core._emulated_d2h_copies()
+        for _ in range(3):
+            step(x, y)
+        assert _core._emulated_d2h_copies() == before
+        assert int(opt.iterations.numpy()) == 5
