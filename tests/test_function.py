@@ -514,3 +514,35 @@ def test_a_replayed_loss_scaled_step_never_reads_the_device(any_gpu):
             step(x, y)
         assert _core._emulated_d2h_copies() == before
         assert int(opt.iterations.numpy()) == 5
+
+
+def test_a_deferred_checkpoint_restore_inside_a_traced_step_happens_once(tmp_path):
+    x = tf.constant(np.ones((4, 8), np.float32))
+    y = tf.constant(np.zeros(4, np.int64))
+    loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+    def make():
+        model = _guide_model(4)
+        opt = keras.optimizers.Adam(1e-2)
+
+        def step(x, y):
+            with tf.GradientTape() as tape:
+                loss = loss_fn(y, model(x))
+            opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables),
+                                    model.trainable_variables))
+            return loss
+        return model, opt, step
+
+    model, opt, step = make()
+    step(x, y)
+    path = tf.train.Checkpoint(model=model, optimizer=opt).save(str(tmp_path / "ck"))
+    results = []
+    for traced in (False, True):
+        model, opt, step = make()
+        tf.train.Checkpoint(model=model, optimizer=opt).restore(path)  # slots come later
+        fn = tf.function(step) if traced else step
+        for _ in range(3):
+            fn(x, y)
+        results.append([v.numpy() for v in opt.variables()])
+    for a, b in zip(*results):
+        np.testing.assert_array_equal(a, b)
