@@ -645,22 +645,48 @@ static mp_status check_input(const mp_gnode *n, const mp_tensor *x) {
     return MP_OK;
 }
 
-static mp_status run_optim(mp_gnode *n, mp_tensor **vals, mp_tensor **out) {
+typedef struct {
+    int n;
+    mp_variable *const *from, *const *to;
+} var_sub;
+
+static mp_variable *subst(const var_sub *vs, mp_variable *v) {
+    for (int j = 0; j < vs->n; j++)
+        if (vs->from[j] == v)
+            return vs->to[j];
+    return v;
+}
+
+static mp_status run_optim(mp_gnode *n, mp_tensor **vals, const var_sub *vs, mp_tensor **out) {
     mp_goptim *o = n->optim;
     if (o->refresh)
         MP_TRY(o->refresh(o->refresh_ctx, &o->hp, &o->grad_scale));
-    mp_tensor **grads = calloc((size_t)(o->n_vars ? o->n_vars : 1), sizeof *grads);
-    if (!grads)
+    size_t cnt = (size_t)(o->n_vars ? o->n_vars : 1);
+    mp_tensor **grads = calloc(cnt, sizeof *grads);
+    mp_variable **vars = calloc(cnt, sizeof *vars);
+    if (!grads || !vars) {
+        free(grads);
+        free(vars);
         return mp_error_set(MP_ERR_MEMORY, "out of host memory replaying an optimizer step");
-    for (int k = 0; k < o->n_vars; k++)
+    }
+    for (int k = 0; k < o->n_vars; k++) {
         grads[k] = n->in[k].node >= 0 ? vals[n->in[k].node] : NULL;
-    mp_status st = mp_optimizer_apply(o->kind, &o->hp, o->n_vars, o->vars, grads, o->slots, o->iterations, o->ls,
+        vars[k] = subst(vs, o->vars[k]);
+    }
+    mp_status st = mp_optimizer_apply(o->kind, &o->hp, o->n_vars, vars, grads, o->slots, o->iterations, o->ls,
                                       o->check_finite, o->grad_scale, o->unscale, n->n_out ? out : NULL);
     free(grads);
+    free(vars);
     return st;
 }
 
 mp_status mp_graph_run(mp_graph *g, int n_in, mp_tensor *const *in, mp_tensor **outs) {
+    return mp_graph_run_with(g, n_in, in, 0, NULL, NULL, outs);
+}
+
+mp_status mp_graph_run_with(mp_graph *g, int n_in, mp_tensor *const *in, int n_sub, mp_variable *const *from,
+                            mp_variable *const *to, mp_tensor **outs) {
+    const var_sub vs = {n_sub, from, to};
     if (n_in != g->n_inputs)
         return mp_error_set(MP_ERR_VALUE, "graph: traced with %d inputs, given %d", g->n_inputs, n_in);
     for (int i = 0; i < g->n_inputs; i++)
@@ -704,13 +730,13 @@ mp_status mp_graph_run(mp_graph *g, int n_in, mp_tensor *const *in, mp_tensor **
         }
         case MP_GNODE_VAR_READ: {
             int prev = mp_autocast_set(n->read_dtype >= 0 ? n->read_dtype : -1);
-            st = n->read_dtype == MP_GNODE_READ_RAW ? mp_variable_read_raw(n->var, &vals[i])
-                                                    : mp_variable_read(n->var, &vals[i]);
+            mp_variable *v = subst(&vs, n->var);
+            st = n->read_dtype == MP_GNODE_READ_RAW ? mp_variable_read_raw(v, &vals[i]) : mp_variable_read(v, &vals[i]);
             mp_autocast_set(prev);
             break;
         }
-        case MP_GNODE_VAR_ASSIGN: st = mp_variable_assign(n->var, args[0]); break;
-        case MP_GNODE_OPTIM: st = run_optim(n, vals, &vals[i]); break;
+        case MP_GNODE_VAR_ASSIGN: st = mp_variable_assign(subst(&vs, n->var), args[0]); break;
+        case MP_GNODE_OPTIM: st = run_optim(n, vals, &vs, &vals[i]); break;
         case MP_GNODE_HOST:
             if (rec) /* inlined into an outer trace: recorded there, run at its replays */
                 st = MP_OK;

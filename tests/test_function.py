@@ -546,3 +546,28 @@ def test_a_deferred_checkpoint_restore_inside_a_traced_step_happens_once(tmp_pat
         results.append([v.numpy() for v in opt.variables()])
     for a, b in zip(*results):
         np.testing.assert_array_equal(a, b)
+
+
+def test_variable_arguments_are_traced_by_spec():
+    @tf.function
+    def bump(v, x):
+        v.assign_add(x)
+        return v.read_value() * 2.0
+
+    a, b, c = tf.Variable(1.0), tf.Variable(10.0), tf.Variable([1.0, 2.0])
+    assert float(bump(a, tf.constant(1.0))) == 4.0
+    assert float(bump(b, tf.constant(1.0))) == 22.0   # same spec: replayed on b
+    assert float(bump(a, tf.constant(1.0))) == 6.0
+    assert float(a) == 3.0 and float(b) == 11.0
+    assert bump.experimental_get_tracing_count() == 1
+    np.testing.assert_array_equal(bump(c, tf.constant(1.0)).numpy(), [4.0, 6.0])
+    assert bump.experimental_get_tracing_count() == 2  # another shape
+
+    @tf.function
+    def both(v, w):
+        v.assign_add(1.0)
+        return w.read_value()
+
+    assert float(both(a, b)) == 11.0
+    assert float(both(a, a)) == 5.0  # one variable twice: another signature
+    assert both.experimental_get_tracing_count() == 2
