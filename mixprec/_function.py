@@ -638,8 +638,9 @@ class ConcreteFunction:
 
     @property
     def graph(self):
+        """The recorded graph (a FuncGraph view over ``_core.Graph``), None when it broke."""
         g = next(iter(self._trace.shapes.values()), None)
-        return g
+        return None if g is None else FuncGraph(g)
 
     def __call__(self, *args, **kwargs):
         flat = [_to_tensor_leaf(x) for x in _nest.flatten(list(args) + [kwargs[k] for k in
@@ -657,6 +658,42 @@ class ConcreteFunction:
                     self._function._name, s, x.dtype.name, x.shape))
             conv.append(x)
         return self._function(*args, **kwargs)
+
+
+class Operation:
+    """One recorded node as TensorFlow's ``tf.Operation`` names it: ``type`` is the op's
+    TensorFlow name (``MatMul``, ``ReadVariableOp``, ``AssignVariableOp`` ...)."""
+
+    _KIND_TYPES = {"Input": "Placeholder", "Const": "Const", "ReadVariable": "ReadVariableOp",
+                   "AssignVariable": "AssignVariableOp", "OptimizerStep": "ResourceApplyFused",
+                   "Host": "PrintV2"}
+
+    def __init__(self, index, node):
+        self._node = node
+        self.type = node["op"] if node["kind"] == "Op" else self._KIND_TYPES.get(
+            node["kind"], node["kind"])
+        self.name = "%s_%d" % (self.type, index)
+
+    @property
+    def inputs(self):
+        return [tuple(e) for e in self._node["inputs"]]
+
+    def __repr__(self):
+        return "<mixprec.Operation %r type=%s>" % (self.name, self.type)
+
+
+class FuncGraph:
+    """A traced function's graph as TensorFlow shows it (``get_operations``); other
+    attributes are the ``_core.Graph``'s (``nodes()``, passes' tools)."""
+
+    def __init__(self, g):
+        self._g = g
+
+    def get_operations(self):
+        return [Operation(i, n) for i, n in enumerate(self._g.nodes())]
+
+    def __getattr__(self, name):
+        return getattr(self._g, name)
 
 
 def function(func=None, input_signature=None, autograph=True, jit_compile=None,

@@ -590,3 +590,15 @@ def test_a_function_held_by_an_object_deep_copies_without_its_traces():
     c = copy.deepcopy(h)
     assert float(c.step(tf.constant(5.0))) == 7.0 and float(h.v) == 2.0
     assert c.step.experimental_get_tracing_count() == 1
+
+
+def test_concrete_function_graph_operations():
+    v = tf.Variable([1.0, 2.0])
+
+    @tf.function
+    def f(x):
+        return tf.matmul(x, tf.reshape(v, [2, 1]))
+
+    cf = f.get_concrete_function(tf.TensorSpec([3, 2], tf.float32))
+    types = [op.type for op in cf.graph.get_operations()]
+    assert "MatMul" in types and "ReadVariableOp" in types and "Placeholder" in types
