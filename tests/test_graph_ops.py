@@ -186,3 +186,19 @@ def test_variadic_ops_with_many_inputs_replay():
     np.testing.assert_array_equal(f(y).numpy(), np.concatenate([[3.0 * i, 5.0 * i]
                                                                 for i in range(70)]))
     assert f.experimental_get_tracing_count() == 1
+
+
+def test_replays_reuse_buffers_without_touching_held_results():
+    """A replay offers each op its buffer from the previous replay; results the caller still
+    holds (and their views) are never overwritten."""
+    @tf.function
+    def f(x):
+        h = tf.nn.relu(tf.matmul(x, x) + 1.0)
+        return h * 2.0, tf.reshape(h, [-1])
+
+    xs = [tf.constant(np.full((3, 3), float(i), np.float32)) for i in range(5)]
+    held = [f(x) for x in xs]
+    for x, (a, b) in zip(xs, held):
+        want = np.maximum(x.numpy() @ x.numpy() + 1.0, 0.0)
+        np.testing.assert_array_equal(a.numpy(), want * 2.0)
+        np.testing.assert_array_equal(b.numpy(), want.reshape(-1))
