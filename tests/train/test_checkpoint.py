@@ -510,3 +510,29 @@ def test_restores_tensorflow_graph_of_functional_subclassed_rmsprop_sgd_metric(t
     r = tf.train.load_checkpoint(path)
     for name, value in want.items():
         np.testing.assert_array_equal(r.get_tensor(name), value)
+
+
+def test_momentum_free_sgd_has_tf_keras_zero_slots(tmp_path):
+    model, opt = make_model(), keras.optimizers.SGD(0.1)
+    train(model, opt, 1)
+    path = tf.train.Checkpoint(model=model, optimizer=opt).save(str(tmp_path / "s"))
+    r = tf.train.load_checkpoint(path)
+    for i, w in enumerate(model.trainable_variables, 1):
+        z = r.get_tensor("optimizer/_variables/%d/.ATTRIBUTES/VARIABLE_VALUE" % i)
+        assert z.shape == tuple(w.shape) and not z.any()
+    model2, opt2 = make_model(), keras.optimizers.SGD(0.1)
+    status = tf.train.Checkpoint(model=model2, optimizer=opt2).restore(path)
+    train(model2, opt2, 0)
+    opt2.build(model2.trainable_variables)
+    status.assert_consumed()
+    assert_same([w.numpy() for w in model.weights], [w.numpy() for w in model2.weights])
+
+
+def test_restore_of_a_write_checkpoint_leaves_save_counter_unbound_as_tensorflow(tmp_path):
+    v = tf.Variable(1.0)
+    path = tf.train.Checkpoint(v=v).write(str(tmp_path / "w"))
+    status = tf.train.Checkpoint(v=tf.Variable(0.0)).restore(path)
+    status.assert_nontrivial_match()
+    with pytest.raises(AssertionError, match="save_counter"):
+        status.assert_consumed()
+    tf.train.Checkpoint(v=tf.Variable(0.0)).read(path).assert_consumed()  # read: no counter
