@@ -3,6 +3,7 @@ round trips, deferred restoration, load statuses, TensorFlow-written fixtures, d
 
 import os
 import shutil
+import time
 
 import numpy as np
 import pytest
@@ -536,3 +537,20 @@ def test_restore_of_a_write_checkpoint_leaves_save_counter_unbound_as_tensorflow
     with pytest.raises(AssertionError, match="save_counter"):
         status.assert_consumed()
     tf.train.Checkpoint(v=tf.Variable(0.0)).read(path).assert_consumed()  # read: no counter
+
+
+def test_checkpoint_manager_keeps_one_every_n_hours(tmp_path):
+    ckpt = tf.train.Checkpoint(v=tf.Variable(0.0))
+    d = str(tmp_path)
+    # a tiny period: every checkpoint leaving the window is preserved (kept on disk,
+    # dropped from the managed list), as TensorFlow's sweep does
+    mgr = tf.train.CheckpointManager(ckpt, d, max_to_keep=1,
+                                     keep_checkpoint_every_n_hours=1e-12)
+    time.sleep(0.01)
+    paths = [mgr.save() for _ in range(3)]
+    assert mgr.checkpoints == paths[-1:]
+    assert all(os.path.exists(p + ".index") for p in paths)
+    mgr2 = tf.train.CheckpointManager(ckpt, d, max_to_keep=1)
+    mgr2.save()
+    assert not os.path.exists(paths[-1] + ".index")  # managed again: deleted
+    assert os.path.exists(paths[0] + ".index")
