@@ -31,3 +31,8 @@ class DataLossError(_TFStyleError, OpError):
 
 
 __all__ += ["DataLossError", "NotFoundError"]
+
+
+from mixprec import _unsupported  # noqa: E402
+
+__getattr__ = _unsupported.module_getattr(__name__)  # unsupported TF names: a clear error
