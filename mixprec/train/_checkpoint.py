@@ -24,7 +24,12 @@ __all__ = ["Checkpoint", "save_object", "restore_object"]
 
 def _leaf_value(obj):
     if isinstance(obj, Variable):
-        return obj.numpy()
+        # a host tensor's own buffer, not a copy (its storage is copy-on-write, so later
+        # assignments do not touch it); bfloat16 and GPU tensors are copied by numpy()
+        try:
+            return np.asarray(memoryview(obj._peek()))
+        except (BufferError, TypeError, AttributeError):
+            return obj.numpy()
     return np.asarray(obj._checkpoint_value())
 
 
@@ -226,6 +231,11 @@ def restore_object(root, prefix, reader=None):
             values[nid] = (key, reader.read(key))
     r = _Restore(root, prefix, graph, values)
     r.assign(r.pending_assignments(r.match()))
+    # a newer restore into the same objects supersedes older waiting values (as TF's
+    # restore uid): they would otherwise pile up, restore after restore
+    mine = {id(ref()) for _, ref in r.anchors if ref() is not None}
+    _ACTIVE[:] = [old for old in _ACTIVE
+                  if not mine & {id(ref()) for _, ref in old.anchors if ref() is not None}]
     if r.values:
         _ACTIVE.append(r)
     return r

@@ -554,3 +554,16 @@ def test_checkpoint_manager_keeps_one_every_n_hours(tmp_path):
     mgr2.save()
     assert not os.path.exists(paths[-1] + ".index")  # managed again: deleted
     assert os.path.exists(paths[0] + ".index")
+
+
+def test_a_newer_restore_supersedes_waiting_values(tmp_path):
+    from mixprec.train import _checkpoint
+
+    model, opt = make_model(), keras.optimizers.Adam()
+    train(model, opt)
+    path = tf.train.Checkpoint(model=model, optimizer=opt).save(str(tmp_path / "c"))
+    opt2 = keras.optimizers.Adam()
+    for _ in range(5):  # slots never created: the values wait, once
+        tf.train.Checkpoint(model=make_model(), optimizer=opt2).restore(path).expect_partial()
+    assert sum(1 for r in _checkpoint._ACTIVE
+               if any(ref() is opt2 for _, ref in r.anchors)) == 1
