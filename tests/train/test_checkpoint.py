@@ -567,3 +567,15 @@ def test_a_newer_restore_supersedes_waiting_values(tmp_path):
         tf.train.Checkpoint(model=make_model(), optimizer=opt2).restore(path).expect_partial()
     assert sum(1 for r in _checkpoint._ACTIVE
                if any(ref() is opt2 for _, ref in r.anchors)) == 1
+
+
+def test_unreadable_state_file_is_ignored_as_tensorflow(tmp_path):
+    (tmp_path / "checkpoint").write_text("model_checkpoint_path: unquoted garbage\n")
+    assert tf.train.get_checkpoint_state(str(tmp_path)) is None
+    assert tf.train.latest_checkpoint(str(tmp_path)) is None
+    (tmp_path / "checkpoint").write_text("all_model_checkpoint_paths: \"x\"\n")
+    with pytest.raises(ValueError, match="Invalid checkpoint state"):
+        tf.train.get_checkpoint_state(str(tmp_path))
+    (tmp_path / "checkpoint").unlink()
+    os.mkfifo(tmp_path / "checkpoint")
+    assert tf.train.latest_checkpoint(str(tmp_path)) is None  # never blocks on a FIFO
