@@ -1,9 +1,8 @@
 """``tf.train.Checkpoint``: save/write/read/restore of an object graph in TensorFlow's
-format, the load statuses (assert_consumed, ...), and deferred restoration (values kept
-for variables that do not exist yet and assigned when they are created). Restores are
-all-or-nothing: every value is read, checksummed and checked against its variable before
-the first assignment. The file formats live in _bundle.py / _object_graph.py, the naming
-of children in _trackable.py, the ``checkpoint`` state file in _management.py."""
+format, the load statuses, and deferred restoration (values kept for variables not created
+yet). Restores are all-or-nothing: every value is read, checksummed and checked before the
+first assignment. Formats live in _bundle.py/_object_graph.py, child naming in
+_trackable.py, the ``checkpoint`` state file in _management.py."""
 
 import os
 import weakref

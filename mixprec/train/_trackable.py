@@ -1,9 +1,8 @@
-"""The object graph of a checkpoint: which named children each object has, as tf-keras
-2.21 names them (``layer_with_weights-0``, ``kernel``, ``_variables/3``, ``loss_scale``...),
-and the breadth-first walk that gives every variable its checkpoint key. Any object may
-plug in by defining ``_trackable_children()`` -> [(name, child)] (a distribute helper's
-mirrored variable: a Variable-like leaf with ``_checkpoint_value()`` / ``_restore_value()``).
-Reads objects only; never assigns (the restore lives in _checkpoint.py)."""
+"""The object graph of a checkpoint: each object's named children as tf-keras 2.21 names
+them (``layer_with_weights-0``, ``kernel``, ``_variables/3``, ``loss_scale``...) and the
+breadth-first walk that gives every variable its key. An object plugs in by defining
+``_trackable_children()`` -> [(name, child)]; a leaf that is not a Variable defines
+``_checkpoint_value()``/``_restore_value(array)``. Reads objects only, never assigns."""
 
 from mixprec._variable import Variable
 
