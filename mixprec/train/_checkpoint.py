@@ -148,6 +148,24 @@ class _Restore:
         if not self.values:
             return
         self.assign(self.pending_assignments(self.match()))
+        if self.values and self.root() is None:
+            self._prune()
+
+    def _prune(self):
+        """With the root gone, only values under its live children can still be assigned:
+        the others (e.g. an optimizer's, restored through ``Checkpoint(model=m)``) are
+        dropped rather than kept as long as the model lives."""
+        live = {n for n, ref in self.anchors if ref() is not None}
+        reach = set()
+        stack = [c for c, name in self.graph[0].children if name in live]
+        while stack:
+            nid = stack.pop()
+            if nid in reach:
+                continue
+            reach.add(nid)
+            stack.extend(c for c, _ in self.graph[nid].children)
+        for nid in [n for n in self.values if n not in reach]:
+            del self.values[nid]
 
 
 class _Anchors:

@@ -579,3 +579,20 @@ def test_unreadable_state_file_is_ignored_as_tensorflow(tmp_path):
     (tmp_path / "checkpoint").unlink()
     os.mkfifo(tmp_path / "checkpoint")
     assert tf.train.latest_checkpoint(str(tmp_path)) is None  # never blocks on a FIFO
+
+
+def test_values_no_object_can_take_are_dropped_once_the_checkpoint_is_gone(tmp_path):
+    import gc
+
+    from mixprec.train import _checkpoint
+
+    model, opt = make_model(), keras.optimizers.Adam()
+    train(model, opt)
+    path = tf.train.Checkpoint(model=model, optimizer=opt).save(str(tmp_path / "c"))
+    fresh = make_model(built=False)
+    tf.train.Checkpoint(model=fresh).restore(path)  # the optimizer's values have no taker
+    gc.collect()
+    x, _ = data()
+    fresh(x)  # builds: the model's values are assigned, the optimizer's dropped
+    np.testing.assert_array_equal(fresh(x).numpy(), model(x).numpy())
+    assert not any(any(ref() is fresh for _, ref in r.anchors) for r in _checkpoint._ACTIVE)
