@@ -596,3 +596,13 @@ def test_values_no_object_can_take_are_dropped_once_the_checkpoint_is_gone(tmp_p
     fresh(x)  # builds: the model's values are assigned, the optimizer's dropped
     np.testing.assert_array_equal(fresh(x).numpy(), model(x).numpy())
     assert not any(any(ref() is fresh for _, ref in r.anchors) for r in _checkpoint._ACTIVE)
+
+
+def test_save_weights_of_a_fitted_model_has_tensorflows_keys(tmp_path):
+    model = keras.Sequential([keras.layers.Dense(5, input_shape=(4,)), keras.layers.Dense(2)])
+    model.compile(optimizer=keras.optimizers.Adam(), loss="mse", metrics=["accuracy"])
+    x, y = data()
+    model.fit(x, y[:, :2], epochs=1, batch_size=8, verbose=0)
+    model.save_weights(str(tmp_path / "weights"))
+    assert tf.train.list_variables(str(tmp_path / "weights")) == tf.train.list_variables(
+        os.path.join(FIX, "tf_weights", "weights"))
