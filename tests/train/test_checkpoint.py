@@ -606,3 +606,19 @@ def test_save_weights_of_a_fitted_model_has_tensorflows_keys(tmp_path):
     model.save_weights(str(tmp_path / "weights"))
     assert tf.train.list_variables(str(tmp_path / "weights")) == tf.train.list_variables(
         os.path.join(FIX, "tf_weights", "weights"))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64", "int32",
+                                   "int64", "uint8", "int8", "bool"])
+def test_variable_dtypes_round_trip_exactly(tmp_path, dtype):
+    value = tf.cast(tf.constant([[1.5, -2.0, 0.0], [3.25, 7.0, 1.0]]), dtype)
+    v = tf.Variable(value)
+    path = tf.train.Checkpoint(v=v).write(str(tmp_path / "d"))
+    assert tf.train.load_checkpoint(path).get_variable_to_dtype_map()[
+        "v/.ATTRIBUTES/VARIABLE_VALUE"] == tf.as_dtype(dtype)
+    w = tf.Variable(tf.zeros_like(value))
+    tf.train.Checkpoint(v=w).read(path).assert_consumed()
+    assert np.asarray(w.numpy()).tobytes() == np.asarray(v.numpy()).tobytes()
+    with pytest.raises(ValueError, match="v/.ATTRIBUTES/VARIABLE_VALUE"):
+        other = "float64" if dtype != "float64" else "float32"
+        tf.train.Checkpoint(v=tf.Variable(tf.cast(value, other))).read(path)
