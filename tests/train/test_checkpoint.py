@@ -622,3 +622,22 @@ def test_variable_dtypes_round_trip_exactly(tmp_path, dtype):
     with pytest.raises(ValueError, match="v/.ATTRIBUTES/VARIABLE_VALUE"):
         other = "float64" if dtype != "float64" else "float32"
         tf.train.Checkpoint(v=tf.Variable(tf.cast(value, other))).read(path)
+
+
+def test_saving_never_replaces_what_is_not_a_regular_file(tmp_path):
+    model = make_model()
+    os.mkdir(tmp_path / "d.npz")
+    with pytest.raises(ValueError, match="not a regular file"):
+        model.save_weights(str(tmp_path / "d.npz"))
+    os.mkdir(tmp_path / "t.index")
+    with pytest.raises(ValueError, match="not a regular file"):
+        model.save_weights(str(tmp_path / "t"))
+    os.mkfifo(tmp_path / "f.npz")
+    with pytest.raises(ValueError, match="not a regular file"):
+        model.save_weights(str(tmp_path / "f.npz"))
+    assert os.path.exists("/dev/null") and not os.path.isfile("/dev/null")
+    from mixprec import _fileio
+
+    with pytest.raises(ValueError, match="not a regular file"):
+        _fileio.atomic_write("/dev/null", lambda f: f.write(b"x"))
+    assert not os.path.isfile("/dev/null")
