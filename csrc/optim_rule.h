@@ -49,7 +49,7 @@ MP_HD void mp_optim_rule_f32(const mp_optim_rule *r, float *w, float g, float *s
             const float mom = (float)r->momentum;
             float v = mom * *s0 - lr * g;
             *s0 = v;
-            *w = r->nesterov ? *w + mom * v - lr * g : *w + v;
+            *w = r->nesterov ? *w + (mom * v - lr * g) : *w + v; /* var += (m*mom - g*lr), as TF */
         }
         break;
     case MP_OPTIM_RMSPROP: {
@@ -100,7 +100,7 @@ MP_HD void mp_optim_rule_f64(const mp_optim_rule *r, double *w, double g, double
         } else {
             double v = r->momentum * *s0 - lr * g;
             *s0 = v;
-            *w = r->nesterov ? *w + r->momentum * v - lr * g : *w + v;
+            *w = r->nesterov ? *w + (r->momentum * v - lr * g) : *w + v;
         }
         break;
     case MP_OPTIM_RMSPROP: {

@@ -530,3 +530,15 @@ def test_rmsprop_one_minus_rho_is_rounded_once():
     opt.apply_gradients([(tf.constant(g), v)])
     ms = opt.get_slot(v, "rms").numpy()
     np.testing.assert_array_equal(ms, np.float32(1 - 0.9) * (g * g))
+
+
+def test_nesterov_adds_one_increment_as_tensorflow():
+    """tf-keras (and ResourceApplyKerasMomentum) add (m*momentum - g*lr) to the variable in
+    one addition; (w + m*momentum) - g*lr rounds differently."""
+    w0, g = np.float32(1.0), np.float32(0.3)
+    v = tf.Variable([w0])
+    opt = keras.optimizers.SGD(learning_rate=0.1, momentum=0.9, nesterov=True)
+    opt.apply_gradients([(tf.constant([g]), v)])
+    lr, mom = np.float32(0.1), np.float32(0.9)
+    m = np.float32(np.float32(0) * mom - lr * g)
+    assert v.numpy()[0] == np.float32(w0 + np.float32(mom * m - lr * g))
