@@ -641,3 +641,35 @@ def test_saving_never_replaces_what_is_not_a_regular_file(tmp_path):
     with pytest.raises(ValueError, match="not a regular file"):
         _fileio.atomic_write("/dev/null", lambda f: f.write(b"x"))
     assert not os.path.isfile("/dev/null")
+
+
+def _fixture_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "make_fixtures", os.path.join(FIX, "make_fixtures.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_restores_tensorflow_cnn_checkpoint_of_seed_004_shape(tmp_path):
+    """Fixture 5: Conv2D, MaxPooling2D, BatchNormalization (moving statistics included)
+    and Dense with Adam, saved by TensorFlow; restored into an unbuilt mixprec model."""
+    want = _fixture_values("tf_cnn")
+    model, opt = _fixture_module().cnn_objects(keras, tf, train=False)
+    ck = tf.train.Checkpoint(optimizer=opt, model=model)
+    status = ck.restore(tf.train.latest_checkpoint(os.path.join(FIX, "tf_cnn")))
+    model.build((None, 10, 10, 1))
+    opt.build(model.trainable_variables)
+    status.assert_consumed()
+    path = ck.save(str(tmp_path / "ckpt"))
+    assert path.endswith("ckpt-2")
+    r = tf.train.load_checkpoint(path)
+    for name, value in want.items():
+        if name == "save_counter/.ATTRIBUTES/VARIABLE_VALUE":
+            assert r.get_tensor(name) == 2
+            continue
+        np.testing.assert_array_equal(r.get_tensor(name), value)
+    assert [k for k, _ in tf.train.list_variables(path)] == \
+        [k for k, _ in tf.train.list_variables(os.path.join(FIX, "tf_cnn"))]

@@ -210,3 +210,44 @@ def test_update_rules_are_tensorflows_bit_for_bit(cls, kw):
             assert_close(a, b.astype(np.float64), "float32", "optimizer")
         else:
             np.testing.assert_array_equal(a, b)
+
+
+CNN_SCRIPT = textwrap.dedent("""
+    import importlib.util, json, os, sys
+    os.environ["TF_USE_LEGACY_KERAS"] = "1"
+    os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
+    import numpy as np
+    import tensorflow as tf
+    import tf_keras as keras
+    spec = importlib.util.spec_from_file_location("make_fixtures", sys.argv[2])
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    model, opt = mod.cnn_objects(keras, tf, train=False)
+    status = tf.train.Checkpoint(optimizer=opt, model=model).restore(sys.argv[1])
+    model.build((None, 10, 10, 1))
+    opt.build(model.trainable_variables)
+    status.assert_consumed()
+    print("RESULT" + json.dumps([v.numpy().tobytes().hex()
+                                 for v in model.weights + opt.variables]))
+""")
+
+
+def test_tensorflow_restores_mixprec_cnn_checkpoint(tmp_path):
+    """Seed 004's kind of model (Conv2D, pooling, BatchNormalization, Dense) + Adam."""
+    exe = _tf_python()
+    fixtures = os.path.join(os.path.dirname(__file__), "fixtures", "make_fixtures.py")
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("make_fixtures", fixtures)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    model, opt = mod.cnn_objects(keras, tf)
+    path = tf.train.Checkpoint(optimizer=opt, model=model).save(str(tmp_path / "ckpt"))
+    p = subprocess.run([exe, "-c", CNN_SCRIPT, path, fixtures], capture_output=True,
+                       text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+    got = json.loads([ln for ln in p.stdout.splitlines() if ln.startswith("RESULT")][-1][6:])
+    mine = [v.numpy() for v in model.weights + opt.variables()]
+    assert len(mine) == len(got)
+    for a, h in zip(mine, got):
+        assert a.tobytes().hex() == h
