@@ -673,3 +673,49 @@ def test_restores_tensorflow_cnn_checkpoint_of_seed_004_shape(tmp_path):
         np.testing.assert_array_equal(r.get_tensor(name), value)
     assert [k for k, _ in tf.train.list_variables(path)] == \
         [k for k, _ in tf.train.list_variables(os.path.join(FIX, "tf_cnn"))]
+
+
+def test_seed_004_cnn_on_fashion_mnist_restores_to_the_same_test_accuracy(tmp_path):
+    """Seed 004 as written (its CNN, a custom loop, checkpoint.save during training, a new
+    model restored from latest_checkpoint without a strategy) on the Fashion-MNIST subset
+    shipped with mixprec: the restored model's test accuracy is the trained model's."""
+    (train_images, train_labels), (test_images, test_labels) = \
+        keras.datasets.fashion_mnist.load_embedded()
+    train_images = train_images[:2000, ..., None] / np.float32(255)
+    train_labels = train_labels[:2000]
+    test_images = test_images[..., None] / np.float32(255)
+
+    def create_model():
+        return keras.Sequential([
+            keras.layers.Conv2D(32, 3, activation="relu"), keras.layers.MaxPooling2D(),
+            keras.layers.Conv2D(64, 3, activation="relu"), keras.layers.MaxPooling2D(),
+            keras.layers.Flatten(), keras.layers.Dense(64, activation="relu"),
+            keras.layers.Dense(10)])
+
+    loss_object = keras.losses.SparseCategoricalCrossentropy(
+        from_logits=True, reduction=keras.losses.Reduction.NONE)
+    model, optimizer = create_model(), keras.optimizers.Adam()
+    checkpoint = tf.train.Checkpoint(optimizer=optimizer, model=model)
+    prefix = os.path.join(str(tmp_path / "training_checkpoints"), "ckpt")
+    ds = tf.data.Dataset.from_tensor_slices((train_images, train_labels)).shuffle(
+        2000, seed=1).batch(64)
+    for x, y in ds:
+        with tf.GradientTape() as tape:
+            loss = tf.nn.compute_average_loss(loss_object(y, model(x, training=True)),
+                                              global_batch_size=64)
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    checkpoint.save(prefix)
+
+    def accuracy(m):
+        acc = keras.metrics.SparseCategoricalAccuracy()
+        for x, y in tf.data.Dataset.from_tensor_slices((test_images, test_labels)).batch(256):
+            acc(y, m(x, training=False))
+        return float(acc.result())
+
+    new_model = create_model()
+    tf.train.Checkpoint(optimizer=keras.optimizers.Adam(), model=new_model).restore(
+        tf.train.latest_checkpoint(os.path.dirname(prefix)))
+    trained = accuracy(model)
+    assert trained > 0.3  # it learned something: ten classes
+    assert accuracy(new_model) == trained
