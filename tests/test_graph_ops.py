@@ -55,6 +55,22 @@ def _seeded_grad(x):
     return tape.gradient(y, x)
 
 
+def _conv_grads(x, f):
+    with tf.GradientTape() as tape:
+        tape.watch([x, f])
+        y = tf.nn.conv2d(x, f, strides=1, padding="SAME")
+    return tape.gradient(y, [x, f], output_gradients=tf.ones_like(y) * 0.5)
+
+
+def _pool_grad(pool):
+    def fn(x):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = pool(x, 2, 2, "VALID")
+        return tape.gradient(y, x, output_gradients=y * 3.0)
+    return fn
+
+
 CASES = {
     "cast": (lambda x: tf.cast(x, "float16"), [f32(3, 4)]),
     "identity": (lambda x: tf.identity(x) * 1.0, [f32(3, 4)]),
@@ -84,6 +100,16 @@ CASES = {
     "random_normal": (lambda x: x + tf.random.normal([3, 4], seed=2), [f32(3, 4)]),
     "truncated_normal": (lambda x: x + tf.random.truncated_normal([3, 4], seed=3),
                          [f32(3, 4)]),
+    "conv2d": (lambda x, f: tf.nn.conv2d(x, f, strides=1, padding="SAME"),
+               [f32(1, 5, 5, 2), f32(3, 3, 2, 4)]),
+    "conv2d_backprop_input": (_conv_grads, [f32(1, 5, 5, 2), f32(3, 3, 2, 4)]),
+    "conv2d_backprop_filter": (_conv_grads, [f32(1, 5, 5, 2), f32(3, 3, 2, 4)]),
+    "max_pool": (lambda x: tf.nn.max_pool2d(x, 2, 2, "VALID"), [f32(1, 4, 4, 3)]),
+    "max_pool_grad": (_pool_grad(tf.nn.max_pool2d), [f32(1, 4, 4, 3)]),
+    "avg_pool": (lambda x: tf.nn.avg_pool2d(x, 2, 2, "SAME"), [f32(1, 5, 5, 3)]),
+    "avg_pool_grad": (_pool_grad(tf.nn.avg_pool2d), [f32(1, 4, 4, 3)]),
+    "batch_norm": (lambda x, m, v, o, s: tf.nn.batch_normalization(x, m, v, o, s, 1e-3),
+                   [f32(2, 3, 4), f32(4), pos(4), f32(4), f32(4)]),
     "sparse_softmax_cross_entropy_with_logits": (
         lambda y, x: tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=x),
         [ints(3, hi=4), f32(3, 4)]),
