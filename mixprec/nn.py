@@ -191,7 +191,8 @@ def conv2d_backprop_input(input_sizes, filters, out_backprop, strides, padding, 
     sizes = [int(v) for v in (input_sizes.numpy() if hasattr(input_sizes, "numpy")
                               else input_sizes)]
     return _window("conv2d_backprop_input", (filters, out_backprop),
-                   _sequence(strides, 2, "strides", nchw), _sequence(dilations, 2, "dilations", nchw),
+                   _sequence(strides, 2, "strides", nchw),
+                   _sequence(dilations, 2, "dilations", nchw),
                    _padding(padding, 2, nchw), nchw, sizes)
 
 
@@ -201,7 +202,8 @@ def conv2d_backprop_filter(input, filter_sizes, out_backprop, strides, padding, 
     sizes = [int(v) for v in (filter_sizes.numpy() if hasattr(filter_sizes, "numpy")
                               else filter_sizes)]
     return _window("conv2d_backprop_filter", (input, out_backprop),
-                   _sequence(strides, 2, "strides", nchw), _sequence(dilations, 2, "dilations", nchw),
+                   _sequence(strides, 2, "strides", nchw),
+                   _sequence(dilations, 2, "dilations", nchw),
                    _padding(padding, 2, nchw), nchw, sizes)
 
 
