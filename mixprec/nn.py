@@ -152,8 +152,11 @@ def _padding(padding, n, nchw):
         return 2, (int(spatial[0][0]), int(spatial[0][1]), int(spatial[1][0]),
                    int(spatial[1][1]))
     if not isinstance(padding, str) or padding not in ("SAME", "VALID"):
-        raise ValueError("`padding` must be one of 'SAME', 'VALID' or a list of explicit "
-                         "paddings (TensorFlow spells them in capitals), got %r" % (padding,))
+        # TensorFlow's op-attribute check (an InvalidArgumentError, which is a ValueError)
+        raise _core.InvalidArgumentError(
+            "Value for attr 'padding' of %r is not in the list of allowed values: \"SAME\", "
+            "\"VALID\", \"EXPLICIT\" (explicit padding is a list of pairs; TensorFlow spells "
+            "the names in capitals)" % (padding,))
     return _PADDING_CODES[padding], (0, 0, 0, 0)
 
 
