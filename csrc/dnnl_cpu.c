@@ -591,8 +591,8 @@ static void operand_sizes(int fam, int kind, const mp_window *w, int64_t n[3]) {
             n[0] = x, n[1] = y, n[2] = f;
     } else {
         n[0] = kind == MP_POOL_AVG_BWD ? 0 : x;
-        n[1] = kind == MP_POOL_MAX_BWD || kind == MP_POOL_AVG_BWD ? y : 0;
-        n[2] = kind == MP_POOL_MAX || kind == MP_POOL_AVG ? y : x;
+        n[1] = kind == MP_POOL_MAX_BWD || kind == MP_POOL_AVG_BWD ? y : kind == MP_POOL_MAX_GRADGRAD ? x : 0;
+        n[2] = kind == MP_POOL_MAX || kind == MP_POOL_AVG || kind == MP_POOL_MAX_GRADGRAD ? y : x;
     }
 }
 
@@ -664,7 +664,9 @@ static mp_status route(int fam, int kind, mp_dtype dt, const mp_window *w, const
     int overlap = w->kh > w->sh || w->kw > w->sw;
     int widen_first =
         fam == FAM_POOL && dt != MP_F32 && overlap && (kind == MP_POOL_MAX_BWD || kind == MP_POOL_AVG_BWD);
-    if (!__atomic_load_n(&force_fallback, __ATOMIC_RELAXED)) {
+    if (fam == FAM_POOL && kind == MP_POOL_MAX_GRADGRAD) /* no oneDNN primitive: a gather, exact in float64 */
+        unimpl = 1;
+    else if (!__atomic_load_n(&force_fallback, __ATOMIC_RELAXED)) {
         if (!widen_first)
             MP_TRY(native(fam, kind, dt, w, a, b, out, &unimpl));
         if (unimpl && dt != MP_F32) /* e.g. float16 on a CPU without AVX512-FP16 */

@@ -76,6 +76,13 @@ mp_status mp_run_window(mp_op op, mp_tensor *const *in, const mp_attrs *at, cons
     case MP_OP_MAX_POOL:
     case MP_OP_AVG_POOL: xs = in[0]->shape; break;
     case MP_OP_MAX_POOL_GRAD: xs = in[0]->shape, dy = in[1]; break;
+    case MP_OP_MAX_POOL_GRAD_GRAD:
+        xs = in[0]->shape;
+        if (in[1]->ndim != 4 || memcmp(in[1]->shape, in[0]->shape, 4 * sizeof(int64_t)) != 0)
+            return mp_error_set(MP_ERR_SHAPE, "MaxPoolGradGrad: the gradient %s must have the input's shape %s",
+                                shp(in[1]->shape, in[1]->ndim, b0, sizeof b0),
+                                shp(in[0]->shape, in[0]->ndim, b1, sizeof b1));
+        break;
     case MP_OP_AVG_POOL_GRAD: memcpy(given_x, at->ints4, sizeof given_x), xs = given_x, dy = in[0]; break;
     default: return mp_error_set(MP_ERR_INTERNAL, "%s is not a window op", NAME(op));
     }
@@ -94,7 +101,7 @@ mp_status mp_run_window(mp_op op, mp_tensor *const *in, const mp_attrs *at, cons
                                 NAME(op), i, mp_dtype_name(dt), mp_dtype_name(in[i]->dtype));
     }
     if ((op == MP_OP_CONV2D || op == MP_OP_CONV2D_BACKPROP_FILTER || op == MP_OP_MAX_POOL || op == MP_OP_AVG_POOL ||
-         op == MP_OP_MAX_POOL_GRAD) &&
+         op == MP_OP_MAX_POOL_GRAD || op == MP_OP_MAX_POOL_GRAD_GRAD) &&
         in[0]->ndim != 4)
         return mp_error_set(MP_ERR_VALUE, "%s: input must be 4-dimensional%s (batch, %s), got rank %d", NAME(op),
                             shp(in[0]->shape, in[0]->ndim, b0, sizeof b0),
@@ -154,9 +161,10 @@ mp_status mp_run_window(mp_op op, mp_tensor *const *in, const mp_attrs *at, cons
     if (dy && memcmp(dy->shape, ys, sizeof ys) != 0)
         return mp_error_set(MP_ERR_SHAPE, "%s: the output gradient has shape %s but the forward's output is %s",
                             NAME(op), shp(dy->shape, 4, b0, sizeof b0), shp(ys, 4, b1, sizeof b1));
-    const int64_t *os = op == MP_OP_CONV2D || op == MP_OP_MAX_POOL || op == MP_OP_AVG_POOL ? ys
-                        : op == MP_OP_CONV2D_BACKPROP_FILTER                               ? fs
-                                                                                           : xs;
+    const int64_t *os =
+        op == MP_OP_CONV2D || op == MP_OP_MAX_POOL || op == MP_OP_AVG_POOL || op == MP_OP_MAX_POOL_GRAD_GRAD ? ys
+        : op == MP_OP_CONV2D_BACKPROP_FILTER                                                                 ? fs
+                                                                                                             : xs;
     mp_tensor *r;
     MP_TRY(mp_tensor_new(dt, 4, os, mp_tensor_device(first), &r));
     mp_device dev = mp_tensor_device(first);
@@ -177,9 +185,10 @@ mp_status mp_run_window(mp_op op, mp_tensor *const *in, const mp_attrs *at, cons
         mp_pool_kind k = op == MP_OP_MAX_POOL        ? MP_POOL_MAX
                          : op == MP_OP_AVG_POOL      ? MP_POOL_AVG
                          : op == MP_OP_MAX_POOL_GRAD ? MP_POOL_MAX_BWD
-                                                     : MP_POOL_AVG_BWD;
+                         : op == MP_OP_AVG_POOL_GRAD ? MP_POOL_AVG_BWD
+                                                     : MP_POOL_MAX_GRADGRAD;
         const void *a = op == MP_OP_AVG_POOL_GRAD ? NULL : mp_tensor_data(in[0]);
-        const void *b = dy ? mp_tensor_data(dy) : NULL;
+        const void *b = dy ? mp_tensor_data(dy) : op == MP_OP_MAX_POOL_GRAD_GRAD ? mp_tensor_data(in[1]) : NULL;
         st = BE_CALL(be, pool, dev, k, dt, &w, a, b, mp_tensor_data(r));
     }
     if (st != MP_OK) {

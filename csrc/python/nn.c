@@ -22,7 +22,7 @@ static PyObject *py_window_op(PyObject *m, PyObject *args) {
         return NULL;
     static const mp_op window_ops[] = {MP_OP_CONV2D,       MP_OP_CONV2D_BACKPROP_INPUT, MP_OP_CONV2D_BACKPROP_FILTER,
                                        MP_OP_MAX_POOL,     MP_OP_MAX_POOL_GRAD,         MP_OP_AVG_POOL,
-                                       MP_OP_AVG_POOL_GRAD};
+                                       MP_OP_AVG_POOL_GRAD, MP_OP_MAX_POOL_GRAD_GRAD};
     int ok = 0;
     for (size_t i = 0; i < sizeof window_ops / sizeof window_ops[0]; i++)
         ok |= code == (int)window_ops[i];
