@@ -1,10 +1,11 @@
 /* variable.c — mutable slots of tensors (tf.Variable) and the autocast read rule.
- * Owns copy-on-write assignment (earlier reads never change), the per-thread autocast
+ * Owns copy-on-write assignment (earlier reads and the initial value never change), the per-thread autocast
  * dtype set by layers under a mixed policy, and the cast cache that makes a second read
  * in the same step free. Knows nothing of layers or optimizers. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph.h"
 #include "mixprec.h"
 
 static _Thread_local int autocast_dtype = -1;
@@ -46,7 +47,12 @@ mp_status mp_variable_new(mp_tensor *init, int trainable, mp_variable **out) {
     mp_variable *v = calloc(1, sizeof *v);
     if (!v)
         return mp_error_set(MP_ERR_MEMORY, "out of host memory allocating a variable");
-    mp_status st = clone(init, init->dtype, &v->value);
+    /* NOTE: the variable shares its initial value's storage under a header of its own (a
+     * new id, so the tape never mistakes the initial tensor for a read of the variable):
+     * every write goes through assign/data_for_write, which clone first while the storage
+     * is shared or borrowed, so the initial tensor never changes and a fresh initializer
+     * output (a 4 GB kernel) is not held twice */
+    mp_status st = mp_tensor_view(init, init->offset, init->dtype, init->ndim, init->shape, &v->value);
     if (st != MP_OK) {
         free(v);
         return st;
@@ -55,6 +61,7 @@ mp_status mp_variable_new(mp_tensor *init, int trainable, mp_variable **out) {
     v->id = mp_next_id();
     v->trainable = trainable;
     v->cache_version = -1;
+    mp_graph_note_variable_created();
     *out = v;
     return MP_OK;
 }
@@ -97,6 +104,18 @@ mp_status mp_variable_read(mp_variable *v, mp_tensor **out) {
         MP_TRY(view_of(v->cast_cache, out));
     }
     mp_status st = mp_tape_record_read(v, val, *out);
+    if (st == MP_OK && mp_graph_recording())
+        st = mp_graph_record_read(v, want, *out);
+    if (st != MP_OK) {
+        mp_tensor_decref(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
+mp_status mp_variable_read_raw(mp_variable *v, mp_tensor **out) {
+    MP_TRY(view_of(v->value, out));
+    mp_status st = mp_graph_recording() ? mp_graph_record_read(v, MP_GNODE_READ_RAW, *out) : MP_OK;
     if (st != MP_OK) {
         mp_tensor_decref(*out);
         *out = NULL;
@@ -125,6 +144,11 @@ mp_status mp_variable_assign(mp_variable *v, mp_tensor *x) {
             return mp_error_set(MP_ERR_DTYPE, "conversion requested dtype %s for Tensor with dtype %s: a variable keeps "
                                 "its dtype. hint: cast the value first",
                                 mp_dtype_name(val->dtype), mp_dtype_name(x->dtype));
+    }
+    if (mp_graph_recording()) {
+        MP_TRY(mp_graph_record_assign(v, x));
+        if (mp_graph_dry()) /* a trace without side effects: the replay assigns */
+            return MP_OK;
     }
     mp_tensor *src = x;
     if (!mp_device_eq(mp_tensor_device(x), mp_tensor_device(val)))

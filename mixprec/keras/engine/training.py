@@ -25,6 +25,7 @@ from mixprec.keras import optimizers as _optimizers
 from mixprec.keras.engine.base_layer import Layer
 from mixprec.keras.engine.input_layer import InputLayer
 from mixprec.keras.engine.keras_tensor import KerasTensor
+from mixprec.keras.engine import step_functions as _steps
 
 __all__ = ["Model"]
 
@@ -37,7 +38,17 @@ def _is_data(x):
     return x is not None
 
 
-class Model(Layer):
+def _match_rank(yt, yp):
+    """tf-keras' match_dtype_and_rank: targets of shape (n,) against an output of rank 2
+    ((n, 1), or (n, classes) under a sparse loss) get a trailing axis, so that losses and
+    metrics compare element by element instead of broadcasting to (n, n)."""
+    if yt is None or getattr(yt, "ndim", None) != 1 or getattr(yp, "ndim", None) != 2:
+        return yt
+    yt = _core.convert_to_tensor(yt)
+    return _core.reshape(yt, [yt.shape[0], 1])
+
+
+class Model(_steps.RunEagerlyMixin, Layer):
     """Groups layers into an object with training and inference features."""
 
     def __init__(self, *args, **kwargs):
@@ -208,7 +219,8 @@ class Model(Layer):
             outer = getattr(base_layer._ctx, "training", None)
             base_layer._ctx.training = training if training is not None else outer
             try:
-                return self._run_graph(inputs, training)
+                with base_layer.CallScope(self):
+                    return self._run_graph(inputs, training)
             finally:
                 base_layer._ctx.training = outer
         return super().__call__(*args, **kwargs)
@@ -269,6 +281,11 @@ class Model(Layer):
         self._output_loss_trackers = None  # '<output>_loss' per output (several outputs)
         self._compiled = True
         self.compiled_loss = loss
+        # tf-keras: steps are traced unless run_eagerly (docs/function.md)
+        self.__dict__["_run_eagerly_flag"] = run_eagerly
+        _steps.reset(self)
+        self._steps_per_execution = _positive_int(
+            1 if steps_per_execution is None else steps_per_execution, "steps_per_execution")
 
     def _output_names(self, n_out):
         if self._is_graph_network and len(self.outputs) == n_out:
@@ -337,6 +354,7 @@ class Model(Layer):
             if yt is None:  # tf-keras skips a compiled loss without targets
                 missing = True
                 continue
+            yt = _match_rank(yt, yp)
             value = fn(yt, yp, sample_weight)
             self._output_losses.append((i, value))
             if weights[i] is not None:
@@ -388,8 +406,23 @@ class Model(Layer):
 
     @staticmethod
     def _make_metric(spec, yt, yp, loss):
+        if spec in ("crossentropy", "ce"):
+            # as tf-keras: the crossentropy that fits the shapes, logged under the given name
+            p_last = yp.shape[-1] if yp.ndim else 1
+            if p_last == 1:
+                fn = _metrics.binary_crossentropy
+            elif yt is not None and (yt.ndim < yp.ndim or
+                                     (yt.ndim == yp.ndim and yt.shape[-1] == 1)):
+                fn = _metrics.sparse_categorical_crossentropy
+            else:
+                fn = _metrics.categorical_crossentropy
+            return _metrics.MeanMetricWrapper(fn, name=spec)
         if spec not in ("accuracy", "acc"):
-            return _metrics.get(spec)
+            m = _metrics.get(spec)
+            if not isinstance(m, _metrics.Metric):  # a function ('mae'): a mean, named as written
+                m = _metrics.MeanMetricWrapper(
+                    m, name=spec if isinstance(spec, str) else getattr(m, "__name__", None))
+            return m
         # 'accuracy' picks its kind from the loss and the shapes, as tf-keras
         name = "accuracy" if spec == "accuracy" else "acc"
         p_last = yp.shape[-1] if yp.ndim else 1
@@ -426,7 +459,8 @@ class Model(Layer):
         yps = _nest.flatten(y_pred)
         ys = self._targets(y) if y is not None else [None] * len(yps)
         for m, i in zip(self._metric_objs, self._metric_outputs):
-            m.update_state(ys[i] if i < len(ys) else None, yps[i], sample_weight)
+            m.update_state(_match_rank(ys[i], yps[i]) if i < len(ys) else None, yps[i],
+                           sample_weight)
         return {m.name: m.result() for m in self.metrics}
 
     # ---------------------------------------------------------------- steps
@@ -520,23 +554,33 @@ class Model(Layer):
             self.reset_metrics()
             cb.on_epoch_begin(epoch)
             ran = 0
+            # steps_per_execution = N: batch callbacks see one begin and one end per N steps
+            # (tf-keras: on_train_batch_end gets the execution's last step)
+            per_exec = getattr(self, "_steps_per_execution", 1)
             for step, batch in enumerate(data.batches(epoch)):
                 ran += 1
                 stepped = True
-                cb.on_train_batch_begin(step)
+                if step % per_exec == 0:
+                    cb.on_train_batch_begin(step)
                 # NOTE: looked up per step: a callback may compile the model again, with
                 # another optimizer (with or without loss scaling)
                 opt = self.optimizer
                 scaled = isinstance(opt, lso._LossScaleOptimizerBase)
                 scale = opt._scale_tensor() if scaled else None  # no wait
-                logs = self.train_step(batch)
+                logs = _steps.train_function(self)(batch)  # per step: see `opt` above
                 if scaled:
                     history._record_step(epoch, scale, opt._last_applied)
+                last = (step + 1) % per_exec == 0 or step + 1 == data.steps
+                if not last:
+                    continue
                 if batch_logs:
                     logs = _to_floats(logs)
                 cb.on_train_batch_end(step, logs)
                 if self.stop_training:
                     break
+            if ran and per_exec > 1 and ran % per_exec and data.steps != ran:
+                # an epoch of unknown length ended inside an execution
+                cb.on_train_batch_end(ran - 1, _to_floats(logs) if batch_logs else logs)
             if not stepped:  # as tf-keras: an epoch without a step, before any step ran
                 raise ValueError(_EMPTY % ("train_function", "training"))
             if getattr(data, "ran_out", False):
@@ -561,11 +605,12 @@ class Model(Layer):
         batch_logs = cb is not None and cb.wants_batch_logs("test")
         logs = {}
         ran = False
+        test_fn = _steps.test_function(self)
         for step, batch in enumerate(data.batches(0)):
             ran = True
             if cb is not None:
                 cb.on_test_batch_begin(step)
-            logs = self.test_step(batch)
+            logs = test_fn(batch)
             if batch_logs:  # read back per step only when a callback looks (as in fit)
                 logs = _to_floats(logs)
             if cb is not None:
@@ -606,9 +651,10 @@ class Model(Layer):
         cb = _callbacks.CallbackList(cbs, model=self, verbose=verbose, epochs=1, steps=data.steps)
         cb.on_predict_begin()
         outs = []
+        predict_fn = _steps.predict_function(self)
         for step, batch in enumerate(data.batches(0)):
             cb.on_predict_batch_begin(step)
-            out = self.predict_step(batch)
+            out = predict_fn(batch)
             outs.append([np.asarray(o) for o in _nest.flatten(out)])
             cb.on_predict_batch_end(step, {"outputs": out})
         cb.on_predict_end()
@@ -626,7 +672,7 @@ class Model(Layer):
         self._check_compiled("training/testing")
         if reset_metrics:
             self.reset_metrics()
-        logs = _to_floats(self.train_step(_as_tensors((x, y, sample_weight))))
+        logs = _to_floats(_steps.train_function(self)(_as_tensors((x, y, sample_weight))))
         if return_dict:
             return logs
         values = [logs[m.name] for m in self.metrics]
@@ -636,14 +682,14 @@ class Model(Layer):
         self._check_compiled("training/testing")
         if reset_metrics:
             self.reset_metrics()
-        logs = _to_floats(self.test_step(_as_tensors((x, y, sample_weight))))
+        logs = _to_floats(_steps.test_function(self)(_as_tensors((x, y, sample_weight))))
         if return_dict:
             return logs
         values = [logs[m.name] for m in self.metrics]
         return values[0] if len(values) == 1 else values
 
     def predict_on_batch(self, x):
-        out = self.predict_step(_as_tensors((x, None, None)))
+        out = _steps.predict_function(self)(_as_tensors((x, None, None)))
         return _nest.map_structure(np.asarray, out)
 
     # ---------------------------------------------------------------- summary, weights
