@@ -144,6 +144,7 @@ typedef struct mp_tensor {
     int64_t shape[MP_MAX_DIMS];
     int64_t numel;
     int64_t id;         /* unique per tensor; the tape keys gradients by it */
+    int amp_lowered;    /* a float32 value autocast computed in float16/bfloat16 (amp.c) */
 } mp_tensor;
 
 static inline void *mp_tensor_data(const mp_tensor *t) {
