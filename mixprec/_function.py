@@ -9,6 +9,9 @@ Python side effects happen on every call). The decorator accepts TensorFlow's ar
 import functools
 import types
 
+from mixprec._amp import graph_pass as _amp_pass
+from mixprec._amp import state as _amp_state
+
 __all__ = ["function"]
 
 
@@ -29,6 +32,9 @@ class Function:
         return self._python_function
 
     def __call__(self, *args, **kwargs):
+        if _amp_state.active():  # the automatic mixed precision rewrite (mixprec._amp)
+            f = self._python_function
+            return _amp_pass.call(getattr(f, "__func__", f), "", f, args, kwargs)
         return self._python_function(*args, **kwargs)
 
     def __get__(self, instance, owner):

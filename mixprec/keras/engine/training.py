@@ -19,6 +19,8 @@ import numpy as np
 
 from mixprec import _core, _logging, _nest
 from mixprec import random as _random
+from mixprec._amp import graph_pass as _amp_pass
+from mixprec._amp import state as _amp_state
 from mixprec._dtypes import as_dtype
 from mixprec._tape import GradientTape
 from mixprec.keras import backend
@@ -41,6 +43,14 @@ _EMPTY = ("Unexpected result of `%s` (Empty logs): not one step ran, because the
 def _is_data(x):
     return x is not None
 
+
+
+def _step(model, fn, name, batch):
+    """One train/test/predict step; under automatic mixed precision it runs as a rewritten
+    function named ``name`` (TensorFlow's train_function...): see mixprec._amp.graph_pass."""
+    if _amp_state.active():
+        return _amp_pass.call(model, name, fn, (batch,), {})
+    return fn(batch)
 
 class Model(Layer):
     """Groups layers into an object with training and inference features."""
@@ -262,7 +272,8 @@ class Model(Layer):
             if hasattr(policy, "loss_scale"):  # experimental (TF 2.1-2.3) policy
                 if policy_loss_scale is not None:
                     opt = lso.LossScaleOptimizerV1(opt, policy_loss_scale)
-            elif policy.name == "mixed_float16":
+            elif policy.name == "mixed_float16" or _amp_state.env_enabled:
+                # TF_ENABLE_AUTO_MIXED_PRECISION=1 scales the loss automatically (NVIDIA's builds)
                 opt = lso.LossScaleOptimizer(opt)
         self.optimizer = opt
         self._loss_spec = loss
@@ -534,7 +545,7 @@ class Model(Layer):
                 opt = self.optimizer
                 scaled = isinstance(opt, lso._LossScaleOptimizerBase)
                 scale = opt._scale_tensor() if scaled else None  # no wait
-                logs = self.train_step(batch)
+                logs = _step(self, self.train_step, "train_function", batch)
                 if scaled:
                     history._record_step(epoch, scale, opt._last_applied)
                 if batch_logs:
@@ -570,7 +581,7 @@ class Model(Layer):
             ran = True
             if cb is not None:
                 cb.on_test_batch_begin(step)
-            logs = self.test_step(batch)
+            logs = _step(self, self.test_step, "test_function", batch)
             if batch_logs:  # read back per step only when a callback looks (as in fit)
                 logs = _to_floats(logs)
             if cb is not None:
@@ -613,7 +624,7 @@ class Model(Layer):
         outs = []
         for step, batch in enumerate(data.batches(0)):
             cb.on_predict_batch_begin(step)
-            out = self.predict_step(batch)
+            out = _step(self, self.predict_step, "predict_function", batch)
             outs.append([np.asarray(o) for o in _nest.flatten(out)])
             cb.on_predict_batch_end(step, {"outputs": out})
         cb.on_predict_end()
@@ -631,7 +642,7 @@ class Model(Layer):
         self._check_compiled("training/testing")
         if reset_metrics:
             self.reset_metrics()
-        logs = _to_floats(self.train_step(_as_tensors((x, y, sample_weight))))
+        logs = _to_floats(_step(self, self.train_step, "train_function", _as_tensors((x, y, sample_weight))))
         if return_dict:
             return logs
         values = [logs[m.name] for m in self.metrics]
@@ -641,14 +652,14 @@ class Model(Layer):
         self._check_compiled("training/testing")
         if reset_metrics:
             self.reset_metrics()
-        logs = _to_floats(self.test_step(_as_tensors((x, y, sample_weight))))
+        logs = _to_floats(_step(self, self.test_step, "test_function", _as_tensors((x, y, sample_weight))))
         if return_dict:
             return logs
         values = [logs[m.name] for m in self.metrics]
         return values[0] if len(values) == 1 else values
 
     def predict_on_batch(self, x):
-        out = self.predict_step(_as_tensors((x, None, None)))
+        out = _step(self, self.predict_step, "predict_function", _as_tensors((x, None, None)))
         return _nest.map_structure(np.asarray, out)
 
     # ---------------------------------------------------------------- summary, weights
