@@ -155,6 +155,7 @@ def test_gradients_flow_through_the_inserted_casts():
     np.testing.assert_array_equal(g.numpy(), np.array([[10.0], [10.0]], np.float32))
 
 
+@pytest.mark.filterwarnings("ignore:You forgot to call")
 def test_loss_scaling_as_the_loss_scale_optimizer():
     opt = tf.train.experimental.enable_mixed_precision_graph_rewrite(
         keras.optimizers.SGD(1.0), loss_scale=DynamicLossScale(4, increment_period=2))
@@ -211,3 +212,27 @@ def test_seed_keras_example_trains_to_float32_accuracy(caplog):
     s = graph_pass.last_summary
     # the forward MatMuls and the backward ones of the train step were converted
     assert sum(n.startswith("MatMul") for n in s["converted_nodes"]) >= 3
+
+
+def test_environment_variable_at_import(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import numpy as np, mixprec as tf\n"
+        "from mixprec import keras\n"
+        "x = tf.constant([[1 + 2**-12]])\n"
+        "assert float(tf.matmul(x, tf.constant([[1.0]]))[0, 0]) == 1.0\n"
+        "m = keras.Sequential([keras.Input(shape=(2,)), keras.layers.Dense(1)])\n"
+        "m.compile(optimizer='sgd', loss='mse')\n"
+        "assert type(m.optimizer).__name__ == 'LossScaleOptimizer'\n"
+        "try:\n"
+        "    keras.mixed_precision.set_global_policy('mixed_float16')\n"
+        "except ValueError:\n"
+        "    print('refused')\n")
+    env = dict(os.environ, TF_ENABLE_AUTO_MIXED_PRECISION="1")
+    r = subprocess.run([sys.executable, "-c", code], env=env, cwd=str(tmp_path),
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "refused" in r.stdout
