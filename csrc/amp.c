@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "amp.h"
+#include "graph.h"
 
 /* ------------------------------------------------------------------ class table */
 
@@ -74,6 +75,8 @@ mp_status mp_amp_prepare(mp_op op, int n_in, mp_tensor *const *in, mp_tensor **c
     *active = 0;
     if (!mp_amp_autocast_on() || suspended || internal || op == MP_OP_CAST)
         return MP_OK; /* a Cast reads a lowered input directly: same values as from float32 */
+    if (mp_graph_recording())
+        return MP_OK; /* a trace records float32 ops: the graph pass rewrites them (amp_graph.c) */
     int n_float = 0, n_f32 = 0, n_low = 0, n_other = 0;
     for (int i = 0; i < n_in; i++) {
         if (!mp_dtype_is_floating(in[i]->dtype))
@@ -127,7 +130,8 @@ mp_status mp_amp_prepare(mp_op op, int n_in, mp_tensor *const *in, mp_tensor **c
 }
 
 int mp_amp_cast_passthrough(const mp_tensor *x, mp_dtype to) {
-    return mp_amp_autocast_on() && !suspended && !internal && x->amp_lowered && to == MP_F32;
+    return mp_amp_autocast_on() && !suspended && !internal && x->amp_lowered && to == MP_F32 &&
+           !mp_graph_recording();
 }
 
 mp_status mp_amp_finish(mp_op op, int n_in, mp_tensor *const *in, int lower, mp_tensor **out) {

@@ -98,7 +98,7 @@ static mp_status insert_cast(mp_graph *g, uint8_t **col, int *cap, int p, mp_dty
 
 static int is_low(int c) { return c == COL_LOW || c == COL_CAST_LOW; }
 
-mp_status mp_amp_graph_rewrite(mp_graph *g, int bf16, mp_amp_summary *sum) {
+mp_status mp_amp_graph_rewrite(mp_graph *g, int bf16, mp_amp_summary *sum, int *converted_ops) {
     mp_amp_arrays a;
     MP_TRY(mp_amp_graph_arrays(g, &a));
     int cap = a.n + 16;
@@ -109,6 +109,10 @@ mp_status mp_amp_graph_rewrite(mp_graph *g, int bf16, mp_amp_summary *sum) {
     }
     mp_status st = mp_amp_color(a.n, a.op, a.kind, a.flags, a.in_off, a.in_node, bf16, col, sum);
     mp_amp_arrays_free(&a);
+    if (st == MP_OK && converted_ops)
+        for (int i = 0, k = 0; i < g->n_nodes; i++)
+            if (col[i])
+                converted_ops[k++] = (int)g->nodes[i].op;
     if (st != MP_OK || !sum->converted) {
         free(col);
         return st;

@@ -22,6 +22,7 @@ void mp_amp_arrays_free(mp_amp_arrays *a);
 
 /* Colours g (TensorFlow's pass) and applies it: allow nodes compute in float16 (bfloat16
  * when bf16), a Cast per producer at each colour boundary, graph outputs stay float32,
- * then mp_graph_infer re-derives dtypes. *sum as mp_amp_color's. */
-mp_status mp_amp_graph_rewrite(struct mp_graph *g, int bf16, mp_amp_summary *sum);
+ * then mp_graph_infer re-derives dtypes. *sum as mp_amp_color's; converted_ops (NULL, or
+ * room for g->n_nodes) gets the ops of the converted nodes in graph order. */
+mp_status mp_amp_graph_rewrite(struct mp_graph *g, int bf16, mp_amp_summary *sum, int *converted_ops);
 #endif

@@ -125,6 +125,9 @@ mp_status mp_graph_end(mp_graph *g);
 void mp_graph_abort(mp_graph *g);
 /* The graph recording on this thread, or NULL. */
 mp_graph *mp_graph_recording(void);
+/* Make g (or NULL) the graph recording on this thread; returns the previous one (pausing
+ * recording around host-side bookkeeping, and resuming it). */
+mp_graph *mp_graph_swap(mp_graph *g);
 /* Is this thread in a dry recording (side effects suppressed)? */
 int mp_graph_dry(void);
 /* Declare x as the next graph input (x is the argument given at trace time). */
@@ -140,6 +143,11 @@ mp_status mp_graph_record_assign(mp_variable *v, mp_tensor *x);
 int mp_graph_record_optim(const mp_goptim *o, mp_tensor *const *grads, mp_tensor *found_inf);
 mp_status mp_graph_record_host(mp_ghost host, int n, mp_tensor *const *inputs);
 void mp_graph_note_variable_created(void);
+/* Break the recording graph explicitly (a construct that needs Python at every call,
+ * such as iterating a dataset). Returns 1 when it broke now. */
+int mp_graph_break(const char *reason);
+/* Does the recording graph compute x from its inputs, variables, steps or random ops? */
+int mp_graph_is_dynamic(const mp_tensor *x);
 /* A host read of x (numpy(), float(), bool() …): when x depends on the graph's inputs,
  * variables or random ops, the graph breaks (reason recorded). Returns 1 when it broke now. */
 int mp_graph_note_host_read(const mp_tensor *x, const char *what);

@@ -422,6 +422,9 @@ const mp_op_info *mp_op_get_info(mp_op op);
 /* Run one op: validates, allocates the output, calls the backend and, when a tape is
  * recording and an input is watched, records the call. `out` gets a new reference. */
 mp_status mp_op_run(mp_op op, int n_in, mp_tensor *const *in, const mp_attrs *at, mp_tensor **out);
+/* mp_op_run without the recording (tapes, graphs): validate, allocate, dispatch. Graph
+ * replay calls it; eager execution is it plus the recording. */
+mp_status mp_op_exec(mp_op op, int n_in, mp_tensor *const *in, const mp_attrs *at, mp_tensor **out);
 
 /* Conveniences over mp_op_run used by the core itself (backward rules, optimizers). */
 mp_status mp_cast(mp_tensor *x, mp_dtype dt, mp_tensor **out);
@@ -473,6 +476,9 @@ void mp_variable_incref(mp_variable *v);
 void mp_variable_decref(mp_variable *v);
 /* Read the value (autocast applies); records the read on recording tapes. */
 mp_status mp_variable_read(mp_variable *v, mp_tensor **out);
+/* A new header on the true-dtype value, no autocast, not taped; a recording graph records
+ * it (a read at this point of the function), so a replay reads the value then current. */
+mp_status mp_variable_read_raw(mp_variable *v, mp_tensor **out);
 /* Read the true-dtype value without autocast and without tape recording. */
 mp_tensor *mp_variable_peek(mp_variable *v); /* borrowed */
 /* Replace the value: same shape; x must have the variable's dtype, or (autocast variables,

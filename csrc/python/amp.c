@@ -3,6 +3,8 @@
  * Parses and converts only; the pass and the casts live in the core. */
 #include "mp_py.h"
 #include "../amp.h"
+#include "../amp_graph.h"
+#include "../graph.h"
 
 static PyObject *py_amp_set_autocast(PyObject *self, PyObject *args) {
     int on, dtype = MP_F16;
@@ -193,7 +195,39 @@ done:
     return res;
 }
 
+static PyObject *summary_dict(const mp_amp_summary *s) {
+    return Py_BuildValue("{sLsLsLsLsLsLsLsL}", "total_nodes", (long long)s->total_nodes, "recognized",
+                         (long long)s->recognized, "converted", (long long)s->converted, "casts_to_lowered",
+                         (long long)s->casts_to_lowered, "casts_total", (long long)s->casts_total, "allowlisted",
+                         (long long)s->allowlisted, "denylisted", (long long)s->denylisted, "blocked",
+                         (long long)s->blocked);
+}
+
+/* amp_graph_rewrite(graph, bf16) -> (converted op codes in graph order, summary dict) */
+static PyObject *py_amp_graph_rewrite(PyObject *self, PyObject *args) {
+    PyObject *o;
+    int bf16 = 0;
+    if (!PyArg_ParseTuple(args, "O|p", &o, &bf16))
+        return NULL;
+    mp_graph *g = mp_py_graph_get(o);
+    if (!g)
+        return NULL;
+    int *ops = malloc(sizeof(int) * (size_t)(g->n_nodes + 1));
+    if (!ops)
+        return PyErr_NoMemory();
+    mp_amp_summary s;
+    mp_status st = mp_amp_graph_rewrite(g, bf16, &s, ops);
+    if (st != MP_OK) {
+        free(ops);
+        return mp_py_raise(st);
+    }
+    PyObject *l = int_list(ops, s.converted);
+    free(ops);
+    return Py_BuildValue("(NN)", l, summary_dict(&s));
+}
+
 static PyMethodDef amp_methods[] = {
+    {"amp_graph_rewrite", py_amp_graph_rewrite, METH_VARARGS, "TensorFlow's AMP pass applied to a traced graph"},
     {"amp_set_autocast", py_amp_set_autocast, METH_VARARGS, "amp_set_autocast(on, dtype_code=float16)"},
     {"amp_autocast", py_amp_autocast, METH_NOARGS, "(on, dtype_code)"},
     {"amp_set_classes", py_amp_set_classes, METH_O, "per-op AMP class codes (ops.def order), or None"},

@@ -333,6 +333,7 @@ static PyObject *tensor_richcompare(PyObject *a, PyObject *b, int opid) {
 
 static int tensor_getbuffer(PyObject *o, Py_buffer *view, int flags) {
     mp_tensor *t = MpTensor_T(o);
+    mp_py_note_host_read(t, "the buffer protocol (memoryview, np.asarray)");
     if (flags & PyBUF_WRITABLE) {
         PyErr_SetString(PyExc_BufferError, "mixprec tensors are immutable: the buffer is read-only");
         return -1;

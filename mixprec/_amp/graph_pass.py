@@ -1,11 +1,12 @@
-"""The rewrite applied to a function: a scope in which lowered values flow between ops
-(autocast, C), float32 results at the function's edge, and TensorFlow's colouring pass run
-once over the function's ops with its summary logged through ``mixprec.get_logger()``.
+"""The rewrite applied to a function, and its summary logged through ``mixprec.get_logger()``.
 
-The pass itself is C (``_core.amp_color``) over plain arrays (op ids, input edges, which
-nodes are inputs, variables or outputs): ``summarize`` builds them from the op sequence the
-core recorded at the function's first call. A graph layer hands the same arrays over.
-This module must not cast or compute: it orders calls and formats the summary.
+A traced function: ``rewrite_graph`` (a ``mixprec._function.graph_passes`` entry) runs
+TensorFlow's colouring on the graph before its first replay (C: csrc/amp_graph.c).
+A function that runs eagerly (a graph break) or a Keras step: ``call`` runs it in an
+autocast scope (lowered values flow between ops, float32 results at its edge) and, at its
+first call, the same pass (``_core.amp_color``, plain arrays) over the op sequence the core
+recorded (``summarize``). This module must not cast or compute: it orders calls and
+formats the summary.
 """
 
 import threading
@@ -188,3 +189,29 @@ def summary_lines(s):
             "Variable casts)" % (s["converted"], s["total_nodes"], dtype, s["casts_to_lowered"],
                                  dtype))
     return [block, line, "Nodes converted to %s: %s" % (dtype, ", ".join(s["converted_nodes"]))]
+
+
+def restore_arguments(args, kwargs):
+    """Arguments with every lowered value back in float32 (what a function receives)."""
+    leaves = _nest.flatten((args, kwargs))
+    if not any(_core.amp_is_lowered(x) for x in leaves):
+        return args, kwargs
+    return _nest.map_structure(_core.amp_restore, (args, kwargs))
+
+
+def rewrite_graph(graph, name):
+    """The pass on a traced function (``mixprec._function.graph_passes``): TensorFlow's
+    colouring applied to the graph before its first replay, and the summary logged."""
+    global last_summary
+    if not state.active():
+        return None
+    state.refresh()  # TensorFlow reads the list variables when the pass runs
+    ops, s = _core.amp_graph_rewrite(graph, state.bf16())
+    s = dict(s)
+    s["converted_nodes"] = [n for n in node_names(ops) if n]
+    s["dtype"] = state.lowered_dtype_name()
+    s["function"] = name
+    last_summary = s
+    for line in summary_lines(s):
+        get_logger().info(line)
+    return s

@@ -32,11 +32,13 @@ def test_off_by_default():
     assert tf.matmul(x, tf.constant([[1.0]])).numpy()[0, 0] == np.float32(1 + 2.0**-12)
 
 
-def test_inside_a_function_infer_ops_follow_and_deny_ops_go_back_to_float32(amp_on):
+@pytest.mark.filterwarnings("ignore:mixprec.function")
+def test_a_graph_break_runs_autocast_infer_ops_follow_deny_ops_float32(amp_on):
     seen = {}
 
     @tf.function
     def f(x, w):
+        float(tf.reduce_sum(x))  # a host read while tracing: this signature runs eagerly
         h = tf.matmul(x, w)
         seen["h"] = h.dtype
         a = tf.tanh(h)             # infer: follows its float16 input
@@ -50,6 +52,25 @@ def test_inside_a_function_infer_ops_follow_and_deny_ops_go_back_to_float32(amp_
     a, s = f(tf.ones((2, 3)), tf.ones((3, 4)))
     assert seen == {"h": tf.float16, "a": tf.float16, "s": tf.float32, "i": tf.float16}
     assert a.dtype == tf.float32 and s.dtype == tf.float32
+
+
+def test_a_traced_function_follows_the_pass():
+    x = np.full((2, 3), 1 + 2.0**-12, np.float32)
+    w = np.ones((3, 4), np.float32)
+    exact = tf.tanh(tf.matmul(tf.constant(x), tf.constant(w))).numpy()
+    rounded = tf.tanh(tf.constant(np.full((2, 4), 3.0, np.float32))).numpy()
+    tf.config.optimizer.set_experimental_options({"auto_mixed_precision": True})
+
+    @tf.function
+    def f(x, w):
+        return tf.tanh(tf.matmul(x, w))  # Tanh after the last MatMul: float32 in the graph
+
+    y = f(tf.constant(x), tf.constant(w))
+    assert f.experimental_get_tracing_count() == 1
+    assert y.dtype == tf.float32
+    assert graph_pass.last_summary["converted_nodes"] == ["MatMul"]
+    np.testing.assert_array_equal(y.numpy(), rounded)  # float16 MatMul, float32 Tanh
+    assert not np.array_equal(y.numpy(), exact)  # the MatMul rounded 1 + 2**-12 to 1
 
 
 def test_user_float16_and_float64_are_left_alone(amp_on):

@@ -11,6 +11,7 @@ import numbers
 import operator
 import warnings
 
+from mixprec._function import untraced as _untraced
 from mixprec import _core, _nest, _ops
 from mixprec._dtypes import float32, float64, int64
 from mixprec._tape import GradientTape
@@ -293,10 +294,17 @@ class Optimizer:
         slots = []
         for v in variables:
             slots.extend(self._slots_for(v))
-        hp = self._hparams()
+        with _untraced():
+            hp = self._hparams()
+        refresh = None
+        if _core.graph_recording() is not None:
+            # a traced step re-reads its hyperparameters (schedules, assigned rates) at
+            # every replay, from the host, as this eager call just did
+            def refresh(gs=float(grad_scale)):
+                return self._hparams(), gs
         return _core.optimizer_apply(self._KIND, hp, list(variables), list(grads), slots,
                                      self._iterations, loss_scale, bool(check_finite),
-                                     float(grad_scale), bool(unscale))
+                                     float(grad_scale), bool(unscale), refresh)
 
     def apply_gradients(self, grads_and_vars, name=None, experimental_aggregate_gradients=True):
         """Applies (gradient, variable) pairs; returns the iterations variable."""
