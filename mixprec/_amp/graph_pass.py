@@ -22,6 +22,7 @@ _tls = threading.local()
 _summarized = weakref.WeakKeyDictionary()   # owner (function, model) -> names logged
 _summarized_ids = set()                     # (id, name) for owners without weak references
 last_summary = None                         # the most recent pass result (tests, debugging)
+_logged_graphs = set()                      # (function name, summary) of logged traces
 
 
 def _op_names():
@@ -212,6 +213,10 @@ def rewrite_graph(graph, name):
     s["dtype"] = state.lowered_dtype_name()
     s["function"] = name
     last_summary = s
-    for line in summary_lines(s):
-        get_logger().info(line)
+    # a function that creates variables is traced twice on its first call: one summary
+    key = (name, tuple(sorted((k, v) for k, v in s.items() if k != "converted_nodes")))
+    if key not in _logged_graphs:
+        _logged_graphs.add(key)
+        for line in summary_lines(s):
+            get_logger().info(line)
     return s

@@ -236,3 +236,40 @@ def test_environment_variable_at_import(tmp_path):
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr[-2000:]
     assert "refused" in r.stdout
+
+
+def test_traced_custom_training_step_with_loss_scaling_matches_float32():
+    (x, y), (xt, yt) = _fashion(1024, 500)
+    results = {}
+    for rewrite in (False, True):
+        tf.random.set_seed(3)
+        model = _seed_model()
+        opt = keras.optimizers.Adam()
+        if rewrite:
+            opt = tf.train.experimental.enable_mixed_precision_graph_rewrite(opt)
+        loss_fn = keras.losses.SparseCategoricalCrossentropy()
+
+        @tf.function
+        def step(xb, yb):
+            with tf.GradientTape() as tape:
+                loss = loss_fn(yb, model(xb, training=True))
+                scaled = opt.get_scaled_loss(loss) if rewrite else loss
+            grads = tape.gradient(scaled, model.trainable_variables)
+            if rewrite:
+                grads = opt.get_unscaled_gradients(grads)
+            opt.apply_gradients(zip(grads, model.trainable_variables))
+            return loss
+
+        for _ in range(2):
+            for i in range(0, len(x), 64):
+                step(tf.constant(x[i:i + 64]), tf.constant(y[i:i + 64]))
+        if rewrite:
+            s = graph_pass.last_summary
+            assert s["function"] == "step"
+            # forward and backward MatMuls of the three Dense layers
+            assert sum(n.startswith("MatMul") for n in s["converted_nodes"]) >= 6
+            assert float(opt.loss_scale) == 2.0**15  # no overflow in 32 steps: unchanged
+            tf.train.experimental.disable_mixed_precision_graph_rewrite()
+        pred = np.argmax(model.predict(xt, verbose=0), axis=1)
+        results[rewrite] = (np.mean(pred == yt), step, opt)
+    assert abs(results[True][0] - results[False][0]) <= 0.02, results
