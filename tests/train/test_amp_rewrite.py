@@ -273,3 +273,34 @@ def test_traced_custom_training_step_with_loss_scaling_matches_float32():
         pred = np.argmax(model.predict(xt, verbose=0), axis=1)
         results[rewrite] = (np.mean(pred == yt), step, opt)
     assert abs(results[True][0] - results[False][0]) <= 0.02, results
+
+
+def test_environment_lists_reach_the_traced_pass(monkeypatch, caplog):
+    monkeypatch.setenv("TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_DENYLIST_ADD", "MatMul")
+    tf.config.optimizer.set_experimental_options({"auto_mixed_precision": True})
+
+    @tf.function
+    def f(x, w):
+        return tf.matmul(x, w)
+
+    with caplog.at_level(logging.INFO, logger="mixprec"):
+        tf.get_logger().addHandler(caplog.handler)
+        try:
+            out = f(tf.constant(X), tf.constant(W))
+        finally:
+            tf.get_logger().removeHandler(caplog.handler)
+    assert out.numpy()[0, 0] == np.float32(1 + 2.0**-12)  # MatMul denied: float32
+    assert "No whitelist ops found, nothing to do" in caplog.text
+
+
+def test_bfloat16_variant_on_a_traced_function():
+    tf.config.optimizer.set_experimental_options({"auto_mixed_precision_onednn_bfloat16": True})
+
+    @tf.function
+    def f(x, w):
+        return tf.reduce_mean(tf.matmul(x, w))  # Mean is an infer op in the oneDNN lists
+
+    out = f(tf.constant([[1 + 2.0**-9]]), tf.constant([[1.0]]))
+    assert out.dtype == tf.float32 and float(out.numpy()) == 1.0  # bfloat16 rounding
+    s = graph_pass.last_summary
+    assert s["dtype"] == "bfloat16" and s["converted_nodes"] == ["MatMul", "Mean"]
