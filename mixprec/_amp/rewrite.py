@@ -101,6 +101,11 @@ def enable_mixed_precision_graph_rewrite(opt, loss_scale="dynamic"):
 
 def disable_mixed_precision_graph_rewrite():
     """Turns the rewrite off again (optimizers already wrapped keep their loss scaling)."""
+    if not state.graph_rewrite_enabled:
+        from mixprec._logging import get_logger
+
+        get_logger().warning("disable_mixed_precision_graph_rewrite() called when mixed "
+                             "precision is already disabled.")
     state.options["auto_mixed_precision"] = False
     state.graph_rewrite_enabled = False
     state.refresh()

@@ -63,6 +63,16 @@ def test_errors_as_tensorflow():
         enable(inner)
 
 
+def test_disable_when_disabled_warns(caplog):
+    with caplog.at_level(logging.WARNING, logger="mixprec"):
+        tf.get_logger().addHandler(caplog.handler)
+        try:
+            tf.compat.v1.mixed_precision.disable_mixed_precision_graph_rewrite()
+        finally:
+            tf.get_logger().removeHandler(caplog.handler)
+    assert "called when mixed precision is already disabled" in caplog.text
+
+
 def test_mixed_policy_refused_after_enabling_and_the_reverse():
     mp = keras.mixed_precision
     tf.train.experimental.enable_mixed_precision_graph_rewrite(keras.optimizers.SGD())
