@@ -12,3 +12,7 @@ __all__ = [
     "CudaError", "InternalError", "InvalidArgumentError", "InvalidDTypeError", "OpError",
     "OutOfRangeError", "ResourceExhaustedError",
 ]
+
+from mixprec import _unsupported  # noqa: E402
+
+__getattr__ = _unsupported.module_getattr(__name__)  # unsupported TF names: a clear error

@@ -90,3 +90,7 @@ def scale_regularization_loss(regularization_loss):
 
     loss = _core.convert_to_tensor(regularization_loss)
     return loss / distribute.get_replica_context_num_replicas()
+
+from mixprec import _unsupported  # noqa: E402
+
+__getattr__ = _unsupported.module_getattr(__name__)  # unsupported TF names: a clear error

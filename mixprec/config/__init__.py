@@ -52,3 +52,7 @@ def list_logical_devices(device_type=None):
                 "/job:localhost/replica:0/task:0/device:%s:%d" % (d.device_type, index),
                 d.device_type))
     return out
+
+from mixprec import _unsupported  # noqa: E402
+
+__getattr__ = _unsupported.module_getattr(__name__)  # unsupported TF names: a clear error

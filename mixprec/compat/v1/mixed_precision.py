@@ -7,3 +7,7 @@ from mixprec.mixed_precision.experimental import (  # noqa: F401
 
 __all__ = ["enable_mixed_precision_graph_rewrite", "disable_mixed_precision_graph_rewrite",
            "LossScale", "FixedLossScale", "DynamicLossScale"]
+
+from mixprec import _unsupported  # noqa: E402
+
+__getattr__ = _unsupported.module_getattr(__name__)  # unsupported TF names: a clear error
