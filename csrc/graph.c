@@ -443,6 +443,20 @@ int mp_graph_note_host_read(const mp_tensor *x, const char *what) {
 
 /* ------------------------------------------------------------------ end: prune, last uses */
 
+static void plan_last_uses(mp_graph *g) {
+    for (int i = 0; i < g->n_nodes; i++)
+        g->nodes[i].last_use = i;
+    for (int i = 0; i < g->n_nodes; i++)
+        for (int k = 0; k < g->nodes[i].n_in; k++)
+            if (g->nodes[i].in[k].node >= 0)
+                g->nodes[g->nodes[i].in[k].node].last_use = i;
+    for (int i = 0; i < g->n_nodes; i++)
+        g->nodes[i].flags &= ~MP_GNODE_FLAG_OUTPUT;
+    for (int o = 0; o < g->n_outputs; o++)
+        if (g->outputs[o].node >= 0)
+            g->nodes[g->outputs[o].node].flags |= MP_GNODE_FLAG_OUTPUT;
+}
+
 mp_status mp_graph_end(mp_graph *g) {
     if (rec == g)
         rec = NULL;
@@ -495,12 +509,7 @@ mp_status mp_graph_end(mp_graph *g) {
     free(remap);
     idmap_free(g->id_map);
     g->id_map = NULL;
-    for (int i = 0; i < g->n_nodes; i++)
-        g->nodes[i].last_use = i;
-    for (int i = 0; i < g->n_nodes; i++)
-        for (int k = 0; k < g->nodes[i].n_in; k++)
-            if (g->nodes[i].in[k].node >= 0)
-                g->nodes[g->nodes[i].in[k].node].last_use = i;
+    plan_last_uses(g);
     return MP_OK;
 }
 
@@ -566,6 +575,7 @@ mp_status mp_graph_infer(mp_graph *g) {
         }
         n->dtype = (mp_dtype)dt;
     }
+    plan_last_uses(g); /* a pass may have rewired edges */
     return MP_OK;
 }
 
@@ -599,13 +609,7 @@ mp_status mp_graph_insert_cast(mp_graph *g, int at, mp_gedge src, mp_dtype dt, m
     memcpy(c->shape, s->shape, sizeof c->shape);
     c->device = s->device;
     c->flags = s->flags & FLAG_DYNAMIC;
-    /* last uses: recomputed wholesale (cheap, passes are rare) */
-    for (int i = 0; i < g->n_nodes; i++)
-        g->nodes[i].last_use = i;
-    for (int i = 0; i < g->n_nodes; i++)
-        for (int k = 0; k < g->nodes[i].n_in; k++)
-            if (g->nodes[i].in[k].node >= 0)
-                g->nodes[g->nodes[i].in[k].node].last_use = i;
+    plan_last_uses(g); /* recomputed wholesale (cheap, passes are rare) */
     out->node = at;
     out->output = 0;
     return MP_OK;
@@ -686,8 +690,9 @@ mp_status mp_graph_run(mp_graph *g, int n_in, mp_tensor *const *in, mp_tensor **
             break;
         }
         case MP_GNODE_VAR_READ: {
-            int prev = mp_autocast_set(n->read_dtype);
-            st = n->read_dtype >= 0 ? mp_variable_read(n->var, &vals[i]) : mp_variable_read_raw(n->var, &vals[i]);
+            int prev = mp_autocast_set(n->read_dtype >= 0 ? n->read_dtype : -1);
+            st = n->read_dtype == MP_GNODE_READ_RAW ? mp_variable_read_raw(n->var, &vals[i])
+                                                    : mp_variable_read(n->var, &vals[i]);
             mp_autocast_set(prev);
             break;
         }

@@ -7,8 +7,9 @@
  *
  * NOTE for graph passes (the automatic-mixed-precision rewrite walks this): nodes are in
  * execution order and every edge points to an earlier node; a pass may insert nodes with
- * mp_graph_insert_cast and then calls mp_graph_infer to re-derive dtypes. Node indices
- * change on insertion, so a pass that inserts walks the list from the end or re-reads. */
+ * mp_graph_insert_cast, rewire consumers (n->in[k] = edge, g->outputs[o] = edge) and then
+ * calls mp_graph_infer to re-derive dtypes (it also re-plans when replay frees values).
+ * Node indices change on insertion, so a pass that inserts walks from the end or re-reads. */
 #ifndef MP_GRAPH_H
 #define MP_GRAPH_H
 #include "mixprec.h"
@@ -72,6 +73,8 @@ enum {
     MP_GNODE_FLAG_EFFECT = 4,    /* has a side effect (assign, optimizer, host): never pruned */
 };
 
+enum { MP_GNODE_READ_RAW = -2 };
+
 typedef struct mp_gnode {
     mp_gnode_kind kind;
     mp_op op;            /* MP_GNODE_OP */
@@ -87,7 +90,8 @@ typedef struct mp_gnode {
     int input_index;     /* MP_GNODE_INPUT */
     mp_tensor *value;    /* MP_GNODE_CONST (referenced) */
     mp_variable *var;    /* MP_GNODE_VAR_READ / VAR_ASSIGN (referenced) */
-    int read_dtype;      /* MP_GNODE_VAR_READ: autocast dtype in force when traced, -1 none */
+    int read_dtype;      /* MP_GNODE_VAR_READ: autocast dtype in force when traced, -1 none,
+                          * MP_GNODE_READ_RAW: an untaped read of the true value (peek) */
     mp_goptim *optim;    /* MP_GNODE_OPTIM */
     mp_ghost host;       /* MP_GNODE_HOST */
     int flags;           /* MP_GNODE_FLAG_* */
@@ -158,7 +162,8 @@ int mp_graph_note_host_read(const mp_tensor *x, const char *what);
  * wants onto *out. */
 mp_status mp_graph_insert_cast(mp_graph *g, int at, mp_gedge src, mp_dtype dt, mp_gedge *out);
 /* Re-derive every node's output dtype from its inputs (after a pass changed dtypes) and
- * check each op's dtype rules; shapes are unchanged by dtype passes. */
+ * check each op's dtype rules; shapes are unchanged by dtype passes. Also recomputes the
+ * replay plan (last uses, output flags): call it after any rewiring. */
 mp_status mp_graph_infer(mp_graph *g);
 /* The dtype an op produces from its inputs' dtypes (the op layer's rule; -1 on refusal). */
 int mp_op_infer_dtype(mp_op op, int n_in, const mp_dtype *in, const mp_attrs *at);

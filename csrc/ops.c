@@ -139,7 +139,12 @@ static void make_bcast(int nops, const int *nd, const int64_t *const *sh, int n,
 
 /* Calls a slot of the backend table; a NULL slot (not supported on this backend) becomes
  * MP_ERR_NOT_IMPLEMENTED instead of a crash. */
-#define BE_CALL(be, slot, ...) ((be)->slot ? (be)->slot(__VA_ARGS__) : missing_slot((be), #slot))
+#define BE_CALL(be, slot, ...) \
+    (skip_kernels ? MP_OK : (be)->slot ? (be)->slot(__VA_ARGS__) : missing_slot((be), #slot))
+
+/* Set while a dry trace (graph.h) runs an op whose value nobody may read: the outputs are
+ * allocated with their shapes and dtypes, the kernels are not run. */
+static _Thread_local int skip_kernels;
 
 static mp_status missing_slot(const mp_backend *be, const char *slot) {
     return mp_error_set(MP_ERR_NOT_IMPLEMENTED, "the %s backend does not implement %s", be->name, slot);
@@ -1038,7 +1043,7 @@ mp_status mp_op_exec(mp_op op, int n_in, mp_tensor *const *in, const mp_attrs *a
         return mp_error_set(MP_ERR_DEVICE, "%s: device %s is not available", info->name, dev_str(dev, d0, sizeof d0));
     }
     MP_TRY(dispatch(op, n_in, in, at, be, out));
-    if (__atomic_load_n(&check_numerics, __ATOMIC_RELAXED) && mp_dtype_is_floating((*out)->dtype)) {
+    if (!skip_kernels && __atomic_load_n(&check_numerics, __ATOMIC_RELAXED) && mp_dtype_is_floating((*out)->dtype)) {
         mp_status st = numerics_check(op, *out);
         if (st != MP_OK) {
             mp_tensor_decref(*out);
@@ -1049,9 +1054,26 @@ mp_status mp_op_exec(mp_op op, int n_in, mp_tensor *const *in, const mp_attrs *a
     return MP_OK;
 }
 
+static int dry_skippable(mp_op op, int n_in, mp_tensor *const *in) {
+    if (op == MP_OP_RANDOM_UNIFORM || op == MP_OP_RANDOM_NORMAL || op == MP_OP_TRUNCATED_NORMAL)
+        return 1;
+    for (int i = 0; i < n_in; i++)
+        if (mp_graph_is_dynamic(in[i]))
+            return 1;
+    return 0;
+}
+
 /* mp_op_exec, then the recording tapes and the recording graph see it. */
 static mp_status exec_and_record(mp_op op, int n_in, mp_tensor *const *in, const mp_attrs *at, mp_tensor **out) {
-    MP_TRY(mp_op_exec(op, n_in, in, at, out));
+    if (mp_graph_dry() && dry_skippable(op, n_in, in)) {
+        /* a dry trace needs shapes only: any host read of this value breaks the graph */
+        skip_kernels = 1;
+        mp_status st = mp_op_exec(op, n_in, in, at, out);
+        skip_kernels = 0;
+        MP_TRY(st);
+    } else {
+        MP_TRY(mp_op_exec(op, n_in, in, at, out));
+    }
     mp_status st = MP_OK;
     if (mp_tape_recording())
         st = mp_tape_record(op, n_in, in, at, *out);

@@ -110,7 +110,7 @@ mp_status mp_variable_read(mp_variable *v, mp_tensor **out) {
 
 mp_status mp_variable_read_raw(mp_variable *v, mp_tensor **out) {
     MP_TRY(view_of(v->value, out));
-    mp_status st = mp_graph_recording() ? mp_graph_record_read(v, -1, *out) : MP_OK;
+    mp_status st = mp_graph_recording() ? mp_graph_record_read(v, MP_GNODE_READ_RAW, *out) : MP_OK;
     if (st != MP_OK) {
         mp_tensor_decref(*out);
         *out = NULL;

@@ -96,8 +96,15 @@ def print(*inputs, output_stream=None, summarize=3, sep=" ", end="\n", name=None
         _write(_format(_nest.pack_sequence_as(list(inputs), vals), sep, summarize) + end,
                stream)
 
-    if _core.graph_recording() is not None:
-        _core.graph_record_host(emit, tensors)
+    dry = _core.graph_recording()
+    if dry is not None:
+        _core.graph_record_host(emit, tensors)  # runs at every replay
+        if not dry:  # this call runs for real: print now, without breaking the graph
+            tok = _core.graph_suspend()
+            try:
+                emit(*tensors)
+            finally:
+                _core.graph_resume(tok)
         return None
     emit(*tensors)
     return None

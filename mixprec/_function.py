@@ -5,10 +5,12 @@ Owns the signature rules (TensorFlow's: tensor shapes/dtypes, Python values, str
 (csrc/graph.h), graph breaks (fall back to eager per signature, one warning naming the
 line) and ``ConcreteFunction``. It must not compute tensor values itself.
 
-A trace runs the Python function once, "dry": ops execute (for shapes) but variable
-writes, optimizer steps and ``tf.print`` are only recorded; the call's results then come
-from the first replay. So Python side effects happen at tracing only, state changes at
-every call, exactly once.
+The call that traces runs the Python function for real while the core records it (so a
+graph break just lets the rest of that call run eagerly); later calls replay. A second
+trace (TensorFlow's, for functions that create variables) and get_concrete_function trace
+"dry": ops execute for shapes, but variable writes, optimizer steps and ``tf.print`` are
+only recorded. So Python side effects happen at tracing only, state changes at every call,
+exactly once.
 """
 
 import functools
@@ -110,16 +112,48 @@ _core._set_graph_break_hook(_on_break)
 # callables pass(graph: _core.Graph, name: str) (the automatic-mixed-precision rewrite
 # registers itself here). A pass may change dtypes and insert casts (csrc/graph.h).
 graph_passes = [_amp_pass.rewrite_graph]
+# Predicates: when one returns True, a new signature traces dry (no state change) and the
+# call's results come from the first replay, so a pass's effect shows from the first call.
+dry_first_trace = [_amp_state.active]
 
 
-class _Break(Exception):
-    pass
+_run_eagerly = [False]
+
+
+def run_functions_eagerly(run_eagerly):
+    """``tf.config.run_functions_eagerly``: every Function runs its Python body at every
+    call (no tracing), for debugging."""
+    _run_eagerly[0] = bool(run_eagerly)
+
+
+def functions_run_eagerly():
+    return _run_eagerly[0]
 
 
 # ---------------------------------------------------------------------------- signatures
 
 def _is_tensor(x):
     return isinstance(x, _core.Tensor)
+
+
+def _fast_key(args, ts):
+    """A key for positional arguments made of tensors, None and tuples/lists of them
+    (appending the tensors to ts in order), or None for anything else."""
+    key = []
+    for a in args:
+        if type(a) is _core.Tensor:
+            key.append(a._sig)
+            ts.append(a)
+        elif a is None:
+            key.append(None)
+        elif type(a) in (tuple, list):
+            sub = _fast_key(a, ts)
+            if sub is None:
+                return None
+            key.append((type(a) is list, sub))
+        else:
+            return None
+    return tuple(key)
 
 
 def _leaf_key(x, relax):
@@ -170,6 +204,12 @@ class _Trace:
         self.shapes = {}
 
 
+_SINGLETON = (
+    "tf.function only supports singleton tf.Variables created on the first call. Make sure "
+    "the tf.Variable is only created once or created outside tf.function. See "
+    "https://www.tensorflow.org/guide/function#creating_tfvariables for more information.")
+
+
 class Function:
     """A callable wrapping ``python_function`` (TensorFlow's ``tf.types.experimental.Function``)."""
 
@@ -190,6 +230,7 @@ class Function:
         self.experimental_options = kwargs
         self._name = name or getattr(python_function, "__name__", "function")
         self._traces = {}
+        self._fast = {}                  # exact positional signature -> (trace, graph)
         self._tracing_count = 0
         self._variables_traced = False   # the first trace happened (variables may be made)
         self._seen = {}                  # reduce_retracing: relaxed key -> count of exact traces
@@ -339,17 +380,21 @@ class Function:
         call_args, call_kwargs = rebuild(bound)
         return tkey, shape_key, call_args, call_kwargs, inputs
 
-    def _run_eagerly(self, call_args, call_kwargs):
-        """The Python function run op by op (a graph break); under automatic mixed precision
-        as a rewritten function: autocast, float32 results (mixprec._amp.graph_pass)."""
-        if _amp_state.active() and _core.graph_recording() is None:
-            f = self._python_function
-            return _amp_pass.call(getattr(f, "__func__", f), "", f, call_args, call_kwargs)
-        return self._python_function(*call_args, **call_kwargs)
-
     def __call__(self, *args, **kwargs):
         if _amp_state.active():  # values autocast lowered enter as the float32 they stand for
             args, kwargs = _amp_pass.restore_arguments(args, kwargs)
+        if not kwargs and not _run_eagerly[0]:
+            # fast path: positional tensors (in tuples/lists, None allowed) seen before
+            ts = []
+            key = _fast_key(args, ts)
+            if key is not None:
+                hit = self._fast.get(key)
+                if hit is not None and _core.graph_recording() is None:
+                    return self._pack(hit[0], hit[1].run(ts))
+        if _run_eagerly[0]:
+            if self.input_signature is not None:
+                args, kwargs = self._apply_signature(args, kwargs), {}
+            return self._run_eagerly(args, kwargs)
         tkey, shape_key, call_args, call_kwargs, inputs = self._prepare(args, kwargs)
         trace = self._traces.get(tkey)
         if trace is not None and trace.eager:
@@ -359,8 +404,18 @@ class Function:
             return self._python_function(*call_args, **call_kwargs)
         g = trace.shapes.get(shape_key) if trace is not None else None
         if g is None:
-            return self._trace_and_run(tkey, trace, shape_key, call_args, call_kwargs, inputs)
-        return self._replay(trace, g, inputs)
+            out = self._trace_and_run(tkey, trace, shape_key, call_args, call_kwargs, inputs)
+            trace = self._traces.get(tkey)
+            g = trace.shapes.get(shape_key) if trace is not None and not trace.eager else None
+        else:
+            out = self._replay(trace, g, inputs)
+        if g is not None and not kwargs:
+            ts = []
+            key = _fast_key(args, ts)
+            if key is not None and len(ts) == len(inputs) and all(
+                    a is b for a, b in zip(ts, inputs)):
+                self._fast[key] = (trace, g)
+        return out
 
     def _trace_key(self, exact):
         """The key traces are kept under: exact shapes, or relaxed ones (input_signature,
@@ -389,45 +444,61 @@ class Function:
         if new_trace:
             trace = _Trace()
         first_ever = not self._variables_traced
-        g, result = self._trace_once(trace, call_args, call_kwargs, inputs, count=new_trace)
-        if g is not None and g.n_created_variables and first_ever and new_trace:
-            # TensorFlow traces a function that creates variables twice on its first call;
-            # creating them again then is its ValueError
-            g, result = self._trace_once(trace, call_args, call_kwargs, inputs, count=True)
-            if g is not None and g.n_created_variables:
-                raise ValueError(
-                    "tf.function only supports singleton tf.Variables created on the first "
-                    "call. Make sure the tf.Variable is only created once or created outside "
-                    "tf.function. See https://www.tensorflow.org/guide/function#creating_tfvariables "
-                    "for more information.")
-        elif g is not None and g.n_created_variables and not first_ever:
-            raise ValueError(
-                "tf.function only supports singleton tf.Variables created on the first call. "
-                "Make sure the tf.Variable is only created once or created outside tf.function. "
-                "See https://www.tensorflow.org/guide/function#creating_tfvariables for more "
-                "information.")
+        # the call itself is the trace: it runs for real (side effects once) while recording;
+        # or, when a registered predicate asks (a pass whose results must show from the first
+        # call on), it traces dry and the call's results come from the first replay
+        dry = any(p() for p in dry_first_trace)
+        g, result = self._trace_once(trace, call_args, call_kwargs, inputs, count=new_trace,
+                                     dry=dry)
         self._variables_traced = True
         self._traces[tkey] = trace
         if g is None:
             trace.eager = True
+            if dry:  # the dry trace changed no state: run the call for real, eagerly
+                return self._run_eagerly(call_args, call_kwargs)
             return result
+        if g.n_created_variables:
+            if not (first_ever and new_trace):
+                raise ValueError(_SINGLETON)
+            # TensorFlow traces a function that creates variables twice on its first call
+            # (creating them again then is its ValueError); the second trace is dry: it
+            # changes no state
+            g2, _ = self._trace_once(trace, call_args, call_kwargs, inputs, count=True, dry=True)
+            if g2 is None:
+                trace.eager = True
+                return self._run_eagerly(call_args, call_kwargs) if dry else result
+            if g2.n_created_variables:
+                raise ValueError(_SINGLETON)
+            g = g2
         trace.shapes[shape_key] = g
-        return self._replay(trace, g, inputs)
+        if dry:
+            return self._replay(trace, g, inputs)
+        return result
 
-    def _trace_once(self, trace, call_args, call_kwargs, inputs, count):
-        """Runs the Python function once under a dry recording. (graph, None) or, when it
-        broke, (None, the eager result)."""
+    def _run_eagerly(self, call_args, call_kwargs):
+        """The Python function run op by op (a signature whose graph broke); under automatic
+        mixed precision as a rewritten function: autocast, float32 results (mixprec._amp)."""
+        if _amp_state.active() and _core.graph_recording() is None:
+            f = self._python_function
+            return _amp_pass.call(getattr(f, "__func__", f), "", f, call_args, call_kwargs)
+        return self._python_function(*call_args, **call_kwargs)
+
+    def _trace_once(self, trace, call_args, call_kwargs, inputs, count, dry):
+        """Runs the Python function once under a recording (dry: variable writes, optimizer
+        steps and prints recorded only). (graph, result), or (None, result) when it broke:
+        the rest of the call then ran eagerly (a dry trace that broke is run again, for
+        real)."""
         if count:
             self._tracing_count += 1
         g = _core.Graph()
         _state.break_site = None
-        g.begin(True)
+        g.begin(dry)
         try:
             for x in inputs:
                 g.add_input(x)
             out = self._python_function(*call_args, **call_kwargs)
             if not g.broken:
-                template, keep = self._outputs(g, out)
+                out, keep = self._outputs(g, out)
         except BaseException:
             g.abort()
             raise
@@ -440,25 +511,24 @@ class Function:
                 warnings.warn("mixprec.function %r: graph break at %s: %s needs a concrete value "
                               "while tracing; this input signature runs eagerly from now on "
                               "(see docs/function.md)." % (self._name, site, reason),
-                              stacklevel=3)
-            # the dry trace changed no state: run it for real, eagerly
-            return None, self._run_eagerly(call_args, call_kwargs)
+                              stacklevel=4)
+            if dry:
+                return None, None
+            return None, out
         g.end()
         for p in list(graph_passes):
             p(g, self._name)
-        trace.outputs = template
+        trace.outputs = out
         trace.keepalive = keep
-        return g, None
+        return g, out
 
     def _outputs(self, g, out):
-        """Declares the tensors of ``out`` as graph outputs; returns (template, leaves)."""
-        if isinstance(out, _core.Variable):
-            out = out.read_value()
-        leaves = _nest.flatten(out)
+        """Declares the tensors of ``out`` as graph outputs (variables are read, as
+        TensorFlow returns their values); returns (out with tensors, leaves template)."""
+        out = _nest.map_structure(
+            lambda x: x.read_value() if isinstance(x, _core.Variable) else x, out)
         keep = []
-        for x in leaves:
-            if isinstance(x, _core.Variable):
-                x = x.read_value()
+        for x in _nest.flatten(out):
             if _is_tensor(x):
                 g.add_output(x)
                 keep.append(_OutSlot())
@@ -484,7 +554,7 @@ class Function:
         trace = self._traces.get(tkey)
         if trace is None:
             trace = _Trace()
-            g, _ = self._trace_once(trace, call_args, call_kwargs, inputs, count=True)
+            g, _ = self._trace_once(trace, call_args, call_kwargs, inputs, count=True, dry=True)
             self._variables_traced = True
             self._traces[tkey] = trace
             if g is None:

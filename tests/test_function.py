@@ -138,8 +138,10 @@ def test_print_runs_at_every_call_on_stderr(capfd):
         tf.print("x =", x)
         return x + 1
 
-    f(tf.constant(1))
-    f(tf.constant(2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # printing is no graph break
+        f(tf.constant(1))
+        f(tf.constant(2))
     out, err = capfd.readouterr()
     assert err.splitlines() == ["x = 1", "x = 2"]
     assert out == ""
@@ -420,3 +422,65 @@ def test_errors_propagate():
 
     with pytest.raises(ValueError):
         bad(tf.constant([1.0, 2.0]))
+
+
+def test_dry_first_trace_when_a_pass_asks():
+    from mixprec import _function
+    v = tf.Variable(0.0)
+    seen = []
+
+    @tf.function
+    def f(x):
+        seen.append(1)
+        v.assign_add(x)
+        return v * 1.0
+
+    always = lambda: True  # noqa: E731
+    _function.dry_first_trace.append(always)
+    try:
+        assert float(f(tf.constant(2.0))) == 2.0  # the first replay gave it: applied once
+        assert float(f(tf.constant(2.0))) == 4.0
+        assert len(seen) == 1 and float(v) == 4.0
+
+        @tf.function
+        def g(x):
+            seen.append(2)
+            v.assign_add(x)
+            return v * 2.0 if x > 0 else v  # breaks: the dry trace changed nothing
+        with pytest.warns(UserWarning, match="graph break"):
+            assert float(g(tf.constant(1.0))) == 10.0
+        assert float(v) == 5.0
+    finally:
+        _function.dry_first_trace.remove(always)  # the AMP rewrite's predicate stays
+
+
+def test_gradients_through_a_replayed_function():
+    w = tf.Variable([2.0, 3.0])
+
+    @tf.function
+    def f(x):
+        return tf.reduce_sum(w * x * x)
+
+    x = tf.constant([1.0, 4.0])
+    f(x)  # traced
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x)  # replayed: its ops record on the tape
+    gx, gw = tape.gradient(y, [x, w])
+    np.testing.assert_array_equal(gx.numpy(), [4.0, 24.0])
+    np.testing.assert_array_equal(gw.numpy(), [1.0, 16.0])
+
+
+def test_a_function_called_while_another_traces_is_inlined():
+    @tf.function
+    def inner(x):
+        return x * 3.0
+
+    @tf.function
+    def outer(x):
+        return inner(x) + 1.0
+
+    inner(tf.constant(1.0))
+    assert float(outer(tf.constant(2.0))) == 7.0
+    assert float(outer(tf.constant(5.0))) == 16.0
+    assert outer.experimental_get_tracing_count() == 1

@@ -135,3 +135,41 @@ def test_replay_matches_eager(name, tfname):
         for g, w in zip(got, want):
             assert g.dtype == w.dtype and g.shape == w.shape
             np.testing.assert_array_equal(g, w)
+
+
+def test_a_pass_can_insert_casts_and_reinfer():
+    """The automatic-mixed-precision pass's tools: MatMul in float16 between casts."""
+    from mixprec import _function
+
+    def to_f16_matmul(g, name):
+        nodes = g.nodes()
+        mm = next(i for i, n in enumerate(nodes) if n["op"] == "MatMul")
+        for k in range(2):
+            src = tuple(g.nodes()[mm]["inputs"][k])
+            e = g.insert_cast(mm, src, "float16")
+            mm += 1
+            g.set_input(mm, k, e)
+        back = g.insert_cast(mm + 1, (mm, 0), "float32")
+        for i, n in enumerate(g.nodes()):
+            if i != back[0]:
+                for k, src in enumerate(n["inputs"]):
+                    if tuple(src) == (mm, 0):
+                        g.set_input(i, k, back)
+        g.infer()
+
+    _function.graph_passes.append(to_f16_matmul)
+    try:
+        @tf.function
+        def f(x, w):
+            return tf.matmul(x, w) + 1.0
+
+        x = tf.constant([[1.0 + 2.0 ** -12]])
+        w = tf.constant([[1.0]])
+        f(x, w)  # the traced call runs eagerly (float32)
+        assert float(f(x, w)) == 2.0  # replayed: the product rounded to float16
+        kinds = [(n["op"], n["dtype"].name) for n in f.get_concrete_function(x, w).graph.nodes()
+                 if n["kind"] == "Op"]
+        assert ("MatMul", "float16") in kinds and ("AddV2", "float32") in kinds
+    finally:
+        _function.graph_passes.remove(to_f16_matmul)
+    assert float(tf.function(lambda x, w: tf.matmul(x, w) + 1.0)(x, w)) != 2.0

@@ -144,6 +144,55 @@ done:
     return res;
 }
 
+static int parse_edge(mp_graph *g, PyObject *o, mp_gedge *e) {
+    int node, out;
+    if (!PyArg_ParseTuple(o, "ii:edge", &node, &out))
+        return -1;
+    if (node < -1 || node >= g->n_nodes || out != 0) {
+        PyErr_Format(PyExc_IndexError, "graph edge (%d, %d) out of range (%d nodes)", node, out, g->n_nodes);
+        return -1;
+    }
+    e->node = node;
+    e->output = out;
+    return 0;
+}
+
+/* insert_cast(at, (node, output), dtype) -> (node, output) */
+static PyObject *g_insert_cast(PyObject *o, PyObject *args) {
+    int at;
+    PyObject *src, *dto;
+    if (!PyArg_ParseTuple(args, "iOO:insert_cast", &at, &src, &dto))
+        return NULL;
+    mp_gedge e, out;
+    int dt = mp_py_dtype_from(dto);
+    if (dt < 0 || parse_edge(G(o), src, &e))
+        return NULL;
+    mp_status st = mp_graph_insert_cast(G(o), at, e, (mp_dtype)dt, &out);
+    return st == MP_OK ? Py_BuildValue("(ii)", out.node, out.output) : mp_py_raise(st);
+}
+
+/* set_input(node, k, (node, output)): rewire input k of a node; then call infer() */
+static PyObject *g_set_input(PyObject *o, PyObject *args) {
+    int node, k;
+    PyObject *src;
+    if (!PyArg_ParseTuple(args, "iiO:set_input", &node, &k, &src))
+        return NULL;
+    mp_graph *g = G(o);
+    mp_gedge e;
+    if (parse_edge(g, src, &e))
+        return NULL;
+    if (node < 0 || node >= g->n_nodes || k < 0 || k >= g->nodes[node].n_in || e.node >= node)
+        return PyErr_Format(PyExc_IndexError, "set_input: node %d input %d cannot read node %d", node, k, e.node);
+    g->nodes[node].in[k] = e;
+    Py_RETURN_NONE;
+}
+
+static PyObject *g_infer(PyObject *o, PyObject *unused) {
+    (void)unused;
+    mp_status st = mp_graph_infer(G(o));
+    return st == MP_OK ? Py_NewRef(Py_None) : mp_py_raise(st);
+}
+
 static const char *kind_name(mp_gnode_kind k) {
     static const char *names[] = {"Input", "Const", "Op", "ReadVariable", "AssignVariable", "OptimizerStep", "Host"};
     return (int)k >= 0 && k < MP_GNODE_KIND_COUNT ? names[k] : "?";
@@ -213,6 +262,9 @@ static PyMethodDef graph_methods[] = {
     {"add_output", g_add_output, METH_O, NULL},
     {"run", g_run, METH_O, "run(list of Tensors) -> list of Tensors: replay in C."},
     {"nodes", g_nodes, METH_NOARGS, "The node list (for passes' tests and debugging)."},
+    {"insert_cast", g_insert_cast, METH_VARARGS, "insert_cast(at, (node, 0), dtype) -> (node, 0)"},
+    {"set_input", g_set_input, METH_VARARGS, "set_input(node, k, (node, 0)); then infer()"},
+    {"infer", g_infer, METH_NOARGS, "Re-derive dtypes and the replay plan after a pass."},
     {NULL},
 };
 

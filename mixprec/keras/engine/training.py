@@ -19,7 +19,6 @@ import numpy as np
 
 from mixprec import _core, _logging, _nest
 from mixprec import random as _random
-from mixprec._amp import graph_pass as _amp_pass
 from mixprec._amp import state as _amp_state
 from mixprec._dtypes import as_dtype
 from mixprec._tape import GradientTape
@@ -31,6 +30,7 @@ from mixprec.keras import optimizers as _optimizers
 from mixprec.keras.engine.base_layer import Layer
 from mixprec.keras.engine.input_layer import InputLayer
 from mixprec.keras.engine.keras_tensor import KerasTensor
+from mixprec.keras.engine import step_functions as _steps
 
 __all__ = ["Model"]
 
@@ -44,15 +44,7 @@ def _is_data(x):
     return x is not None
 
 
-
-def _step(model, fn, name, batch):
-    """One train/test/predict step; under automatic mixed precision it runs as a rewritten
-    function named ``name`` (TensorFlow's train_function...): see mixprec._amp.graph_pass."""
-    if _amp_state.active():
-        return _amp_pass.call(model, name, fn, (batch,), {})
-    return fn(batch)
-
-class Model(Layer):
+class Model(_steps.RunEagerlyMixin, Layer):
     """Groups layers into an object with training and inference features."""
 
     def __init__(self, *args, **kwargs):
@@ -285,6 +277,11 @@ class Model(Layer):
         self._output_loss_trackers = None  # '<output>_loss' per output (several outputs)
         self._compiled = True
         self.compiled_loss = loss
+        # tf-keras: steps are traced unless run_eagerly (docs/function.md)
+        self.__dict__["_run_eagerly_flag"] = run_eagerly
+        _steps.reset(self)
+        self._steps_per_execution = _positive_int(
+            1 if steps_per_execution is None else steps_per_execution, "steps_per_execution")
 
     def _output_names(self, n_out):
         if self._is_graph_network and len(self.outputs) == n_out:
@@ -536,23 +533,33 @@ class Model(Layer):
             self.reset_metrics()
             cb.on_epoch_begin(epoch)
             ran = 0
+            # steps_per_execution = N: batch callbacks see one begin and one end per N steps
+            # (tf-keras: on_train_batch_end gets the execution's last step)
+            per_exec = getattr(self, "_steps_per_execution", 1)
             for step, batch in enumerate(data.batches(epoch)):
                 ran += 1
                 stepped = True
-                cb.on_train_batch_begin(step)
+                if step % per_exec == 0:
+                    cb.on_train_batch_begin(step)
                 # NOTE: looked up per step: a callback may compile the model again, with
                 # another optimizer (with or without loss scaling)
                 opt = self.optimizer
                 scaled = isinstance(opt, lso._LossScaleOptimizerBase)
                 scale = opt._scale_tensor() if scaled else None  # no wait
-                logs = _step(self, self.train_step, "train_function", batch)
+                logs = _steps.train_function(self)(batch)  # per step: see `opt` above
                 if scaled:
                     history._record_step(epoch, scale, opt._last_applied)
+                last = (step + 1) % per_exec == 0 or step + 1 == data.steps
+                if not last:
+                    continue
                 if batch_logs:
                     logs = _to_floats(logs)
                 cb.on_train_batch_end(step, logs)
                 if self.stop_training:
                     break
+            if ran and per_exec > 1 and ran % per_exec and data.steps != ran:
+                # an epoch of unknown length ended inside an execution
+                cb.on_train_batch_end(ran - 1, _to_floats(logs) if batch_logs else logs)
             if not stepped:  # as tf-keras: an epoch without a step, before any step ran
                 raise ValueError(_EMPTY % ("train_function", "training"))
             if getattr(data, "ran_out", False):
@@ -577,11 +584,12 @@ class Model(Layer):
         batch_logs = cb is not None and cb.wants_batch_logs("test")
         logs = {}
         ran = False
+        test_fn = _steps.test_function(self)
         for step, batch in enumerate(data.batches(0)):
             ran = True
             if cb is not None:
                 cb.on_test_batch_begin(step)
-            logs = _step(self, self.test_step, "test_function", batch)
+            logs = test_fn(batch)
             if batch_logs:  # read back per step only when a callback looks (as in fit)
                 logs = _to_floats(logs)
             if cb is not None:
@@ -622,9 +630,10 @@ class Model(Layer):
         cb = _callbacks.CallbackList(cbs, model=self, verbose=verbose, epochs=1, steps=data.steps)
         cb.on_predict_begin()
         outs = []
+        predict_fn = _steps.predict_function(self)
         for step, batch in enumerate(data.batches(0)):
             cb.on_predict_batch_begin(step)
-            out = _step(self, self.predict_step, "predict_function", batch)
+            out = predict_fn(batch)
             outs.append([np.asarray(o) for o in _nest.flatten(out)])
             cb.on_predict_batch_end(step, {"outputs": out})
         cb.on_predict_end()
@@ -642,7 +651,7 @@ class Model(Layer):
         self._check_compiled("training/testing")
         if reset_metrics:
             self.reset_metrics()
-        logs = _to_floats(_step(self, self.train_step, "train_function", _as_tensors((x, y, sample_weight))))
+        logs = _to_floats(_steps.train_function(self)(_as_tensors((x, y, sample_weight))))
         if return_dict:
             return logs
         values = [logs[m.name] for m in self.metrics]
@@ -652,14 +661,14 @@ class Model(Layer):
         self._check_compiled("training/testing")
         if reset_metrics:
             self.reset_metrics()
-        logs = _to_floats(_step(self, self.test_step, "test_function", _as_tensors((x, y, sample_weight))))
+        logs = _to_floats(_steps.test_function(self)(_as_tensors((x, y, sample_weight))))
         if return_dict:
             return logs
         values = [logs[m.name] for m in self.metrics]
         return values[0] if len(values) == 1 else values
 
     def predict_on_batch(self, x):
-        out = _step(self, self.predict_step, "predict_function", _as_tensors((x, None, None)))
+        out = _steps.predict_function(self)(_as_tensors((x, None, None)))
         return _nest.map_structure(np.asarray, out)
 
     # ---------------------------------------------------------------- summary, weights
