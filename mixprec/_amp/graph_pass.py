@@ -2,8 +2,8 @@
 
 A traced function: ``rewrite_graph`` (a ``mixprec._function.graph_passes`` entry) runs
 TensorFlow's colouring on the graph before its first replay (C: csrc/amp_graph.c).
-A function that runs eagerly (a graph break) or a Keras step: ``call`` runs it in an
-autocast scope (lowered values flow between ops, float32 results at its edge) and, at its
+A function that runs eagerly (a graph break, ``run_functions_eagerly``): ``call`` runs it
+in an autocast scope (lowered values flow between ops, float32 results at its edge) and, at its
 first call, the same pass (``_core.amp_color``, plain arrays) over the op sequence the core
 recorded (``summarize``). This module must not cast or compute: it orders calls and
 formats the summary.
@@ -64,8 +64,8 @@ def _tensor_ids(structure):
 def call(owner, name, python_function, args, kwargs):
     """Runs ``python_function`` as a rewritten function (outermost call: float32 results).
 
-    ``owner``/``name`` identify the function (a Python function and "", a model and
-    "train_function"): its summary is logged at its first call only."""
+    ``owner``/``name`` identify the function (its Python function and a name): its summary
+    is logged at its first call only."""
     depth = getattr(_tls, "depth", 0)
     summarize_now = depth == 0 and not _seen(owner, name)
     _tls.depth = depth + 1
