@@ -257,15 +257,20 @@ mp_status mp_graph_record_op(mp_op op, int n_in, mp_tensor *const *in, const mp_
     if (!g)
         return MP_OK;
     int32_t idx;
-    mp_gedge tmp[64];
-    if (n_in > 64)
-        return mp_error_set(MP_ERR_NOT_IMPLEMENTED, "graph: %s with %d inputs (at most 64 are recorded)",
-                            mp_op_get_info(op)->name, n_in);
-    for (int k = 0; k < n_in; k++)
-        MP_TRY(edge_of(g, in[k], &tmp[k]));
-    MP_TRY(push_node(g, MP_GNODE_OP, n_in, &idx));
+    mp_gedge stack[16], *tmp = n_in <= 16 ? stack : malloc((size_t)n_in * sizeof *tmp);
+    if (!tmp)
+        return mp_error_set(MP_ERR_MEMORY, "out of host memory recording %s", mp_op_get_info(op)->name);
+    mp_status st = MP_OK;
+    for (int k = 0; k < n_in && st == MP_OK; k++)
+        st = edge_of(g, in[k], &tmp[k]);
+    if (st == MP_OK)
+        st = push_node(g, MP_GNODE_OP, n_in, &idx);
+    if (st == MP_OK)
+        memcpy(g->nodes[idx].in, tmp, (size_t)n_in * sizeof *tmp);
+    if (tmp != stack)
+        free(tmp);
+    MP_TRY(st);
     mp_gnode *n = &g->nodes[idx];
-    memcpy(n->in, tmp, (size_t)n_in * sizeof *tmp);
     n->op = op;
     if (at)
         n->attrs = *at;
@@ -562,9 +567,10 @@ mp_status mp_graph_infer(mp_graph *g) {
         if (n->kind != MP_GNODE_OP)
             continue;
         mp_dtype dts[64];
-        for (int k = 0; k < n->n_in && k < 64; k++)
+        int nin = n->n_in < 64 ? n->n_in : 64; /* variadic ops (concat) check their first 64 */
+        for (int k = 0; k < nin; k++)
             dts[k] = g->nodes[n->in[k].node].dtype;
-        int dt = mp_op_infer_dtype(n->op, n->n_in, dts, &n->attrs);
+        int dt = mp_op_infer_dtype(n->op, nin, dts, &n->attrs);
         if (dt < 0) {
             char buf[160] = "";
             size_t used = 0;
@@ -639,22 +645,48 @@ static mp_status check_input(const mp_gnode *n, const mp_tensor *x) {
     return MP_OK;
 }
 
-static mp_status run_optim(mp_gnode *n, mp_tensor **vals, mp_tensor **out) {
+typedef struct {
+    int n;
+    mp_variable *const *from, *const *to;
+} var_sub;
+
+static mp_variable *subst(const var_sub *vs, mp_variable *v) {
+    for (int j = 0; j < vs->n; j++)
+        if (vs->from[j] == v)
+            return vs->to[j];
+    return v;
+}
+
+static mp_status run_optim(mp_gnode *n, mp_tensor **vals, const var_sub *vs, mp_tensor **out) {
     mp_goptim *o = n->optim;
     if (o->refresh)
         MP_TRY(o->refresh(o->refresh_ctx, &o->hp, &o->grad_scale));
-    mp_tensor **grads = calloc((size_t)(o->n_vars ? o->n_vars : 1), sizeof *grads);
-    if (!grads)
+    size_t cnt = (size_t)(o->n_vars ? o->n_vars : 1);
+    mp_tensor **grads = calloc(cnt, sizeof *grads);
+    mp_variable **vars = calloc(cnt, sizeof *vars);
+    if (!grads || !vars) {
+        free(grads);
+        free(vars);
         return mp_error_set(MP_ERR_MEMORY, "out of host memory replaying an optimizer step");
-    for (int k = 0; k < o->n_vars; k++)
+    }
+    for (int k = 0; k < o->n_vars; k++) {
         grads[k] = n->in[k].node >= 0 ? vals[n->in[k].node] : NULL;
-    mp_status st = mp_optimizer_apply(o->kind, &o->hp, o->n_vars, o->vars, grads, o->slots, o->iterations, o->ls,
+        vars[k] = subst(vs, o->vars[k]);
+    }
+    mp_status st = mp_optimizer_apply(o->kind, &o->hp, o->n_vars, vars, grads, o->slots, o->iterations, o->ls,
                                       o->check_finite, o->grad_scale, o->unscale, n->n_out ? out : NULL);
     free(grads);
+    free(vars);
     return st;
 }
 
 mp_status mp_graph_run(mp_graph *g, int n_in, mp_tensor *const *in, mp_tensor **outs) {
+    return mp_graph_run_with(g, n_in, in, 0, NULL, NULL, outs);
+}
+
+mp_status mp_graph_run_with(mp_graph *g, int n_in, mp_tensor *const *in, int n_sub, mp_variable *const *from,
+                            mp_variable *const *to, mp_tensor **outs) {
+    const var_sub vs = {n_sub, from, to};
     if (n_in != g->n_inputs)
         return mp_error_set(MP_ERR_VALUE, "graph: traced with %d inputs, given %d", g->n_inputs, n_in);
     for (int i = 0; i < g->n_inputs; i++)
@@ -667,11 +699,18 @@ mp_status mp_graph_run(mp_graph *g, int n_in, mp_tensor *const *in, mp_tensor **
      * graph (a function called while another traces is inlined): mp_op_run then */
     int hooks = mp_tape_recording() || rec != NULL;
     mp_status st = MP_OK;
-    mp_tensor *args[64];
+    int max_in = 1;
+    for (int i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i].n_in > max_in)
+            max_in = g->nodes[i].n_in;
+    mp_tensor **args = calloc((size_t)max_in, sizeof *args);
+    if (!args) {
+        free(vals);
+        return mp_error_set(MP_ERR_MEMORY, "out of host memory replaying a graph");
+    }
     for (int i = 0; i < g->n_nodes && st == MP_OK; i++) {
         mp_gnode *n = &g->nodes[i];
-        int nin = n->n_in < 64 ? n->n_in : 64;
-        for (int k = 0; k < nin; k++)
+        for (int k = 0; k < n->n_in; k++)
             args[k] = n->in[k].node >= 0 ? vals[n->in[k].node] : NULL;
         switch (n->kind) {
         case MP_GNODE_INPUT:
@@ -691,13 +730,13 @@ mp_status mp_graph_run(mp_graph *g, int n_in, mp_tensor *const *in, mp_tensor **
         }
         case MP_GNODE_VAR_READ: {
             int prev = mp_autocast_set(n->read_dtype >= 0 ? n->read_dtype : -1);
-            st = n->read_dtype == MP_GNODE_READ_RAW ? mp_variable_read_raw(n->var, &vals[i])
-                                                    : mp_variable_read(n->var, &vals[i]);
+            mp_variable *v = subst(&vs, n->var);
+            st = n->read_dtype == MP_GNODE_READ_RAW ? mp_variable_read_raw(v, &vals[i]) : mp_variable_read(v, &vals[i]);
             mp_autocast_set(prev);
             break;
         }
-        case MP_GNODE_VAR_ASSIGN: st = mp_variable_assign(n->var, args[0]); break;
-        case MP_GNODE_OPTIM: st = run_optim(n, vals, &vals[i]); break;
+        case MP_GNODE_VAR_ASSIGN: st = mp_variable_assign(subst(&vs, n->var), args[0]); break;
+        case MP_GNODE_OPTIM: st = run_optim(n, vals, &vs, &vals[i]); break;
         case MP_GNODE_HOST:
             if (rec) /* inlined into an outer trace: recorded there, run at its replays */
                 st = MP_OK;
@@ -729,5 +768,6 @@ mp_status mp_graph_run(mp_graph *g, int n_in, mp_tensor *const *in, mp_tensor **
     for (int i = 0; i < g->n_nodes; i++)
         mp_tensor_decref(vals[i]);
     free(vals);
+    free(args);
     return st;
 }

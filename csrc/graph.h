@@ -172,6 +172,11 @@ int mp_op_infer_dtype(mp_op op, int n_in, const mp_dtype *in, const mp_attrs *at
 /* Run the graph with new inputs (same dtypes/shapes as traced); outs (g->n_outputs) get
  * new references. Runs no Python except host callbacks. */
 mp_status mp_graph_run(mp_graph *g, int n_in, mp_tensor *const *in, mp_tensor **outs);
+/* mp_graph_run with variables passed as arguments swapped: nodes that read, write or
+ * update from[j] use to[j] instead (tf.function traces a Variable argument by its shape and
+ * dtype: another variable of the same spec replays the same graph). */
+mp_status mp_graph_run_with(mp_graph *g, int n_in, mp_tensor *const *in, int n_sub, mp_variable *const *from,
+                            mp_variable *const *to, mp_tensor **outs);
 
 #ifdef __cplusplus
 }

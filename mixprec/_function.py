@@ -193,7 +193,7 @@ def _to_tensor_leaf(x):
 class _Trace:
     """One traced signature: its graph (or None when it broke) and the output template."""
 
-    __slots__ = ("graph", "outputs", "n_out", "eager", "specs", "keepalive", "shapes")
+    __slots__ = ("graph", "outputs", "n_out", "eager", "specs", "keepalive", "shapes", "gvars")
 
     def __init__(self):
         self.graph = None
@@ -202,6 +202,7 @@ class _Trace:
         self.specs = None
         self.keepalive = None
         self.shapes = {}
+        self.gvars = {}  # id(graph) -> the variable arguments it was traced with
 
 
 _SINGLETON = (
@@ -231,6 +232,7 @@ class Function:
         self._name = name or getattr(python_function, "__name__", "function")
         self._traces = {}
         self._fast = {}                  # exact positional signature -> (trace, graph)
+        self._call_vars = []             # variable arguments of the call being prepared
         self._tracing_count = 0
         self._variables_traced = False   # the first trace happened (variables may be made)
         self._seen = {}                  # reduce_retracing: relaxed key -> count of exact traces
@@ -357,9 +359,20 @@ class Function:
         """(signature key, exact-shape key, flat leaves, tensor leaves)."""
         flat = _nest.flatten(list(bound))
         flat = [_to_tensor_leaf(x) for x in flat]
-        exact = tuple(_leaf_key(x, False)[0] for x in flat)
+        exact = []
+        seen_vars = []
+        for x in flat:
+            if isinstance(x, _core.Variable):
+                # TensorFlow's VariableSpec: a variable argument is traced by its shape and
+                # dtype (another of the same spec replays the graph on itself), and by which
+                # arguments are the same variable
+                same = next((i for i, v in enumerate(seen_vars) if v is x), len(seen_vars))
+                seen_vars.append(x)
+                exact.append(("V", x.true_dtype.name, tuple(x.shape.as_list()), same))
+            else:
+                exact.append(_leaf_key(x, False)[0])
         struct = _structure_key(list(bound))
-        return (struct, exact), flat
+        return (struct, tuple(exact)), flat
 
     # ------------------------------------------------------------------ calling
 
@@ -376,8 +389,12 @@ class Function:
         (struct, exact), flat = self._key(bound)
         tkey = (struct, self._trace_key(exact))
         inputs = [x for x in flat if _is_tensor(x)]
+        variables = [x for x in flat if isinstance(x, _core.Variable)]
         shape_key = tuple(tuple(t.shape.as_list()) + (t.dtype.name,) for t in inputs)
+        if variables:
+            shape_key += tuple(k for k in exact if k[0] == "V")
         call_args, call_kwargs = rebuild(bound)
+        self._call_vars = variables
         return tkey, shape_key, call_args, call_kwargs, inputs
 
     def __call__(self, *args, **kwargs):
@@ -431,7 +448,12 @@ class Function:
         return exact
 
     def _replay(self, trace, g, inputs):
-        outs = g.run(inputs)
+        traced_vars = trace.gvars.get(id(g))
+        now = self._call_vars
+        if traced_vars and any(a is not b for a, b in zip(traced_vars, now)):
+            outs = g.run(inputs, list(traced_vars), list(now))
+        else:
+            outs = g.run(inputs)
         return self._pack(trace, outs)
 
     def _pack(self, trace, outs):
@@ -443,6 +465,7 @@ class Function:
         new_trace = trace is None
         if new_trace:
             trace = _Trace()
+        call_vars = list(self._call_vars)  # (a nested call may prepare its own)
         first_ever = not self._variables_traced
         # the call itself is the trace: it runs for real (side effects once) while recording;
         # or, when a registered predicate asks (a pass whose results must show from the first
@@ -471,7 +494,9 @@ class Function:
                 raise ValueError(_SINGLETON)
             g = g2
         trace.shapes[shape_key] = g
+        trace.gvars[id(g)] = call_vars
         if dry:
+            self._call_vars = call_vars
             return self._replay(trace, g, inputs)
         return result
 
@@ -561,6 +586,7 @@ class Function:
                 trace.eager = True
             else:
                 trace.shapes[shape_key] = g
+                trace.gvars[id(g)] = list(self._call_vars)
         specs = [TensorSpec(x.shape, x.dtype) for x in inputs]
         return ConcreteFunction(self, trace, bound, specs)
 

@@ -484,3 +484,91 @@ def test_a_function_called_while_another_traces_is_inlined():
     assert float(outer(tf.constant(2.0))) == 7.0
     assert float(outer(tf.constant(5.0))) == 16.0
     assert outer.experimental_get_tracing_count() == 1
+
+
+def test_a_replayed_loss_scaled_step_never_reads_the_device(any_gpu):
+    """The guide's step on GPU:0 (the emulated one without a GPU): once traced, a replay
+    issues the whole step — forward, backward, finite check, skip decision, loss-scale
+    update — without one copy back to the host."""
+    from mixprec import _core
+    if _core.device_count(1) and any_gpu != "emulated-gpu":
+        pytest.skip("the copy counter is the emulated GPU's")
+    with tf.device("/GPU:0"):
+        model = _guide_model(3)
+        opt = keras.mixed_precision.LossScaleOptimizer(keras.optimizers.Adam(1e-3))
+        loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+        x = tf.constant(np.ones((8, 8), np.float32))
+        y = tf.constant(np.zeros(8, np.int64))
+
+        @tf.function
+        def step(x, y):
+            with tf.GradientTape() as tape:
+                loss = opt.get_scaled_loss(loss_fn(y, model(x)))
+            grads = opt.get_unscaled_gradients(tape.gradient(loss, model.trainable_variables))
+            opt.apply_gradients(zip(grads, model.trainable_variables))
+            return loss
+
+        step(x, y)
+        step(x, y)
+        before = _core._emulated_d2h_copies()
+        for _ in range(3):
+            step(x, y)
+        assert _core._emulated_d2h_copies() == before
+        assert int(opt.iterations.numpy()) == 5
+
+
+def test_a_deferred_checkpoint_restore_inside_a_traced_step_happens_once(tmp_path):
+    x = tf.constant(np.ones((4, 8), np.float32))
+    y = tf.constant(np.zeros(4, np.int64))
+    loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+    def make():
+        model = _guide_model(4)
+        opt = keras.optimizers.Adam(1e-2)
+
+        def step(x, y):
+            with tf.GradientTape() as tape:
+                loss = loss_fn(y, model(x))
+            opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables),
+                                    model.trainable_variables))
+            return loss
+        return model, opt, step
+
+    model, opt, step = make()
+    step(x, y)
+    path = tf.train.Checkpoint(model=model, optimizer=opt).save(str(tmp_path / "ck"))
+    results = []
+    for traced in (False, True):
+        model, opt, step = make()
+        tf.train.Checkpoint(model=model, optimizer=opt).restore(path)  # slots come later
+        fn = tf.function(step) if traced else step
+        for _ in range(3):
+            fn(x, y)
+        results.append([v.numpy() for v in opt.variables()])
+    for a, b in zip(*results):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_variable_arguments_are_traced_by_spec():
+    @tf.function
+    def bump(v, x):
+        v.assign_add(x)
+        return v.read_value() * 2.0
+
+    a, b, c = tf.Variable(1.0), tf.Variable(10.0), tf.Variable([1.0, 2.0])
+    assert float(bump(a, tf.constant(1.0))) == 4.0
+    assert float(bump(b, tf.constant(1.0))) == 22.0   # same spec: replayed on b
+    assert float(bump(a, tf.constant(1.0))) == 6.0
+    assert float(a) == 3.0 and float(b) == 11.0
+    assert bump.experimental_get_tracing_count() == 1
+    np.testing.assert_array_equal(bump(c, tf.constant(1.0)).numpy(), [4.0, 6.0])
+    assert bump.experimental_get_tracing_count() == 2  # another shape
+
+    @tf.function
+    def both(v, w):
+        v.assign_add(1.0)
+        return w.read_value()
+
+    assert float(both(a, b)) == 11.0
+    assert float(both(a, a)) == 5.0  # one variable twice: another signature
+    assert both.experimental_get_tracing_count() == 2

@@ -173,3 +173,16 @@ def test_a_pass_can_insert_casts_and_reinfer():
     finally:
         _function.graph_passes.remove(to_f16_matmul)
     assert float(tf.function(lambda x, w: tf.matmul(x, w) + 1.0)(x, w)) != 2.0
+
+
+def test_variadic_ops_with_many_inputs_replay():
+    @tf.function
+    def f(x):
+        return tf.concat([x * float(i) for i in range(70)], axis=0)
+
+    x = tf.constant([1.0, 2.0])
+    f(x)
+    y = tf.constant([3.0, 5.0])
+    np.testing.assert_array_equal(f(y).numpy(), np.concatenate([[3.0 * i, 5.0 * i]
+                                                                for i in range(70)]))
+    assert f.experimental_get_tracing_count() == 1

@@ -96,11 +96,38 @@ static PyObject *g_add_output(PyObject *o, PyObject *x) {
     return st == MP_OK ? Py_NewRef(Py_None) : mp_py_raise(st);
 }
 
-/* run(inputs: list of Tensors) -> list of Tensors */
-static PyObject *g_run(PyObject *o, PyObject *arg) {
+/* run(inputs: list of Tensors, var_from=None, var_to=None) -> list of Tensors */
+static PyObject *g_run(PyObject *o, PyObject *args) {
+    PyObject *arg, *vfrom = Py_None, *vto = Py_None;
+    if (!PyArg_ParseTuple(args, "O|OO:run", &arg, &vfrom, &vto))
+        return NULL;
     if (!PyList_Check(arg))
         return PyErr_Format(PyExc_TypeError, "Graph.run: a list of Tensors");
     mp_graph *g = G(o);
+    Py_ssize_t nsub = 0;
+    mp_variable **from = NULL, **to = NULL;
+    if (vfrom != Py_None) {
+        if (!PyList_Check(vfrom) || !PyList_Check(vto) || PyList_GET_SIZE(vfrom) != PyList_GET_SIZE(vto))
+            return PyErr_Format(PyExc_TypeError, "Graph.run: var_from and var_to are lists of one length");
+        nsub = PyList_GET_SIZE(vfrom);
+        from = PyMem_Calloc((size_t)nsub + 1, sizeof *from);
+        to = PyMem_Calloc((size_t)nsub + 1, sizeof *to);
+        if (!from || !to) {
+            PyMem_Free(from);
+            PyMem_Free(to);
+            return PyErr_NoMemory();
+        }
+        for (Py_ssize_t j = 0; j < nsub; j++) {
+            PyObject *a = PyList_GET_ITEM(vfrom, j), *b = PyList_GET_ITEM(vto, j);
+            if (!MpVariable_Check(a) || !MpVariable_Check(b) || !MpVariable_V(a) || !MpVariable_V(b)) {
+                PyMem_Free(from);
+                PyMem_Free(to);
+                return PyErr_Format(PyExc_TypeError, "Graph.run: var_from/var_to hold Variables");
+            }
+            from[j] = MpVariable_V(a);
+            to[j] = MpVariable_V(b);
+        }
+    }
     Py_ssize_t n = PyList_GET_SIZE(arg);
     mp_tensor **in = PyMem_Calloc((size_t)n + 1, sizeof *in);
     mp_tensor **out = PyMem_Calloc((size_t)g->n_outputs + 1, sizeof *out);
@@ -119,7 +146,7 @@ static PyObject *g_run(PyObject *o, PyObject *arg) {
     }
     /* NOTE: the GIL stays held: variables change only under it (see train.c), and host
      * callbacks (tf.print, hyperparameter refreshes) call Python */
-    mp_status st = mp_graph_run(g, (int)n, in, out);
+    mp_status st = mp_graph_run_with(g, (int)n, in, (int)nsub, from, to, out);
     if (st != MP_OK) {
         mp_py_raise(st);
         goto done;
@@ -141,6 +168,8 @@ done:
         mp_tensor_decref(out[i]);
     PyMem_Free(in);
     PyMem_Free(out);
+    PyMem_Free(from);
+    PyMem_Free(to);
     return res;
 }
 
@@ -260,7 +289,7 @@ static PyMethodDef graph_methods[] = {
     {"abort", g_abort, METH_NOARGS, "Stop recording (error path)."},
     {"add_input", g_add_input, METH_O, NULL},
     {"add_output", g_add_output, METH_O, NULL},
-    {"run", g_run, METH_O, "run(list of Tensors) -> list of Tensors: replay in C."},
+    {"run", g_run, METH_VARARGS, "run(list of Tensors[, var_from, var_to]) -> list of Tensors: replay in C."},
     {"nodes", g_nodes, METH_NOARGS, "The node list (for passes' tests and debugging)."},
     {"insert_cast", g_insert_cast, METH_VARARGS, "insert_cast(at, (node, 0), dtype) -> (node, 0)"},
     {"set_input", g_set_input, METH_VARARGS, "set_input(node, k, (node, 0)); then infer()"},

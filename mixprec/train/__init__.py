@@ -1,6 +1,11 @@
-"""``tf.train``: training utilities (``experimental.enable_mixed_precision_graph_rewrite``)."""
+"""``tf.train``: checkpoints (Checkpoint, CheckpointManager, readers) and ``experimental``
+(the mixed precision graph rewrite switches)."""
 
 from mixprec.train import experimental  # noqa: F401
+from mixprec.train._checkpoint import Checkpoint  # noqa: F401
+from mixprec.train._management import (  # noqa: F401
+    CheckpointManager, get_checkpoint_state, latest_checkpoint)
+from mixprec.train._reader import CheckpointReader, list_variables, load_checkpoint  # noqa: F401
 
 from mixprec import _unsupported  # noqa: E402
 
