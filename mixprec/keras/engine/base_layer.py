@@ -14,6 +14,7 @@ import threading
 from mixprec import _core, _nest
 from mixprec import debugging as _debugging
 from mixprec._dtypes import as_dtype
+from mixprec._shape import TensorShape
 from mixprec._variable import Variable, autocast_scope
 from mixprec.keras import backend
 from mixprec.keras import initializers as _initializers
@@ -313,7 +314,20 @@ class Layer:
         return inputs
 
     def compute_output_shape(self, input_shape):
+        """The output shape for ``input_shape`` (tf-keras semantics: a TensorShape, or a list
+        of them for several inputs; ``None`` for unknown dimensions). NOTE: a layer that
+        defines it is called on KerasTensors without computing anything (the functional
+        API infers shapes from it); one that does not is run once on small placeholder data
+        (unknown dimensions as 1). See docs/architecture.md."""
         raise NotImplementedError
+
+    def _symbolic_dtype(self, input_dtype):
+        """The output dtype on an input of ``input_dtype``: the compute dtype when the layer
+        casts that input (floating inputs of an autocasting layer), else the input's."""
+        compute = self._dtype_policy.compute_dtype
+        if compute is None or not self._autocast or not as_dtype(input_dtype).is_floating:
+            return as_dtype(input_dtype)
+        return as_dtype(compute)
 
     def _maybe_build(self, inputs):
         if self.built:
@@ -393,9 +407,55 @@ class Layer:
             if _debugging._enabled:
                 _core.set_scope(scope)
 
+    def _symbolic_outputs(self, args, kwargs):
+        """Output KerasTensors from shapes alone: build from the inputs' shapes, then
+        ``compute_output_shape``. None when the layer cannot say (it does not define
+        compute_output_shape, or it takes tensors beyond its first argument)."""
+        if type(self).compute_output_shape is Layer.compute_output_shape or len(args) != 1:
+            return None
+        if any(isinstance(x, KerasTensor) for x in _nest.flatten(kwargs)):
+            return None
+        inputs = args[0]
+        flat = _nest.flatten(inputs)
+        if not flat or not all(isinstance(x, KerasTensor) for x in flat):
+            return None
+        if not self.built:
+            self._maybe_build(inputs)
+        shapes = _nest.map_structure(lambda x: x.shape, inputs)
+        try:
+            out = self.compute_output_shape(shapes)
+        except NotImplementedError:
+            return None
+        except Exception:
+            if type(self).__module__.startswith("mixprec."):
+                raise  # a built-in layer's shape error is the error its call would raise
+            return None  # a user's compute_output_shape that fails: run the layer instead
+        dtype = self._symbolic_dtype(flat[0].dtype)
+
+        def is_shape(o):
+            return isinstance(o, TensorShape) or (
+                isinstance(o, (tuple, list)) and all(d is None or isinstance(d, int) for d in o))
+
+        if is_shape(out):
+            return KerasTensor(list(out), dtype, name=self.name)
+        if isinstance(out, (list, tuple)) and all(is_shape(o) for o in out):
+            return [KerasTensor(list(o), dtype, name=self.name) for o in out]
+        return None  # a structure we cannot read: run the layer instead
+
     def _functional_call(self, args, kwargs):
-        """Record a node: build from the KerasTensors' shapes, find the output spec by
-        running the layer once on placeholder data (batch 1), return KerasTensors."""
+        """Record a node: build from the KerasTensors' shapes and infer the outputs from
+        ``compute_output_shape``; a layer without one is run once on placeholder data
+        (batch 1). Returns KerasTensors."""
+        symbolic = self._symbolic_outputs(args, kwargs)
+        if symbolic is None:
+            symbolic = self._traced_outputs(args, kwargs)
+        node = Node(self, list(args), dict(kwargs), symbolic)
+        self._inbound_nodes.append(node)
+        for i, kt in enumerate(node.flat_outputs):
+            kt._keras_history = (self, len(self._inbound_nodes) - 1, i)
+        return symbolic
+
+    def _traced_outputs(self, args, kwargs):
         flat_in = [x for x in _nest.flatten((list(args), kwargs)) if isinstance(x, KerasTensor)]
 
         def placeholder(x):
@@ -415,12 +475,7 @@ class Layer:
                 shape[0] = None
             return KerasTensor(shape, t.dtype, name=self.name)
 
-        symbolic = _nest.map_structure(to_keras, outputs)
-        node = Node(self, list(args), dict(kwargs), symbolic)
-        self._inbound_nodes.append(node)
-        for i, kt in enumerate(node.flat_outputs):
-            kt._keras_history = (self, len(self._inbound_nodes) - 1, i)
-        return symbolic
+        return _nest.map_structure(to_keras, outputs)
 
     # ---------------------------------------------------------------- config
 

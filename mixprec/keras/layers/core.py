@@ -11,6 +11,11 @@ from mixprec.keras.engine.base_layer import Layer
 __all__ = ["Dense", "Activation", "Dropout", "Flatten", "Reshape", "Lambda", "OpLambda"]
 
 
+def _shape_str(shape):
+    return "(" + ", ".join("None" if d is None else str(d) for d in shape) + \
+        ("," if len(shape) == 1 else "") + ")"
+
+
 class Dense(Layer):
     """``activation(inputs @ kernel + bias)``, computed in the layer's compute dtype (float16
     under mixed_float16) with float32 variables read as float16."""
@@ -69,7 +74,19 @@ class Dense(Layer):
         return self.activation(out)
 
     def compute_output_shape(self, input_shape):
-        return tuple(input_shape)[:-1] + (self.units,)
+        input_shape = tuple(input_shape)
+        if not input_shape or input_shape[-1] is None:
+            raise ValueError("The last dimension of the input shape of a Dense layer should be "
+                             "defined. Found None. Received: input_shape=%s" % (input_shape,))
+        if self.kernel is not None and input_shape[-1] != self.kernel.shape[0]:
+            raise ValueError(
+                'Input 0 of layer "%s" is incompatible with the layer: expected axis -1 of input '
+                "shape to have value %d, but received input with shape %s"
+                % (self.name, self.kernel.shape[0], _shape_str(input_shape)))
+        return input_shape[:-1] + (self.units,)
+
+    def _symbolic_dtype(self, input_dtype):
+        return as_dtype(self.compute_dtype)  # Dense casts integer inputs too
 
     def get_config(self):
         config = super().get_config()
@@ -124,6 +141,9 @@ class Dropout(Layer):
         scale = _core.cast(keep, inputs.dtype) * (1.0 / (1.0 - self.rate))
         return inputs * scale
 
+    def compute_output_shape(self, input_shape):
+        return input_shape
+
     def get_config(self):
         config = super().get_config()
         config.update(rate=self.rate, noise_shape=self.noise_shape, seed=self.seed)
@@ -160,6 +180,42 @@ class Reshape(Layer):
 
     def call(self, inputs):
         return _core.reshape(inputs, [inputs.shape[0]] + list(self.target_shape))
+
+    def compute_output_shape(self, input_shape):
+        input_shape = tuple(input_shape)
+        target = list(self.target_shape)
+        unknown = [i for i, d in enumerate(target) if d == -1]
+        if len(unknown) > 1:
+            raise ValueError("There must be at most one unknown dimension in output_shape. "
+                             "Received: output_shape=%s." % (self.target_shape,))
+        if unknown:
+            known = 1
+            for d in target:
+                if d != -1:
+                    known *= d
+            total = 1
+            for d in input_shape[1:]:
+                total = None if d is None or total is None else total * d
+            if total is None:
+                target[unknown[0]] = None
+            elif known == 0 or total % known:
+                raise ValueError("total size of new array must be unchanged, input_shape = %s, "
+                                 "output_shape = %s" % (list(input_shape[1:]),
+                                                        list(self.target_shape)))
+            else:
+                target[unknown[0]] = total // known
+        else:
+            total = 1
+            for d in input_shape[1:]:
+                total = None if d is None or total is None else total * d
+            want = 1
+            for d in target:
+                want *= d
+            if total is not None and total != want:
+                raise ValueError("total size of new array must be unchanged, input_shape = %s, "
+                                 "output_shape = %s" % (list(input_shape[1:]),
+                                                        list(self.target_shape)))
+        return (input_shape[0],) + tuple(target)
 
     def get_config(self):
         config = super().get_config()
