@@ -39,7 +39,6 @@ def _is_data(x):
     return x is not None
 
 
-
 def _match_rank(yt, yp):
     """tf-keras' match_dtype_and_rank: targets of shape (n,) against an output of rank 2
     ((n, 1), or (n, classes) under a sparse loss) get a trailing axis, so that losses and
@@ -48,6 +47,7 @@ def _match_rank(yt, yp):
         return yt
     yt = _core.convert_to_tensor(yt)
     return _core.reshape(yt, [yt.shape[0], 1])
+
 
 class Model(_steps.RunEagerlyMixin, Layer):
     """Groups layers into an object with training and inference features."""
