@@ -314,3 +314,25 @@ def test_bfloat16_variant_on_a_traced_function():
     assert out.dtype == tf.float32 and float(out.numpy()) == 1.0  # bfloat16 rounding
     s = graph_pass.last_summary
     assert s["dtype"] == "bfloat16" and s["converted_nodes"] == ["MatMul", "Mean"]
+
+
+def test_traced_and_eager_agree_where_the_pass_and_autocast_agree():
+    rng = np.random.default_rng(5)
+    x = tf.constant(rng.standard_normal((8, 16)).astype(np.float32))
+    w1 = tf.Variable(rng.standard_normal((16, 32)).astype(np.float32))
+    b = tf.Variable(rng.standard_normal((32,)).astype(np.float32))
+    w2 = tf.Variable(rng.standard_normal((32, 4)).astype(np.float32))
+    tf.config.optimizer.set_experimental_options({"auto_mixed_precision": True})
+
+    def net(x):
+        return tf.reduce_sum(tf.matmul(tf.nn.relu(tf.matmul(x, w1) + b), w2), axis=1)
+
+    traced = tf.function(net)(x).numpy()
+    tf.config.run_functions_eagerly(True)
+    try:
+        eager = tf.function(net)(x).numpy()
+    finally:
+        tf.config.run_functions_eagerly(False)
+    assert graph_pass.last_summary["converted_nodes"] == [
+        "MatMul", "AddV2", "Relu", "MatMul_1"]
+    np.testing.assert_array_equal(traced, eager)
