@@ -34,6 +34,8 @@ void mp_amp_set_classes(const mp_amp_class *classes) {
     cur_class_set = 1;
 }
 
+int mp_amp_input_typed(mp_op op, int i) { return !(op == MP_OP_BATCH_NORM && i > 0); }
+
 /* ------------------------------------------------------------------ autocast mode */
 
 static int autocast_on;
@@ -77,9 +79,11 @@ mp_status mp_amp_prepare(mp_op op, int n_in, mp_tensor *const *in, mp_tensor **c
         return MP_OK; /* a Cast reads a lowered input directly: same values as from float32 */
     if (mp_graph_recording())
         return MP_OK; /* a trace records float32 ops: the graph pass rewrites them (amp_graph.c) */
-    int n_float = 0, n_f32 = 0, n_low = 0, n_other = 0;
+    int n_float = 0, n_f32 = 0, n_low = 0, n_other = 0, n_untyped_low = 0;
     for (int i = 0; i < n_in; i++) {
-        if (!mp_dtype_is_floating(in[i]->dtype))
+        if (!mp_amp_input_typed(op, i))
+            n_untyped_low += in[i]->amp_lowered;
+        if (!mp_dtype_is_floating(in[i]->dtype) || !mp_amp_input_typed(op, i))
             continue;
         n_float++;
         if (in[i]->amp_lowered)
@@ -89,7 +93,7 @@ mp_status mp_amp_prepare(mp_op op, int n_in, mp_tensor *const *in, mp_tensor **c
         else
             n_other++;
     }
-    if (!n_float)
+    if (!n_float && !n_untyped_low)
         return MP_OK;
     mp_amp_class c = mp_amp_class_of(op);
     int plan = PLAN_KEEP;
@@ -101,14 +105,21 @@ mp_status mp_amp_prepare(mp_op op, int n_in, mp_tensor *const *in, mp_tensor **c
         plan = PLAN_LOWER;
     else if (n_low)
         plan = PLAN_RESTORE; /* deny and unlisted ops run in float32 */
-    if (plan == PLAN_KEEP)
+    if (plan == PLAN_KEEP && !n_untyped_low)
         return MP_OK;
     mp_dtype low = autocast_dtype;
     for (int i = 0; i < n_in; i++) {
         mp_tensor *x = in[i];
         mp_status st = MP_OK;
         cast_in[i] = NULL;
-        if (plan == PLAN_LOWER && mp_dtype_is_floating(x->dtype) && x->dtype != low)
+        if (!mp_amp_input_typed(op, i)) {
+            if (x->amp_lowered) /* a float32 parameter input: the value it stands for */
+                st = internal_cast(x, MP_F32, &cast_in[i]);
+            else {
+                mp_tensor_incref(x);
+                cast_in[i] = x;
+            }
+        } else if (plan == PLAN_LOWER && mp_dtype_is_floating(x->dtype) && x->dtype != low)
             st = internal_cast(x, low, &cast_in[i]);
         else if (plan == PLAN_RESTORE && x->amp_lowered)
             st = internal_cast(x, MP_F32, &cast_in[i]);
@@ -121,7 +132,7 @@ mp_status mp_amp_prepare(mp_op op, int n_in, mp_tensor *const *in, mp_tensor **c
                 mp_tensor_decref(cast_in[j]);
             return st;
         }
-        if (plan == PLAN_LOWER && mp_dtype_is_floating(cast_in[i]->dtype))
+        if (plan == PLAN_LOWER && mp_amp_input_typed(op, i) && mp_dtype_is_floating(cast_in[i]->dtype))
             cast_in[i]->amp_lowered = 1;
     }
     *lower = plan == PLAN_LOWER;
@@ -250,7 +261,7 @@ void mp_amp_record_op(mp_op op, int n_in, mp_tensor *const *in, mp_tensor *out) 
              grow((void **)&rec.out_id, &cap3, rec.n + 1, sizeof(int64_t)) &&
              grow((void **)&rec.in_off, &cap4, rec.n + 2, sizeof(int));
     int64_t capi = rec.cap_in;
-    ok = ok && grow((void **)&rec.in_id, &capi, rec.n_in + n_in, sizeof(int64_t));
+    ok = ok && grow((void **)&rec.in_id, &capi, (int64_t)rec.n_in + n_in, sizeof(int64_t));
     if (!ok) {
         rec.failed = 1;
         return;
@@ -266,7 +277,8 @@ void mp_amp_record_op(mp_op op, int n_in, mp_tensor *const *in, mp_tensor *out) 
     rec.is_f32[rec.n] = node_flags(n_in, in, out);
     rec.out_id[rec.n] = out->id;
     for (int i = 0; i < n_in; i++)
-        rec.in_id[rec.n_in++] = in[i]->id;
+        if (mp_amp_input_typed(op, i)) /* the pass sees the edges of the op's float type */
+            rec.in_id[rec.n_in++] = in[i]->id;
     rec.in_off[rec.n + 1] = rec.n_in;
     rec.n++;
 }

@@ -12,6 +12,10 @@ mp_amp_class mp_amp_class_of(mp_op op);
 /* Replace the whole table (MP_OP_COUNT entries) or, with NULL, go back to ops.def's. */
 void mp_amp_set_classes(const mp_amp_class *classes);
 
+/* Whether input i of op carries the op's float type (the one the rewrite lowers). Not the
+ * statistics/scale/offset of FusedBatchNormV3 (TensorFlow's separate type U: float32). */
+int mp_amp_input_typed(mp_op op, int i);
+
 /* ---------------------------------------------------------------- autocast mode */
 /* Turns autocast on (dtype float16 or bfloat16) or off (on = 0). Process-wide. */
 mp_status mp_amp_autocast_set(int on, mp_dtype dtype);

@@ -12,6 +12,9 @@
 
 enum { COL_F32 = 0, COL_LOW = 1, COL_CAST_F32 = 2, COL_CAST_LOW = 3 };
 
+/* an op node's input k that carries its float type (the others keep their dtype) */
+static int typed(const mp_gnode *nd, int k) { return nd->kind != MP_GNODE_OP || mp_amp_input_typed(nd->op, k); }
+
 static int node_float_f32(const mp_graph *g, int i) {
     const mp_gnode *nd = &g->nodes[i];
     if (nd->n_out == 1 && mp_dtype_is_floating(nd->dtype))
@@ -57,7 +60,7 @@ mp_status mp_amp_graph_arrays(const mp_graph *g, mp_amp_arrays *a) {
         a->kind[i] = kind;
         a->flags[i] = (node_float_f32(g, i) ? 1 : 0) | (nd->n_out == 1 && nd->dtype == MP_F32 ? 2 : 0);
         for (int k = 0; k < nd->n_in; k++)
-            if (nd->in[k].node >= 0)
+            if (nd->in[k].node >= 0 && (nd->kind != MP_GNODE_OP || mp_amp_input_typed(nd->op, k)))
                 a->in_node[e++] = nd->in[k].node;
         a->in_off[i + 1] = e;
     }
@@ -135,7 +138,12 @@ mp_status mp_amp_graph_rewrite(mp_graph *g, int bf16, mp_amp_summary *sum, int *
         int need = 0;
         for (int j = p + 1; j < g->n_nodes && !need; j++)
             for (int k = 0; k < g->nodes[j].n_in; k++)
-                if (g->nodes[j].in[k].node == p && is_low(col[j]) != src_low)
+                if (g->nodes[j].in[k].node == p && typed(&g->nodes[j], k) && is_low(col[j]) != src_low)
+                    need = 1;
+        /* a lowered value read where float32 is required (a batch norm's statistics) */
+        for (int j = p + 1; j < g->n_nodes && !need && src_low; j++)
+            for (int k = 0; k < g->nodes[j].n_in; k++)
+                if (g->nodes[j].in[k].node == p && !typed(&g->nodes[j], k))
                     need = 1;
         for (int o = 0; o < g->n_outputs && !need; o++)
             need = src_low && g->outputs[o].node == p; /* graph outputs keep float32 */
@@ -147,7 +155,8 @@ mp_status mp_amp_graph_rewrite(mp_graph *g, int bf16, mp_amp_summary *sum, int *
             break;
         for (int j = c + 1; j < g->n_nodes; j++)
             for (int k = 0; k < g->nodes[j].n_in; k++)
-                if (g->nodes[j].in[k].node == p && is_low(col[j]) != src_low)
+                if (g->nodes[j].in[k].node == p &&
+                    (typed(&g->nodes[j], k) ? is_low(col[j]) != src_low : src_low))
                     g->nodes[j].in[k].node = c;
         if (src_low)
             for (int o = 0; o < g->n_outputs; o++)

@@ -548,6 +548,8 @@ int mp_op_infer_dtype(mp_op op, int n_in, const mp_dtype *in, const mp_attrs *at
     case MP_OP_ALL:
     case MP_OP_ANY: return MP_BOOL;
     case MP_OP_WHERE: return n_in == 3 && in[1] == in[2] ? (int)in[1] : -1;
+    /* x's dtype; scale, offset, mean and variance are float32 (float64 for float64 x) */
+    case MP_OP_BATCH_NORM: return n_in == 5 ? (int)in[0] : -1;
     default: break;
     }
     if (n_in == 0)

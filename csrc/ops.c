@@ -10,6 +10,7 @@
 #include "graph.h"
 #include "mixprec.h"
 #include "amp.h"
+#include "ops_internal.h"
 #include "tape.h"
 
 /* ------------------------------------------------------------------ op tables */
@@ -38,7 +39,7 @@ static const struct {
 
 /* Tripwire: a new op must also get its backward rule (grad.c), its binding
  * (csrc/python/functions.c) and a row in tests/test_ops.py; then bump this number. */
-_Static_assert(MP_OP_COUNT == 86, "ops.def changed: update grad.c, functions.c, tests/test_ops.py, then this count");
+_Static_assert(MP_OP_COUNT == 94, "ops.def changed: update grad.c, functions.c, tests/test_ops.py, then this count");
 
 const mp_op_info *mp_op_get_info(mp_op op) {
     if ((int)op < 0 || op >= MP_OP_COUNT)
@@ -139,14 +140,12 @@ static void make_bcast(int nops, const int *nd, const int64_t *const *sh, int n,
 
 /* Calls a slot of the backend table; a NULL slot (not supported on this backend) becomes
  * MP_ERR_NOT_IMPLEMENTED instead of a crash. */
-#define BE_CALL(be, slot, ...) \
-    (skip_kernels ? MP_OK : (be)->slot ? (be)->slot(__VA_ARGS__) : missing_slot((be), #slot))
+/* (BE_CALL, ops_internal.h) Set while a dry trace (graph.h) runs an op whose value nobody
+ * may read: the outputs are allocated with their shapes and dtypes, the kernels are not run. */
+_Thread_local int mp_ops_skip_kernels;
+#define skip_kernels mp_ops_skip_kernels
 
-/* Set while a dry trace (graph.h) runs an op whose value nobody may read: the outputs are
- * allocated with their shapes and dtypes, the kernels are not run. */
-static _Thread_local int skip_kernels;
-
-static mp_status missing_slot(const mp_backend *be, const char *slot) {
+mp_status mp_backend_missing_slot(const mp_backend *be, const char *slot) {
     return mp_error_set(MP_ERR_NOT_IMPLEMENTED, "the %s backend does not implement %s", be->name, slot);
 }
 
@@ -984,6 +983,14 @@ static mp_status dispatch(mp_op op, int n_in, mp_tensor *const *in, const mp_att
     case MP_OP_TRUNCATED_NORMAL: return run_random(op, at, be, out);
     case MP_OP_SPARSE_SOFTMAX_XENT:
     case MP_OP_SOFTMAX_XENT: return run_xent(op, in[0], in[1], be, out);
+    case MP_OP_CONV2D:
+    case MP_OP_CONV2D_BACKPROP_INPUT:
+    case MP_OP_CONV2D_BACKPROP_FILTER:
+    case MP_OP_MAX_POOL:
+    case MP_OP_MAX_POOL_GRAD:
+    case MP_OP_AVG_POOL:
+    case MP_OP_AVG_POOL_GRAD: return mp_run_window(op, in, at, be, out);
+    case MP_OP_BATCH_NORM: return mp_run_batch_norm(in, at, be, out);
     default: return mp_error_set(MP_ERR_INTERNAL, "op %s has no forward implementation", OPNAME(op));
     }
 }

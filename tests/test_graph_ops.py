@@ -91,6 +91,31 @@ CASES = {
         lambda y, x: tf.nn.softmax_cross_entropy_with_logits(labels=tf.nn.softmax(y), logits=x),
         [f32(3, 4), f32(3, 4)]),
 }
+def _pool_grad(pool):
+    def grad(x):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = pool(x, 2, 2, "VALID")
+        return tape.gradient(y, x, output_gradients=tf.ones_like(y) * 3.0)
+    return grad
+
+
+# the convolution/pooling/batch-norm ops (merged from main's CNN work)
+CASES.update({
+    "conv2d": (lambda x, w: tf.nn.conv2d(x, w, 1, "SAME"), [f32(1, 5, 5, 2), f32(3, 3, 2, 3)]),
+    "conv2d_backprop_input": (
+        lambda w, dy: tf.nn.conv2d_backprop_input([1, 5, 5, 2], w, dy, 1, "SAME"),
+        [f32(3, 3, 2, 3), f32(1, 5, 5, 3)]),
+    "conv2d_backprop_filter": (
+        lambda x, dy: tf.nn.conv2d_backprop_filter(x, [3, 3, 2, 3], dy, 1, "SAME"),
+        [f32(1, 5, 5, 2), f32(1, 5, 5, 3)]),
+    "max_pool": (lambda x: tf.nn.max_pool2d(x, 2, 2, "VALID"), [f32(1, 4, 4, 2)]),
+    "max_pool_grad": (_pool_grad(tf.nn.max_pool2d), [f32(1, 4, 4, 2)]),
+    "avg_pool": (lambda x: tf.nn.avg_pool2d(x, 2, 2, "VALID"), [f32(1, 4, 4, 2)]),
+    "avg_pool_grad": (_pool_grad(tf.nn.avg_pool2d), [f32(1, 4, 4, 2)]),
+    "batch_norm": (lambda x, m, v: tf.nn.batch_normalization(x, m, v, None, None, 1e-3),
+                   [f32(2, 3), f32(3), pos(3)]),
+})
 for _n in UNARY:
     CASES.setdefault(_n, (getattr(_core, _n), [pos(3, 4) if _n in UNARY_POS else f32(3, 4)]))
 for _n in BINARY:

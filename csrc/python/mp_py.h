@@ -85,6 +85,7 @@ int mp_py_variable_type_init(PyObject *module);
 
 /* train.c */
 int mp_py_train_init(PyObject *module);
+int mp_py_nn_init(PyObject *module);
 
 /* dlpack.c */
 PyObject *mp_py_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);

@@ -207,8 +207,17 @@ _ALIASES = {
 _CLASSES = {c.__name__: c for c in set(_ALIASES.values())}
 
 
-def serialize(initializer):
-    return {"class_name": type(initializer).__name__, "config": initializer.get_config()}
+def serialize(initializer, use_legacy_format=False):
+    """tf-keras 2.21's format: module, class_name, config, registered_name."""
+    if initializer is None:
+        return None
+    cls = type(initializer)
+    if use_legacy_format:
+        return {"class_name": cls.__name__, "config": initializer.get_config()}
+    builtin = _CLASSES.get(cls.__name__) is cls
+    return {"module": "keras.initializers" if builtin else cls.__module__,
+            "class_name": cls.__name__, "config": initializer.get_config(),
+            "registered_name": None if builtin else cls.__name__}
 
 
 def deserialize(config, custom_objects=None):

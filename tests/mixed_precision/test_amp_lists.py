@@ -7,9 +7,9 @@ from mixprec import _core
 from mixprec._amp import lists
 
 # TensorFlow's CUDA lists (auto_mixed_precision_lists.h), the names mixprec's ops carry
-TF_ALLOW = {"MatMul", "BatchMatMul", "BatchMatMulV2", "Einsum", "Conv2D", "Conv3D",
-            "DepthwiseConv2dNative"}
-TF_INFER = {"Add", "AddN", "AddV2", "AvgPool", "BiasAdd", "BiasAddGrad", "Elu", "EluGrad", "Erf",
+TF_ALLOW = {"MatMul", "BatchMatMul", "BatchMatMulV2", "Einsum", "Conv2D", "Conv2DBackpropInput",
+            "Conv2DBackpropFilter", "Conv3D", "DepthwiseConv2dNative"}
+TF_INFER = {"Add", "AddN", "AddV2", "AvgPool", "AvgPoolGrad", "BiasAdd", "BiasAddGrad", "Elu", "EluGrad", "Erf",
             "Erfc", "FloorDiv", "FusedBatchNormV3", "Inv", "LeakyRelu", "LeakyReluGrad", "Log",
             "Log1p", "LogSoftmax", "Mul", "Prod", "RealDiv", "Reciprocal", "Selu", "Sigmoid",
             "SigmoidGrad", "Softmax", "Softplus", "SoftplusGrad", "Softsign", "Sqrt", "Sub", "Tanh",
@@ -18,7 +18,7 @@ TF_DENY = {"Exp", "Expm1", "L2Loss", "Mean", "Pow", "SaveV2", "SoftmaxCrossEntro
            "SparseSoftmaxCrossEntropyWithLogits", "Sum"}
 TF_CLEAR = {"Abs", "ArgMax", "ArgMin", "BroadcastTo", "Ceil", "ConcatV2", "Equal", "ExpandDims",
             "Fill", "Floor", "GatherV2", "Greater", "GreaterEqual", "Identity", "IsFinite",
-            "IsInf", "IsNan", "Less", "LessEqual", "Max", "MaxPool", "Maximum", "Min", "Minimum",
+            "IsInf", "IsNan", "Less", "LessEqual", "Max", "MaxPool", "MaxPoolGrad", "Maximum", "Min", "Minimum",
             "Neg", "NotEqual", "OneHot", "Pack", "Pad", "Relu", "Relu6", "ReluGrad", "Reshape",
             "Round", "Select", "SelectV2", "Shape", "Sign", "Slice", "Split", "Squeeze",
             "StopGradient", "StridedSlice", "StridedSliceGrad", "Tile", "Transpose", "Where"}

@@ -336,3 +336,30 @@ def test_traced_and_eager_agree_where_the_pass_and_autocast_agree():
     assert graph_pass.last_summary["converted_nodes"] == [
         "MatMul", "AddV2", "Relu", "MatMul_1"]
     np.testing.assert_array_equal(traced, eager)
+
+
+@pytest.mark.parametrize("run_eagerly", [False, True])
+def test_convolutional_model_with_batch_norm_under_the_rewrite(run_eagerly):
+    (x, y), _ = _fashion(256, 10)
+    x = x.reshape(-1, 28, 28, 1)
+    tf.random.set_seed(2)
+    model = keras.Sequential([
+        keras.Input(shape=(28, 28, 1)),
+        keras.layers.Conv2D(4, 3, activation="relu"),
+        keras.layers.BatchNormalization(),
+        keras.layers.MaxPooling2D(),
+        keras.layers.Conv2D(4, 3),
+        keras.layers.Flatten(),
+        keras.layers.Dense(10)])
+    opt = tf.train.experimental.enable_mixed_precision_graph_rewrite(keras.optimizers.Adam())
+    model.compile(loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  optimizer=opt, run_eagerly=run_eagerly)
+    hist = model.fit(x, y, batch_size=64, epochs=2, verbose=0)
+    assert np.isfinite(hist.history["loss"]).all()
+    assert hist.history["loss"][-1] < hist.history["loss"][0]
+    assert all(w.dtype == tf.float32 for w in model.weights)  # variables stay float32
+    out = model.predict(x[:4], verbose=0)
+    assert out.dtype == np.float32
+    if not run_eagerly:
+        names = graph_pass.last_summary["converted_nodes"]
+        assert "Conv2D" in names and "MaxPool" in names

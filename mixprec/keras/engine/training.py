@@ -220,7 +220,8 @@ class Model(_steps.RunEagerlyMixin, Layer):
             outer = getattr(base_layer._ctx, "training", None)
             base_layer._ctx.training = training if training is not None else outer
             try:
-                return self._run_graph(inputs, training)
+                with base_layer.CallScope(self):
+                    return self._run_graph(inputs, training)
             finally:
                 base_layer._ctx.training = outer
         return super().__call__(*args, **kwargs)

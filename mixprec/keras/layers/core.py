@@ -5,7 +5,7 @@ import numpy as np
 
 from mixprec import _core, random as _random
 from mixprec._dtypes import as_dtype
-from mixprec.keras import activations, initializers
+from mixprec.keras import activations, constraints, initializers, regularizers
 from mixprec.keras.engine.base_layer import Layer
 
 __all__ = ["Dense", "Activation", "Dropout", "Flatten", "Reshape", "Lambda", "OpLambda"]
@@ -24,7 +24,7 @@ class Dense(Layer):
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None,
                  activity_regularizer=None, kernel_constraint=None, bias_constraint=None,
                  **kwargs):
-        super().__init__(**kwargs)
+        super().__init__(activity_regularizer=activity_regularizer, **kwargs)
         units = int(units) if not isinstance(units, int) else units
         if units <= 0:
             raise ValueError("Received an invalid value for `units`, expected a positive integer. "
@@ -34,10 +34,10 @@ class Dense(Layer):
         self.use_bias = bool(use_bias)
         self.kernel_initializer = initializers.get(kernel_initializer)
         self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_regularizer = kernel_regularizer
-        self.bias_regularizer = bias_regularizer
-        self.kernel_constraint = kernel_constraint
-        self.bias_constraint = bias_constraint
+        self.kernel_regularizer = regularizers.get(kernel_regularizer)
+        self.bias_regularizer = regularizers.get(bias_regularizer)
+        self.kernel_constraint = constraints.get(kernel_constraint)
+        self.bias_constraint = constraints.get(bias_constraint)
         self.kernel = None
         self.bias = None
 
@@ -94,7 +94,19 @@ class Dense(Layer):
                       use_bias=self.use_bias,
                       kernel_initializer=initializers.serialize(self.kernel_initializer),
                       bias_initializer=initializers.serialize(self.bias_initializer))
+        config.update(weight_configs(self))
         return config
+
+
+def weight_configs(layer, prefixes=("kernel", "bias")):
+    """The regularizer and constraint entries of a layer's config, in tf-keras' order."""
+    config = {}
+    for p in prefixes:
+        config[p + "_regularizer"] = regularizers.serialize(getattr(layer, p + "_regularizer"))
+    config["activity_regularizer"] = regularizers.serialize(layer.activity_regularizer)
+    for p in prefixes:
+        config[p + "_constraint"] = constraints.serialize(getattr(layer, p + "_constraint"))
+    return config
 
 
 class Activation(Layer):

@@ -327,9 +327,14 @@ class Optimizer:
             # every replay, from the host, as this eager call just did
             def refresh(gs=float(grad_scale)):
                 return self._hparams(), gs
-        return _core.optimizer_apply(self._KIND, hp, list(variables), list(grads), slots,
-                                     self._iterations, loss_scale, bool(check_finite),
-                                     float(grad_scale), bool(unscale), refresh)
+        applied = _core.optimizer_apply(self._KIND, hp, list(variables), list(grads), slots,
+                                        self._iterations, loss_scale, bool(check_finite),
+                                        float(grad_scale), bool(unscale), refresh)
+        for v in variables:  # as tf-keras: a variable's constraint projects it after its update
+            constraint = v.constraint
+            if constraint is not None:
+                v.assign(constraint(v))
+        return applied
 
     def apply_gradients(self, grads_and_vars, name=None, experimental_aggregate_gradients=True):
         """Applies (gradient, variable) pairs; returns the iterations variable."""
