@@ -265,7 +265,7 @@ mp_status mp_graph_record_op(mp_op op, int n_in, mp_tensor *const *in, const mp_
         st = edge_of(g, in[k], &tmp[k]);
     if (st == MP_OK)
         st = push_node(g, MP_GNODE_OP, n_in, &idx);
-    if (st == MP_OK)
+    if (st == MP_OK && n_in > 0)
         memcpy(g->nodes[idx].in, tmp, (size_t)n_in * sizeof *tmp);
     if (tmp != stack)
         free(tmp);

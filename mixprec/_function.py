@@ -232,7 +232,7 @@ class Function:
         self._name = name or getattr(python_function, "__name__", "function")
         self._traces = {}
         self._fast = {}                  # exact positional signature -> (trace, graph)
-        self._call_vars = []             # variable arguments of the call being prepared
+        self._tls = threading.local()    # .vars: variable arguments of the call being prepared
         self._tracing_count = 0
         self._variables_traced = False   # the first trace happened (variables may be made)
         self._seen = {}                  # reduce_retracing: relaxed key -> count of exact traces
@@ -247,6 +247,13 @@ class Function:
     @property
     def python_function(self):
         return self._python_function
+
+    def __deepcopy__(self, memo):
+        # a copy starts without traces (graphs refer to the original's variables)
+        import copy
+        return Function(copy.deepcopy(self._python_function, memo),
+                        input_signature=self.input_signature, jit_compile=self.jit_compile,
+                        reduce_retracing=self.reduce_retracing, **self.experimental_options)
 
     @property
     def function_spec(self):
@@ -394,7 +401,7 @@ class Function:
         if variables:
             shape_key += tuple(k for k in exact if k[0] == "V")
         call_args, call_kwargs = rebuild(bound)
-        self._call_vars = variables
+        self._tls.vars = variables
         return tkey, shape_key, call_args, call_kwargs, inputs
 
     def __call__(self, *args, **kwargs):
@@ -449,7 +456,7 @@ class Function:
 
     def _replay(self, trace, g, inputs):
         traced_vars = trace.gvars.get(id(g))
-        now = self._call_vars
+        now = getattr(self._tls, "vars", ())
         if traced_vars and any(a is not b for a, b in zip(traced_vars, now)):
             outs = g.run(inputs, list(traced_vars), list(now))
         else:
@@ -465,7 +472,7 @@ class Function:
         new_trace = trace is None
         if new_trace:
             trace = _Trace()
-        call_vars = list(self._call_vars)  # (a nested call may prepare its own)
+        call_vars = list(getattr(self._tls, "vars", ()))  # (a nested call prepares its own)
         first_ever = not self._variables_traced
         # the call itself is the trace: it runs for real (side effects once) while recording;
         # or, when a registered predicate asks (a pass whose results must show from the first
@@ -496,7 +503,7 @@ class Function:
         trace.shapes[shape_key] = g
         trace.gvars[id(g)] = call_vars
         if dry:
-            self._call_vars = call_vars
+            self._tls.vars = call_vars
             return self._replay(trace, g, inputs)
         return result
 
@@ -586,7 +593,7 @@ class Function:
                 trace.eager = True
             else:
                 trace.shapes[shape_key] = g
-                trace.gvars[id(g)] = list(self._call_vars)
+                trace.gvars[id(g)] = list(getattr(self._tls, "vars", ()))
         specs = [TensorSpec(x.shape, x.dtype) for x in inputs]
         return ConcreteFunction(self, trace, bound, specs)
 
@@ -639,8 +646,9 @@ class ConcreteFunction:
 
     @property
     def graph(self):
+        """The recorded graph (a FuncGraph view over ``_core.Graph``), None when it broke."""
         g = next(iter(self._trace.shapes.values()), None)
-        return g
+        return None if g is None else FuncGraph(g)
 
     def __call__(self, *args, **kwargs):
         flat = [_to_tensor_leaf(x) for x in _nest.flatten(list(args) + [kwargs[k] for k in
@@ -658,6 +666,42 @@ class ConcreteFunction:
                     self._function._name, s, x.dtype.name, x.shape))
             conv.append(x)
         return self._function(*args, **kwargs)
+
+
+class Operation:
+    """One recorded node as TensorFlow's ``tf.Operation`` names it: ``type`` is the op's
+    TensorFlow name (``MatMul``, ``ReadVariableOp``, ``AssignVariableOp`` ...)."""
+
+    _KIND_TYPES = {"Input": "Placeholder", "Const": "Const", "ReadVariable": "ReadVariableOp",
+                   "AssignVariable": "AssignVariableOp", "OptimizerStep": "ResourceApplyFused",
+                   "Host": "PrintV2"}
+
+    def __init__(self, index, node):
+        self._node = node
+        self.type = node["op"] if node["kind"] == "Op" else self._KIND_TYPES.get(
+            node["kind"], node["kind"])
+        self.name = "%s_%d" % (self.type, index)
+
+    @property
+    def inputs(self):
+        return [tuple(e) for e in self._node["inputs"]]
+
+    def __repr__(self):
+        return "<mixprec.Operation %r type=%s>" % (self.name, self.type)
+
+
+class FuncGraph:
+    """A traced function's graph as TensorFlow shows it (``get_operations``); other
+    attributes are the ``_core.Graph``'s (``nodes()``, passes' tools)."""
+
+    def __init__(self, g):
+        self._g = g
+
+    def get_operations(self):
+        return [Operation(i, n) for i, n in enumerate(self._g.nodes())]
+
+    def __getattr__(self, name):
+        return getattr(self._g, name)
 
 
 def function(func=None, input_signature=None, autograph=True, jit_compile=None,

@@ -572,3 +572,34 @@ def test_variable_arguments_are_traced_by_spec():
     assert float(both(a, b)) == 11.0
     assert float(both(a, a)) == 5.0  # one variable twice: another signature
     assert both.experimental_get_tracing_count() == 2
+
+
+def test_a_function_held_by_an_object_deep_copies_without_its_traces():
+    import copy
+
+    class Holder:
+        def __init__(self):
+            self.v = tf.Variable(1.0)
+            self.step = tf.function(self._step)
+
+        def _step(self, x):
+            self.v.assign_add(x)
+            return self.v.read_value()
+
+    h = Holder()
+    h.step(tf.constant(1.0))
+    c = copy.deepcopy(h)
+    assert float(c.step(tf.constant(5.0))) == 7.0 and float(h.v) == 2.0
+    assert c.step.experimental_get_tracing_count() == 1
+
+
+def test_concrete_function_graph_operations():
+    v = tf.Variable([1.0, 2.0])
+
+    @tf.function
+    def f(x):
+        return tf.matmul(x, tf.reshape(v, [2, 1]))
+
+    cf = f.get_concrete_function(tf.TensorSpec([3, 2], tf.float32))
+    types = [op.type for op in cf.graph.get_operations()]
+    assert "MatMul" in types and "ReadVariableOp" in types and "Placeholder" in types
