@@ -123,9 +123,19 @@ static void node_clear(mp_gnode *n) {
     memset(n, 0, sizeof *n);
 }
 
+static void kept_clear(mp_graph *g) {
+    if (!g->kept)
+        return;
+    for (int i = 0; i < g->n_nodes; i++)
+        mp_storage_decref(g->kept[i]);
+    free(g->kept);
+    g->kept = NULL;
+}
+
 void mp_graph_free(mp_graph *g) {
     if (!g)
         return;
+    kept_clear(g);
     if (rec == g)
         rec = NULL;
     for (int i = 0; i < g->n_nodes; i++)
@@ -548,8 +558,7 @@ int mp_op_infer_dtype(mp_op op, int n_in, const mp_dtype *in, const mp_attrs *at
     case MP_OP_ALL:
     case MP_OP_ANY: return MP_BOOL;
     case MP_OP_WHERE: return n_in == 3 && in[1] == in[2] ? (int)in[1] : -1;
-    /* x's dtype; scale, offset, mean and variance are float32 (float64 for float64 x) */
-    case MP_OP_BATCH_NORM: return n_in == 5 ? (int)in[0] : -1;
+    case MP_OP_BATCH_NORM: return n_in >= 1 ? (int)in[0] : -1; /* statistics are float32 */
     default: break;
     }
     if (n_in == 0)
@@ -564,6 +573,7 @@ int mp_op_infer_dtype(mp_op op, int n_in, const mp_dtype *in, const mp_attrs *at
 }
 
 mp_status mp_graph_infer(mp_graph *g) {
+    kept_clear(g); /* dtypes (so sizes) may change */
     for (int i = 0; i < g->n_nodes; i++) {
         mp_gnode *n = &g->nodes[i];
         if (n->kind != MP_GNODE_OP)
@@ -588,6 +598,7 @@ mp_status mp_graph_infer(mp_graph *g) {
 }
 
 mp_status mp_graph_insert_cast(mp_graph *g, int at, mp_gedge src, mp_dtype dt, mp_gedge *out) {
+    kept_clear(g); /* node indices move */
     if (at < 0 || at > g->n_nodes || src.node < 0 || src.node >= at)
         return mp_error_set(MP_ERR_VALUE, "graph: cannot insert a cast of node %d before node %d", src.node, at);
     int32_t idx;
@@ -682,6 +693,21 @@ static mp_status run_optim(mp_gnode *n, mp_tensor **vals, const var_sub *vs, mp_
     return st;
 }
 
+/* Keep node i's output buffer for the next replay, unless it is an input's (a view). */
+static void keep_buffer(mp_graph *g, int i, mp_tensor *const *args, const mp_tensor *out) {
+    mp_storage *s = out->storage;
+    if (s->deleter)
+        return;
+    for (int k = 0; k < g->nodes[i].n_in; k++)
+        if (args[k] && args[k]->storage == s)
+            return;
+    if (g->kept[i] == s)
+        return;
+    mp_storage_decref(g->kept[i]);
+    mp_storage_incref(s);
+    g->kept[i] = s;
+}
+
 mp_status mp_graph_run(mp_graph *g, int n_in, mp_tensor *const *in, mp_tensor **outs) {
     return mp_graph_run_with(g, n_in, in, 0, NULL, NULL, outs);
 }
@@ -697,6 +723,8 @@ mp_status mp_graph_run_with(mp_graph *g, int n_in, mp_tensor *const *in, int n_s
     if (!vals)
         return mp_error_set(MP_ERR_MEMORY, "out of host memory replaying a graph of %d nodes", g->n_nodes);
     g->n_replays++;
+    if (!g->kept && !rec) /* buffers are planned by the first replay, reused by the next */
+        g->kept = calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *g->kept);
     /* ops record on tapes (gradients through a replayed function) and into an outer
      * graph (a function called while another traces is inlined): mp_op_run then */
     int hooks = mp_tape_recording() || rec != NULL;
@@ -727,7 +755,12 @@ mp_status mp_graph_run_with(mp_graph *g, int n_in, mp_tensor *const *in, int n_s
             mp_attrs at = n->attrs;
             if (n->flags & MP_GNODE_FLAG_RANDOM)
                 at.i1 = (int64_t)((uint64_t)at.i1 + ((uint64_t)g->n_replays << 32));
+            if (g->kept)
+                mp_storage_offer(g->kept[i]);
             st = hooks ? mp_op_run(n->op, n->n_in, args, &at, &vals[i]) : mp_op_exec(n->op, n->n_in, args, &at, &vals[i]);
+            mp_storage_offer(NULL);
+            if (st == MP_OK && g->kept)
+                keep_buffer(g, i, args, vals[i]);
             break;
         }
         case MP_GNODE_VAR_READ: {

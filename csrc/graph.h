@@ -112,6 +112,8 @@ typedef struct mp_graph {
     int n_created_vars;  /* variables created while recording */
     int dry;             /* recording without executing side effects (see mp_graph_begin) */
     int64_t n_replays;   /* random ops draw stream + n_replays << 32 at replay n_replays */
+    mp_storage **kept;   /* (n_nodes or NULL) each op's buffer from the last replay, offered
+                          * back to it at the next (private to graph.c) */
 } mp_graph;
 
 mp_status mp_graph_new(mp_graph **out);

@@ -171,6 +171,13 @@ void mp_tensor_decref(mp_tensor *t); /* NULL-safe */
 mp_status mp_shape_check(int ndim, const int64_t *shape, int64_t *numel_out);
 /* A fresh id from the global counter (tensors and variables share the namespace). */
 int64_t mp_next_id(void);
+/* Storage references (graph replay keeps its buffers between runs). NULL-safe. */
+void mp_storage_incref(mp_storage *s);
+void mp_storage_decref(mp_storage *s);
+/* Offer s to the next mp_tensor_new on this thread: it is used (instead of a new
+ * allocation) when it has exactly the bytes needed, the device, and refcount 1 (only the
+ * offerer holds it); NULL withdraws the offer. Graph replay reuses buffers through it. */
+void mp_storage_offer(mp_storage *s);
 /* Is the storage shared with anyone else (copy-on-write test for in-place updates)? */
 int mp_tensor_storage_shared(const mp_tensor *t);
 

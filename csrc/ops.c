@@ -140,11 +140,11 @@ static void make_bcast(int nops, const int *nd, const int64_t *const *sh, int n,
 
 /* Calls a slot of the backend table; a NULL slot (not supported on this backend) becomes
  * MP_ERR_NOT_IMPLEMENTED instead of a crash. */
-/* (BE_CALL, ops_internal.h) Set while a dry trace (graph.h) runs an op whose value nobody
- * may read: the outputs are allocated with their shapes and dtypes, the kernels are not run. */
+/* Set while a dry trace (graph.h) runs an op whose value nobody may read: the outputs are
+ * allocated with their shapes and dtypes, the kernels are not run (BE_CALL skips them). */
 _Thread_local int mp_ops_skip_kernels;
-#define skip_kernels mp_ops_skip_kernels
 
+/* (BE_CALL, ops_internal.h) */
 mp_status mp_backend_missing_slot(const mp_backend *be, const char *slot) {
     return mp_error_set(MP_ERR_NOT_IMPLEMENTED, "the %s backend does not implement %s", be->name, slot);
 }
@@ -1050,7 +1050,7 @@ mp_status mp_op_exec(mp_op op, int n_in, mp_tensor *const *in, const mp_attrs *a
         return mp_error_set(MP_ERR_DEVICE, "%s: device %s is not available", info->name, dev_str(dev, d0, sizeof d0));
     }
     MP_TRY(dispatch(op, n_in, in, at, be, out));
-    if (!skip_kernels && __atomic_load_n(&check_numerics, __ATOMIC_RELAXED) && mp_dtype_is_floating((*out)->dtype)) {
+    if (!mp_ops_skip_kernels && __atomic_load_n(&check_numerics, __ATOMIC_RELAXED) && mp_dtype_is_floating((*out)->dtype)) {
         mp_status st = numerics_check(op, *out);
         if (st != MP_OK) {
             mp_tensor_decref(*out);
@@ -1074,9 +1074,9 @@ static int dry_skippable(mp_op op, int n_in, mp_tensor *const *in) {
 static mp_status exec_and_record(mp_op op, int n_in, mp_tensor *const *in, const mp_attrs *at, mp_tensor **out) {
     if (mp_graph_dry() && dry_skippable(op, n_in, in)) {
         /* a dry trace needs shapes only: any host read of this value breaks the graph */
-        skip_kernels = 1;
+        mp_ops_skip_kernels = 1;
         mp_status st = mp_op_exec(op, n_in, in, at, out);
-        skip_kernels = 0;
+        mp_ops_skip_kernels = 0;
         MP_TRY(st);
     } else {
         MP_TRY(mp_op_exec(op, n_in, in, at, out));

@@ -5,13 +5,11 @@
 
 /* Calls a slot of the backend table: the one funnel for slot calls in the op layer. A NULL
  * slot (not supported on this backend) becomes MP_ERR_NOT_IMPLEMENTED, never a crash. */
-#define BE_CALL(be, slot, ...)                                                                   \
-    (mp_ops_skip_kernels ? MP_OK                                                                     \
-                         : (be)->slot ? (be)->slot(__VA_ARGS__) : mp_backend_missing_slot((be), #slot))
-mp_status mp_backend_missing_slot(const mp_backend *be, const char *slot);
-/* Set while a dry trace (graph.h) runs an op whose value nobody may read: BE_CALL runs no
- * kernel (outputs get shapes and dtypes only). Thread-local; ops.c owns it. */
+#define BE_CALL(be, slot, ...)                                                                               \
+    (mp_ops_skip_kernels ? MP_OK : (be)->slot ? (be)->slot(__VA_ARGS__) : mp_backend_missing_slot((be), #slot))
+/* Nonzero while a dry trace runs an op nobody may read (graph.h): kernels are skipped. */
 extern _Thread_local int mp_ops_skip_kernels;
+mp_status mp_backend_missing_slot(const mp_backend *be, const char *slot);
 
 /* Convolution and pooling ops (ops_window.c): validation, shapes, the conv/pool slots. */
 mp_status mp_run_window(mp_op op, mp_tensor *const *in, const mp_attrs *at, const mp_backend *be, mp_tensor **out);
