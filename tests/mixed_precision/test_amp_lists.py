@@ -18,7 +18,7 @@ TF_DENY = {"Exp", "Expm1", "L2Loss", "Mean", "Pow", "SaveV2", "SoftmaxCrossEntro
            "SparseSoftmaxCrossEntropyWithLogits", "Sum"}
 TF_CLEAR = {"Abs", "ArgMax", "ArgMin", "BroadcastTo", "Ceil", "ConcatV2", "Equal", "ExpandDims",
             "Fill", "Floor", "GatherV2", "Greater", "GreaterEqual", "Identity", "IsFinite",
-            "IsInf", "IsNan", "Less", "LessEqual", "Max", "MaxPool", "MaxPoolGrad", "Maximum", "Min", "Minimum",
+            "IsInf", "IsNan", "Less", "LessEqual", "Max", "MaxPool", "MaxPoolGrad", "MaxPoolGradGrad", "Maximum", "Min", "Minimum",
             "Neg", "NotEqual", "OneHot", "Pack", "Pad", "Relu", "Relu6", "ReluGrad", "Reshape",
             "Round", "Select", "SelectV2", "Shape", "Sign", "Slice", "Split", "Squeeze",
             "StopGradient", "StridedSlice", "StridedSliceGrad", "Tile", "Transpose", "Where"}
