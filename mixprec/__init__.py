@@ -34,3 +34,4 @@ from mixprec import keras, mixed_precision  # noqa: F401
 
 __version__ = "0.1.0"
 newaxis = None
+config.experimental._mark_import_done()
