@@ -17,7 +17,12 @@ static void comm_capsule_free(PyObject *cap) {
 }
 
 static mp_comm *get_comm(PyObject *o) {
-    return PyCapsule_GetPointer(o, CAPSULE); /* raises on anything else */
+    if (!PyCapsule_IsValid(o, CAPSULE)) {
+        PyErr_Format(PyExc_TypeError, "expected a communicator (from comm_threads/comm_mpi), "
+                     "got %.80s", Py_TYPE(o)->tp_name);
+        return NULL;
+    }
+    return PyCapsule_GetPointer(o, CAPSULE);
 }
 
 static PyObject *wrap_comm(mp_comm *c) {

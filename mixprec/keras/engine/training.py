@@ -26,6 +26,7 @@ from mixprec.keras import callbacks as _callbacks
 from mixprec.keras import losses as _losses
 from mixprec.keras import metrics as _metrics
 from mixprec.keras import optimizers as _optimizers
+from mixprec.keras.engine import distributed as _distributed
 from mixprec.keras.engine.base_layer import Layer
 from mixprec.keras.engine.input_layer import InputLayer
 from mixprec.keras.engine.keras_tensor import KerasTensor
@@ -272,6 +273,7 @@ class Model(Layer):
         self._metric_objs = None
         self._loss_tracker = _metrics.Mean(name="loss")
         self._output_loss_trackers = None  # '<output>_loss' per output (several outputs)
+        _distributed.record_strategy(self)  # compiled in a tf.distribute strategy's scope
         self._compiled = True
         self.compiled_loss = loss
 
@@ -441,7 +443,9 @@ class Model(Layer):
         with GradientTape() as tape:
             y_pred = self(x, training=True)
             loss = self.compute_loss(x, y, y_pred, sample_weight)
-        self.optimizer.minimize(loss, self.trainable_variables, tape=tape)
+            # divided by the replica count under a strategy (summed gradients = global mean)
+            replica_loss = _distributed.scale_loss_for_distribution(loss)
+        self.optimizer.minimize(replica_loss, self.trainable_variables, tape=tape)
         self._track_losses(loss, y, y_pred)
         return self.compute_metrics(x, y, y_pred, sample_weight)
 
@@ -534,7 +538,7 @@ class Model(Layer):
                 opt = self.optimizer
                 scaled = isinstance(opt, lso._LossScaleOptimizerBase)
                 scale = opt._scale_tensor() if scaled else None  # no wait
-                logs = self.train_step(batch)
+                logs = _distributed.train_step(self, batch)
                 if scaled:
                     history._record_step(epoch, scale, opt._last_applied)
                 if batch_logs:
@@ -570,7 +574,7 @@ class Model(Layer):
             ran = True
             if cb is not None:
                 cb.on_test_batch_begin(step)
-            logs = self.test_step(batch)
+            logs = _distributed.test_step(self, batch)
             if batch_logs:  # read back per step only when a callback looks (as in fit)
                 logs = _to_floats(logs)
             if cb is not None:
@@ -613,7 +617,7 @@ class Model(Layer):
         outs = []
         for step, batch in enumerate(data.batches(0)):
             cb.on_predict_batch_begin(step)
-            out = self.predict_step(batch)
+            out = _distributed.predict_step(self, batch)
             outs.append([np.asarray(o) for o in _nest.flatten(out)])
             cb.on_predict_batch_end(step, {"outputs": out})
         cb.on_predict_end()
