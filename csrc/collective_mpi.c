@@ -69,6 +69,23 @@ static double now_s(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* Whether a process of this host has ended: gone, or a zombie its launcher has not
+ * reaped yet (mpiexec -disable-auto-cleanup leaves them). */
+static int process_gone(pid_t pid) {
+    if (kill(pid, 0) != 0)
+        return errno == ESRCH;
+    char path[64], buf[256];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *close = strrchr(buf, ')'); /* "pid (comm) S ..." */
+    return close && close[1] == ' ' && (close[2] == 'Z' || close[2] == 'X');
+}
+
 /* "rank 1 (pid 4242 on host) exited" for every same-host peer that no longer exists. */
 static int lost_peers(mp_comm *c, char *buf, size_t cap) {
     mpi_impl *m = c->impl;
@@ -80,7 +97,7 @@ static int lost_peers(mp_comm *c, char *buf, size_t cap) {
     for (int r = 0; r < c->size && len + 80 < cap; r++) {
         if (r == c->rank || strcmp(m->peers[r].host, m->host) != 0)
             continue;
-        if (kill(m->peers[r].pid, 0) != 0 && errno == ESRCH) {
+        if (process_gone(m->peers[r].pid)) {
             len += (size_t)snprintf(buf + len, cap - len, "%srank %d (pid %d on %s)",
                                     found ? ", " : "", r, (int)m->peers[r].pid, m->peers[r].host);
             found++;

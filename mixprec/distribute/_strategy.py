@@ -365,6 +365,8 @@ class Strategy:
             return _nest.map_structure(lambda v: self.reduce(op, v, axis), value)
         parts = self._local_values(value)
         e = self._extended
+        if parts is None and e._num_workers > 1 and e._num_local == 1:
+            parts = [value]  # a worker's one replica returns plain values (multi-worker)
         if parts is None:
             if isinstance(value, Variable):
                 value = value.value()
