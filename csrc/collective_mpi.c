@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,7 +58,22 @@ typedef struct {
     pthread_mutex_t mu;
     peer_info *peers;
     char host[64];
+    char *stage;          /* packed bucket, reused between calls (under mu) */
+    size_t stage_cap;
 } mpi_impl;
+
+/* The staging buffer, grown to at least `nbytes` (kept: a fresh 64 MiB block per step
+ * costs its page faults every time). */
+static char *stage_get(mpi_impl *m, size_t nbytes) {
+    if (nbytes == 0)
+        nbytes = 1;
+    if (m->stage_cap < nbytes) {
+        free(m->stage);
+        m->stage = malloc(nbytes);
+        m->stage_cap = m->stage ? nbytes : 0;
+    }
+    return m->stage;
+}
 
 static mpi_api api;
 static int mpi_started;  /* MPI_Init_thread was called by us */
@@ -127,18 +143,21 @@ static mp_status mpi_err(mp_comm *c, const char *what, int rc) {
     return fail(c, what, detail);
 }
 
-/* Polls the request until done; checks same-host peers every 50 ms and gives up after the
- * communicator's timeout. */
+/* Polls the request until done (MPI progresses a large message only while it is tested,
+ * so the loop never sleeps: it yields the core between tests, as MPI's blocking calls
+ * busy-poll); checks same-host peers every 50 ms and gives up after the timeout. */
 static mp_status wait_req(mp_comm *c, abi_handle *req, const char *what) {
     double t0 = now_s(), next_check = t0 + 0.05;
-    long spins = 0;
-    for (;;) {
+    for (long spins = 1;; spins++) {
         int flag = 0;
         int rc = api.Test(req, &flag, NULL);
         if (rc != 0)
             return mpi_err(c, what, rc);
         if (flag)
             return MP_OK;
+        if (spins % 64)
+            continue;
+        sched_yield();
         double t = now_s();
         if (t >= next_check) {
             char lost[512];
@@ -153,30 +172,30 @@ static mp_status wait_req(mp_comm *c, abi_handle *req, const char *what) {
                      c->timeout_s);
             return fail(c, what, detail);
         }
-        if (++spins > 2000) {
-            struct timespec ts = {0, spins > 20000 ? 200000L : 20000L};
-            nanosleep(&ts, NULL);
-        }
     }
 }
 
 #define MAX_COUNT (1 << 30)
 
-static mp_status reduce_buffer(mp_comm *c, void *buf, int64_t count, abi_handle dt, size_t es,
-                               abi_handle op) {
+/* buf = sum over ranks of (send, or buf itself when send is NULL). */
+static mp_status reduce_buffer(mp_comm *c, const void *send, void *buf, int64_t count,
+                               abi_handle dt, size_t es, abi_handle op) {
     for (int64_t off = 0; off < count; off += MAX_COUNT) {
         int m = (int)(count - off < MAX_COUNT ? count - off : MAX_COUNT);
         char *p = (char *)buf + (size_t)off * es;
+        const void *sp = send ? (const char *)send + (size_t)off * es : ABI_IN_PLACE;
         abi_handle req = NULL;
         int rc;
         if (c->size <= 2) { /* a+b == b+a: every rank gets the same bits */
-            rc = api.Iallreduce(ABI_IN_PLACE, p, m, dt, op, ABI_COMM_WORLD, &req);
+            rc = api.Iallreduce(sp, p, m, dt, op, ABI_COMM_WORLD, &req);
             if (rc)
                 return mpi_err(c, "all-reduce", rc);
             MP_TRY(wait_req(c, &req, "all-reduce"));
         } else { /* reduce to rank 0, then broadcast: one summation order for everyone */
-            rc = api.Ireduce(c->rank == 0 ? ABI_IN_PLACE : p, c->rank == 0 ? p : NULL, m, dt, op, 0,
-                             ABI_COMM_WORLD, &req);
+            if (c->rank == 0)
+                rc = api.Ireduce(sp, p, m, dt, op, 0, ABI_COMM_WORLD, &req);
+            else
+                rc = api.Ireduce(send ? sp : p, NULL, m, dt, op, 0, ABI_COMM_WORLD, &req);
             if (rc)
                 return mpi_err(c, "all-reduce", rc);
             MP_TRY(wait_req(c, &req, "all-reduce"));
@@ -205,16 +224,30 @@ static mp_status m_all_reduce_locked(mp_comm *c, mp_dtype dt, mp_coll_op op, int
     for (int i = 0; i < n; i++)
         total += counts[i];
     size_t es = mp_dtype_size(dt);
+    if (n == 1 && (dt == MP_F32 || dt == MP_F64) && in[0] != out[0]) {
+        /* one buffer of a wire type: reduced straight from the input into the output */
+        mp_status st = reduce_buffer(c, in[0], out[0], total, dt == MP_F32 ? ABI_FLOAT : ABI_DOUBLE,
+                                     es, op == MP_COLL_MAX ? ABI_MAX : ABI_SUM);
+        if (st == MP_OK && op == MP_COLL_MEAN) {
+            if (dt == MP_F32)
+                for (int64_t i = 0; i < total; i++)
+                    ((float *)out[0])[i] /= (float)c->size;
+            else
+                for (int64_t i = 0; i < total; i++)
+                    ((double *)out[0])[i] /= (double)c->size;
+        }
+        return st;
+    }
     int wide = dt == MP_F64 ? 0 : 1; /* the wire type: float32 for f32/f16/bf16 */
     size_t wes = wide ? sizeof(float) : sizeof(double);
-    char *buf = malloc((size_t)(total ? total : 1) * wes);
+    char *buf = stage_get(c->impl, (size_t)total * wes);
     if (!buf)
         return mp_error_set(MP_ERR_MEMORY, "MPI all-reduce: cannot allocate %lld bytes",
                             (long long)(total * (int64_t)wes));
     int64_t off = 0;
     for (int i = 0; i < n; off += counts[i], i++) /* pack (16-bit widened) */
         mp_cast_host(in[i], dt, buf + (size_t)off * wes, wide ? MP_F32 : MP_F64, counts[i]);
-    mp_status st = reduce_buffer(c, buf, total, wide ? ABI_FLOAT : ABI_DOUBLE, wes,
+    mp_status st = reduce_buffer(c, NULL, buf, total, wide ? ABI_FLOAT : ABI_DOUBLE, wes,
                                  op == MP_COLL_MAX ? ABI_MAX : ABI_SUM);
     if (st == MP_OK && op == MP_COLL_MEAN) {
         if (wide)
@@ -228,7 +261,6 @@ static mp_status m_all_reduce_locked(mp_comm *c, mp_dtype dt, mp_coll_op op, int
     for (int i = 0; st == MP_OK && i < n; off += counts[i], i++) /* unpack, rounded once */
         mp_cast_host(buf + (size_t)off * wes, wide ? MP_F32 : MP_F64, out[i], dt, counts[i]);
     (void)es;
-    free(buf);
     return st;
 }
 
@@ -298,6 +330,7 @@ static void m_destroy(mp_comm *c) {
     if (m) {
         pthread_mutex_destroy(&m->mu);
         free(m->peers);
+        free(m->stage);
         free(m);
     }
     free(c);

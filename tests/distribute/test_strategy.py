@@ -224,3 +224,16 @@ def test_variables_in_scope_are_mirrored_and_metrics_aggregate(two_cpus):
     assert float(metric.result()) == 3.5
     metric.reset_states()
     assert float(metric.result()) == 0.0
+
+
+def test_losses_that_average_per_replica_are_refused_outside_compile(two_cpus):
+    s = tf.distribute.MirroredStrategy()
+    with s.scope():
+        auto = keras.losses.SparseCategoricalCrossentropy()
+        none = keras.losses.SparseCategoricalCrossentropy(reduction=keras.losses.Reduction.NONE)
+    y, p = tf.constant([0, 1]), tf.constant([[0.9, 0.1], [0.2, 0.8]])
+    with s.scope():
+        with pytest.raises(ValueError, match="Reduction.SUM"):
+            auto(y, p)
+        assert none(y, p).shape == (2,)
+    assert float(auto(y, p)) > 0  # outside any strategy: fine

@@ -312,10 +312,11 @@ class Model(Layer):
         fns = [_losses.get(s) for s in self._per_output(self._loss_spec, n_out, "loss")]
         out = []
         for fn in fns:
-            if fn is None or isinstance(fn, _losses.Loss):
-                out.append(fn)
-            else:
-                out.append(_losses.LossFunctionWrapper(fn, name=getattr(fn, "__name__", None)))
+            if fn is not None and not isinstance(fn, _losses.Loss):
+                fn = _losses.LossFunctionWrapper(fn, name=getattr(fn, "__name__", None))
+            if fn is not None:  # compiled losses may average per batch under a strategy
+                fn._allow_sum_over_batch_size = True
+            out.append(fn)
         return out
 
     def _targets(self, y):
