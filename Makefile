@@ -2,12 +2,14 @@
 # C edits rebuild on `make dev`).
 PY ?= python3
 BUILD ?= build/dev
+# one GPU architecture for edit-build cycles; `pip install .` (CI) builds all of them
+DEV_CUDAARCHS ?= 90-real
 
 .PHONY: dev build test test-gpu test-emulated sanitize bench bench-gpu format clean
 
 dev:            ## editable install into the active venv (no build isolation, persistent build dir)
 	$(PY) -m pip install -q scikit-build-core numpy ml_dtypes scipy-openblas32==0.3.34.481.3 pytest ninja
-	$(PY) -m pip install --no-build-isolation -e . -Cbuild-dir=$(BUILD)
+	CUDAARCHS="$(DEV_CUDAARCHS)" $(PY) -m pip install --no-build-isolation -e . -Cbuild-dir=$(BUILD)
 
 build:          ## a wheel in dist/
 	$(PY) -m pip wheel --no-deps -w dist .
@@ -26,7 +28,7 @@ sanitize:       ## ASan+UBSan build in build/san and the suite under it
 	LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)" PYTHONMALLOC=malloc \
 	    ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1 \
 	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 pytest -m "not slow" -q
-	$(PY) -m pip install --no-build-isolation -e . -Cbuild-dir=$(BUILD)
+	CUDAARCHS="$(DEV_CUDAARCHS)" $(PY) -m pip install --no-build-isolation -e . -Cbuild-dir=$(BUILD)
 
 bench:          ## benchmark tables (mixprec vs the reference, same work, one run)
 	$(PY) bench/ops.py && $(PY) bench/guide.py && $(PY) bench/train_step.py

@@ -172,16 +172,17 @@ mp_status mp_cpu_optim_update(mp_device dev, mp_optim_kind kind, const mp_optim_
     double grad_scale = step->grad_scale;
     if (step->loss_scale)
         grad_scale = grad_scale / (double)*step->loss_scale;
-    double lr_t = hp->lr;
+    double lr_t = hp->lr, lr_t32 = hp->lr;
     if (kind == MP_OPTIM_ADAM) {
         int64_t t = step->iterations ? mp_next_iteration(*step->iterations) : 1;
         lr_t = hp->lr * sqrt(1.0 - pow(hp->beta_2, (double)t)) / (1.0 - pow(hp->beta_1, (double)t));
+        lr_t32 = (double)mp_adam_alpha_f32(hp->lr, hp->beta_1, hp->beta_2, t);
     }
     for (int i = 0; i < n; i++) {
         const mp_optim_var *v = &vars[i];
         if (v->cache && v->wdt != MP_F64 && v->cdt != MP_F16 && v->cdt != MP_BF16 && v->cdt != MP_F32)
             return mp_error_set(MP_ERR_INTERNAL, "optimizer: cannot refresh a %s copy", mp_dtype_name(v->cdt));
-        upd_ctx c = {{kind, hp->nesterov, lr_t, hp->momentum, hp->rho, hp->epsilon, hp->beta_1, hp->beta_2},
+        upd_ctx c = {{kind, hp->nesterov, v->wdt == MP_F64 ? lr_t : lr_t32, hp->momentum, hp->rho, hp->epsilon, hp->beta_1, hp->beta_2},
                      grad_scale,
                      v->wdt,
                      v->w,

@@ -101,6 +101,8 @@ void mp_row_f32_to_bf16(const float *src, uint16_t *dst, int64_t n);
 mp_status mp_cast_host(const void *src, mp_dtype sdt, void *dst, mp_dtype ddt, int64_t n);
 /* Which cast kernels are active: "avx2+f16c" or "scalar". */
 const char *mp_cast_isa(void);
+/* CRC-32C of n bytes, continuing crc (0 to start): crc32c.c. Thread-safe. */
+uint32_t mp_crc32c_extend(uint32_t crc, const void *data, size_t n);
 /* which exp the CPU kernels use: "libmvec-avx2" or "scalar" (csrc/vecmath.c) */
 const char *mp_vecmath_isa(void);
 /* Force the scalar path (tests compare both paths); returns the previous setting. */

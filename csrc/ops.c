@@ -895,6 +895,15 @@ static mp_status run_xent(mp_op op, mp_tensor *logits, mp_tensor *labels, const 
     int ok = labels->ndim == logits->ndim - (sparse ? 1 : 0);
     for (int d = 0; ok && d < labels->ndim; d++)
         ok = labels->shape[d] == logits->shape[d];
+    if (!ok && sparse && labels->ndim == logits->ndim && labels->ndim > 0 &&
+        memcmp(labels->shape, logits->shape, sizeof(int64_t) * (size_t)labels->ndim) == 0)
+        return mp_error_set(MP_ERR_SHAPE,
+                            "%s: labels of shape %s have the logits' shape: they look one-hot, but a sparse "
+                            "loss takes integer class ids of shape %s. Use categorical_crossentropy "
+                            "(CategoricalCrossentropy) for one-hot labels, or pass the class ids "
+                            "(np.argmax(labels, axis=-1))",
+                            OPNAME(op), shape_str(labels->shape, labels->ndim, s1, sizeof s1),
+                            shape_str(logits->shape, logits->ndim - 1, s2, sizeof s2));
     if (!ok)
         return mp_error_set(MP_ERR_SHAPE,
                             "%s: labels of shape %s do not match logits of shape %s (%s)", OPNAME(op),

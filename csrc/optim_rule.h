@@ -23,7 +23,22 @@ typedef struct mp_optim_rule {
  * TensorFlow's kernels do in practice) instead of overflowing, which C leaves undefined. */
 MP_HD int64_t mp_next_iteration(int64_t it) { return (int64_t)((uint64_t)it + 1u); }
 
-/* float32 (and 16-bit, widened) variables, float32 slots, float32 arithmetic. */
+/* Adam's step size alpha = lr * sqrt(1 - beta_2^t) / (1 - beta_1^t) for float32 variables,
+ * formed as tf-keras 2.21's Adam forms it: in float32 (lr, beta powers of float32 betas at
+ * the float32 step t). The powers are double pow rounded once (powf differs between libm
+ * and CUDA; this is the correctly rounded value on both). float64 variables use the
+ * double formula. */
+MP_HD float mp_adam_alpha_f32(double lr, double beta_1, double beta_2, int64_t t) {
+    const double ft = (double)(float)t;
+    const float b1p = (float)pow((double)(float)beta_1, ft);
+    const float b2p = (float)pow((double)(float)beta_2, ft);
+    return (float)lr * sqrtf(1.0f - b2p) / (1.0f - b1p);
+}
+
+/* float32 (and 16-bit, widened) variables, float32 slots, float32 arithmetic. Constants
+ * such as 1 - beta_2 are formed in double and rounded once, as tf-keras (Python floats):
+ * 1 - 0.999 is 0.001f, where 1.0f - 0.999f would be 0.00099998713 (1.3e-5 off). For
+ * Adam, r->lr is already mp_adam_alpha_f32. */
 MP_HD void mp_optim_rule_f32(const mp_optim_rule *r, float *w, float g, float *s0, float *s1, float *s2) {
     const float lr = (float)r->lr;
     switch (r->kind) {
@@ -38,7 +53,7 @@ MP_HD void mp_optim_rule_f32(const mp_optim_rule *r, float *w, float g, float *s
         }
         break;
     case MP_OPTIM_RMSPROP: {
-        const float rho = (float)r->rho, omr = 1.0f - rho, eps = (float)r->epsilon, mom = (float)r->momentum;
+        const float rho = (float)r->rho, omr = (float)(1.0 - r->rho), eps = (float)r->epsilon, mom = (float)r->momentum;
         float ms = rho * *s0 + omr * g * g;
         *s0 = ms;
         float denom = ms;
@@ -57,9 +72,10 @@ MP_HD void mp_optim_rule_f32(const mp_optim_rule *r, float *w, float g, float *s
         break;
     }
     case MP_OPTIM_ADAM: {
-        const float b1 = (float)r->beta_1, b2 = (float)r->beta_2, eps = (float)r->epsilon;
-        float m = *s0 + (g - *s0) * (1.0f - b1);
-        float v = *s1 + (g * g - *s1) * (1.0f - b2);
+        const float omb1 = (float)(1.0 - r->beta_1), omb2 = (float)(1.0 - r->beta_2);
+        const float eps = (float)r->epsilon;
+        float m = *s0 + (g - *s0) * omb1;
+        float v = *s1 + (g * g - *s1) * omb2;
         *s0 = m;
         *s1 = v;
         float vv = v;

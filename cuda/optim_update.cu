@@ -45,27 +45,30 @@ __device__ __forceinline__ void store_f(int dt, void *p, int64_t i, float v) {
 
 static __global__ void optim_update_kernel(optim_args a) {
     __shared__ int skip;
-    __shared__ double lr_t, gs;
+    __shared__ double lr_t, lr_t32, gs;
     if (threadIdx.x == 0) { // the step's scalars, from device memory, once per block
         skip = a.found_inf && *a.found_inf;
         double g = a.grad_scale;
         if (a.loss_scale)
             g = g / (double)*a.loss_scale;
         gs = g;
-        double lr = a.lr;
+        double lr = a.lr, lr32 = a.lr;
         if (a.kind == MP_OPTIM_ADAM) {
             int64_t t = a.iterations ? mp_next_iteration(*a.iterations) : 1;
             lr = a.lr * sqrt(1.0 - pow(a.beta_2, (double)t)) / (1.0 - pow(a.beta_1, (double)t));
+            lr32 = (double)mp_adam_alpha_f32(a.lr, a.beta_1, a.beta_2, t);
         }
         lr_t = lr;
+        lr_t32 = lr32;
     }
     __syncthreads();
     if (skip)
         return;
-    const mp_optim_rule r = {a.kind, a.nesterov, lr_t, a.momentum, a.rho, a.epsilon, a.beta_1, a.beta_2};
     int k = 0;
     while (k + 1 < a.n && a.first_chunk[k + 1] <= (int64_t)blockIdx.x)
         k++;
+    const mp_optim_rule r = {a.kind, a.nesterov, a.wdt[k] == MP_F64 ? lr_t : lr_t32, a.momentum, a.rho,
+                             a.epsilon, a.beta_1, a.beta_2};
     const int64_t b = ((int64_t)blockIdx.x - a.first_chunk[k]) * CHUNK;
     const int64_t e = b + CHUNK < a.len[k] ? b + CHUNK : a.len[k];
     const int wdt = a.wdt[k], cdt = a.cdt[k];

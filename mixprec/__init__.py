@@ -30,8 +30,16 @@ from mixprec._tape import GradientTape, UnconnectedGradients  # noqa: F401
 from mixprec._function import function  # noqa: F401
 from mixprec import _nest as nest  # noqa: F401
 from mixprec import config, data, debugging, distribute, errors, math, nn, random  # noqa: F401
-from mixprec import keras, mixed_precision  # noqa: F401
+from mixprec import experimental  # noqa: F401
+from mixprec import keras, mixed_precision, train  # noqa: F401
 
 __version__ = "0.1.0"
 newaxis = None
+<<<<<<< HEAD
 config.experimental._mark_import_done()
+=======
+
+from mixprec import _unsupported  # noqa: E402
+
+__getattr__ = _unsupported.module_getattr(__name__)  # unsupported TF names: a clear error
+>>>>>>> main

@@ -39,3 +39,7 @@ def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None):
     m = _core.where(_core.is_finite(m), m, _core.fill(m.shape, 0, m.dtype))
     out = log(reduce_sum(exp(x - m), axis, True)) + m
     return out if keepdims else _core.reshape(out, reduce_sum(x, axis, False).shape)
+
+from mixprec import _unsupported  # noqa: E402
+
+__getattr__ = _unsupported.module_getattr(__name__)  # unsupported TF names: a clear error

@@ -126,3 +126,8 @@ def scale_regularization_loss(regularization_loss):
     n = _num_replicas_or_raise("scale_regularization_loss")
     loss = _core.reduce_sum(_core.convert_to_tensor(regularization_loss))
     return loss / _core.cast(_core.constant(n), loss.dtype)
+
+
+from mixprec import _unsupported  # noqa: E402
+
+__getattr__ = _unsupported.module_getattr(__name__)  # unsupported TF names: a clear error

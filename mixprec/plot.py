@@ -1,5 +1,5 @@
 """Plots where a picture beats a table (matplotlib, an optional dependency:
-``pip install mixprec[plot]``).
+``pip install matplotlib``).
 
 - ``plot_loss_scale(history)`` — the dynamic loss scale over training steps (log2 axis),
   with skipped (non-finite) steps marked.
@@ -23,7 +23,7 @@ def _plt():
     try:
         import matplotlib.pyplot as plt
     except ImportError as e:  # pragma: no cover - depends on the environment
-        raise ImportError("mixprec.plot needs matplotlib: pip install 'mixprec[plot]'") from e
+        raise ImportError("mixprec.plot needs matplotlib: pip install matplotlib") from e
     return plt
 
 

@@ -83,3 +83,7 @@ def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=float32, seed=None, name
     key, stream = get_seed(seed)
     return _core.random(2, _shape(shape), float(mean), float(stddev), as_dtype(dtype), key,
                         stream)
+
+from mixprec import _unsupported  # noqa: E402
+
+__getattr__ = _unsupported.module_getattr(__name__)  # unsupported TF names: a clear error

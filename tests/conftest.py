@@ -22,6 +22,13 @@ from mixprec.keras.mixed_precision import policy as _policy  # noqa: E402
 
 
 @pytest.fixture
+def policy(mixprec_policy):
+    """mixprec's own suite says `policy` for the plugin's `mixprec_policy` (parametrized by
+    the plugin: float32 and mixed_float16, or the test's `mixprec_policies` marker)."""
+    return mixprec_policy
+
+
+@pytest.fixture
 def rng(request):
     """A NumPy generator seeded from the test's name: reproducible, different per test."""
     seed = sum(request.node.nodeid.encode()) * 7919 % (2**32)

@@ -50,3 +50,9 @@ def test_guide_reference_mixprec_only():
     rows = table_rows(out)
     assert len(rows) == 4  # header + three precisions
     assert all("error" not in r and "timeout" not in r for r in rows)
+
+
+def test_checkpoint():
+    out = run("checkpoint.py", "--mb", "2", "--parts", "2", "--no-tf")
+    rows = table_rows(out)
+    assert len(rows) == 2 and "mixprec" in rows[1]

@@ -12,13 +12,13 @@ import pytest
 import mixprec
 from mixprec import _core, _gpu_info
 
-pytestmark = pytest.mark.skipif(not _gpu_info.cuda_compiled(), reason="the CUDA plugin was not built here (no toolkit)"
+pytestmark = pytest.mark.skipif(_gpu_info.plugin() is None, reason="the CUDA plugin was not built here (no toolkit)"
                                 if _gpu_info.load_error is None else "the CUDA plugin did not load: %s"
                                 % _gpu_info.load_error)
 
 
 def test_the_plugin_speaks_the_cores_c_api():
-    cuda = _gpu_info._cuda
+    cuda = _gpu_info.plugin()
     assert cuda.C_API_VERSION == _core.C_API_VERSION
     assert _core.CUDA_COMPILED == 1
     assert cuda.runtime_version() >= 12000
@@ -29,12 +29,12 @@ def test_register_refuses_a_foreign_capsule():
 
     capsule = datetime.datetime_CAPI
     with pytest.raises(ValueError):
-        _gpu_info._cuda.register(capsule)
+        _gpu_info.plugin().register(capsule)
 
 
 @pytest.mark.skipif(_core.backend_name(1) == "cuda", reason="a GPU is registered here")
 def test_without_a_gpu_nothing_is_registered():
-    cuda = _gpu_info._cuda
+    cuda = _gpu_info.plugin()
     assert cuda.devices() == []
     assert cuda.register(_core._C_API) == 0
     assert _gpu_info.registered == 0
@@ -49,7 +49,7 @@ def test_without_a_gpu_nothing_is_registered():
 
 
 def test_tf32_switch_reaches_the_plugin():
-    cuda = _gpu_info._cuda
+    cuda = _gpu_info.plugin()
     from mixprec.config import experimental
 
     assert experimental.tensor_float_32_execution_enabled()
@@ -63,7 +63,8 @@ def test_tf32_switch_reaches_the_plugin():
 
 
 def test_a_fresh_process_imports_with_the_plugin():
-    """import mixprec loads and registers the plugin before any tensor exists."""
+    """import mixprec loads and registers the plugin before any tensor exists (where a GPU
+    device node exists; elsewhere it is not imported and nothing is registered)."""
     code = ("import mixprec, mixprec._gpu_info as g; assert g.cuda_compiled(); "
             "print(g.registered, len(mixprec.config.list_physical_devices('GPU')))")
     env = dict(os.environ)
@@ -73,3 +74,32 @@ def test_a_fresh_process_imports_with_the_plugin():
     assert out.returncode == 0, out.stderr
     registered, listed = map(int, out.stdout.split())
     assert registered == listed
+
+
+def _fresh(code, **env_changes):
+    env = dict(os.environ)
+    env.pop("MIXPREC_EMULATE_GPU", None)
+    env.update(env_changes)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd="/",
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.split()
+
+
+def test_without_a_gpu_device_import_does_not_load_the_plugin():
+    """The plugin's imports (CUDA runtime, cuBLASLt) cost ~100 ms: skipped without a GPU."""
+    code = ("import sys, mixprec, mixprec._gpu_info as g; "
+            "print(int('mixprec._cuda' in sys.modules), int(g.gpu_present()), g.registered, "
+            "len(mixprec.config.list_physical_devices('GPU')), mixprec.constant(1.0).device)")
+    loaded, present, registered, listed, device = _fresh(code)
+    assert loaded == present  # imported exactly when a GPU device node exists
+    if present == "0":
+        assert (registered, listed) == ("0", "0") and device.endswith("CPU:0")
+    # CUDA_VISIBLE_DEVICES hiding every GPU: nothing to load either
+    loaded, present, registered, _, _ = _fresh(code, CUDA_VISIBLE_DEVICES="")
+    assert (loaded, present, registered) == ("0", "0", "0")
+    # the emulated GPU (a test aid) still works without the plugin
+    code = ("import sys, mixprec, mixprec._gpu_info as g; "
+            "print(int('mixprec._cuda' in sys.modules), int(g.emulated), mixprec.constant(1.0).device)")
+    loaded, emulated, device = _fresh(code, CUDA_VISIBLE_DEVICES="-1", MIXPREC_EMULATE_GPU="1")
+    assert (loaded, emulated) == ("0", "1") and device.endswith("GPU:0")

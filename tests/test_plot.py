@@ -77,3 +77,10 @@ def test_loss_scale_of_a_fit_without_loss_scaling_says_why():
     h = m.fit(np.ones((4, 2), np.float32), np.ones((4, 1), np.float32), verbose=0)
     with pytest.raises(ValueError, match="LossScaleOptimizer"):
         plot.plot_loss_scale(h)
+
+
+def test_missing_matplotlib_says_pip_install_matplotlib(monkeypatch):
+    import sys
+    monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
+    with pytest.raises(ImportError, match=r"pip install matplotlib$"):
+        plot.plot_history({"loss": [1.0]})

@@ -228,6 +228,55 @@ int mp_py_int_fits(int64_t v, int dt) {
 /* ------------------------------------------------------------------ arrays */
 
 /* Copy a numpy array into a new host tensor of its own dtype. */
+/* The storage deleter of a tensor that borrows an array's memory: drops the array. */
+static void release_array(void *arr) {
+    PyGILState_STATE g = PyGILState_Ensure();
+    Py_DECREF((PyObject *)arr);
+    PyGILState_Release(g);
+}
+
+/* 1 when arr's memory can never change while the tensor lives: the array and every array
+ * it views are read-only, and whatever owns the memory refuses a writable buffer (bytes, a
+ * read-only mmap) or is the array itself. NOTE: a tensor is immutable, so a writable
+ * producer is always copied (it could change the tensor behind the user's back). */
+static int memory_is_frozen(PyArrayObject *arr) {
+    PyObject *o = (PyObject *)arr;
+    while (PyArray_Check(o)) {
+        if (PyArray_FLAGS((PyArrayObject *)o) & NPY_ARRAY_WRITEABLE)
+            return 0;
+        PyObject *base = PyArray_BASE((PyArrayObject *)o);
+        if (!base)
+            return 1;
+        o = base;
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(o, &view, PyBUF_WRITABLE) == 0) {
+        PyBuffer_Release(&view);
+        return 0;
+    }
+    PyErr_Clear();
+    return 1;
+}
+
+/* Zero-copy import: a frozen, C-contiguous, aligned, native-order array of the tensor's
+ * dtype becomes the tensor's storage (the tensor holds a reference to the array). */
+static int borrow_ndarray(PyArrayObject *arr, mp_dtype dt, int nd, const int64_t *shape, mp_tensor **out) {
+    size_t esize = mp_dtype_size(dt);
+    if (!PyArray_IS_C_CONTIGUOUS(arr) || !PyArray_ISALIGNED(arr) || PyArray_ISBYTESWAPPED(arr) ||
+        PyArray_NBYTES(arr) == 0 || (size_t)PyArray_ITEMSIZE(arr) != esize ||
+        ((uintptr_t)PyArray_DATA(arr)) % esize != 0 || !memory_is_frozen(arr))
+        return 0;
+    Py_INCREF(arr);
+    mp_status st = mp_tensor_wrap(PyArray_DATA(arr), dt, nd, shape, (mp_device){MP_DEV_CPU, 0}, release_array, arr,
+                                  out);
+    if (st != MP_OK) {
+        Py_DECREF(arr);
+        *out = NULL;
+        return mp_py_raise_int(st);
+    }
+    return 1;
+}
+
 static int from_ndarray(PyArrayObject *arr, mp_dtype dt, mp_tensor **out) {
     int nd = PyArray_NDIM(arr);
     if (nd > MP_MAX_DIMS) {
@@ -238,6 +287,9 @@ static int from_ndarray(PyArrayObject *arr, mp_dtype dt, mp_tensor **out) {
     int64_t shape[MP_MAX_DIMS];
     for (int d = 0; d < nd; d++)
         shape[d] = PyArray_DIM(arr, d);
+    int borrowed = borrow_ndarray(arr, dt, nd, shape, out);
+    if (borrowed)
+        return borrowed < 0 ? -1 : 0;
     /* the copy below is raw bytes: byte-swapped arrays ('>f4' on x86) are converted first */
     PyArray_Descr *native = NULL;
     if (PyArray_ISBYTESWAPPED(arr)) {

@@ -1,7 +1,8 @@
 /* dlpack.c — zero-copy exchange with other array libraries through DLPack.
  * Owns the DLPack ABI declarations (written from the DLPack 1.0 specification), export
- * (__dlpack__, read-only) and import (from_dlpack). Imported memory is released by the
- * producer's deleter, always called with the GIL held. */
+ * (__dlpack__, read-only) and import (from_dlpack: zero-copy for contiguous, element-aligned CPU
+ * memory, else a copy). Imported memory is released by the producer's deleter, always called
+ * with the GIL held. */
 #define NO_IMPORT_ARRAY
 #include "numpy_api.h"
 
@@ -303,7 +304,7 @@ PyObject *mp_py_from_dlpack(PyObject *mod, PyObject *obj) {
     } else {
         free(c);
         Py_DECREF(cap);
-        PyErr_SetString(PyExc_BufferError, "from_dlpack: __dlpack__ did not return an unused DLPack capsule");
+        PyErr_SetString(PyExc_BufferError, "from_dlpack: __dlpack__ did not return an unused DLPack capsule (a capsule may be consumed at most once)");
         return NULL;
     }
     int dt = dtype_from_dl(dl->dtype);
@@ -333,6 +334,18 @@ PyObject *mp_py_from_dlpack(PyObject *mod, PyObject *obj) {
         }
         return fallback_copy(obj);
     }
+    char *data = (char *)dl->data + dl->byte_offset;
+    if ((uintptr_t)data % mp_dtype_size((mp_dtype)dt) != 0) {
+        /* NOTE: kernels assume element-aligned memory: a misaligned producer is copied,
+         * then released by the capsule's destructor */
+        mp_tensor *t;
+        mp_status st = mp_tensor_new((mp_dtype)dt, dl->ndim, dl->shape, (mp_device){MP_DEV_CPU, 0}, &t);
+        if (st == MP_OK && mp_tensor_nbytes(t))
+            memcpy(mp_tensor_data(t), data, mp_tensor_nbytes(t));
+        free(c);
+        Py_DECREF(cap);
+        return st == MP_OK ? mp_py_wrap(t) : mp_py_raise(st);
+    }
     /* take ownership: rename so the capsule's destructor leaves it alone */
     if (PyCapsule_SetName(cap, c->versioned ? "used_dltensor_versioned" : "used_dltensor")) {
         free(c);
@@ -341,7 +354,7 @@ PyObject *mp_py_from_dlpack(PyObject *mod, PyObject *obj) {
     }
     Py_DECREF(cap);
     mp_tensor *t;
-    mp_status st = mp_tensor_wrap((char *)dl->data + dl->byte_offset, (mp_dtype)dt, dl->ndim, dl->shape,
+    mp_status st = mp_tensor_wrap(data, (mp_dtype)dt, dl->ndim, dl->shape,
                                   (mp_device){MP_DEV_CPU, 0}, import_release, c, &t);
     if (st != MP_OK) {
         import_release(c);

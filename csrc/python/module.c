@@ -37,6 +37,25 @@ static PyObject *py_register(PyObject *m, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* crc32c(buffer, crc=0) -> int: CRC-32C of any contiguous buffer (bytes, memoryview,
+ * NumPy array), continuing crc; the GIL is released for large buffers. */
+static PyObject *py_crc32c(PyObject *m, PyObject *args) {
+    (void)m;
+    Py_buffer view;
+    unsigned long crc = 0;
+    if (!PyArg_ParseTuple(args, "y*|k", &view, &crc))
+        return NULL;
+    uint32_t out;
+    if (view.len > (1 << 16)) {
+        Py_BEGIN_ALLOW_THREADS out = mp_crc32c_extend((uint32_t)crc, view.buf, (size_t)view.len);
+        Py_END_ALLOW_THREADS
+    } else {
+        out = mp_crc32c_extend((uint32_t)crc, view.buf, (size_t)view.len);
+    }
+    PyBuffer_Release(&view);
+    return PyLong_FromUnsignedLong(out);
+}
+
 static PyObject *py_cast_isa(PyObject *m, PyObject *unused) {
     (void)m;
     (void)unused;
@@ -250,6 +269,7 @@ static PyMethodDef module_methods[] = {
     {"_register", py_register, METH_VARARGS, NULL},
     {"cpu_memory", py_cpu_memory, METH_O, "cpu_memory(reset_peak) -> (current, peak) bytes of host tensor memory."},
     {"_threads_used", py_threads_used, METH_O, "_threads_used(n): distinct threads in one parallel loop (tests)."},
+    {"crc32c", py_crc32c, METH_VARARGS, "crc32c(buffer, crc=0) -> CRC-32C of the bytes, continuing crc."},
     {"cast_isa", py_cast_isa, METH_NOARGS, "Which cast kernels run: 'avx2+f16c' or 'scalar'."},
     {"vecmath_isa", py_vecmath_isa, METH_NOARGS, "Which exp the CPU kernels use: 'libmvec-avx2' or 'scalar'."},
     {"force_scalar_casts", py_force_scalar_casts, METH_O, "Use the scalar cast path (tests); returns the old flag."},

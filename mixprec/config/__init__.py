@@ -59,3 +59,7 @@ def list_logical_devices(device_type=None):
         for i in range(n):
             out.append(LogicalDevice("/device:%s:%d" % (d.device_type, first + i), d.device_type))
     return out
+
+from mixprec import _unsupported  # noqa: E402
+
+__getattr__ = _unsupported.module_getattr(__name__)  # unsupported TF names: a clear error

@@ -177,3 +177,7 @@ def reset_memory_stats(device):
 def get_memory_usage(device):
     """The ``current`` of ``get_memory_info`` (TensorFlow's deprecated spelling)."""
     return get_memory_info(device)["current"]
+
+from mixprec import _unsupported  # noqa: E402
+
+__getattr__ = _unsupported.module_getattr(__name__)  # unsupported TF names: a clear error

@@ -8,3 +8,7 @@ from mixprec.data.dataset import AUTOTUNE, Dataset  # noqa: F401
 from mixprec.data import experimental  # noqa: F401
 
 __all__ = ["Dataset", "AUTOTUNE", "experimental"]
+
+from mixprec import _unsupported  # noqa: E402
+
+__getattr__ = _unsupported.module_getattr(__name__)  # unsupported TF names: a clear error

@@ -29,3 +29,7 @@ def get_replica_context_num_replicas():
     from mixprec.distribute._context import _num_replicas_in_sync
 
     return _num_replicas_in_sync()
+
+from mixprec import _unsupported  # noqa: E402
+
+__getattr__ = _unsupported.module_getattr(__name__)  # unsupported TF names: a clear error

@@ -12,3 +12,7 @@ from mixprec.keras.engine.training import Model  # noqa: F401
 __all__ = ["Input", "Model", "Sequential", "activations", "backend", "callbacks", "datasets",
            "initializers", "layers", "losses", "metrics", "mixed_precision", "optimizers",
            "utils"]
+
+from mixprec import _unsupported  # noqa: E402
+
+__getattr__ = _unsupported.module_getattr(__name__)  # unsupported TF names: a clear error

@@ -139,3 +139,7 @@ def deserialize(name, custom_objects=None):
     if custom_objects and name in custom_objects:
         return custom_objects[name]
     return get(name)
+
+from mixprec import _unsupported  # noqa: E402
+
+__getattr__ = _unsupported.module_getattr(__name__)  # unsupported TF names: a clear error

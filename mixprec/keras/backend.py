@@ -63,3 +63,7 @@ def is_keras_tensor(x):
 
 def learning_phase():
     return 0
+
+from mixprec import _unsupported  # noqa: E402
+
+__getattr__ = _unsupported.module_getattr(__name__)  # unsupported TF names: a clear error

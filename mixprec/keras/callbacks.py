@@ -1,5 +1,5 @@
 """``tf.keras.callbacks``: Callback, History, ProgbarLogger, EarlyStopping, LambdaCallback,
-ModelCheckpoint, LearningRateScheduler; and TqdmCallback (``tqdm.keras.TqdmCallback`` for
+ModelCheckpoint, LearningRateScheduler, TerminateOnNaN; and TqdmCallback (``tqdm.keras.TqdmCallback`` for
 mixprec models, tqdm being an optional dependency)."""
 
 import warnings
@@ -9,7 +9,8 @@ import numpy as np
 from mixprec.keras.utils.progbar import Progbar
 
 __all__ = ["Callback", "CallbackList", "History", "ProgbarLogger", "EarlyStopping",
-           "LambdaCallback", "ModelCheckpoint", "LearningRateScheduler", "TqdmCallback"]
+           "LambdaCallback", "ModelCheckpoint", "LearningRateScheduler", "TqdmCallback",
+           "TerminateOnNaN"]
 
 
 class Callback:
@@ -28,8 +29,16 @@ class Callback:
     def on_train_end(self, logs=None): pass
     def on_epoch_begin(self, epoch, logs=None): pass
     def on_epoch_end(self, epoch, logs=None): pass
-    def on_train_batch_begin(self, batch, logs=None): pass
-    def on_train_batch_end(self, batch, logs=None): pass
+    def on_batch_begin(self, batch, logs=None): pass
+    def on_batch_end(self, batch, logs=None): pass
+
+    # as tf-keras: the train-batch hooks call the older on_batch_* names
+    def on_train_batch_begin(self, batch, logs=None):
+        self.on_batch_begin(batch, logs=logs)
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.on_batch_end(batch, logs=logs)
+
     def on_test_begin(self, logs=None): pass
     def on_test_end(self, logs=None): pass
     def on_test_batch_begin(self, batch, logs=None): pass
@@ -43,9 +52,10 @@ class Callback:
         """Whether this callback reads the logs of every ``mode`` ('train'/'test') batch.
         NOTE: only then does fit read the step's metrics back to the host each step (on a
         GPU, a wait per step); the default asks whoever overrides the batch-end hook."""
-        hook = "on_%s_batch_end" % mode
+        hooks = ["on_%s_batch_end" % mode] + (["on_batch_end"] if mode == "train" else [])
         # an override in the class, or a function set on the instance (LambdaCallback)
-        return getattr(type(self), hook) is not getattr(Callback, hook) or hook in vars(self)
+        return any(getattr(type(self), hook) is not getattr(Callback, hook) or hook in vars(self)
+                   for hook in hooks)
 
 
 class CallbackList:
@@ -253,6 +263,19 @@ class EarlyStopping(Callback):
             print("Epoch %d: early stopping" % (self.stopped_epoch + 1))
 
 
+class TerminateOnNaN(Callback):
+    """Stops training when a batch's loss is NaN or inf (tf-keras' message and timing: the
+    epoch ends after that batch, then training)."""
+
+    def on_batch_end(self, batch, logs=None):
+        loss = (logs or {}).get("loss")
+        if loss is not None:
+            loss = float(np.asarray(loss))
+            if np.isnan(loss) or np.isinf(loss):
+                print("Batch %d: Invalid loss, terminating training" % batch, flush=True)
+                self.model.stop_training = True
+
+
 class LambdaCallback(Callback):
     def __init__(self, on_epoch_begin=None, on_epoch_end=None, on_batch_begin=None,
                  on_batch_end=None, on_train_begin=None, on_train_end=None, **kwargs):
@@ -430,3 +453,7 @@ class TqdmCallback(Callback):
                 bar.close()
         self.epoch_bar = self.batch_bar = None
 
+
+from mixprec import _unsupported  # noqa: E402
+
+__getattr__ = _unsupported.module_getattr(__name__)  # unsupported TF names: a clear error

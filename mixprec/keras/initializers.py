@@ -224,3 +224,7 @@ def get(identifier):
     if callable(identifier):
         return identifier
     raise ValueError("Could not interpret initializer identifier: %r" % (identifier,))
+
+from mixprec import _unsupported  # noqa: E402
+
+__getattr__ = _unsupported.module_getattr(__name__)  # unsupported TF names: a clear error

@@ -6,9 +6,13 @@ through ``_keras_logits``; otherwise probabilities are clipped to [eps, 1 - eps]
 sparse one then takes the fused op on their log, as tf-keras).
 """
 
+<<<<<<< HEAD
 import sys
 
 from mixprec import _core, _ops
+=======
+from mixprec import _core, _ops, errors
+>>>>>>> main
 from mixprec._dtypes import int64
 from mixprec.keras import activations, backend
 
@@ -143,6 +147,13 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, axis=-1,
         raise NotImplementedError("sparse_categorical_crossentropy: only axis=-1 is supported")
     y_true = _tensor(y_true)
     if y_true.dtype.is_floating:
+        # NOTE: a NaN label is outside [0, classes) as in TensorFlow, whose cast makes it
+        # INT_MIN; ours saturates NaN to 0, which would silently train it as class 0
+        if not _core.all_finite([y_true]):
+            raise errors.InvalidArgumentError(
+                "Received a label value of nan or inf which is outside the valid range of "
+                "[0, %d). Labels of a sparse loss are class ids; check the data for missing "
+                "values" % (y_pred.shape[-1] if y_pred.ndim else 0))
         y_true = _core.cast(y_true, int64)
     if y_true.ndim == y_pred.ndim and y_true.shape[-1] == 1:
         y_true = _core.reshape(y_true, list(y_true.shape)[:-1])
@@ -299,3 +310,7 @@ def get(identifier):
     if callable(identifier):
         return identifier
     raise ValueError("Could not interpret loss function identifier: %r" % (identifier,))
+
+from mixprec import _unsupported  # noqa: E402
+
+__getattr__ = _unsupported.module_getattr(__name__)  # unsupported TF names: a clear error

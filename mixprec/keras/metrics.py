@@ -221,3 +221,7 @@ def get(identifier):
     if callable(identifier):
         return MeanMetricWrapper(identifier, name=getattr(identifier, "__name__", None))
     raise ValueError("Could not interpret metric identifier: %r" % (identifier,))
+
+from mixprec import _unsupported  # noqa: E402
+
+__getattr__ = _unsupported.module_getattr(__name__)  # unsupported TF names: a clear error

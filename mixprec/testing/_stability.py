@@ -34,27 +34,52 @@ def _split_data(data):
 
 
 class TrainingComparison(dict):
-    """policy name -> {'metric': value, 'loss': final training loss, 'history': {...}}."""
+    """What ``assert_trains_like`` returns: a dict, policy name -> a dict with
 
-    def __init__(self, metric, rows):
+    - ``'metric'``: the evaluation metric after training (float),
+    - ``'loss'``: the final epoch's training loss (float),
+    - ``'history'``: ``History.history`` of the fit (name -> list per epoch),
+    - ``'steps'``: training steps run, ``'skipped'``: of those, skipped for inf/NaN
+      gradients by the loss-scale optimizer (0 without loss scaling).
+
+    ``metric`` names the compared metric, ``reference`` the first policy; ``str()`` (and the
+    failure message) is the table."""
+
+    def __init__(self, metric, rows, reference=None, tolerance=None):
         super().__init__(rows)
         self.metric = metric
+        self.reference = reference or next(iter(self), None)
+        self.tolerance = tolerance
 
     def table(self, reference=None, tolerance=None):
-        ref = reference or next(iter(self))
-        lines = ["  %-16s %12s %12s %14s" % ("policy", self.metric, "final loss",
-                                             "diff vs " + ref)]
+        ref = reference or self.reference
+        tolerance = self.tolerance if tolerance is None else tolerance
+        lines = ["  %-16s %12s %12s %14s %16s" % ("policy", self.metric, "final loss",
+                                                  "diff vs " + ref, "skipped steps")]
         for name, r in self.items():
             diff = r["metric"] - self[ref]["metric"]
             flag = "  <-- beyond %.4g" % tolerance if (
                 tolerance is not None and name != ref and
                 (not math.isfinite(diff) or abs(diff) > tolerance)) else ""
-            lines.append("  %-16s %12.4f %12.4f %14s%s" % (
-                name, r["metric"], r["loss"], "" if name == ref else "%+.4f" % diff, flag))
+            skipped = "%d of %d" % (r.get("skipped", 0), r.get("steps", 0))
+            lines.append("  %-16s %12.4f %12.4f %14s %16s%s" % (
+                name, r["metric"], r["loss"], "" if name == ref else "%+.4f" % diff,
+                skipped, flag))
+        skippers = [n for n, r in self.items() if r.get("skipped")]
+        if skippers:
+            lines.append("  %s skipped steps for inf/NaN gradients (loss scaling): a run that "
+                         "skips most of its steps does not learn" % ", ".join(skippers))
         return "\n".join(lines)
 
     def __str__(self):
         return self.table()
+
+
+def _steps_run(model, hist, skipped):
+    if skipped:
+        return len(skipped)
+    it = getattr(getattr(model, "optimizer", None), "iterations", None)
+    return int(it.numpy()) if it is not None else 0
 
 
 def assert_trains_like(build_model, data, policies=("float32", "mixed_float16"), epochs=3,
@@ -64,7 +89,9 @@ def assert_trains_like(build_model, data, policies=("float32", "mixed_float16"),
     evaluation ``metric`` of every policy is within ``tolerance`` (absolute) of the first
     policy's. ``build_model`` is called inside each policy (so layers pick it up) and may
     return a compiled model; otherwise ``compile_kwargs`` are used. Returns a
-    TrainingComparison (policy -> metric, final loss, history)."""
+    TrainingComparison: policy -> {'metric', 'loss', 'history', 'steps', 'skipped'}.
+    ``fit_kwargs`` go to ``fit`` and may override its defaults here (``verbose=0``,
+    ``epochs``, ``batch_size``)."""
     from mixprec.keras import utils
     from mixprec.keras.mixed_precision import policy as _policy
 
@@ -85,8 +112,9 @@ def assert_trains_like(build_model, data, policies=("float32", "mixed_float16"),
                                      "there or pass compile_kwargs=dict(optimizer=..., loss=..., "
                                      "metrics=[%r])" % metric)
                 model.compile(**compile_kwargs)
-            hist = model.fit(x, y, epochs=epochs, batch_size=batch_size, verbose=0,
-                             **(fit_kwargs or {}))
+            kwargs = dict(epochs=epochs, batch_size=batch_size, verbose=0)
+            kwargs.update(fit_kwargs or {})
+            hist = model.fit(x, y, **kwargs)
             results = model.evaluate(xt, yt, batch_size=batch_size, verbose=0, return_dict=True)
             if metric not in results:
                 raise KeyError("metric %r is not among the model's metrics %s (compile with "
@@ -95,9 +123,11 @@ def assert_trains_like(build_model, data, policies=("float32", "mixed_float16"),
                 raise KeyError("fit() recorded no 'loss' (its history has %s): "
                                "assert_trains_like compares the final training losses"
                                % sorted(hist.history))
+            skipped = getattr(hist, "steps", {}).get("skipped", [])
             rows[name] = {"metric": float(results[metric]),
-                          "loss": float(hist.history["loss"][-1]), "history": hist.history}
-    comparison = TrainingComparison(metric, rows)
+                          "loss": float(hist.history["loss"][-1]), "history": hist.history,
+                          "steps": _steps_run(model, hist, skipped), "skipped": sum(skipped)}
+    comparison = TrainingComparison(metric, rows, policies[0], tolerance)
     ref = policies[0]
     bad = [n for n in policies[1:]
            if not math.isfinite(rows[n]["metric"]) or not math.isfinite(rows[n]["loss"])

@@ -3,7 +3,10 @@ embedded subset (one epoch), through its ``main``."""
 
 import contextlib
 import io
+import os
 import re
+
+import pytest
 
 from mixprec.examples import mixed_precision_guide
 
@@ -48,3 +51,21 @@ def test_main_other_policies_and_options():
     assert not any(ln.startswith("Loss scale after fit") for ln in lines)  # no LSO
     assert not any("Custom training loop" in ln for ln in lines)
     assert any(ln.startswith("10/10 [") for ln in lines)  # 4800 / 512
+
+
+def test_the_run_says_what_accuracy_to_expect():
+    rc, lines = run(["--embedded", "--epochs", "1", "--no-custom-loop", "--units", "8"])
+    assert rc == 0
+    expect = [ln for ln in lines if ln.startswith("(expected on ")]
+    assert expect and "0.77-0.80" in expect[0] and "MNIST" in expect[0]
+
+
+def test_epochs_default_from_the_environment(monkeypatch):
+    monkeypatch.setenv("MIXPREC_GUIDE_EPOCHS", "2")
+    rc, lines = run(["--embedded", "--no-custom-loop", "--units", "8"])
+    assert rc == 0
+    assert "Epoch 2/2" in lines and "Epoch 3/3" not in lines
+    monkeypatch.setenv("MIXPREC_GUIDE_EPOCHS", "zero")
+    with pytest.raises(SystemExit, match="MIXPREC_GUIDE_EPOCHS must be a positive integer"):
+        mixed_precision_guide.main(["--embedded"])
+

@@ -79,3 +79,41 @@ def test_model_checkpoint_arguments():
         keras.callbacks.ModelCheckpoint("w.npz", save_weights_only=False)
     with pytest.warns(UserWarning, match="fallback to auto"):
         keras.callbacks.ModelCheckpoint("w.npz", mode="sideways")
+
+
+def test_terminate_on_nan_stops_after_the_first_nan_batch(capsys):
+    """tf-keras: the batch whose loss is NaN/inf prints 'Batch N: Invalid loss, terminating
+    training', the epoch ends there and no further epoch runs."""
+    for bad in (np.nan, np.inf):
+        model = keras.Sequential([keras.layers.Dense(1)])
+        model.compile("sgd", "mse")
+        x, y = np.ones((64, 2), np.float32), np.ones((64, 1), np.float32)
+        x[20] = bad  # batch 2 of 8 rows
+        hist = model.fit(x, y, batch_size=8, epochs=3, verbose=0, shuffle=False,
+                         callbacks=[keras.callbacks.TerminateOnNaN()])
+        assert capsys.readouterr().out == "Batch 2: Invalid loss, terminating training\n"
+        assert int(model.optimizer.iterations.numpy()) == 3
+        assert len(hist.history["loss"]) == 1 and not np.isfinite(hist.history["loss"][0])
+    # a finite run is untouched
+    model = keras.Sequential([keras.layers.Dense(1)])
+    model.compile("sgd", "mse")
+    hist = model.fit(np.ones((16, 2), np.float32), np.ones((16, 1), np.float32), batch_size=8,
+                     epochs=2, verbose=0, callbacks=[keras.callbacks.TerminateOnNaN()])
+    assert len(hist.history["loss"]) == 2 and capsys.readouterr().out == ""
+
+
+def test_on_batch_hooks_are_called_by_the_train_batch_hooks():
+    seen = []
+
+    class Old(keras.callbacks.Callback):
+        def on_batch_begin(self, batch, logs=None):
+            seen.append(("begin", batch))
+
+        def on_batch_end(self, batch, logs=None):
+            seen.append(("end", batch, sorted(logs)))
+
+    model = keras.Sequential([keras.layers.Dense(1)])
+    model.compile("sgd", "mse")
+    model.fit(np.ones((16, 2), np.float32), np.ones((16, 1), np.float32), batch_size=8,
+              verbose=0, callbacks=[Old()])
+    assert seen == [("begin", 0), ("end", 0, ["loss"]), ("begin", 1), ("end", 1, ["loss"])]

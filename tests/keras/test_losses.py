@@ -113,6 +113,34 @@ def test_out_of_range_labels_raise_on_every_path(labels):
         model.fit(np.ones((2, 3), np.float32), np.array(labels), verbose=0)
 
 
+def test_one_hot_labels_to_a_sparse_loss_say_so():
+    onehot = np.eye(10, dtype=np.float32)[np.arange(32) % 10]
+    msg = r"labels of shape \[32,10\] have the logits' shape: they look one-hot.*integer " \
+          r"class ids of shape \[32\]\. Use categorical_crossentropy"
+    with pytest.raises(tf.errors.InvalidArgumentError, match=msg):
+        losses.SparseCategoricalCrossentropy(from_logits=True)(onehot, np.zeros((32, 10), "f"))
+    with pytest.raises(tf.errors.InvalidArgumentError, match=msg):
+        tf.nn.sparse_softmax_cross_entropy_with_logits(onehot.astype(np.int32), np.zeros((32, 10), "f"))
+    model = keras.Sequential([layers.Dense(10)])
+    model.compile("sgd", "sparse_categorical_crossentropy")
+    with pytest.raises(tf.errors.InvalidArgumentError, match="look one-hot"):
+        model.fit(np.zeros((32, 4), "f"), onehot, verbose=0)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_nan_label_raises_as_an_out_of_range_label(bad):
+    """TensorFlow casts a NaN label to INT_MIN and refuses it; it must not train as class 0."""
+    y = np.zeros(4, np.float32)
+    y[1] = bad
+    for pred, from_logits in ((LOGITS[:4], True), (softmax64(LOGITS[:4]), False)):
+        with pytest.raises(tf.errors.InvalidArgumentError, match="outside the valid range"):
+            losses.sparse_categorical_crossentropy(y, pred, from_logits=from_logits)
+    model = keras.Sequential([layers.Dense(3)])
+    model.compile("sgd", "sparse_categorical_crossentropy")
+    with pytest.raises(tf.errors.InvalidArgumentError, match="outside the valid range"):
+        model.fit(np.ones((4, 3), np.float32), y, verbose=0)
+
+
 # --------------------------------------------------------------------------- categorical CE
 
 

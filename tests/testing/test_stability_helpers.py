@@ -1,6 +1,9 @@
 """mixprec.testing catches real failures: a model that breaks in float16, gradients that
 underflow without loss scaling, the first op producing inf, non-finite tensors."""
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -50,6 +53,32 @@ def test_assert_trains_like_catches_a_model_that_breaks_in_float16(data):
                                    epochs=2, tolerance=0.05)
     msg = str(e.value)
     assert "mixed_float16 differs from float32" in msg and "<-- beyond" in msg
+
+
+def test_assert_trains_like_returns_what_it_documents(data, capsys):
+    (x, y), (xt, yt) = data
+    result = testing.assert_trains_like(mlp(), ((x[:320], y[:320]), (xt, yt)), epochs=1,
+                                        tolerance=1.0, fit_kwargs={"verbose": 2})
+    assert isinstance(result, testing.TrainingComparison) and isinstance(result, dict)
+    assert result.metric == "accuracy" and result.reference == "float32"
+    for row in result.values():
+        assert set(row) == {"metric", "loss", "history", "steps", "skipped"}
+        assert isinstance(row["metric"], float) and isinstance(row["loss"], float)
+        assert row["history"]["loss"][-1] == pytest.approx(row["loss"])
+        assert row["steps"] == 10 and row["skipped"] == 0
+    # fit_kwargs may set verbose (it was 'got multiple values for keyword argument')
+    assert capsys.readouterr().out.count("10/10 - ") == 2
+
+
+def test_failure_table_says_when_the_mixed_run_skipped_steps(data):
+    (x, y), _ = data
+    with pytest.raises(AssertionError) as e:
+        testing.assert_trains_like(mlp(scale=1e5), (x[:320], y[:320]), epochs=1,
+                                   tolerance=0.05)
+    msg = str(e.value)
+    assert "skipped steps" in msg
+    assert "10 of 10" in msg
+    assert "mixed_float16 skipped steps for inf/NaN gradients" in msg
 
 
 def test_assert_trains_like_needs_a_compiled_model(data):
@@ -142,17 +171,17 @@ def test_assert_allclose_dtype_uses_the_table():
     assert rtol > testing.tolerance("float32", "matmul")[0]
 
 
-@pytest.mark.policies("float32", "mixed_bfloat16")
-def test_policy_fixture_sets_the_global_policy(policy, seed):
-    assert keras.mixed_precision.global_policy() is policy
-    assert policy.name in ("float32", "mixed_bfloat16")
-    assert seed == 0
+@pytest.mark.mixprec_policies("float32", "mixed_bfloat16")
+def test_policy_fixture_sets_the_global_policy(mixprec_policy, mixprec_seed):
+    assert keras.mixed_precision.global_policy() is mixprec_policy
+    assert mixprec_policy.name in ("float32", "mixed_bfloat16")
+    assert mixprec_seed == 0
     layer = layers.Dense(2)
-    assert layer.dtype_policy is policy
+    assert layer.dtype_policy is mixprec_policy
 
 
-def test_policy_fixture_defaults(policy):
-    assert policy.name in ("float32", "mixed_float16")
+def test_policy_fixture_defaults(mixprec_policy):
+    assert mixprec_policy.name in ("float32", "mixed_float16")
 
 
 def test_gradient_underflow_report_reduces_per_example_losses():
@@ -171,7 +200,39 @@ def test_gradient_underflow_report_reduces_per_example_losses():
     assert report.rows[0]["scaled_overflow"] == pytest.approx(expected)
 
 
-@pytest.mark.parametrize("policy", ["mixed_bfloat16"])
-def test_a_tests_own_policy_parameter_wins_over_the_fixture(policy):
-    # the plugin must not parametrize `policy` a second time (pytest would refuse to collect)
-    assert policy == "mixed_bfloat16"
+@pytest.mark.parametrize("mixprec_policy", ["mixed_bfloat16"])
+def test_a_tests_own_policy_parameter_wins_over_the_fixture(mixprec_policy):
+    # the plugin must not parametrize its fixture a second time (pytest would refuse to collect)
+    assert mixprec_policy == "mixed_bfloat16"
+
+
+PROJECT_TESTS = """
+import pytest
+
+@pytest.fixture(params=["a", "b", "c"])
+def policy(request):
+    return request.param
+
+@pytest.fixture
+def seed():
+    return 42
+
+def test_own_fixtures(policy, seed):
+    assert policy in ("a", "b", "c") and seed == 42
+
+@pytest.mark.policies("x")
+def test_own_marker_named_policies(policy):
+    assert policy in ("a", "b", "c")
+"""
+
+
+def test_another_projects_policy_and_seed_fixtures_run_unchanged(tmp_path):
+    # the plugin is active in every pytest run of this environment: a project with its own
+    # `policy`/`seed` fixtures must see exactly its own parametrization (3 runs, not 6)
+    (tmp_path / "test_project.py").write_text(PROJECT_TESTS)
+    (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers =\n    policies: theirs\n")
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                        str(tmp_path)], cwd=str(tmp_path), capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "6 passed" in r.stdout, r.stdout

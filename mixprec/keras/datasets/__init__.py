@@ -9,3 +9,7 @@ files. ``fashion_mnist.load_embedded()`` returns the small subset shipped with m
 from mixprec.keras.datasets import fashion_mnist, mnist  # noqa: F401
 
 __all__ = ["mnist", "fashion_mnist"]
+
+from mixprec import _unsupported  # noqa: E402
+
+__getattr__ = _unsupported.module_getattr(__name__)  # unsupported TF names: a clear error

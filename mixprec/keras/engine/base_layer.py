@@ -19,6 +19,7 @@ from mixprec.keras import backend
 from mixprec.keras import initializers as _initializers
 from mixprec.keras.engine.keras_tensor import KerasTensor
 from mixprec.keras.mixed_precision import policy as _policy
+from mixprec.train import _checkpoint
 
 __all__ = ["Layer", "Node"]
 
@@ -224,6 +225,7 @@ class Layer:
             self._trainable_weights.append(v)
         else:
             self._non_trainable_weights.append(v)
+        _checkpoint.notify_created()  # a checkpoint restored earlier may hold its value
         return v
 
     def _flatten_layers(self):

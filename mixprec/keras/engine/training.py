@@ -6,14 +6,10 @@ builds a graph of Nodes from KerasTensors; a subclass with ``call`` is run as wr
 (or the experimental policy's loss scale), so ``fit`` scales losses automatically.
 """
 
-import io
-import json
 import math
 import numbers
 import operator
 import warnings
-import zipfile
-import zlib
 
 import numpy as np
 
@@ -33,7 +29,6 @@ from mixprec.keras.engine.keras_tensor import KerasTensor
 
 __all__ = ["Model"]
 
-_WEIGHTS_FORMAT = "mixprec-weights-1"
 _EMPTY = ("Unexpected result of `%s` (Empty logs): not one step ran, because the %s data "
           "is empty. hint: check that the arrays hold samples, or that the dataset yields "
           "batches (not, say, a `take(0)` or a `filter` that rejects every element)")
@@ -668,265 +663,23 @@ class Model(Layer):
                              "calling `build()` or by calling the model on a batch of data.")
         print_summary(self, line_length=line_length, positions=positions, print_fn=print_fn)
 
-    def _weight_entries(self):
-        """('model/<position>/<variable name>', variable) for the model's weights."""
-        entries = []
-        counts = {}
-        for w in self.weights:
-            key = w.name.split(":")[0]
-            counts[key] = counts.get(key, 0) + 1
-            if counts[key] > 1:
-                key = "%s_%d" % (key, counts[key] - 1)
-            entries.append(("model/%d/%s" % (len(entries), key), w))
-        return entries
-
-    def _optimizer_entries(self):
-        """(key, variable) for the optimizer's state, keyed by structure (not by names,
-        which depend on how many layers a process created): iterations, hyperparameters,
-        slots by (model weight index, slot name), the loss scale's state."""
-        from mixprec._variable import Variable
-        from mixprec.keras.mixed_precision import loss_scale_optimizer as lso
-
-        opt = self.optimizer
-        if opt is None:
-            return []
-        inner = opt.inner_optimizer if isinstance(opt, lso._LossScaleOptimizerBase) else opt
-        out = [("optimizer/iterations", inner.iterations)]
-        for name, h in sorted(inner._hyper.items()):
-            if isinstance(h, Variable):
-                out.append(("optimizer/hyper/%s" % name, h))
-        names = inner._slot_names_used()
-        for i, w in enumerate(self.weights):
-            slots = inner._slots.get(w._id)
-            if slots:
-                out.extend(("optimizer/slot/%d/%s" % (i, n), s) for n, s in zip(names, slots))
-        if isinstance(opt, lso._LossScaleOptimizerBase):
-            scale, good = opt._loss_scale_obj.variables
-            out += [("optimizer/loss_scale/current_loss_scale", scale),
-                    ("optimizer/loss_scale/good_steps", good)]
-        return out
-
     def save_weights(self, filepath, overwrite=True, save_format=None, options=None):
-        """Saves weights (and optimizer state, loss scale included) to one file.
+        """Saves the weights (and optimizer state); see mixprec/keras/saving/."""
+        from mixprec.keras.saving import weights_io
 
-        Format (docs/architecture.md, "Weights files"): a ZIP archive written by NumPy's
-        ``savez``: one ``.npy`` array per variable (no pickles) plus ``__manifest__.npy``, a
-        JSON document with the format tag and, per entry, the key, variable name, dtype and
-        shape. bfloat16 arrays are stored as their raw uint16 bits.
-        """
-        import os
-
-        filepath = os.fspath(filepath)
-        if not overwrite and os.path.exists(filepath):
-            raise FileExistsError("%s exists and overwrite=False" % filepath)
-        arrays, manifest = {}, {"format": _WEIGHTS_FORMAT, "model": self.name, "entries": []}
-        for i, (key, var) in enumerate(self._weight_entries() + self._optimizer_entries()):
-            arr = var.numpy()
-            dtype = var.true_dtype.name
-            if dtype == "bfloat16":
-                arr = arr.view(np.uint16)
-            arrays["a%d" % i] = np.asarray(arr, order="C")  # ascontiguousarray makes 0-d 1-d
-            manifest["entries"].append({"key": key, "name": var.name, "dtype": dtype,
-                                        "shape": list(var.shape), "array": "a%d" % i})
-        with open(filepath, "wb") as f:
-            np.savez(f, __manifest__=np.frombuffer(json.dumps(manifest).encode(), np.uint8),
-                     **arrays)
+        return weights_io.save_weights(self, filepath, overwrite=overwrite,
+                                       save_format=save_format, options=options)
 
     def load_weights(self, filepath, by_name=False, skip_mismatch=False, options=None):
-        """Loads weights saved by ``save_weights`` (the optimizer's state too, when the
-        optimizer exists; otherwise it is restored when the optimizer creates it).
+        """Loads weights saved by ``save_weights``; see mixprec/keras/saving/."""
+        from mixprec.keras.saving import weights_io
 
-        Nothing is assigned until the whole file has been read and every shape checked, so
-        a refused file leaves the model (and its optimizer) as it was."""
-        import os
-
-        from mixprec.keras.mixed_precision import loss_scale_optimizer as lso
-
-        filepath = os.fspath(filepath)
-        saved_model, saved_slots, saved_opt = _read_weights_file(filepath)
-        weights = self.weights
-        # NOTE: model weights are matched by position (tf-keras' topological loading), not
-        # by name: auto-generated layer names ('dense_7') differ between two models of the
-        # same architecture. by_name=True matches the saved variable names instead; a
-        # weight's optimizer slots follow it either way.
-        if by_name:
-            saved_at = {e["name"]: i for i, (e, _) in enumerate(saved_model)}
-            pairs = [(j, w, saved_at[w.name]) for j, w in enumerate(weights)
-                     if w.name in saved_at]
-        else:
-            if len(saved_model) != len(weights):
-                raise ValueError("You are trying to load a weight file containing %d weights "
-                                 "into a model with %d weights." % (len(saved_model),
-                                                                    len(weights)))
-            pairs = [(j, w, j) for j, w in enumerate(weights)]
-        assign = []
-
-        def fits(var, arr, what):
-            if list(arr.shape) == list(var.shape):
-                return True
-            if skip_mismatch:
-                return False
-            raise ValueError("Shape mismatch for %s: saved %s, model %s" % (
-                what, tuple(arr.shape), tuple(var.shape)))
-
-        for _, var, i in pairs:
-            arr = _stored_values(*saved_model[i])
-            if fits(var, arr, var.name):
-                assign.append((var, arr))
-        opt, pending = self.optimizer, {}
-        if opt is not None:
-            present = dict(self._optimizer_entries())
-            for key, (entry, arr) in saved_opt.items():
-                arr = _stored_values(entry, arr)
-                if key in present and fits(present[key], arr, key):
-                    assign.append((present[key], arr))
-            for j, var, i in pairs:
-                for slot_name, (entry, arr) in saved_slots.get(i, {}).items():
-                    arr = _stored_values(entry, arr)
-                    if not fits(var, arr, "the optimizer's %r slot of %s" % (slot_name,
-                                                                           var.name)):
-                        continue
-                    key = "optimizer/slot/%d/%s" % (j, slot_name)
-                    if key in present:
-                        assign.append((present[key], arr))
-                    else:  # created from the file on the optimizer's first use
-                        pending[(var._id, slot_name)] = arr
-        for var, arr in assign:
-            if arr.dtype != np.dtype(var.true_dtype.as_numpy_dtype):
-                arr = arr.astype(var.true_dtype.as_numpy_dtype)
-            var.assign(arr)
-        if pending:
-            inner = opt.inner_optimizer if isinstance(opt, lso._LossScaleOptimizerBase) else opt
-            inner._pending_slots.update(pending)  # restored when the slot is created
+        return weights_io.load_weights(self, filepath, by_name=by_name,
+                                       skip_mismatch=skip_mismatch, options=options)
 
     def get_config(self):
         config = {"name": self.name}
         return config
-
-
-# -------------------------------------------------------------------- weights files
-
-
-def _read_weights_file(filepath):
-    """The arrays of a weights file (docs/architecture.md, "Weights files"):
-    ([(entry, array)] of the model by position, {position: {slot name: (entry, array)}},
-    {other optimizer key: (entry, array)}). Anything that is not such a file, corrupt data
-    and a manifest that breaks the format included, is a ValueError naming the file."""
-    try:
-        with zipfile.ZipFile(filepath) as zf:
-            manifest = json.loads(_read_npy(zf, "__manifest__").tobytes().decode())
-            return _check_manifest(manifest, lambda name: _read_npy(zf, name))
-    except (OSError, EOFError, ValueError, KeyError, zipfile.BadZipFile, zlib.error,
-            RuntimeError) as e:  # RuntimeError: zipfile's encrypted/unsupported members
-        raise ValueError("Unable to load weights from %r: not a mixprec weights file, or it "
-                         "is corrupt (%s: %s). hint: files are written by "
-                         "Model.save_weights()" % (filepath, type(e).__name__, e)) from None
-
-
-def _read_npy(zf, name):
-    """The array ``name`` of the archive, as ``np.load`` reads it but without pickles and
-    without trusting the header: the shape it declares must match the bytes that follow
-    before anything is allocated (np.load allocates first, so a corrupt header asks for
-    exabytes)."""
-    member = name + ".npy"
-    data = zf.read(member)
-    fp = io.BytesIO(data)
-    version = np.lib.format.read_magic(fp)
-    if version == (1, 0):
-        shape, fortran, dtype = np.lib.format.read_array_header_1_0(fp)
-    elif version == (2, 0):
-        shape, fortran, dtype = np.lib.format.read_array_header_2_0(fp)
-    else:
-        raise ValueError("%s: .npy format version %d.%d is not written by save_weights"
-                         % (member, version[0], version[1]))
-    if dtype.kind not in "biuf" or dtype.fields is not None:
-        raise ValueError("%s holds %s values, not numbers" % (member, dtype))
-    count = math.prod(shape)
-    if count * dtype.itemsize != len(data) - fp.tell():
-        raise ValueError("%s: the header declares %s %s, but %d bytes follow it"
-                         % (member, dtype, tuple(shape), len(data) - fp.tell()))
-    return np.frombuffer(data, dtype, count, fp.tell()).reshape(
-        shape, order="F" if fortran else "C")
-
-
-def _stored_dtype(name):
-    """The dtype a manifest's ``dtype`` is stored as: bfloat16 as its uint16 bits."""
-    if name == "bfloat16":
-        return np.dtype(np.uint16)
-    try:
-        dtype = np.dtype(name)
-    except TypeError:
-        raise ValueError("unknown dtype %r" % name) from None
-    if dtype.kind not in "biuf":
-        raise ValueError("dtype %r is not a variable's" % name)
-    return dtype
-
-
-def _stored_values(entry, arr):
-    if entry["dtype"] == "bfloat16":
-        import ml_dtypes
-
-        arr = arr.view(ml_dtypes.bfloat16)
-    return arr
-
-
-def _position(text, key):
-    # digits only: int() would also take '-1', '+1', ' 1' and '1_0'
-    if not (text.isascii() and text.isdigit()):
-        raise ValueError("malformed key %r: %r is not a position" % (key, text))
-    return int(text)
-
-
-def _check_manifest(manifest, read):
-    if not isinstance(manifest, dict):
-        raise ValueError("the manifest is a JSON %s, not an object" % type(manifest).__name__)
-    if manifest.get("format") != _WEIGHTS_FORMAT:
-        raise ValueError("unknown format %r" % (manifest.get("format"),))
-    entries = manifest.get("entries")
-    if not isinstance(entries, list):
-        raise ValueError("the manifest's 'entries' is %s, not a list" % type(entries).__name__)
-    model, slots, other = {}, {}, {}
-    seen = set()
-    for e in entries:
-        if not (isinstance(e, dict)
-                and all(isinstance(e.get(f), str) for f in ("key", "name", "dtype", "array"))
-                and isinstance(e.get("shape"), list)
-                and all(type(d) is int and d >= 0 for d in e["shape"])):
-            raise ValueError("malformed entry %.200r: an entry is an object with strings "
-                             "'key', 'name', 'dtype', 'array' and a list of sizes 'shape'"
-                             % (e,))
-        key = e["key"]
-        if key in seen:
-            raise ValueError("two entries for %r" % key)
-        seen.add(key)
-        arr = read(e["array"])
-        if list(arr.shape) != e["shape"] or arr.dtype != _stored_dtype(e["dtype"]):
-            raise ValueError("entry %r: the array holds %s %s, the manifest says %s %s" % (
-                key, arr.dtype, tuple(arr.shape), e["dtype"], tuple(e["shape"])))
-        if key.startswith("model/"):
-            parts = key.split("/", 2)
-            if len(parts) != 3:
-                raise ValueError("malformed key %r" % key)
-            i = _position(parts[1], key)
-            if i in model:
-                raise ValueError("two model weights at position %d: %r and %r"
-                                 % (i, model[i][0]["key"], key))
-            model[i] = (e, arr)
-        elif key.startswith("optimizer/slot/"):
-            parts = key.split("/", 3)
-            if len(parts) != 4 or not parts[3]:
-                raise ValueError("malformed key %r" % key)
-            slots.setdefault(_position(parts[2], key), {})[parts[3]] = (e, arr)
-        elif key.startswith("optimizer/"):
-            other[key] = (e, arr)
-    if sorted(model) != list(range(len(model))):
-        raise ValueError("the model's weights are at positions %s, not 0 to %d"
-                         % (sorted(model), len(model) - 1))
-    beyond = sorted(i for i in slots if i >= len(model))
-    if beyond:
-        raise ValueError("optimizer slots for weight positions %s, but the file holds %d "
-                         "model weights" % (beyond, len(model)))
-    return [model[i] for i in range(len(model))], slots, other
 
 
 # -------------------------------------------------------------------- data

@@ -7,3 +7,7 @@ from mixprec.keras.layers.core import (  # noqa: F401
 
 __all__ = ["Layer", "Input", "InputLayer", "Dense", "Activation", "Dropout", "Flatten",
            "Reshape", "Lambda"]
+
+from mixprec import _unsupported  # noqa: E402
+
+__getattr__ = _unsupported.module_getattr(__name__)  # unsupported TF names: a clear error

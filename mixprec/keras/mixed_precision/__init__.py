@@ -7,3 +7,7 @@ from mixprec.keras.mixed_precision.loss_scale_optimizer import LossScaleOptimize
 from mixprec.keras.mixed_precision.policy import Policy, global_policy, set_global_policy
 
 __all__ = ["Policy", "global_policy", "set_global_policy", "LossScaleOptimizer", "experimental"]
+
+from mixprec import _unsupported  # noqa: E402
+
+__getattr__ = _unsupported.module_getattr(__name__)  # unsupported TF names: a clear error

@@ -149,4 +149,9 @@ def __getattr__(name):
         from mixprec.keras.mixed_precision.loss_scale_optimizer import LossScaleOptimizerV1
 
         return LossScaleOptimizerV1
-    raise AttributeError("module %r has no attribute %r" % (__name__, name))
+    return _missing(name)
+
+
+from mixprec import _unsupported  # noqa: E402
+
+_missing = _unsupported.module_getattr(__name__)

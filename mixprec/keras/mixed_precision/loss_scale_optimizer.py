@@ -216,6 +216,10 @@ class _LossScaleOptimizerBase:
     def name(self):
         return "LossScaleOptimizer"
 
+    def build(self, var_list):
+        """Creates the inner optimizer's slots of ``var_list``."""
+        self._optimizer.build(var_list)
+
     def variables(self):
         """The inner optimizer's variables, then the loss scale's (scale, good steps)."""
         return self._optimizer.variables() + self._loss_scale_obj.variables

@@ -40,3 +40,7 @@ def get(identifier):
     if isinstance(identifier, dict):
         return deserialize(identifier)
     raise ValueError("Could not interpret optimizer identifier: %s" % (identifier,))
+
+from mixprec import _unsupported  # noqa: E402
+
+__getattr__ = _unsupported.module_getattr(__name__)  # unsupported TF names: a clear error

@@ -11,11 +11,14 @@ import numbers
 import operator
 import warnings
 
+import numpy as _np
+
 from mixprec import _core, _nest, _ops
 from mixprec._dtypes import float32, float64, int64
 from mixprec._tape import GradientTape
 from mixprec._variable import Variable
 from mixprec.keras.optimizers import schedules as _schedules
+from mixprec.train import _checkpoint
 
 __all__ = ["Optimizer", "SGD", "RMSprop", "Adam"]
 
@@ -93,6 +96,7 @@ class Optimizer:
             self._hyper[name] = value
             return
         value = float(value._peek() if isinstance(value, Variable) else value)
+        self.__dict__.setdefault("_hyper_exact", {})[name] = value
         if name in self._hyper and isinstance(self._hyper[name], Variable):
             self._hyper[name].assign(value)
         else:
@@ -110,7 +114,16 @@ class Optimizer:
         if isinstance(v, _schedules.LearningRateSchedule):
             return float(v(self.iterations))
         if isinstance(v, Variable):
-            return float(v._peek())
+            value = float(v._peek())
+            # NOTE: tf-keras 2.21 keeps beta_1, beta_2, rho and momentum as Python floats
+            # and forms constants such as 1 - beta_2 in double: the number the user gave
+            # is used while the float32 variable still holds its rounding (only the
+            # learning rate is a float32 variable in tf-keras).
+            exact = self.__dict__.get("_hyper_exact", {}).get(name)
+            if (name != "learning_rate" and exact is not None
+                    and float(_np.float32(exact)) == value):
+                return exact
+            return value
         if callable(v):
             return float(v())
         return float(v)
@@ -194,6 +207,15 @@ class Optimizer:
 
     def _slot_names_used(self):
         return self._SLOT_NAMES
+
+    def build(self, var_list):
+        """Creates the slots of ``var_list`` (in that order) before the first step."""
+        created = len(self._vars)
+        for v in _nest.flatten(var_list):
+            if v.trainable:
+                self._slots_for(v)
+        if len(self._vars) != created:
+            _checkpoint.notify_created()
 
     def get_slot_names(self):
         return list(self._slot_names_used())
@@ -291,8 +313,11 @@ class Optimizer:
         on the device. Returns whether the update was applied: True, or a bool scalar tensor
         when the finite check decided it on the device."""
         slots = []
+        created = len(self._vars)
         for v in variables:
             slots.extend(self._slots_for(v))
+        if len(self._vars) != created:
+            _checkpoint.notify_created()  # a checkpoint restored earlier may hold them
         hp = self._hparams()
         return _core.optimizer_apply(self._KIND, hp, list(variables), list(grads), slots,
                                      self._iterations, loss_scale, bool(check_finite),

@@ -154,3 +154,7 @@ def deserialize(config, custom_objects=None):
     if name not in classes:
         raise ValueError("Unknown learning rate schedule: %r" % (name,))
     return classes[name].from_config(config.get("config", {}))
+
+from mixprec import _unsupported  # noqa: E402
+
+__getattr__ = _unsupported.module_getattr(__name__)  # unsupported TF names: a clear error

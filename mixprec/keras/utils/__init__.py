@@ -30,3 +30,7 @@ def set_random_seed(seed):
     random.seed(seed)
     np.random.seed(seed)
     mp_random.set_seed(seed)
+
+from mixprec import _unsupported  # noqa: E402
+
+__getattr__ = _unsupported.module_getattr(__name__)  # unsupported TF names: a clear error

@@ -8,3 +8,7 @@ from mixprec.mixed_precision.experimental.loss_scale import (  # noqa: F401
     DynamicLossScale, FixedLossScale, LossScale, deserialize, get, serialize)
 
 __all__ = ["LossScale", "FixedLossScale", "DynamicLossScale", "get", "serialize", "deserialize"]
+
+from mixprec import _unsupported  # noqa: E402
+
+__getattr__ = _unsupported.module_getattr(__name__)  # unsupported TF names: a clear error

@@ -11,6 +11,8 @@ The reference rules are TensorFlow's kernels as tf-keras' OptimizerV2 calls them
   (mom = m*mom + lr*g / sqrt(ms [- mg^2] + eps); var -= mom).
 - Adam: ResourceApplyAdam(WithAmsgrad): lr_t = lr*sqrt(1-b2^t)/(1-b1^t),
   m += (g-m)(1-b1), v += (g^2-v)(1-b2), [vhat = max(vhat, v)], var -= lr_t*m/(sqrt(v)+eps).
+As tf-keras 2.21's optimizers, only the learning rate is a float32 variable; betas, rho and
+momentum are the Python floats given (constants like 1 - b2 formed in double).
 """
 
 import inspect
@@ -109,7 +111,7 @@ def _problem(seed, dtype):
     return ws, grads
 
 
-_HYPER = {"learning_rate", "momentum", "rho", "beta_1", "beta_2"}
+_HYPER = {"learning_rate"}
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -121,8 +123,7 @@ def test_update_rule_matches_tensorflow(name, cls, kw, ref, dtype):
     for step in range(STEPS):
         opt.apply_gradients(zip([tf.constant(g, dtype) for g in grads[step]], variables))
     assert int(opt.iterations.numpy()) == STEPS
-    # TensorFlow keeps hyperparameters (not epsilon) in float32 variables, cast to the
-    # variable's dtype when applied
+    # tf-keras keeps the learning rate in a float32 variable, cast to the variable's dtype
     defaults = {k: p.default for k, p in inspect.signature(ref).parameters.items()
                 if p.default is not inspect.Parameter.empty}
     hyper = {k: float(np.float32(x)) if k in _HYPER else x
@@ -498,3 +499,34 @@ def test_a_learning_rate_variable_set_before_the_first_step_is_used_itself():
     np.testing.assert_array_equal(v.numpy(), [1.0])
     with pytest.raises(ValueError, match="scalar"):
         keras.optimizers.SGD(0.1).learning_rate = tf.Variable([0.1, 0.2])
+
+
+@pytest.mark.parametrize("beta_2", [0.999, 0.95])
+def test_adam_constants_are_rounded_once_as_tf_keras(beta_2):
+    """tf-keras forms 1 - beta in double and rounds once: after one step from zero slots
+    v = float32(1 - beta_2) * g^2 and m = float32(1 - beta_1) * g, bit for bit (rounding
+    beta_2 to float32 first gave 0.00099998713 for 0.999: 1.3e-5 relative off)."""
+    g = np.array([0.5, -3.0, 1e-3, 7.25], np.float32)
+    v = tf.Variable(np.ones(4, np.float32))
+    opt = keras.optimizers.Adam(learning_rate=0.01, beta_2=beta_2)
+    opt.apply_gradients([(tf.constant(g), v)])
+    c1, c2 = np.float32(1 - 0.9), np.float32(1 - beta_2)  # double, rounded once
+    np.testing.assert_array_equal(opt.get_slot(v, "m").numpy(), g * c1)
+    np.testing.assert_array_equal(opt.get_slot(v, "v").numpy(), (g * g) * c2)
+    # the float64 reference of tf-keras' formula for the first step's update
+    alpha = np.float32(np.float32(0.01) * np.sqrt(np.float32(1) - np.float32(beta_2))
+                       / (np.float32(1) - np.float32(0.9)))
+    m, vv = (g * c1).astype(np.float64), ((g * g) * c2).astype(np.float64)
+    want = 1.0 - m * float(alpha) / (np.sqrt(vv) + 1e-7)
+    assert_close(v, want, "float32", "optimizer")
+    if beta_2 == 0.999:
+        assert np.float32(1) - np.float32(0.999) != c2  # what the old rule did
+
+
+def test_rmsprop_one_minus_rho_is_rounded_once():
+    g = np.array([2.0, -0.25], np.float32)
+    v = tf.Variable(np.zeros(2, np.float32))
+    opt = keras.optimizers.RMSprop(learning_rate=0.1, rho=0.9)
+    opt.apply_gradients([(tf.constant(g), v)])
+    ms = opt.get_slot(v, "rms").numpy()
+    np.testing.assert_array_equal(ms, np.float32(1 - 0.9) * (g * g))

@@ -1,0 +1,1 @@
+"""Keras saving: weights files (weights_io) shared by Model and the checkpoint code."""

@@ -1,0 +1,409 @@
+"""``tf.train.Checkpoint``: save/write/read/restore of an object graph in TensorFlow's
+format, the load statuses (assert_consumed, ...), and deferred restoration (values kept
+for variables that do not exist yet and assigned when they are created). Restores are
+all-or-nothing: every value is read, checksummed and checked against its variable before
+the first assignment. The file formats live in _bundle.py / _object_graph.py, the naming
+of children in _trackable.py, the ``checkpoint`` state file in _management.py."""
+
+import os
+import weakref
+
+import numpy as np
+
+from mixprec import errors
+from mixprec._dtypes import int64
+from mixprec._variable import Variable
+from mixprec.train import _bundle, _object_graph, _trackable
+from mixprec.train._object_graph import OBJECT_GRAPH_KEY, VARIABLE_VALUE
+
+__all__ = ["Checkpoint", "save_object", "restore_object"]
+
+
+# ------------------------------------------------------------------ saving
+
+
+def _leaf_value(obj):
+    if isinstance(obj, Variable):
+        return obj.numpy()
+    return np.asarray(obj._checkpoint_value())
+
+
+def _full_name(obj):
+    name = getattr(obj, "name", "")
+    return name.split(":")[0] if isinstance(name, str) else ""
+
+
+def serialize(root):
+    """[(key, value)] of everything reachable from ``root``, the object graph last."""
+    objects, _, edges, paths = _trackable.walk(root)
+    nodes, items = [], []
+    for i, obj in enumerate(objects):
+        n = _object_graph.Node()
+        n.children = list(edges[i])
+        if _trackable.is_leaf(obj):
+            key = _object_graph.attribute_key(paths[i])
+            n.attributes.append((VARIABLE_VALUE, _full_name(obj), key))
+            items.append((key, _leaf_value(obj)))
+        nodes.append(n)
+    # has_checkpoint_values: the node or a descendant holds a value
+    has = [bool(n.attributes) for n in nodes]
+    changed = True
+    while changed:
+        changed = False
+        for i, n in enumerate(nodes):
+            if not has[i] and any(has[c] for c, _ in n.children):
+                has[i] = changed = True
+    for n, h in zip(nodes, has):
+        n.has_values = h
+    items.append((OBJECT_GRAPH_KEY, _object_graph.encode_graph(nodes)))
+    return items
+
+
+def save_object(root, prefix):
+    """Writes the bundle ``prefix`` for the graph of ``root``; returns ``prefix``."""
+    prefix = os.fspath(prefix)
+    directory = os.path.dirname(prefix)
+    if directory:
+        os.makedirs(directory, exist_ok=True)
+    _bundle.write_bundle(prefix, serialize(root))
+    return prefix
+
+
+# ------------------------------------------------------------------ restoring
+
+
+class _Restore:
+    """One restore of a checkpoint into the graph of ``root``: the checkpoint's graph, the
+    values not assigned yet (node id -> (key, array)), and which Python object each node
+    was bound to. Kept alive (module list) while values wait for their variables."""
+
+    def __init__(self, root, prefix, graph, values):
+        self.root = weakref.ref(root)
+        # NOTE: the values wait on the objects, not on the Checkpoint: a status and its
+        # Checkpoint are often dropped at once (``Checkpoint(model=m).restore(p)``), so the
+        # root's children are kept weakly and stand in for a root that is gone.
+        self.anchors = []
+        for name, child in _trackable.children(root):
+            try:
+                self.anchors.append((name, weakref.ref(child)))
+            except TypeError:
+                self.anchors.append((name, lambda c=child: c))
+        self.prefix = prefix
+        self.graph = graph
+        self.values = values           # node id -> (key, value) still to assign
+        self.bound = {}                # node id -> object (strong refs to leaves only)
+        self.consumed = set()          # node ids whose value was assigned
+
+    def match(self):
+        """node id -> Python object, walking both graphs from the roots by edge name."""
+        root = self.root()
+        if root is None:
+            root = _Anchors([(n, ref()) for n, ref in self.anchors if ref() is not None])
+        matched = {0: root}
+        queue = [0]
+        while queue:
+            nid = queue.pop(0)
+            obj = matched[nid]
+            if _trackable.is_leaf(obj):
+                continue
+            kids = {}
+            for name, child in _trackable.children(obj):
+                kids.setdefault(name, child)
+            for cid, name in self.graph[nid].children:
+                if cid in matched or name not in kids:
+                    continue
+                matched[cid] = kids[name]
+                queue.append(cid)
+        return matched
+
+    def pending_assignments(self, matched):
+        """[(variable, value)] for matched leaves not assigned yet; a ValueError naming
+        the file and key when a value does not fit its variable."""
+        out = []
+        for nid, obj in matched.items():
+            if nid in self.consumed or nid not in self.values:
+                continue
+            if not _trackable.is_leaf(obj):
+                continue
+            key, value = self.values[nid]
+            _check_fits(obj, value, key, self.prefix)
+            out.append((nid, obj, value))
+        return out
+
+    def assign(self, todo):
+        for nid, obj, value in todo:
+            if isinstance(obj, Variable):
+                obj.assign(value)
+            else:
+                obj._restore_value(value)
+            self.consumed.add(nid)
+            self.values.pop(nid, None)
+
+    def sync(self):
+        """Assigns the values whose variables exist now (deferred restoration)."""
+        if not self.values:
+            return
+        self.assign(self.pending_assignments(self.match()))
+
+
+class _Anchors:
+    """Stands in for a restore's root object that no longer exists."""
+
+    def __init__(self, children):
+        self.kids = children
+
+    def _trackable_children(self):
+        return self.kids
+
+    def alive(self):
+        return bool(self.kids)
+
+
+_ACTIVE = []  # _Restore objects with values waiting for variables
+
+
+def notify_created():
+    """Called where variables come into being (Layer.add_weight, an optimizer creating its
+    slots): assigns waiting checkpoint values to the variables that now exist."""
+    if not _ACTIVE:
+        return
+    for r in list(_ACTIVE):
+        if not r.values or (r.root() is None
+                            and not any(ref() is not None for _, ref in r.anchors)):
+            _ACTIVE.remove(r)
+            continue
+        r.sync()
+        if not r.values:
+            _ACTIVE.remove(r)
+
+
+def _np_dtype(obj):
+    if isinstance(obj, Variable):
+        return np.dtype(obj.true_dtype.as_numpy_dtype), tuple(obj.shape)
+    v = np.asarray(obj._checkpoint_value())
+    return v.dtype, v.shape
+
+
+def _check_fits(obj, value, key, prefix):
+    dtype, shape = _np_dtype(obj)
+    vshape = np.shape(value)
+    if tuple(vshape) != tuple(shape):
+        raise ValueError("Received incompatible tensor with shape %s when attempting to restore "
+                         "variable with shape %s and name %s (key %r in checkpoint %s)"
+                         % (tuple(vshape), tuple(shape), _full_name(obj), key, prefix))
+    vdtype = np.asarray(value).dtype
+    if vdtype != dtype:
+        raise ValueError("The checkpoint holds %s for %r but the variable %s is %s "
+                         "(checkpoint %s)" % (vdtype, key, _full_name(obj), dtype, prefix))
+
+
+def restore_object(root, prefix, reader=None):
+    """Restores the bundle ``prefix`` into the graph of ``root``; returns the _Restore.
+    Everything is read and checked before the first assignment."""
+    prefix = os.fspath(prefix)
+    if os.path.isdir(prefix):
+        raise ValueError("%s is a directory; pass a checkpoint prefix such as "
+                         "tf.train.latest_checkpoint(%r)" % (prefix, prefix))
+    reader = reader or _bundle.BundleReader(prefix)
+    if OBJECT_GRAPH_KEY not in reader.entries:
+        raise ValueError("The checkpoint %s has no object graph (%s): it was not written by "
+                         "tf.train.Checkpoint (name-based checkpoints are not supported)"
+                         % (prefix, OBJECT_GRAPH_KEY))
+    raw = reader.read(OBJECT_GRAPH_KEY)
+    try:
+        graph = _object_graph.decode_graph(raw if isinstance(raw, bytes) else bytes(raw))
+    except ValueError as e:
+        raise errors.DataLossError(None, None, "The object graph of checkpoint %s is corrupt: "
+                                   "%s" % (prefix, e)) from None
+    values = {}
+    for nid, node in enumerate(graph):
+        for name, _, key in node.attributes:
+            if name != VARIABLE_VALUE:
+                continue
+            if key not in reader.entries:
+                raise errors.NotFoundError(None, None, "Key %s not found in checkpoint %s"
+                                           % (key, prefix))
+            values[nid] = (key, reader.read(key))
+    r = _Restore(root, prefix, graph, values)
+    r.assign(r.pending_assignments(r.match()))
+    if r.values:
+        _ACTIVE.append(r)
+    return r
+
+
+# ------------------------------------------------------------------ statuses
+
+
+class CheckpointLoadStatus:
+    """What ``Checkpoint.restore``/``read`` return (TensorFlow's CheckpointLoadStatus)."""
+
+    def __init__(self, restore, root=None):
+        self._r = restore
+        self._root = root  # kept alive with the status, as TensorFlow's
+
+    def _python_leaves(self):
+        root = self._r.root()
+        if root is None:
+            return []
+        objects = _trackable.walk(root)[0]
+        return [o for o in objects[1:] if _trackable.is_leaf(o)]
+
+    def assert_consumed(self):
+        """Every value in the checkpoint was assigned, and every variable created so far
+        got one (an AssertionError otherwise)."""
+        self._r.sync()
+        if self._r.values:
+            keys = sorted(k for k, _ in self._r.values.values())
+            raise AssertionError("Unresolved object in checkpoint %s: %d value(s) were not "
+                                 "assigned to any variable, e.g. %s"
+                                 % (self._r.prefix, len(keys), ", ".join(keys[:5])))
+        return self.assert_existing_objects_matched()
+
+    def assert_existing_objects_matched(self):
+        """Every variable that exists now was bound to a value of the checkpoint."""
+        self._r.sync()
+        matched = self._r.match()
+        for nid, obj in matched.items():
+            if nid in self._r.values and _trackable.is_leaf(obj):
+                raise AssertionError("Object %s not assigned a value from checkpoint %s"
+                                     % (_full_name(obj), self._r.prefix))
+        bound = {id(o) for nid, o in matched.items()
+                 if nid in self._r.consumed or nid in self._r.values}
+        unused = [o for o in self._python_leaves() if id(o) not in bound]
+        if unused:
+            raise AssertionError("Some Python objects were not bound to checkpointed values, "
+                                 "likely due to changes in the Python program: %s"
+                                 % [_full_name(o) for o in unused[:10]])
+        return self
+
+    def assert_nontrivial_match(self):
+        """Something besides the root object matched the checkpoint."""
+        if len(self._r.match()) <= 1:
+            raise AssertionError("Nothing except the root object matched a checkpointed value. "
+                                 "Typically this means that the checkpoint does not match the "
+                                 "Python program.")
+        return self
+
+    def expect_partial(self):
+        """Silences warnings about unused values (mixprec logs none); returns self."""
+        return self
+
+    def run_restore_ops(self, session=None):
+        self._r.sync()
+
+    def initialize_or_restore(self, session=None):
+        self._r.sync()
+
+
+class InitializationOnlyStatus:
+    """``restore(None)``: nothing to restore."""
+
+    def assert_consumed(self):
+        raise AssertionError("No checkpoint specified (save_path=None); nothing is being "
+                             "restored.")
+
+    assert_existing_objects_matched = assert_consumed
+
+    def assert_nontrivial_match(self):
+        raise AssertionError("No checkpoint specified (save_path=None); nothing is being "
+                             "restored.")
+
+    def expect_partial(self):
+        return self
+
+    def run_restore_ops(self, session=None):
+        pass
+
+    def initialize_or_restore(self, session=None):
+        pass
+
+
+# ------------------------------------------------------------------ Checkpoint
+
+
+class Checkpoint:
+    """``tf.train.Checkpoint(root=None, **kwargs)``: the objects to save as named children
+    (sorted by name, as TensorFlow), plus ``save_counter`` once ``save`` ran."""
+
+    def __init__(self, root=None, **kwargs):
+        for name, obj in kwargs.items():
+            if obj is None or not (_trackable._is_trackable(obj)
+                                   or isinstance(obj, Checkpoint)):
+                raise ValueError("`Checkpoint` was expecting value to be a trackable object "
+                                 "(an object derived from `Trackable`), got %r. If you "
+                                 "believe this object should be trackable (i.e. it is part of "
+                                 "the TensorFlow Python API and manages state), please open "
+                                 "an issue." % (obj,))
+        if root is not None and not _trackable._is_trackable(root):
+            raise ValueError("`Checkpoint` was expecting root to be a trackable object, got %r"
+                             % (root,))
+        self._root = root
+        self._kwargs = dict(sorted(kwargs.items()))
+        for name, obj in self._kwargs.items():
+            object.__setattr__(self, name, obj)
+        self._save_counter = None
+
+    def _trackable_children(self):
+        out = []
+        if self._root is not None:
+            out.extend(_trackable.children(self._root))
+        out.extend(self._kwargs.items())
+        if self._save_counter is not None:
+            out.append(("save_counter", self._save_counter))
+        return out
+
+    def _maybe_create_save_counter(self):
+        if self._save_counter is None:
+            self._save_counter = Variable(0, dtype=int64, trainable=False, name="save_counter")
+
+    @property
+    def save_counter(self):
+        """The number of ``save`` calls (an int64 variable, saved with the checkpoint)."""
+        self._maybe_create_save_counter()
+        return self._save_counter
+
+    def write(self, file_prefix, options=None):
+        """Writes a checkpoint at exactly ``file_prefix`` (no number, no state file)."""
+        return save_object(self, _path(file_prefix, "file_prefix"))
+
+    def save(self, file_prefix, options=None):
+        """Writes ``file_prefix-N`` (N = the incremented save_counter) and points the
+        directory's ``checkpoint`` file at it; returns the path."""
+        from mixprec.train import _management
+
+        file_prefix = _path(file_prefix, "file_prefix")
+        self._maybe_create_save_counter()
+        self._save_counter.assign_add(1)
+        path = self.write("%s-%d" % (file_prefix, int(self._save_counter.numpy())))
+        _management.update_checkpoint_state(os.path.dirname(file_prefix), path, [path])
+        return path
+
+    def read(self, save_path, options=None):
+        """Restores ``save_path`` (as ``restore``, for files written by ``write``)."""
+        return CheckpointLoadStatus(restore_object(self, _path(save_path, "save_path")), self)
+
+    def restore(self, save_path, options=None):
+        """Restores ``save_path`` into the objects; values for variables that do not exist
+        yet are assigned when they are created. Returns a load status."""
+        if save_path is None:
+            return InitializationOnlyStatus()
+        status = self.read(save_path, options)
+        # as TensorFlow: created after the read, it gets its value as a deferred restore
+        if self._save_counter is None:
+            self._maybe_create_save_counter()
+            notify_created()
+        return status
+
+    def __setattr__(self, name, value):
+        if not name.startswith("_") and "_kwargs" in self.__dict__ and \
+                _trackable._is_trackable(value):
+            self._kwargs[name] = value
+            self._kwargs = dict(sorted(self._kwargs.items()))
+        object.__setattr__(self, name, value)
+
+
+def _path(p, what):
+    try:
+        return os.fspath(p)
+    except TypeError:
+        raise TypeError("%s must be a path (str or os.PathLike), got %r" % (what, p)) from None

@@ -1,0 +1,222 @@
+"""The object graph of a checkpoint: which named children each object has, as tf-keras
+2.21 names them (``layer_with_weights-0``, ``kernel``, ``_variables/3``, ``loss_scale``...),
+and the breadth-first walk that gives every variable its checkpoint key. Any object may
+plug in by defining ``_trackable_children()`` -> [(name, child)] (a distribute helper's
+mirrored variable: a Variable-like leaf with ``_checkpoint_value()`` / ``_restore_value()``).
+Reads objects only; never assigns (the restore lives in _checkpoint.py)."""
+
+from mixprec._variable import Variable
+
+__all__ = ["children", "walk", "is_leaf", "ListNode"]
+
+
+class ListNode:
+    """A list of trackables (tf's ListWrapper): children named "0", "1", ..."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, items):
+        self.items = list(items)
+
+    def _trackable_children(self):
+        return [(str(i), x) for i, x in enumerate(self.items)]
+
+
+class _Empty:
+    """A node without children or values (tf-keras' ``_index_dict``)."""
+
+    def _trackable_children(self):
+        return []
+
+
+class _LossScaleNode:
+    __slots__ = ("scale",)
+
+    def __init__(self, scale):
+        self.scale = scale
+
+    def _trackable_children(self):
+        variables = getattr(self.scale, "variables", None) or []
+        if len(variables) < 2:
+            return []
+        return [("current_loss_scale", variables[0]), ("good_steps", variables[1])]
+
+
+def is_leaf(obj):
+    """True for objects saved as one value (``VARIABLE_VALUE``)."""
+    return isinstance(obj, Variable) or hasattr(obj, "_checkpoint_value")
+
+
+def _is_trackable(obj):
+    from mixprec.keras.engine.base_layer import Layer
+    from mixprec.keras.metrics import Metric
+    from mixprec.keras.mixed_precision import loss_scale_optimizer as lso
+    from mixprec.keras.optimizers.optimizer import Optimizer
+
+    return is_leaf(obj) or isinstance(obj, (Layer, Metric, Optimizer,
+                                            lso._LossScaleOptimizerBase)) \
+        or _has_own_children(obj)
+
+
+def _has_own_children(obj):
+    return callable(getattr(type(obj), "_trackable_children", None))
+
+
+def _attribute_children(obj, skip=()):
+    """Public attributes holding trackables (lists/tuples/dicts of them as list nodes)."""
+    out = []
+    for name, value in list(vars(obj).items()):
+        if name.startswith("_") or name in skip or value is None:
+            continue
+        if isinstance(value, (list, tuple)):
+            items = [v for v in value if _is_trackable(v)]
+            if items and len(items) == len(value):
+                out.append((name, ListNode(items)))
+        elif isinstance(value, dict):
+            continue
+        elif _is_trackable(value) and value is not obj:
+            out.append((name, value))
+    return out
+
+
+def _weight_name(layer, var):
+    name = var.name.split(":")[0]
+    prefix = layer.name + "/"
+    if name.startswith(prefix):
+        return name[len(prefix):]
+    return name.rsplit("/", 1)[-1]
+
+
+def _layer_children(layer):
+    out, seen = [], set()
+    for v in list(layer._trainable_weights) + list(layer._non_trainable_weights):
+        n = _weight_name(layer, v)
+        if n not in seen:
+            seen.add(n)
+            out.append((n, v))
+    for name, child in _attribute_children(layer):
+        if name not in seen:
+            seen.add(name)
+            out.append((name, child))
+    return out
+
+
+def _model_children(model):
+    from mixprec.keras.engine.sequential import Sequential
+
+    out = []
+    if getattr(model, "_is_graph_network", False) or isinstance(model, Sequential):
+        weighted = 0
+        for i, layer in enumerate(model.layers):
+            if layer.weights:
+                out.append(("layer_with_weights-%d" % weighted, layer))
+                weighted += 1
+            out.append(("layer-%d" % i, layer))
+        own = [(_weight_name(model, v), v)
+               for v in list(model._trainable_weights) + list(model._non_trainable_weights)]
+        return out + own + [(n, c) for n, c in _attribute_children(model)
+                            if not isinstance(c, ListNode) and n not in ("layers",)
+                            and not _is_layer(c)]
+    return _layer_children(model)
+
+
+def _is_layer(obj):
+    from mixprec.keras.engine.base_layer import Layer
+
+    return isinstance(obj, Layer)
+
+
+# tf-keras 2.21 optimizers' slot lists: (tf-keras attribute, mixprec slot name)
+_TF_SLOT_LISTS = {
+    "Adam": (("_momentums", "m"), ("_velocities", "v"), ("_velocity_hats", "vhat")),
+    "SGD": (("momentums", "momentum"),),
+    "RMSprop": (("_velocities", "rms"), ("_momentums", "momentum"),
+                ("_average_gradients", "mg")),
+}
+
+
+def tf_slot_order(opt):
+    """[(variable, slot name, slot variable)] in the order tf-keras' ``_variables`` lists
+    them after ``iterations``: Adam builds m and v per variable in one loop (vhat after
+    all of them), RMSprop and SGD one slot kind after the other."""
+    names = list(opt._slot_names_used())
+    pairs = [(v, n, s) for v in opt._vars for n, s in zip(names, opt._slots[v._id])]
+    kind = type(opt).__name__
+    if kind == "Adam":
+        head = [p for p in pairs if p[1] in ("m", "v")]
+        return head + [p for p in pairs if p[1] == "vhat"]
+    return [p for n in names for p in pairs if p[1] == n]
+
+
+def _optimizer_children(opt, extra=()):
+    from mixprec.keras.optimizers import schedules
+
+    slots = tf_slot_order(opt)
+    out = [("_variables", ListNode([opt._iterations] + [s for _, _, s in slots])),
+           ("_iterations", opt._iterations)]
+    lr = opt._hyper.get("learning_rate")
+    if isinstance(lr, Variable):
+        out.append(("_learning_rate", lr))
+    elif isinstance(lr, schedules.LearningRateSchedule) and _has_own_children(lr):
+        out.append(("_learning_rate", lr))
+    out.extend(extra)  # a LossScaleOptimizer's loss_scale comes here, as in tf-keras
+    out.append(("_index_dict", _Empty()))
+    lists = _TF_SLOT_LISTS.get(type(opt).__name__)
+    names = list(opt._slot_names_used())
+    if lists is None:
+        lists = tuple(("_" + n, n) for n in names)
+    for attr, slot in lists:
+        if slot in names:
+            out.append((attr, ListNode([s for _, n, s in slots if n == slot])))
+    return out
+
+
+def children(obj):
+    """[(edge name, child)] of ``obj`` in dependency order (empty for leaves)."""
+    from mixprec.keras.engine.training import Model
+    from mixprec.keras.metrics import Metric
+    from mixprec.keras.mixed_precision import loss_scale_optimizer as lso
+    from mixprec.keras.optimizers.optimizer import Optimizer
+
+    if _has_own_children(obj):
+        return list(obj._trackable_children())
+    if is_leaf(obj):
+        return []
+    if isinstance(obj, lso._LossScaleOptimizerBase):
+        inner = obj._optimizer
+        extra = [("loss_scale", _LossScaleNode(obj._loss_scale_obj))]
+        return _optimizer_children(inner, extra)
+    if isinstance(obj, Optimizer):
+        return _optimizer_children(obj)
+    if isinstance(obj, Model):
+        return _model_children(obj)
+    if _is_layer(obj):
+        return _layer_children(obj)
+    if isinstance(obj, Metric):
+        return [(_weight_name(obj, v), v) for v in obj.variables]
+    raise TypeError("%r is not trackable: a checkpoint holds variables, layers, models, "
+                    "optimizers and metrics" % (obj,))
+
+
+def walk(root):
+    """Breadth-first walk from ``root``: ([object], {id(object): node index},
+    [[(child index, edge name)]], {node index: path}). An object reachable by several
+    paths keeps the first (the shortest), as TensorFlow."""
+    objects, index, edges, paths = [root], {id(root): 0}, [], {0: ""}
+    i = 0
+    while i < len(objects):
+        obj = objects[i]
+        mine = []
+        for name, child in children(obj):
+            if id(child) not in index:
+                index[id(child)] = len(objects)
+                paths[len(objects)] = (paths[i] + "/" if paths[i] else "") + _esc(name)
+                objects.append(child)
+            mine.append((index[id(child)], name))
+        edges.append(mine)
+        i += 1
+    return objects, index, edges, paths
+
+
+def _esc(name):
+    return name.replace(".", "..").replace("/", ".S")
