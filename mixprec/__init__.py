@@ -35,11 +35,8 @@ from mixprec import keras, mixed_precision, train  # noqa: F401
 
 __version__ = "0.1.0"
 newaxis = None
-<<<<<<< HEAD
 config.experimental._mark_import_done()
-=======
 
 from mixprec import _unsupported  # noqa: E402
 
 __getattr__ = _unsupported.module_getattr(__name__)  # unsupported TF names: a clear error
->>>>>>> main

@@ -6,13 +6,9 @@ through ``_keras_logits``; otherwise probabilities are clipped to [eps, 1 - eps]
 sparse one then takes the fused op on their log, as tf-keras).
 """
 
-<<<<<<< HEAD
 import sys
 
-from mixprec import _core, _ops
-=======
 from mixprec import _core, _ops, errors
->>>>>>> main
 from mixprec._dtypes import int64
 from mixprec.keras import activations, backend
 

@@ -237,3 +237,21 @@ def test_losses_that_average_per_replica_are_refused_outside_compile(two_cpus):
             auto(y, p)
         assert none(y, p).shape == (2,)
     assert float(auto(y, p)) > 0  # outside any strategy: fine
+
+
+def test_run_inside_tf_function_and_iter_next(two_cpus):
+    s = tf.distribute.MirroredStrategy()
+
+    def step(x):
+        return tf.reduce_sum(x)
+
+    @tf.function
+    def distributed_step(x):
+        return s.reduce(tf.distribute.ReduceOp.SUM, s.run(step, args=(x,)), axis=None)
+
+    ds = tf.data.Dataset.from_tensor_slices(np.arange(10, dtype=np.float32)).batch(4)
+    it = iter(s.experimental_distribute_dataset(ds))
+    totals = [float(distributed_step(next(it))) for _ in range(3)]
+    assert totals == [6.0, 22.0, 17.0]
+    with pytest.raises(StopIteration):
+        next(it)
