@@ -9,14 +9,14 @@ from mixprec.distribute._strategy import (  # noqa: F401
     CrossDeviceOps, HierarchicalCopyAllReduce, MirroredStrategy, NcclAllReduce,
     OneDeviceStrategy, ReductionToOneDevice, Strategy, StrategyExtended)
 from mixprec.distribute.input_lib import (  # noqa: F401
-    DistributedDataset, DistributedIterator, InputContext)
+    DistributedDataset, DistributedIterator, InputContext, InputOptions, InputReplicationMode)
 from mixprec.distribute.values import DistributedValues, Mirrored, PerReplica  # noqa: F401
 from mixprec.distribute import experimental  # noqa: F401
 from mixprec.distribute.multi_worker import MultiWorkerMirroredStrategy  # noqa: F401
 
 __all__ = [
     "CrossDeviceOps", "DistributedDataset", "DistributedIterator", "DistributedValues",
-    "HierarchicalCopyAllReduce", "InputContext", "Mirrored", "MirroredStrategy",
+    "HierarchicalCopyAllReduce", "InputContext", "InputOptions", "InputReplicationMode", "Mirrored", "MirroredStrategy",
     "MultiWorkerMirroredStrategy", "NcclAllReduce", "OneDeviceStrategy", "PerReplica",
     "ReduceOp", "ReductionToOneDevice", "ReplicaContext", "Strategy", "StrategyExtended",
     "experimental", "get_cross_replica_context", "get_replica_context", "get_strategy",

@@ -5,7 +5,7 @@ iterators. Slices are zero-copy row views of the batch; no element is touched he
 from mixprec import _core, _nest
 from mixprec.distribute.values import PerReplica
 
-__all__ = ["InputContext", "ValueContext", "DistributedDataset", "DistributedIterator",
+__all__ = ["InputContext", "InputOptions", "InputReplicationMode", "ValueContext", "DistributedDataset", "DistributedIterator",
            "DistributedDatasetsFromFunction", "compute_batch_size", "batch_sizes"]
 
 
@@ -40,6 +40,24 @@ class InputContext:
     def __str__(self):
         return "tf.distribute.InputContext(input pipeline id {}, total: {})".format(
             self.input_pipeline_id, self.num_input_pipelines)
+
+
+class InputReplicationMode:
+    PER_WORKER = "PER_WORKER"
+    PER_REPLICA = "PER_REPLICA"
+
+
+class InputOptions:
+    """Accepted for TensorFlow code; prefetching and placement are not modelled (inputs stay
+    on the host, as mixprec's CPU replicas read them)."""
+
+    def __init__(self, experimental_fetch_to_device=None, experimental_replication_mode=
+                 InputReplicationMode.PER_WORKER, experimental_place_dataset_on_device=False,
+                 experimental_per_replica_buffer_size=1):
+        self.experimental_fetch_to_device = experimental_fetch_to_device
+        self.experimental_replication_mode = experimental_replication_mode
+        self.experimental_place_dataset_on_device = experimental_place_dataset_on_device
+        self.experimental_per_replica_buffer_size = experimental_per_replica_buffer_size
 
 
 class ValueContext:
