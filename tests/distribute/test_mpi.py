@@ -75,6 +75,13 @@ def test_two_processes_equal_one_replica(tmp_path, rng):
                 np.testing.assert_array_equal(got[0][key], got[1][key])  # bit-identical ranks
                 assert_close(got[0][key], ref_w[i], "float32", "replicas")
             assert_close(got[0]["losses"], np.array(ref_losses), "float32", "replicas")
+    # metrics created in the scope report the global value on every worker
+    import json
+
+    for r in (0, 1):
+        done = json.loads((tmp_path / ("done%d.json" % r)).read_text())
+        assert done["mean"] == 2.25  # (1 + 2 + 2 + 4) / 4
+        assert done["accuracy"] == 0.75  # 1 of 2 right on rank 0, 2 of 2 on rank 1
 
 
 def test_tf_config_must_match_the_mpi_world(tmp_path):
