@@ -199,12 +199,12 @@ class StrategyExtended:
         strategy = self._container
         run = ctx._run
 
-        def call_cross_replica(a, k):
+        def call_cross_replica(a, k, fn=None):
             prev_ctx = _context._set_replica_context(None)
             stack = _context._stack()
             stack.append(strategy)
             try:
-                return merge_fn(strategy, *a, **k)
+                return (fn or merge_fn)(strategy, *a, **k)
             finally:
                 stack.pop()
                 _context._set_replica_context(prev_ctx)
@@ -215,7 +215,7 @@ class StrategyExtended:
         with run.cv:
             if run.aborted is not None:
                 raise _ReplicaAborted(run.aborted)
-            run.slots[rid] = (args, kwargs)
+            run.slots[rid] = (args, kwargs, merge_fn)
             run.arrived += 1
             gen = run.gen
             if run.arrived == run.n:
@@ -223,8 +223,10 @@ class StrategyExtended:
                 kws = regroup([s[1] for s in run.slots]) if kwargs else {}
                 if run.n > 1 and args and not isinstance(gathered, tuple):
                     gathered = (gathered,)
+                first_fn = run.slots[0][2]  # replica 0's, as TensorFlow
                 try:
-                    run.result, run.error = call_cross_replica(tuple(gathered), dict(kws)), None
+                    run.result, run.error = call_cross_replica(tuple(gathered), dict(kws),
+                                                               first_fn), None
                 except BaseException as e:  # noqa: BLE001 — every replica re-raises it
                     run.result, run.error = None, e
                 run.arrived = 0
@@ -521,6 +523,10 @@ class MirroredStrategy(Strategy):
         self._cross_device_ops = cross_device_ops
         super().__init__(StrategyExtended(self, tuple(
             "/job:localhost/replica:0/task:0" + c for c in chosen)))
+        from mixprec import _logging
+
+        _logging.get_logger().info("Using MirroredStrategy with devices %s",
+                                   self._extended.worker_devices)
 
 
 class OneDeviceStrategy(Strategy):
