@@ -52,6 +52,18 @@ for kind in ("sgd", "adam"):
                                                     axis=None)))
         np.savez(os.path.join(work, "%s_%d_rank%d.npz" % (kind, scaled, rank)),
                  *[w.numpy() for w in model.weights], losses=np.array(losses))
+# Model.fit / predict on 2 workers: each takes its half of every batch
+with strategy.scope():
+    fit_model = keras.Sequential([keras.layers.Dense(16, activation="relu", input_shape=(8,)),
+                                  keras.layers.Dense(4, activation="softmax")])
+    fit_model.set_weights(init)
+    fit_model.compile(keras.optimizers.Adam(0.01), "sparse_categorical_crossentropy",
+                      ["accuracy"])
+hist = fit_model.fit(x, y, batch_size=32, epochs=2, shuffle=False, verbose=0)
+pred = fit_model.predict(x, batch_size=32, verbose=0)
+np.savez(os.path.join(work, "fit_rank%d.npz" % rank), *[w.numpy() for w in fit_model.weights],
+         loss=np.array(hist.history["loss"]), pred=pred)
+
 with strategy.scope():
     metric = keras.metrics.Mean()
     accuracy = keras.metrics.SparseCategoricalAccuracy()

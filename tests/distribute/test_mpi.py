@@ -57,6 +57,18 @@ def _reference(x, y, init, kind, scaled):
     return [w.numpy() for w in model.weights], losses
 
 
+def keras_fit_reference(x, y, init):
+    from mixprec import keras
+
+    model = keras.Sequential([keras.layers.Dense(16, activation="relu", input_shape=(8,)),
+                              keras.layers.Dense(4, activation="softmax")])
+    model.set_weights(init)
+    model.compile(keras.optimizers.Adam(0.01), "sparse_categorical_crossentropy", ["accuracy"])
+    hist = model.fit(x, y, batch_size=32, epochs=2, shuffle=False, verbose=0)
+    return ([w.numpy() for w in model.weights], np.array(hist.history["loss"]),
+            model.predict(x, batch_size=32, verbose=0))
+
+
 def test_two_processes_equal_one_replica(tmp_path, rng):
     x = rng.standard_normal((64, 8)).astype(np.float32)
     y = rng.integers(0, 4, 64)
@@ -75,6 +87,15 @@ def test_two_processes_equal_one_replica(tmp_path, rng):
                 np.testing.assert_array_equal(got[0][key], got[1][key])  # bit-identical ranks
                 assert_close(got[0][key], ref_w[i], "float32", "replicas")
             assert_close(got[0]["losses"], np.array(ref_losses), "float32", "replicas")
+    # Model.fit under the strategy equals fit in one process
+    ref = keras_fit_reference(x, y, w)
+    for r in (0, 1):
+        got = np.load(tmp_path / ("fit_rank%d.npz" % r))
+        for i in range(4):
+            assert_close(got["arr_%d" % i], ref[0][i], "float32", "replicas")
+        assert_close(got["loss"], ref[1], "float32", "replicas")
+        assert got["pred"].shape == (64, 4)
+        assert_close(got["pred"], ref[2], "float32", "replicas")
     # metrics created in the scope report the global value on every worker
     import json
 

@@ -117,6 +117,16 @@ def predict_step(model, batch):
     out = strategy.run(lambda data: model.predict_step(data) if _rows(data) else _EMPTY,
                        args=(per_replica,))
     parts = [p for p in strategy.experimental_local_results(out) if p is not _EMPTY]
+    if strategy.extended._num_workers > 1:
+        # every worker returns the whole batch's predictions (tf-keras' multi-worker concat):
+        # worker k holds rows after worker k - 1's, so gathering in rank order keeps the order
+        if not parts:
+            raise NotImplementedError("predict under MultiWorkerMirroredStrategy with a batch "
+                                      "that leaves a worker without rows")
+        local = parts[0]
+        flat = _nest.flatten(local)
+        gathered = [strategy.extended._cross_worker_gather(t, 0) for t in flat]
+        return _nest.pack_sequence_as(local, gathered) if _nest.is_nested(local) else gathered[0]
     if len(parts) == 1:
         return parts[0]
     flat = [_nest.flatten(p) for p in parts]
