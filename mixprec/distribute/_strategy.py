@@ -4,7 +4,9 @@ cross-device-ops names. Orchestration only: replica threads, merge_call, scopes;
 number a strategy combines goes through the C collectives (``_core.comm_*``) or C ops."""
 
 import os
+import queue
 import threading
+import weakref
 
 from mixprec import _core, _nest
 from mixprec._variable import Variable
@@ -136,6 +138,13 @@ class StrategyExtended:
                 self._comm = _core.comm_threads(self._num_local, _timeout())
             return self._comm
 
+    def _replica_threads(self):
+        with self._comm_lock:
+            if getattr(self, "_threads", None) is None:
+                self._threads = _ReplicaThreads(self._num_local)
+                weakref.finalize(self, self._threads.stop)
+            return self._threads
+
     def _renew_comm(self):
         with self._comm_lock:
             self._comm = None
@@ -180,13 +189,7 @@ class StrategyExtended:
                 stack.pop()
                 _context._set_replica_context(prev_ctx)
 
-        threads = [threading.Thread(target=body, args=(i,), name="replica-%d" % i, daemon=True)
-                   for i in range(1, n)]
-        for t in threads:
-            t.start()
-        body(0)
-        for t in threads:
-            t.join()
+        self._replica_threads().run(body)
         if any(e is not None for e in errors):
             self._renew_comm()
             # the replica that failed first, not the others' "aborted" errors
@@ -292,6 +295,45 @@ class StrategyExtended:
 
     def call_for_each_replica(self, fn, args=(), kwargs=None):
         return self._call_for_each_replica(fn, tuple(args), dict(kwargs or {}))
+
+
+class _ReplicaThreads:
+    """Threads 1..N-1 of a strategy's replicas, started once and parked between runs (a
+    thread per replica per step cost its start-up every step); replica 0 runs on the
+    caller's thread."""
+
+    def __init__(self, n):
+        self._queues = [queue.SimpleQueue() for _ in range(n)]
+        self._threads = [threading.Thread(target=self._loop, args=(i,), name="replica-%d" % i,
+                                          daemon=True) for i in range(1, n)]
+        for t in self._threads:
+            t.start()
+
+    def _loop(self, i):
+        while True:
+            job = self._queues[i].get()
+            if job is None:
+                return
+            body, done = job
+            try:
+                body(i)
+            finally:
+                done.release()
+            job = body = done = None  # NOTE: a parked thread must not keep its strategy alive
+
+    def run(self, body):
+        done = threading.Semaphore(0)
+        for i in range(1, len(self._queues)):
+            self._queues[i].put((body, done))
+        try:
+            body(0)
+        finally:
+            for _ in range(1, len(self._queues)):
+                done.acquire()
+
+    def stop(self):
+        for q in self._queues[1:]:
+            q.put(None)
 
 
 class _ReplicaAborted(RuntimeError):
