@@ -70,6 +70,8 @@ def _allreduce_mpi_worker(mib, repeat):
 
 
 def _mpiexec():
+    if "libasan" in os.environ.get("LD_PRELOAD", ""):  # MPICH is not built for ASan
+        return None
     exe = shutil.which("mpiexec", path=os.path.dirname(sys.executable)) or shutil.which("mpiexec")
     from mixprec.distribute import multi_worker
 

@@ -3,6 +3,7 @@
  * per dtype; the engine runs with the GIL released. Parses, converts and raises only:
  * the numbers are reduced in csrc/collective*.c. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "mp_py.h"
 #include "../collective.h"
@@ -80,6 +81,15 @@ static PyObject *py_comm_info(PyObject *self, PyObject *o) {
     return Py_BuildValue("(siid)", c->be->name, c->size, c->rank, c->timeout_s);
 }
 
+/* Whether a tensor on `dev` lives in device memory (the emulated GPU of the tests keeps
+ * its tensors in host memory, so the host engines take them). */
+static int device_memory(mp_device dev) {
+    if (dev.type != MP_DEV_CUDA)
+        return 0;
+    const mp_backend *be = mp_backend_get(MP_DEV_CUDA);
+    return !(be && be->name && strcmp(be->name, "emulated-gpu") == 0);
+}
+
 /* tensors (a list) -> new reference to a fast sequence of Tensor objects */
 static PyObject *tensor_list(PyObject *o) {
     PyObject *seq = PySequence_Fast(o, "collectives take a list of tensors");
@@ -128,7 +138,7 @@ static PyObject *collective_call(PyObject *args, int kind) {
                          "tensors, got %s at position %zd", mp_dtype_name(t->dtype), i);
             goto fail;
         }
-        if ((mp_tensor_device(t).type == MP_DEV_CUDA) != is_nccl) {
+        if (device_memory(mp_tensor_device(t)) != is_nccl) {
             PyErr_Format(MpExc_InvalidArgument, "the %s collectives engine takes %s tensors; "
                          "position %zd is on %s:%d", c->be->name, is_nccl ? "GPU" : "host",
                          i, mp_tensor_device(t).type == MP_DEV_CUDA ? "GPU" : "CPU",

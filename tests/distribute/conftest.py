@@ -28,13 +28,15 @@ def _restore(name, saved):
 
 @pytest.fixture
 def two_cpus():
+    """The two logical CPUs' names (pass them to MirroredStrategy: with a GPU, even the
+    emulated one of CI's second pass, MirroredStrategy() would pick the GPU, as TF's)."""
     name, saved = _set_cpus(2)
-    yield
+    yield ["/cpu:0", "/cpu:1"]
     _restore(name, saved)
 
 
 @pytest.fixture
 def three_cpus():
     name, saved = _set_cpus(3)
-    yield
+    yield ["/cpu:0", "/cpu:1", "/cpu:2"]
     _restore(name, saved)

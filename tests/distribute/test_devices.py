@@ -1,14 +1,17 @@
 """tf.config logical devices: set/get, names, and TensorFlow's RuntimeError once used
 (each case in a fresh process, as the configuration is fixed when the runtime is used)."""
 
+import os
 import subprocess
 import sys
 import textwrap
 
 
 def _run(code):
+    # on the CPU backend: with a GPU (even CI's emulated one) MirroredStrategy() picks it
+    env = {k: v for k, v in os.environ.items() if k != "MIXPREC_EMULATE_GPU"}
     r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
-                       text=True, timeout=120)
+                       text=True, timeout=120, env=env)
     assert r.returncode == 0, r.stderr
     return r.stdout
 

@@ -26,7 +26,7 @@ def test_fit_in_scope_equals_fit_without_strategy(two_cpus, rng, policy):
     ref = _model(init)
     ref.compile(keras.optimizers.Adam(0.01), "sparse_categorical_crossentropy", ["accuracy"])
     ref_hist = ref.fit(x, y, batch_size=32, epochs=2, shuffle=False, verbose=0)
-    s = tf.distribute.MirroredStrategy()
+    s = tf.distribute.MirroredStrategy(two_cpus)
     with s.scope():
         model = _model(init)
         model.compile(keras.optimizers.Adam(0.01), "sparse_categorical_crossentropy",
@@ -51,7 +51,7 @@ def test_fit_in_scope_equals_fit_without_strategy(two_cpus, rng, policy):
 def test_fit_with_a_batch_smaller_than_the_replicas(two_cpus, rng):
     x = rng.standard_normal((3, 8)).astype(np.float32)  # batches of 2 and 1 (1 + empty)
     y = rng.integers(0, 3, 3)
-    s = tf.distribute.MirroredStrategy()
+    s = tf.distribute.MirroredStrategy(two_cpus)
     with s.scope():
         model = _model()
         model.compile("sgd", "sparse_categorical_crossentropy")

@@ -17,7 +17,7 @@ def test_contexts_and_defaults(two_cpus):
     assert default.num_replicas_in_sync == 1
     ctx = tf.distribute.get_replica_context()
     assert ctx is not None and ctx.num_replicas_in_sync == 1
-    s = tf.distribute.MirroredStrategy()
+    s = tf.distribute.MirroredStrategy(two_cpus)
     assert s.num_replicas_in_sync == 2
     assert s.extended.worker_devices[1].endswith("/device:CPU:1")
     with s.scope():
@@ -54,7 +54,7 @@ def test_one_device_and_device_lists(two_cpus):
 
 
 def test_reduce_values_as_tensorflow(two_cpus):
-    s = tf.distribute.MirroredStrategy()
+    s = tf.distribute.MirroredStrategy(two_cpus)
     vals = s.experimental_distribute_values_from_function(
         lambda ctx: tf.constant([1.25, 2.25][ctx.replica_id_in_sync_group]))
     assert float(s.reduce(tf.distribute.ReduceOp.SUM, vals, axis=None)) == 3.5
@@ -84,7 +84,7 @@ def _split_sizes(strategy, n_rows, batch, drop=False):
 
 
 def test_rebatching_as_tensorflow(two_cpus):
-    s = tf.distribute.MirroredStrategy()
+    s = tf.distribute.MirroredStrategy(two_cpus)
     assert _split_sizes(s, 8, 8) == [[4, 4]]
     assert _split_sizes(s, 13, 8) == [[4, 4], [3, 2]]
     assert _split_sizes(s, 11, 8) == [[4, 4], [2, 1]]
@@ -102,14 +102,14 @@ def test_rebatching_as_tensorflow(two_cpus):
 
 
 def test_rebatching_three_replicas(three_cpus):
-    s = tf.distribute.MirroredStrategy()
+    s = tf.distribute.MirroredStrategy(three_cpus)
     assert s.num_replicas_in_sync == 3
     assert _split_sizes(s, 4, 4) == [[2, 2, 0]]
     assert _split_sizes(s, 4, 4, drop=True) == [[2, 1, 1]]
 
 
 def test_datasets_from_function(two_cpus):
-    s = tf.distribute.MirroredStrategy()
+    s = tf.distribute.MirroredStrategy(two_cpus)
     seen = []
 
     def dataset_fn(ctx):
@@ -125,7 +125,7 @@ def test_datasets_from_function(two_cpus):
 
 
 def test_compute_average_loss_in_and_out_of_replicas(two_cpus):
-    s = tf.distribute.MirroredStrategy()
+    s = tf.distribute.MirroredStrategy(two_cpus)
     assert_close(tf.nn.compute_average_loss([2.5, 6.2, 5.0]).numpy(), (2.5 + 6.2 + 5) / 3,
                  "float32", "reduction")
 
@@ -161,7 +161,7 @@ def test_compute_average_loss_in_and_out_of_replicas(two_cpus):
 
 
 def test_merge_call_and_all_reduce(two_cpus):
-    s = tf.distribute.MirroredStrategy()
+    s = tf.distribute.MirroredStrategy(two_cpus)
     calls = []
 
     def merge_fn(strategy, value):
@@ -187,7 +187,7 @@ def test_merge_call_and_all_reduce(two_cpus):
 
 
 def test_a_failing_replica_raises_its_error_without_hanging(two_cpus):
-    s = tf.distribute.MirroredStrategy()
+    s = tf.distribute.MirroredStrategy(two_cpus)
 
     def fn():
         ctx = tf.distribute.get_replica_context()
@@ -203,7 +203,7 @@ def test_a_failing_replica_raises_its_error_without_hanging(two_cpus):
 
 
 def test_variables_in_scope_are_mirrored_and_metrics_aggregate(two_cpus):
-    s = tf.distribute.MirroredStrategy()
+    s = tf.distribute.MirroredStrategy(two_cpus)
     with s.scope():
         v = tf.Variable(1.0)
         metric = keras.metrics.Mean()
@@ -227,7 +227,7 @@ def test_variables_in_scope_are_mirrored_and_metrics_aggregate(two_cpus):
 
 
 def test_losses_that_average_per_replica_are_refused_outside_compile(two_cpus):
-    s = tf.distribute.MirroredStrategy()
+    s = tf.distribute.MirroredStrategy(two_cpus)
     with s.scope():
         auto = keras.losses.SparseCategoricalCrossentropy()
         none = keras.losses.SparseCategoricalCrossentropy(reduction=keras.losses.Reduction.NONE)
@@ -240,7 +240,7 @@ def test_losses_that_average_per_replica_are_refused_outside_compile(two_cpus):
 
 
 def test_run_inside_tf_function_and_iter_next(two_cpus):
-    s = tf.distribute.MirroredStrategy()
+    s = tf.distribute.MirroredStrategy(two_cpus)
 
     def step(x):
         return tf.reduce_sum(x)

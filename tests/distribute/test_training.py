@@ -55,7 +55,7 @@ def test_two_replicas_equal_one_replica_on_the_global_batch(two_cpus, rng, kind,
     ref_losses = [float(ref_step(tf.constant(x), tf.constant(y))) for _ in range(3)]
 
     # two replicas, 32 examples each
-    s = tf.distribute.MirroredStrategy()
+    s = tf.distribute.MirroredStrategy(two_cpus)
     with s.scope():
         model = _model(init)
         opt = _make_opt(kind, scaled)
@@ -73,7 +73,7 @@ def test_two_replicas_equal_one_replica_on_the_global_batch(two_cpus, rng, kind,
 
 
 def test_nan_on_one_replica_skips_the_step_everywhere(two_cpus, rng):
-    s = tf.distribute.MirroredStrategy()
+    s = tf.distribute.MirroredStrategy(two_cpus)
     with s.scope():
         model = _model()
         opt = keras.mixed_precision.LossScaleOptimizer(keras.optimizers.SGD(0.1))
