@@ -46,12 +46,12 @@ def gpu_or_exit():
     import mixprec
     from mixprec import _core, _gpu_info
 
-    if not _gpu_info.cuda_compiled():
+    if _gpu_info.plugin() is None:
         why = _gpu_info.load_error or "mixprec was built without the CUDA toolkit (no mixprec._cuda)"
         fail("no GPU backend: %s. Build on a machine with nvcc (MIXPREC_CUDA=ON) and run there." % why)
     if _core.backend_name(1) != "cuda" or not mixprec.config.list_physical_devices("GPU"):
         fail("no GPU: the CUDA plugin loaded but the CUDA runtime sees no device (driver %d, runtime %d)."
-             % (_gpu_info._cuda.driver_version(), _gpu_info._cuda.runtime_version()))
+             % (_gpu_info.plugin().driver_version(), _gpu_info.plugin().runtime_version()))
     return _gpu_info.devices()[0]
 
 

@@ -60,6 +60,7 @@ static const struct {
     SLOT(fill),    SLOT(iota),      SLOT(unary),        SLOT(binary),   SLOT(where),        SLOT(reduce),
     SLOT(argreduce), SLOT(strided_copy), SLOT(gemm),    SLOT(softmax),  SLOT(one_hot),      SLOT(random),
     SLOT(softmax_xent), SLOT(finite_check), SLOT(optim_update), SLOT(step_end),
+    SLOT(conv),    SLOT(pool),      SLOT(batch_norm),
 };
 #undef SLOT
 

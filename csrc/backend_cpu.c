@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 
 #include "cpu_kernels.h"
+#include "dnnl_cpu.h"
 #include "philox.h"
 #include "scalar_cast.h"
 
@@ -546,4 +547,7 @@ const mp_backend mp_backend_cpu = {
     .finite_check = mp_cpu_finite_check,
     .optim_update = mp_cpu_optim_update,
     .step_end = mp_cpu_step_end,
+    .conv = mp_cpu_conv,
+    .pool = mp_cpu_pool,
+    .batch_norm = mp_cpu_batch_norm,
 };

@@ -28,6 +28,9 @@ mp_status mp_cpu_optim_update(mp_device dev, mp_optim_kind kind, const mp_optim_
                               const mp_optim_var *vars);
 mp_status mp_cpu_step_end(mp_device dev, const uint8_t *found_inf, float *scale, int64_t *good_steps,
                           const mp_loss_scale_params *p, int64_t *iterations);
+mp_status mp_cpu_batch_norm(mp_device dev, mp_dtype dt, mp_dtype sdt, const void *x, const void *scale,
+                             const void *offset, const void *mean, const void *var, double eps, void *y,
+                             int64_t outer, int64_t C, int64_t inner);
 mp_status mp_cpu_cast(mp_device dev, const void *src, mp_dtype sdt, void *dst, mp_dtype ddt, int64_t n);
 
 /* Widen n elements of a float dtype (f32/f16/bf16) at src to f32; f32 is copied. */

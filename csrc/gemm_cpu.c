@@ -1,4 +1,5 @@
-/* gemm_cpu.c — matrix products on the CPU backend, through OpenBLAS.
+/* gemm_cpu.c — matrix products on the CPU backend, through OpenBLAS (and oneDNN for
+ * 16-bit types where the CPU has units for them: mp_gemm_uses_onednn, dnnl_cpu.c).
  * float32 -> sgemm, float64 -> dgemm. float16/bfloat16 are widened to float32 (F16C) panel
  * by panel, multiplied by sgemm with float32 accumulation, and rounded once on the way
  * out: never a 16-bit accumulation. Integer products use a plain loop (rare).
@@ -13,6 +14,7 @@
 #include <cblas.h>
 
 #include "cpu_kernels.h"
+#include "dnnl_cpu.h"
 
 /* Smallest block (rows or columns of C) worth giving to a thread. */
 #define BLOCK_MIN 64
@@ -241,6 +243,12 @@ mp_status mp_cpu_gemm(mp_device dev, mp_dtype dt, int ta, int tb, int64_t M, int
         const char *a = (const char *)A + i * sa * (int64_t)es;
         const char *b = (const char *)B + i * sb * (int64_t)es;
         char *c = (char *)C + i * sc * (int64_t)es;
+        if ((dt == MP_BF16 || dt == MP_F16 || dt == MP_F32) && mp_gemm_uses_onednn(dt)) {
+            int unimpl = 0;
+            MP_TRY(mp_dnnl_gemm(dt, ta, tb, M, N, K, alpha, a, b, beta, c, &unimpl));
+            if (!unimpl)
+                continue;
+        }
         switch (dt) {
         case MP_F32:
         case MP_F64: gemm_split(dt, ta, tb, M, N, K, alpha, a, b, beta, c); break;

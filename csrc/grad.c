@@ -754,6 +754,151 @@ typedef mp_status (*grad_fn)(const mp_node *, mp_tensor *, const int *, mp_tenso
 #define GRAD_ANY NULL
 #define GRAD_ARGMAX NULL
 #define GRAD_ARGMIN NULL
+/* ------------------------------------------------------------------ windows */
+
+/* the same window attrs with ints4 = the shape the backprop op produces */
+static mp_tensor *window(arena *a, mp_op op, mp_tensor *x, mp_tensor *y, const mp_node *n, const mp_tensor *shape_of) {
+    mp_attrs at = n->attrs;
+    if (shape_of)
+        memcpy(at.ints4, shape_of->shape, 4 * sizeof(int64_t));
+    mp_tensor *in[2] = {x, y};
+    return run(a, op, mp_op_get_info(op)->n_inputs, in, &at);
+}
+
+/* Conv2D(x, f): dx = BackpropInput(f, dy), df = BackpropFilter(x, dy) */
+static mp_status g_conv2d(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    arena a = {0};
+    mp_tensor *x = n->inputs[0], *f = n->inputs[1];
+    if (need[0]) {
+        mp_tensor *r = window(&a, MP_OP_CONV2D_BACKPROP_INPUT, f, dy, n, x);
+        if (r)
+            dx[0] = out(r);
+    }
+    if (need[1]) {
+        mp_tensor *r = window(&a, MP_OP_CONV2D_BACKPROP_FILTER, x, dy, n, f);
+        if (r)
+            dx[1] = out(r);
+    }
+    return finish(&a);
+}
+
+/* BackpropInput(f, g) is linear in each: df = BackpropFilter(dx, g), dg = Conv2D(dx, f) */
+static mp_status g_conv2d_backprop_input(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    arena a = {0};
+    mp_tensor *f = n->inputs[0], *g = n->inputs[1];
+    if (need[0]) {
+        mp_tensor *r = window(&a, MP_OP_CONV2D_BACKPROP_FILTER, dy, g, n, f);
+        if (r)
+            dx[0] = out(r);
+    }
+    if (need[1]) {
+        mp_tensor *r = window(&a, MP_OP_CONV2D, dy, f, n, NULL);
+        if (r)
+            dx[1] = out(r);
+    }
+    return finish(&a);
+}
+
+/* BackpropFilter(x, g): dx = BackpropInput(df, g), dg = Conv2D(x, df) */
+static mp_status g_conv2d_backprop_filter(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    arena a = {0};
+    mp_tensor *x = n->inputs[0], *g = n->inputs[1];
+    if (need[0]) {
+        mp_tensor *r = window(&a, MP_OP_CONV2D_BACKPROP_INPUT, dy, g, n, x);
+        if (r)
+            dx[0] = out(r);
+    }
+    if (need[1]) {
+        mp_tensor *r = window(&a, MP_OP_CONV2D, x, dy, n, NULL);
+        if (r)
+            dx[1] = out(r);
+    }
+    return finish(&a);
+}
+
+static mp_status g_max_pool(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    arena a = {0};
+    mp_tensor *r = window(&a, MP_OP_MAX_POOL_GRAD, n->inputs[0], dy, n, NULL);
+    if (r)
+        dx[0] = out(r);
+    return finish(&a);
+}
+
+static mp_status g_avg_pool(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    arena a = {0};
+    mp_tensor *r = window(&a, MP_OP_AVG_POOL_GRAD, dy, NULL, n, n->inputs[0]);
+    if (r)
+        dx[0] = out(r);
+    return finish(&a);
+}
+
+/* AvgPoolGrad is linear: its adjoint is AvgPool */
+static mp_status g_avg_pool_grad(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    arena a = {0};
+    mp_tensor *r = window(&a, MP_OP_AVG_POOL, dy, NULL, n, NULL);
+    if (r)
+        dx[0] = out(r);
+    return finish(&a);
+}
+
+/* BatchNorm(x, scale, offset, mean, var) = x * A + offset - mean * A with A = scale * inv,
+ * inv = rsqrt(var + eps): every input gets its gradient (training's batch statistics carry
+ * theirs back into moments). Sums over the non-channel axes are in the statistics' dtype. */
+static mp_tensor *cast_to(arena *a, mp_tensor *x, mp_dtype dt) {
+    if (!x || x->dtype == dt)
+        return x;
+    mp_attrs at = {.dtype = (int)dt};
+    return run(a, MP_OP_CAST, 1, &x, &at);
+}
+
+static mp_status g_batch_norm(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    arena a = {0};
+    mp_tensor *x = IN(0), *scale = IN(1), *mean = IN(3), *var = IN(4);
+    int nd = x->ndim, caxis = n->attrs.i0 ? 1 : nd - 1;
+    mp_dtype sdt = scale->dtype;
+    int64_t axes[MP_MAX_DIMS], bshape[MP_MAX_DIMS];
+    int na = 0;
+    for (int d = 0; d < nd; d++) {
+        if (d != caxis)
+            axes[na++] = d;
+        bshape[d] = d == caxis ? x->shape[d] : 1;
+    }
+    mp_tensor *inv = un(&a, MP_OP_RSQRT, bin(&a, MP_OP_ADD, var, scalar(&a, var, n->attrs.f0)));
+    mp_tensor *A = bin(&a, MP_OP_MUL, scale, inv);
+    if (need[0]) {
+        mp_tensor *r = bin(&a, MP_OP_MUL, dy, cast_to(&a, reshape(&a, A, nd, bshape), x->dtype));
+        if (r)
+            dx[0] = out(r);
+    }
+    mp_tensor *dyf = (need[1] || need[2] || need[3] || need[4]) ? cast_to(&a, dy, sdt) : NULL;
+    mp_tensor *sdy = (need[2] || need[3]) ? sum_axes(&a, dyf, na, axes, 0) : NULL;
+    mp_tensor *sxy = NULL;
+    if (need[1] || need[4]) {
+        mp_tensor *xc = bin(&a, MP_OP_SUB, cast_to(&a, x, sdt), reshape(&a, mean, nd, bshape));
+        sxy = sum_axes(&a, bin(&a, MP_OP_MUL, dyf, xc), na, axes, 0);
+    }
+    mp_tensor *r;
+    if (need[1] && (r = bin(&a, MP_OP_MUL, sxy, inv)))
+        dx[1] = out(r);
+    if (need[2] && sdy)
+        dx[2] = out(sdy);
+    if (need[3] && (r = un(&a, MP_OP_NEG, bin(&a, MP_OP_MUL, sdy, A))))
+        dx[3] = out(r);
+    if (need[4] && (r = bin(&a, MP_OP_MUL, bin(&a, MP_OP_MUL, sxy, A),
+                            bin(&a, MP_OP_MUL, bin(&a, MP_OP_MUL, inv, inv), scalar(&a, var, -0.5)))))
+        dx[4] = out(r);
+    return finish(&a);
+}
+
+#define GRAD_BATCH_NORM g_batch_norm
+#define GRAD_CONV2D g_conv2d
+#define GRAD_CONV2D_BACKPROP_INPUT g_conv2d_backprop_input
+#define GRAD_CONV2D_BACKPROP_FILTER g_conv2d_backprop_filter
+#define GRAD_MAX_POOL g_max_pool
+/* second order through max pooling (MaxPoolGradGrad) is not implemented: no gradient */
+#define GRAD_MAX_POOL_GRAD NULL
+#define GRAD_AVG_POOL g_avg_pool
+#define GRAD_AVG_POOL_GRAD g_avg_pool_grad
 #define GRAD_MATMUL g_matmul
 #define GRAD_SOFTMAX g_softmax
 #define GRAD_LOG_SOFTMAX g_log_softmax

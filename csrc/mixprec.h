@@ -280,6 +280,33 @@ typedef struct mp_strided {
     int64_t dstride[MP_MAX_DIMS];
 } mp_strided;
 
+/* A 2-D sliding window (convolution or pooling) over NHWC or NCHW data, every size
+ * resolved by ops.c (padding as TensorFlow computes it, possibly asymmetric). 1-D ops are
+ * 2-D with height 1. Filters are TensorFlow's HWIO: (kh, kw, c / groups, oc), row-major. */
+typedef struct mp_window {
+    int64_t n, c, h, w;     /* input */
+    int64_t oc, oh, ow;     /* output (pooling: oc == c) */
+    int64_t kh, kw;         /* filter or pooling window */
+    int64_t sh, sw;         /* strides, >= 1 */
+    int64_t dh, dw;         /* dilations, >= 1 (pooling: 1) */
+    int64_t pt, pb, pl, pr; /* zero padding: top, bottom, left, right */
+    int64_t groups;         /* convolution: c / filter's input channels */
+    int nchw;               /* 1: NCHW, 0: NHWC */
+} mp_window;
+
+typedef enum mp_conv_kind {
+    MP_CONV_FWD = 0,        /* out y (n, oc, oh, ow)   from a = x, b = filter */
+    MP_CONV_BWD_DATA,       /* out dx (n, c, h, w)     from a = filter, b = dy */
+    MP_CONV_BWD_FILTER      /* out dfilter (HWIO)      from a = x, b = dy */
+} mp_conv_kind;
+
+typedef enum mp_pool_kind {
+    MP_POOL_MAX = 0,        /* out y from a = x (b unused) */
+    MP_POOL_AVG,            /* out y from a = x; the count excludes padding (TensorFlow's SAME) */
+    MP_POOL_MAX_BWD,        /* out dx from a = x, b = dy: dy goes to each window's first maximum */
+    MP_POOL_AVG_BWD         /* out dx from b = dy (a unused) */
+} mp_pool_kind;
+
 /* One table per device type. Kernels see raw pointers, sizes and dtypes; the op layer
  * (ops.c) has already validated shapes and dtypes and allocated outputs.
  * NOTE: ops never test the device type; they call through this table. A NULL slot means
@@ -346,6 +373,19 @@ typedef struct mp_backend {
      * iterations is not NULL, ++*iterations. */
     mp_status (*step_end)(mp_device dev, const uint8_t *found_inf, float *scale, int64_t *good_steps,
                           const mp_loss_scale_params *p, int64_t *iterations);
+    /* Convolution (mp_conv_kind) of dtype dt: every operand and the output have dtype dt;
+     * 16-bit types accumulate in float32 and round once. */
+    mp_status (*conv)(mp_device dev, mp_conv_kind k, mp_dtype dt, const mp_window *win, const void *a,
+                      const void *b, void *out);
+    /* Pooling (mp_pool_kind) of dtype dt. */
+    mp_status (*pool)(mp_device dev, mp_pool_kind k, mp_dtype dt, const mp_window *win, const void *a,
+                      const void *b, void *out);
+    /* Batch normalization with given statistics: x and y (outer, C, inner) of dtype dt;
+     * scale, offset, mean, var (C) of dtype sdt (float32, or float64 for float64 data):
+     * y = x * a + (offset - mean * a), a = scale / sqrt(var + eps), in sdt, rounded once. */
+    mp_status (*batch_norm)(mp_device dev, mp_dtype dt, mp_dtype sdt, const void *x, const void *scale,
+                            const void *offset, const void *mean, const void *var, double eps, void *y,
+                            int64_t outer, int64_t C, int64_t inner);
 } mp_backend;
 
 enum { MP_RANDOM_UNIFORM = 0, MP_RANDOM_NORMAL = 1, MP_RANDOM_TRUNCATED_NORMAL = 2 };
@@ -370,7 +410,7 @@ int64_t mp_backend_emulated_d2h_copies(void);
  * exports this table as the PyCapsule `mixprec._core._C_API` and a plugin calls through it.
  * NOTE: bump MP_C_API_VERSION whenever this struct, mp_backend or any struct they use
  * changes; a plugin built against another version refuses to register. */
-#define MP_C_API_VERSION 1
+#define MP_C_API_VERSION 2
 #define MP_C_API_CAPSULE "mixprec._core._C_API"
 typedef struct mp_c_api {
     int version;          /* MP_C_API_VERSION of the core */

@@ -49,7 +49,7 @@ MP_HD void mp_optim_rule_f32(const mp_optim_rule *r, float *w, float g, float *s
             const float mom = (float)r->momentum;
             float v = mom * *s0 - lr * g;
             *s0 = v;
-            *w = r->nesterov ? *w + mom * v - lr * g : *w + v;
+            *w = r->nesterov ? *w + (mom * v - lr * g) : *w + v; /* var += (m*mom - g*lr), as TF */
         }
         break;
     case MP_OPTIM_RMSPROP: {
@@ -62,12 +62,14 @@ MP_HD void mp_optim_rule_f32(const mp_optim_rule *r, float *w, float g, float *s
             *s2 = mg;
             denom = ms - mg * mg;
         }
-        if (s1) { /* ResourceApply(Centered)RMSProp: epsilon inside the root */
+        /* tf-keras 2.21's RMSprop: epsilon inside the root on every path (OptimizerV2's
+         * plain path put it outside) */
+        if (s1) {
             float m = mom * *s1 + lr * g / sqrtf(denom + eps);
             *s1 = m;
             *w -= m;
-        } else { /* Keras' plain path: epsilon outside the root */
-            *w -= lr * g / (sqrtf(denom) + eps);
+        } else {
+            *w -= lr * g / sqrtf(denom + eps);
         }
         break;
     }
@@ -100,7 +102,7 @@ MP_HD void mp_optim_rule_f64(const mp_optim_rule *r, double *w, double g, double
         } else {
             double v = r->momentum * *s0 - lr * g;
             *s0 = v;
-            *w = r->nesterov ? *w + r->momentum * v - lr * g : *w + v;
+            *w = r->nesterov ? *w + (r->momentum * v - lr * g) : *w + v;
         }
         break;
     case MP_OPTIM_RMSPROP: {
@@ -116,7 +118,7 @@ MP_HD void mp_optim_rule_f64(const mp_optim_rule *r, double *w, double g, double
             *s1 = m;
             *w -= m;
         } else {
-            *w -= lr * g / (sqrt(denom) + r->epsilon);
+            *w -= lr * g / sqrt(denom + r->epsilon);
         }
         break;
     }

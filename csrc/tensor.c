@@ -141,8 +141,10 @@ void mp_tensor_decref(mp_tensor *t) {
 }
 
 int mp_tensor_storage_shared(const mp_tensor *t) {
+    /* NOTE: borrowed memory (a deleter: DLPack, a frozen NumPy array) counts as shared: it
+     * belongs to its producer and may be read-only, so a variable never writes into it */
     return __atomic_load_n(&t->storage->refcount, __ATOMIC_ACQUIRE) > 1 ||
-           __atomic_load_n(&t->refcount, __ATOMIC_ACQUIRE) > 1;
+           __atomic_load_n(&t->refcount, __ATOMIC_ACQUIRE) > 1 || t->storage->deleter != NULL;
 }
 
 /* NOTE: host tensors only (the CPU backend's memory). */

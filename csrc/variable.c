@@ -1,5 +1,5 @@
 /* variable.c — mutable slots of tensors (tf.Variable) and the autocast read rule.
- * Owns copy-on-write assignment (earlier reads never change), the per-thread autocast
+ * Owns copy-on-write assignment (earlier reads and the initial value never change), the per-thread autocast
  * dtype set by layers under a mixed policy, and the cast cache that makes a second read
  * in the same step free. Knows nothing of layers or optimizers. */
 #include <stdlib.h>
@@ -46,7 +46,12 @@ mp_status mp_variable_new(mp_tensor *init, int trainable, mp_variable **out) {
     mp_variable *v = calloc(1, sizeof *v);
     if (!v)
         return mp_error_set(MP_ERR_MEMORY, "out of host memory allocating a variable");
-    mp_status st = clone(init, init->dtype, &v->value);
+    /* NOTE: the variable shares its initial value's storage under a header of its own (a
+     * new id, so the tape never mistakes the initial tensor for a read of the variable):
+     * every write goes through assign/data_for_write, which clone first while the storage
+     * is shared or borrowed, so the initial tensor never changes and a fresh initializer
+     * output (a 4 GB kernel) is not held twice */
+    mp_status st = mp_tensor_view(init, init->offset, init->dtype, init->ndim, init->shape, &v->value);
     if (st != MP_OK) {
         free(v);
         return st;

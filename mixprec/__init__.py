@@ -4,6 +4,16 @@ Swap ``import tensorflow as tf`` for ``import mixprec as tf`` (and ``from tensor
 import keras`` for ``from mixprec import keras``) and the mixed precision guide runs.
 """
 
+import os as _os
+
+# oneDNN (convolutions, 16-bit GEMM) runs OpenMP threads next to mixprec's own pool: idle
+# OpenMP workers must sleep, not spin, or they take the cores from the pool's next op (a
+# training step measured 50-300x slower on 2 busy cores; docs/architecture.md). Read by
+# libgomp when _core loads it, so set before; a user's own settings win.
+_os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+if _os.environ.get("MIXPREC_NUM_THREADS"):
+    _os.environ.setdefault("OMP_NUM_THREADS", _os.environ["MIXPREC_NUM_THREADS"])
+
 try:
     from mixprec import _core
 except ImportError as e:  # pragma: no cover - depends on how the package was installed

@@ -36,7 +36,17 @@ def fsync_dir(directory):
 
 def atomic_write(path, write, sync_dir=True):
     """Calls ``write(f)`` on a temporary file, fsyncs it and renames it to ``path``: a
-    process killed at any moment leaves ``path`` either as it was or complete."""
+    process killed at any moment leaves ``path`` either as it was or complete. A path that
+    exists but is not a regular file (a directory, /dev/null, a FIFO) is refused: renaming
+    over it would replace a device node or swallow a directory."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        pass
+    else:
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError("%s exists and is not a regular file; refusing to replace it"
+                             % path)
     tmp = temp_name(path)
     try:
         with open(tmp, "wb") as f:

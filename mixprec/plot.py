@@ -7,13 +7,15 @@
 - ``plot_gradient_histogram(grads, dtype='float16', loss_scale=None)`` — gradient
   magnitudes against the float16 (or bfloat16) range: what flushes to zero, what turns
   subnormal, and where the loss scale moves them.
+- ``plot_underflow(report)`` — per variable, the share of a ``gradient_underflow_report``
+  that is zero or subnormal in 16 bits, unscaled and scaled; bars at 0 are marked.
 """
 
 import math
 
 import numpy as np
 
-__all__ = ["plot_loss_scale", "plot_history", "plot_gradient_histogram"]
+__all__ = ["plot_loss_scale", "plot_history", "plot_gradient_histogram", "plot_underflow"]
 
 _RANGES = {"float16": (2.0 ** -24, 2.0 ** -14, 65504.0),
            "bfloat16": (2.0 ** -133, 2.0 ** -126, 3.3895313892515355e38)}
@@ -62,8 +64,11 @@ def plot_loss_scale(history, ax=None, skipped=None):
     if skipped is not None and len(skipped):
         sk = np.flatnonzero(np.asarray(skipped, bool))
         if sk.size:
-            ax.scatter(x[sk], values[sk], color="red", marker="x", zorder=3,
-                       label="skipped step (inf/NaN gradient)")
+            # NOTE: values[i] is the scale step i was run with (History.steps records it
+            # before the step): the cross sits on the scale that overflowed, the line then
+            # drops to its half. Record custom loops the same way.
+            ax.scatter(x[sk], values[sk], color="red", marker="x", s=36, zorder=3,
+                       label="skipped step (inf/NaN gradient): %d" % sk.size)
     ax.set_xlabel("step")
     ax.set_ylabel("loss scale")
     ax.set_title("Dynamic loss scale")
@@ -123,5 +128,37 @@ def plot_gradient_histogram(grads, dtype="float16", loss_scale=None, ax=None, bi
     ax.set_xlabel("log2 |gradient|")
     ax.set_ylabel("elements")
     ax.set_title("Gradient magnitudes against the %s range" % dtype)
+    ax.legend(loc="best", fontsize="small")
+    return ax
+
+
+def plot_underflow(report, ax=None):
+    """Grouped bars per variable of a ``mixprec.testing.gradient_underflow_report``: the
+    percentage of nonzero gradient elements that are zero or subnormal in its dtype, without
+    and with the report's loss scale. A bar of exactly 0 is invisible, so it is marked with
+    a small "0" on the axis."""
+    ax = _axes(ax)
+    rows = list(report)
+    names = [r["name"].split(":")[0] for r in rows]
+    pos = np.arange(len(rows))
+    series = [
+        ("unscaled", [100 * (r["zero"] + r["subnormal"]) for r in rows], -0.2, "C0"),
+        ("scaled by %g" % report.loss_scale,
+         [100 * (r["scaled_zero"] + r["scaled_subnormal"]) for r in rows], 0.2, "C1"),
+    ]
+    top = max([max(v) if v else 0 for _, v, _, _ in series] + [1e-9])
+    for label, values, shift, color in series:
+        ax.bar(pos + shift, values, 0.4, label=label, color=color)
+        for xi, v in zip(pos + shift, values):
+            if v == 0:
+                ax.plot(xi, 0, marker="o", markersize=5, color=color, zorder=3, clip_on=False)
+                ax.annotate("0", (xi, 0), xytext=(0, 4), textcoords="offset points",
+                            ha="center", va="bottom", fontsize="small", color=color)
+    ax.set_ylim(0, top * 1.15)
+    ax.set_xticks(pos)
+    ax.set_xticklabels(names, rotation=30, ha="right")
+    ax.set_ylabel("% zero or subnormal")
+    ax.set_title("Gradient elements lost to %s (of nonzero elements)" % report.dtype,
+                 fontsize="medium")
     ax.legend(loc="best", fontsize="small")
     return ax

@@ -52,6 +52,20 @@ def test_guide_reference_mixprec_only():
     assert all("error" not in r and "timeout" not in r for r in rows)
 
 
+def test_cnn():
+    out = run("cnn.py", "--batch", "2", "--size", "12", "--block-batch", "1", "--block-size", "6",
+              "--steps", "1")
+    rows = table_rows(out)
+    assert len(rows) == 1 + 2 * 3  # header + (CNN, block) x 3 dtypes
+    assert all("not installed" in r for r in rows[1:])
+    assert "oneDNN 3." in out
+
+
+def test_gemm_paths():
+    out = run("gemm_paths.py", "--units", "8", "--batch", "16", "--repeat", "1")
+    assert len(table_rows(out)) == 1 + 4
+
+
 def test_checkpoint():
     out = run("checkpoint.py", "--mb", "2", "--parts", "2", "--no-tf")
     rows = table_rows(out)

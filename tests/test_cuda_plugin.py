@@ -12,9 +12,10 @@ import pytest
 import mixprec
 from mixprec import _core, _gpu_info
 
-pytestmark = pytest.mark.skipif(_gpu_info.plugin() is None, reason="the CUDA plugin was not built here (no toolkit)"
-                                if _gpu_info.load_error is None else "the CUDA plugin did not load: %s"
-                                % _gpu_info.load_error)
+pytestmark = pytest.mark.skipif(
+    _gpu_info.plugin() is None,
+    reason="the CUDA plugin was not built here (no toolkit)" if _gpu_info.load_error is None
+    else "the CUDA plugin did not load: %s" % _gpu_info.load_error)
 
 
 def test_the_plugin_speaks_the_cores_c_api():
@@ -80,8 +81,8 @@ def _fresh(code, **env_changes):
     env = dict(os.environ)
     env.pop("MIXPREC_EMULATE_GPU", None)
     env.update(env_changes)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd="/",
-                         timeout=120)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         cwd="/", timeout=120)
     assert out.returncode == 0, out.stderr
     return out.stdout.split()
 
@@ -100,6 +101,7 @@ def test_without_a_gpu_device_import_does_not_load_the_plugin():
     assert (loaded, present, registered) == ("0", "0", "0")
     # the emulated GPU (a test aid) still works without the plugin
     code = ("import sys, mixprec, mixprec._gpu_info as g; "
-            "print(int('mixprec._cuda' in sys.modules), int(g.emulated), mixprec.constant(1.0).device)")
+            "print(int('mixprec._cuda' in sys.modules), int(g.emulated), "
+            "mixprec.constant(1.0).device)")
     loaded, emulated, device = _fresh(code, CUDA_VISIBLE_DEVICES="-1", MIXPREC_EMULATE_GPU="1")
     assert (loaded, emulated) == ("0", "1") and device.endswith("GPU:0")

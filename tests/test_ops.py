@@ -1093,6 +1093,7 @@ def test_first_threaded_op_in_a_fresh_process_completes(tmp_path):
 # ------------------------------------------------------------------ the tripwire
 
 DEDICATED = {
+    "batch_norm": "test_batch_norm_op",
     "cast": "test_identity_stop_gradient_and_cast",  # bit-exactness: test_casts.py
     "identity": "test_identity_stop_gradient_and_cast",
     "stop_gradient": "test_identity_stop_gradient_and_cast",
@@ -1125,7 +1126,71 @@ NO_PYTHON_ENTRY = {
     "random_uniform": "test_random_moments_and_bounds",
     "random_normal": "test_random_moments_and_bounds",
     "truncated_normal": "test_random_moments_and_bounds",
+    # convolution and pooling: _core.window_op; grids in tests/test_nn_conv.py
+    "conv2d": "test_window_ops",
+    "conv2d_backprop_input": "test_window_ops",
+    "conv2d_backprop_filter": "test_window_ops",
+    "max_pool": "test_window_ops",
+    "max_pool_grad": "test_window_ops",
+    "avg_pool": "test_window_ops",
+    "avg_pool_grad": "test_window_ops",
 }
+
+
+@pytest.mark.parametrize("dt", FLOATS)
+@pytest.mark.parametrize("channels_first", [False, True])
+def test_batch_norm_op(dt, channels_first):
+    """BatchNorm(x, scale, offset, mean, variance): float32 statistics (float64 for float64
+    x), one rounding into x's dtype; bad statistics are refused."""
+    rng = np.random.default_rng(12)
+    x = round_to(rng.standard_normal((2, 3, 4, 5)) * 2, dt)
+    c = x.shape[1] if channels_first else x.shape[-1]
+    sdt = np.float64 if dt == "float64" else np.float32
+    s, o, m = (rng.standard_normal(c).astype(sdt) for _ in range(3))
+    v = rng.uniform(0.5, 2, c).astype(sdt)
+    y = _core.batch_norm(tf.constant(x.astype(np_of(dt))), s, o, m, v, 1e-3, channels_first)
+    shape = (1, c, 1, 1) if channels_first else (c,)
+    a = (1 / np.sqrt(v.astype(np.float64) + 1e-3) * s).reshape(shape)
+    e = x * a + (o.reshape(shape) - m.reshape(shape) * a)
+    assert y.dtype == dt
+    assert_close(y, round_to(e, dt), dt, "convolution")
+    with pytest.raises(ValueError, match=r"mean must have shape"):
+        _core.batch_norm(tf.constant(x.astype(np_of(dt))), s, o, m[:-1], v, 1e-3, channels_first)
+    if dt != "float64":
+        with pytest.raises(TypeError, match="float32"):
+            _core.batch_norm(tf.constant(x.astype(np_of(dt))), s, o, tf.constant(m.astype(np.float64)), v, 1e-3,
+                             channels_first)
+
+
+def test_window_ops():
+    """Each convolution/pooling op of ops.def once through _core.window_op (float64) against
+    NumPy; the backprop ops against the adjoint identity <op(a), b> = <a, op^T(b)>."""
+    from test_nn_conv import ref_conv2d, ref_pool
+
+    codes = {row[2]: row[0] for row in _core.op_table()}
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((2, 5, 6, 4))
+    f = rng.standard_normal((3, 2, 2, 6))  # two groups
+    pads = (1, 1, 0, 1)  # SAME for a 3x2 window, stride 1
+    run = lambda name, ins, win, shape=None: _core.window_op(  # noqa: E731
+        codes[name], ins, (1, 1), win, 1, (0, 0, 0, 0), False, shape).numpy()
+    y = run("conv2d", (tf.constant(x), tf.constant(f)), (1, 1))
+    np.testing.assert_allclose(y, ref_conv2d(x, f, (1, 1), (1, 1), pads, False), rtol=1e-12, atol=1e-12)
+    dy = rng.standard_normal(y.shape)
+    dx = run("conv2d_backprop_input", (tf.constant(f), tf.constant(dy)), (1, 1), x.shape)
+    df = run("conv2d_backprop_filter", (tf.constant(x), tf.constant(dy)), (1, 1), f.shape)
+    assert math.isclose(np.sum(y * dy), np.sum(x * dx), rel_tol=1e-12)
+    assert math.isclose(np.sum(y * dy), np.sum(f * df), rel_tol=1e-12)
+    for kind in ("max", "avg"):
+        p = run(kind + "_pool", (tf.constant(x),), (3, 2))
+        np.testing.assert_allclose(p, ref_pool(x, (3, 2), (1, 1), pads, False, kind), rtol=1e-12)
+        dp = rng.standard_normal(p.shape)
+        if kind == "avg":  # linear: the adjoint identity
+            g = run("avg_pool_grad", (tf.constant(dp),), (3, 2), x.shape)
+            assert math.isclose(np.sum(p * dp), np.sum(x * g), rel_tol=1e-12)
+        else:  # piecewise linear: the same identity holds at x
+            g = run("max_pool_grad", (tf.constant(x), tf.constant(dp)), (3, 2))
+            assert math.isclose(np.sum(p * dp), np.sum(x * g), rel_tol=1e-12)
 
 
 def test_every_op_in_ops_def_has_a_test():

@@ -84,3 +84,51 @@ def test_missing_matplotlib_says_pip_install_matplotlib(monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
     with pytest.raises(ImportError, match=r"pip install matplotlib$"):
         plot.plot_history({"loss": [1.0]})
+
+
+def test_plot_underflow_marks_zero_bars_and_keeps_a_short_label(tmp_path):
+    from mixprec import testing
+
+    inputs = keras.Input(shape=(16,))
+    model = keras.Model(inputs, keras.layers.Dense(4, name="d")(inputs))
+    model.compile(optimizer="sgd", loss="mse")
+    x = np.full((8, 16), 1e-4, np.float32)
+    report = testing.gradient_underflow_report(model, x, np.zeros((8, 4), np.float32))
+    ax = plot.plot_underflow(report)
+    bars = [p for p in ax.patches]
+    assert len(bars) == 2 * len(list(report))
+    heights = [b.get_height() for b in bars]
+    zeros = sum(h == 0 for h in heights)
+    assert zeros > 0  # the scaled bars are all 0 here ...
+    texts = [t for t in ax.texts if t.get_text() == "0"]
+    assert len(texts) == zeros  # ... and each is marked
+    assert len(ax.get_ylabel()) <= 24  # a long label squashed the axes
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["d/kernel", "d/bias"]
+    ax.figure.savefig(tmp_path / "underflow.png")
+
+
+def test_loss_scale_plots_of_fit_and_of_a_custom_loop_mark_skips_alike():
+    """A custom loop recording as History.steps does (the scale the step ran with) draws the
+    same plot as fit: a cross on the overflowing scale, the line then at its half."""
+    history = _fit_with_overflows()
+    a = plot.plot_loss_scale(history)
+    b = plot.plot_loss_scale({"loss_scale": history.steps["loss_scale"],
+                              "skipped": history.steps["skipped"]})
+    np.testing.assert_array_equal(a.collections[0].get_offsets(), b.collections[0].get_offsets())
+    marks = np.asarray(a.collections[0].get_offsets())
+    scales = np.asarray(history.steps["loss_scale"])
+    for step, value in marks:
+        i = int(step) - 1
+        assert value == scales[i]
+        if i + 1 < len(scales):
+            assert scales[i + 1] == scales[i] / 2
+
+
+def test_no_message_sends_users_to_an_extra_of_an_unpublished_package():
+    """mixprec is not on a package index: 'pip install "mixprec[plot]"' cannot work."""
+    import pathlib
+
+    root = pathlib.Path(plot.__file__).resolve().parents[1]
+    texts = [p.read_text(errors="ignore") for p in (root / "mixprec").rglob("*.py")]
+    texts += [p.read_text(errors="ignore") for p in (root / "docs").glob("*.md")]
+    assert texts and not any("mixprec[plot]" in t for t in texts)

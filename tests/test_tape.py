@@ -194,6 +194,41 @@ GRAD_CASES = {
     # the gradient of a slice's gradient: exercised through the second derivative
     "strided_slice_grad": [("second order of a slice", lambda x: _second(
         lambda t: tf.reduce_sum(tf.square(t[1:, ::2])), x), [_away((3, 4), r)])],
+    # convolution and pooling (tests/test_nn_conv.py compares every dtype with these)
+    "conv2d": [
+        ("nhwc same stride 2", lambda x, f: tf.nn.conv2d(x, f, 2, "SAME"),
+         [_away((1, 5, 4, 2), r), _away((3, 2, 2, 3), r)]),
+        ("nchw valid dilated grouped", lambda x, f: tf.nn.conv2d(
+            x, f, 1, "VALID", data_format="NCHW", dilations=[2, 1]),
+         [_away((1, 4, 5, 4), r), _away((2, 2, 2, 4), r)]),
+        ("explicit padding", lambda x, f: tf.nn.conv2d(x, f, [1, 2], [[0, 0], [1, 0], [2, 1], [0, 0]]),
+         [_away((2, 3, 4, 1), r), _away((2, 3, 1, 2), r)]),
+    ],
+    "conv2d_backprop_input": [("", lambda f, dy: tf.nn.conv2d_backprop_input(
+        [1, 5, 4, 2], f, dy, 2, "SAME"), [_away((3, 2, 2, 3), r), _away((1, 3, 2, 3), r)])],
+    "conv2d_backprop_filter": [("", lambda x, dy: tf.nn.conv2d_backprop_filter(
+        x, [3, 2, 2, 3], dy, 2, "SAME"), [_away((1, 5, 4, 2), r), _away((1, 3, 2, 3), r)])],
+    "max_pool": [
+        ("overlapping same", lambda x: tf.nn.max_pool2d(x, 2, 1, "SAME"), [_away((1, 4, 4, 2), r)]),
+        ("nchw", lambda x: tf.nn.max_pool2d(x, [3, 2], 2, "VALID", data_format="NCHW"),
+         [_away((2, 2, 5, 4), r)]),
+    ],
+    "avg_pool": [
+        ("same stride 2", lambda x: tf.nn.avg_pool2d(x, 3, 2, "SAME"), [_away((1, 5, 5, 2), r)]),
+        ("nchw", lambda x: tf.nn.avg_pool2d(x, 2, 1, "VALID", data_format="NCHW"),
+         [_away((1, 2, 3, 4), r)]),
+    ],
+    "batch_norm": [
+        ("channels last", lambda x, s, o, m, v: _core.batch_norm(x, s, o, m, v, 1e-3, False),
+         [_away((2, 3, 4), r), _away((4,), r), _away((4,), r), _away((4,), r), _away((4,), r, signed=False)]),
+        ("channels first", lambda x, s, o, m, v: _core.batch_norm(x, s, o, m, v, 0.5, True),
+         [_away((2, 3, 2, 2), r), _away((3,), r), _away((3,), r), _away((3,), r), _away((3,), r, signed=False)]),
+        ("training: batch statistics", lambda x, s, o: tf.nn.fused_batch_norm(
+            x, s, o, epsilon=1e-3)[0], [_away((3, 2, 2, 2), r), _away((2,), r), _away((2,), r)]),
+    ],
+    "avg_pool_grad": [("second order", lambda x: _second(
+        lambda t: tf.reduce_sum(tf.square(tf.nn.avg_pool2d(t, 2, 1, "SAME"))), x),
+        [_away((1, 3, 4, 2), r)])],
 }
 
 NON_DIFFERENTIABLE = {
@@ -205,6 +240,8 @@ NON_DIFFERENTIABLE = {
     "reduce_any", "argmax", "argmin",
     # no tensor inputs, or integer inputs
     "fill", "range", "one_hot", "random_uniform", "random_normal", "truncated_normal",
+    # second order through max pooling (TensorFlow's MaxPoolGradGrad) is not implemented
+    "max_pool_grad",
 }
 
 

@@ -38,7 +38,8 @@ def test_unsupported_public_name_says_so_and_points_to_the_porting_guide(get, na
 
 
 @pytest.mark.parametrize("module", [tf, keras, keras.layers, keras.callbacks, tf.nn, tf.math])
-@pytest.mark.parametrize("attr", ["_private", "__wrapped__", "_ipython_canary_method_should_not_exist_"])
+@pytest.mark.parametrize("attr", ["_private", "__wrapped__",
+                                  "_ipython_canary_method_should_not_exist_"])
 def test_private_names_keep_the_plain_attribute_error(module, attr):
     with pytest.raises(AttributeError) as e:
         getattr(module, attr)

@@ -429,3 +429,39 @@ def test_optimizer_steps_and_assigns_on_two_threads_do_not_corrupt_memory():
     for t in threads:
         t.join()
     assert np.isfinite(v.numpy()).all()
+
+
+def test_a_variable_shares_its_initial_value_copy_on_write():
+    """The initial tensor's memory is not copied (a fresh 4 GB kernel is held once); every
+    write to the variable copies first while the initial tensor is alive, and memory
+    borrowed from a read-only producer is never written."""
+    n = 1 << 20
+    tf.config.experimental.reset_memory_stats("CPU:0")
+    before = tf.config.experimental.get_memory_info("CPU:0")["current"]
+    v = tf.Variable(tf.zeros([n]))
+    info = tf.config.experimental.get_memory_info("CPU:0")
+    assert info["peak"] - before <= 4 * n + 4096  # one buffer, not two
+    v.assign_add(tf.ones([n]))  # sole owner now: in place
+    assert float(tf.reduce_sum(v)) == n
+
+    a = tf.constant([1.0, 2.0])
+    w = tf.Variable(a)
+    w.assign_add([1.0, 1.0])
+    tf.keras.optimizers.SGD(1.0).apply_gradients([(tf.constant([1.0, 1.0]), w)])
+    assert a.numpy().tolist() == [1.0, 2.0] and w.numpy().tolist() == [1.0, 2.0]
+
+    frozen = np.frombuffer(np.array([1, 2], np.float32).tobytes(), np.float32)
+    b = tf.Variable(tf.constant(frozen))  # borrowed, read-only bytes
+    b.assign([5.0, 6.0])
+    c = tf.Variable(tf.constant(frozen))
+    tf.keras.optimizers.SGD(1.0).apply_gradients([(tf.constant([1.0, 1.0]), c)])
+    assert frozen.tolist() == [1.0, 2.0] and b.numpy().tolist() == [5.0, 6.0]
+    assert c.numpy().tolist() == [0.0, 1.0]
+
+    # the tape tells the initial tensor from reads of the variable
+    x = tf.constant([3.0])
+    y = tf.Variable(x)
+    with tf.GradientTape() as tape:
+        _ = y * 1.0
+        out = x * 2.0
+    assert tape.gradient(out, y) is None

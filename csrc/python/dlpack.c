@@ -317,7 +317,21 @@ PyObject *mp_py_from_dlpack(PyObject *mod, PyObject *obj) {
             acc *= dl->shape[d];
         }
     }
-    if (dt < 0 || !contiguous || dl->device.device_type != kDLCPU || dl->ndim > MP_MAX_DIMS || dl->ndim < 0) {
+    /* GPU memory is imported (never copied) when its device is one of ours */
+    int gpu = dl->device.device_type == kDLCUDA && dl->device.device_id >= 0 &&
+              dl->device.device_id < mp_device_count(MP_DEV_CUDA);
+    if (gpu && (dt < 0 || !contiguous || dl->ndim > MP_MAX_DIMS || dl->ndim < 0 ||
+                ((uintptr_t)dl->data + dl->byte_offset) % mp_dtype_size((mp_dtype)dt) != 0)) {
+        int code = dl->dtype.code, bits = dl->dtype.bits;
+        free(c);
+        Py_DECREF(cap);
+        if (dt < 0)
+            PyErr_Format(PyExc_TypeError, "from_dlpack: unsupported DLPack dtype (code %d, %d bits)", code, bits);
+        else
+            PyErr_SetString(PyExc_BufferError, "from_dlpack: GPU memory must be contiguous and element-aligned");
+        return NULL;
+    }
+    if (!gpu && (dt < 0 || !contiguous || dl->device.device_type != kDLCPU || dl->ndim > MP_MAX_DIMS || dl->ndim < 0)) {
         /* NOTE: read everything the message needs before the capsule goes: its destructor
          * calls the producer's deleter, which frees *dl */
         int cpu = dl->device.device_type == kDLCPU;
@@ -325,7 +339,7 @@ PyObject *mp_py_from_dlpack(PyObject *mod, PyObject *obj) {
         free(c); /* capsule still owns the tensor: its destructor releases it */
         Py_DECREF(cap);
         if (!cpu) {
-            PyErr_SetString(PyExc_BufferError, "from_dlpack: only CPU memory can be imported in this build");
+            PyErr_SetString(PyExc_BufferError, "from_dlpack: only CPU memory and the GPUs mixprec runs on can be imported");
             return NULL;
         }
         if (dt < 0) {
@@ -335,7 +349,8 @@ PyObject *mp_py_from_dlpack(PyObject *mod, PyObject *obj) {
         return fallback_copy(obj);
     }
     char *data = (char *)dl->data + dl->byte_offset;
-    if ((uintptr_t)data % mp_dtype_size((mp_dtype)dt) != 0) {
+    mp_device where = gpu ? (mp_device){MP_DEV_CUDA, dl->device.device_id} : (mp_device){MP_DEV_CPU, 0};
+    if (!gpu && (uintptr_t)data % mp_dtype_size((mp_dtype)dt) != 0) {
         /* NOTE: kernels assume element-aligned memory: a misaligned producer is copied,
          * then released by the capsule's destructor */
         mp_tensor *t;
@@ -354,8 +369,7 @@ PyObject *mp_py_from_dlpack(PyObject *mod, PyObject *obj) {
     }
     Py_DECREF(cap);
     mp_tensor *t;
-    mp_status st = mp_tensor_wrap(data, (mp_dtype)dt, dl->ndim, dl->shape,
-                                  (mp_device){MP_DEV_CPU, 0}, import_release, c, &t);
+    mp_status st = mp_tensor_wrap(data, (mp_dtype)dt, dl->ndim, dl->shape, where, import_release, c, &t);
     if (st != MP_OK) {
         import_release(c);
         return mp_py_raise(st);

@@ -82,6 +82,7 @@ int mp_py_variable_type_init(PyObject *module);
 
 /* train.c */
 int mp_py_train_init(PyObject *module);
+int mp_py_nn_init(PyObject *module);
 
 /* collective.c: communicators (csrc/collective.h) */
 extern PyObject *MpExc_Unavailable;        /* UnavailableError(RuntimeError) */

@@ -135,9 +135,43 @@ def serialize(activation):
     raise ValueError("Cannot serialize activation %r" % (activation,))
 
 
-def deserialize(name, custom_objects=None):
+def _lookup(name, custom_objects):
     if custom_objects and name in custom_objects:
         return custom_objects[name]
+    if name in _BY_NAME:
+        return _BY_NAME[name]
+    from mixprec.keras import layers  # activation layers (ReLU, Softmax …) where they exist
+    obj = getattr(layers, name, None) if name[:1].isupper() else None
+    if isinstance(obj, type):
+        return obj
+    raise ValueError("Unknown activation function: '%s'. Valid names: %s"
+                     % (name, sorted(_BY_NAME)))
+
+
+def deserialize(name, custom_objects=None):
+    """An activation from its name or config dict, as tf-keras: a dict with a 'module' key is
+    the current format ({'class_name': 'function', 'config': 'relu', ...}); a dict without
+    one is the legacy format, where 'class_name' names a function or an activation layer and
+    'config' holds its keyword arguments (so {'class_name': 'relu', 'config': {}} calls relu()
+    without x, a TypeError in tf-keras too)."""
+    if isinstance(name, dict):
+        if "class_name" not in name or "config" not in name:
+            raise ValueError("Could not interpret serialized activation function: %r" % (name,))
+        class_name, config = name["class_name"], name["config"]
+        if "module" in name and class_name == "function":
+            if not isinstance(config, str):
+                raise ValueError("Could not interpret serialized activation function: %r"
+                                 % (name,))
+            return _lookup(name.get("registered_name") or config, custom_objects)
+        if not isinstance(class_name, str):
+            raise ValueError("Could not interpret serialized activation function: %r" % (name,))
+        obj = _lookup(class_name, custom_objects)
+        config = config or {}
+        if hasattr(obj, "from_config"):
+            return obj.from_config(config)
+        return obj(**config)
+    if isinstance(name, str):
+        return _lookup(name, custom_objects)
     return get(name)
 
 from mixprec import _unsupported  # noqa: E402

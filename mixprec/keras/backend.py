@@ -5,10 +5,12 @@ import re
 import threading
 
 __all__ = ["floatx", "set_floatx", "epsilon", "set_epsilon", "clear_session",
-           "unique_object_name", "is_keras_tensor", "learning_phase"]
+           "unique_object_name", "is_keras_tensor", "learning_phase", "image_data_format",
+           "set_image_data_format"]
 
 _FLOATX = "float32"
 _EPSILON = 1e-7
+_IMAGE_DATA_FORMAT = "channels_last"
 _names = collections.defaultdict(int)
 _names_lock = threading.Lock()
 
@@ -33,6 +35,19 @@ def epsilon():
 def set_epsilon(value):
     global _EPSILON
     _EPSILON = float(value)
+
+
+def image_data_format():
+    """The default data_format of convolution and pooling layers ('channels_last')."""
+    return _IMAGE_DATA_FORMAT
+
+
+def set_image_data_format(data_format):
+    global _IMAGE_DATA_FORMAT
+    if data_format not in ("channels_last", "channels_first"):
+        raise ValueError("The `data_format` argument must be one of \"channels_first\", "
+                         "\"channels_last\". Received: %s" % (data_format,))
+    _IMAGE_DATA_FORMAT = str(data_format)
 
 
 def _snake(name):

@@ -1,6 +1,6 @@
 """``tf.keras.callbacks``: Callback, History, ProgbarLogger, EarlyStopping, LambdaCallback,
-ModelCheckpoint, LearningRateScheduler, TerminateOnNaN; and TqdmCallback (``tqdm.keras.TqdmCallback`` for
-mixprec models, tqdm being an optional dependency)."""
+ModelCheckpoint, LearningRateScheduler, TerminateOnNaN; and TqdmCallback
+(``tqdm.keras.TqdmCallback`` for mixprec models, tqdm being an optional dependency)."""
 
 import warnings
 

@@ -2,7 +2,8 @@
 
 Random initializers draw from mixprec.random (Philox), so ``mixprec.random.set_seed``
 makes model initialisation reproducible, and every call of an unseeded initializer
-draws fresh values.
+draws fresh values. A seeded one is stateless, as tf-keras 2.21's: every instance with the
+same seed gives the same values for the same shape, on every call, whatever the global seed.
 """
 
 import math
@@ -26,6 +27,20 @@ class Initializer:
     @classmethod
     def from_config(cls, config):
         return cls(**config)
+
+
+_UNIFORM, _NORMAL, _TRUNCATED = 0, 1, 2
+_DRAW = {_UNIFORM: _random.uniform, _NORMAL: _random.normal, _TRUNCATED: _random.truncated_normal}
+
+
+def _draw(dist, shape, a, b, dtype, seed):
+    """Values of ``dist`` (uniform in [a, b), or normal with mean a and stddev b).
+    NOTE: seeded draws are stateless (tf-keras' RandomGenerator(seed, 'stateless')): the key
+    depends on the seed only, the stream is always 0."""
+    if seed is None:
+        return _DRAW[dist](list(shape), a, b, dtype)
+    key = _random._mix(int(seed), 0x6B657261)  # 'kera': apart from tf.random's op seeds
+    return _core.random(dist, [int(d) for d in shape], float(a), float(b), dtype, key, 0)
 
 
 def _dtype(dtype):
@@ -58,7 +73,7 @@ class RandomUniform(Initializer):
         self.minval, self.maxval, self.seed = minval, maxval, seed
 
     def __call__(self, shape, dtype=None, **kwargs):
-        return _random.uniform(list(shape), self.minval, self.maxval, _dtype(dtype), self.seed)
+        return _draw(_UNIFORM, shape, self.minval, self.maxval, _dtype(dtype), self.seed)
 
     def get_config(self):
         return {"minval": self.minval, "maxval": self.maxval, "seed": self.seed}
@@ -69,7 +84,7 @@ class RandomNormal(Initializer):
         self.mean, self.stddev, self.seed = mean, stddev, seed
 
     def __call__(self, shape, dtype=None, **kwargs):
-        return _random.normal(list(shape), self.mean, self.stddev, _dtype(dtype), self.seed)
+        return _draw(_NORMAL, shape, self.mean, self.stddev, _dtype(dtype), self.seed)
 
     def get_config(self):
         return {"mean": self.mean, "stddev": self.stddev, "seed": self.seed}
@@ -80,8 +95,7 @@ class TruncatedNormal(Initializer):
         self.mean, self.stddev, self.seed = mean, stddev, seed
 
     def __call__(self, shape, dtype=None, **kwargs):
-        return _random.truncated_normal(list(shape), self.mean, self.stddev, _dtype(dtype),
-                                        self.seed)
+        return _draw(_TRUNCATED, shape, self.mean, self.stddev, _dtype(dtype), self.seed)
 
     def get_config(self):
         return {"mean": self.mean, "stddev": self.stddev, "seed": self.seed}
@@ -124,11 +138,11 @@ class VarianceScaling(Initializer):
         dtype = _dtype(dtype)
         if self.distribution == "truncated_normal":
             stddev = math.sqrt(scale) / 0.87962566103423978
-            return _random.truncated_normal(list(shape), 0.0, stddev, dtype, self.seed)
+            return _draw(_TRUNCATED, shape, 0.0, stddev, dtype, self.seed)
         if self.distribution == "untruncated_normal":
-            return _random.normal(list(shape), 0.0, math.sqrt(scale), dtype, self.seed)
+            return _draw(_NORMAL, shape, 0.0, math.sqrt(scale), dtype, self.seed)
         limit = math.sqrt(3.0 * scale)
-        return _random.uniform(list(shape), -limit, limit, dtype, self.seed)
+        return _draw(_UNIFORM, shape, -limit, limit, dtype, self.seed)
 
     def get_config(self):
         return {"scale": self.scale, "mode": self.mode, "distribution": self.distribution,
@@ -193,8 +207,17 @@ _ALIASES = {
 _CLASSES = {c.__name__: c for c in set(_ALIASES.values())}
 
 
-def serialize(initializer):
-    return {"class_name": type(initializer).__name__, "config": initializer.get_config()}
+def serialize(initializer, use_legacy_format=False):
+    """tf-keras 2.21's format: module, class_name, config, registered_name."""
+    if initializer is None:
+        return None
+    cls = type(initializer)
+    if use_legacy_format:
+        return {"class_name": cls.__name__, "config": initializer.get_config()}
+    builtin = _CLASSES.get(cls.__name__) is cls
+    return {"module": "keras.initializers" if builtin else cls.__module__,
+            "class_name": cls.__name__, "config": initializer.get_config(),
+            "registered_name": None if builtin else cls.__name__}
 
 
 def deserialize(config, custom_objects=None):

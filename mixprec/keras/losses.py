@@ -115,6 +115,13 @@ class LossFunctionWrapper(Loss):
         self._fn_kwargs = kwargs
 
     def call(self, y_true, y_pred):
+        if isinstance(y_true, _core.Tensor) and isinstance(y_pred, _core.Tensor):
+            # as tf-keras' squeeze_or_expand_dimensions (tensors only, as there): a trailing
+            # axis of 1 on one side only is dropped, so (n,) and (n, 1) do not broadcast
+            if y_pred.ndim == y_true.ndim + 1 and y_pred.shape[-1] == 1:
+                y_pred = _core.reshape(y_pred, list(y_pred.shape)[:-1])
+            elif y_true.ndim == y_pred.ndim + 1 and y_true.shape[-1] == 1:
+                y_true = _core.reshape(y_true, list(y_true.shape)[:-1])
         return self.fn(y_true, y_pred, **self._fn_kwargs)
 
     def get_config(self):

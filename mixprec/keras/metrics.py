@@ -1,5 +1,5 @@
 """``tf.keras.metrics``: Mean, Sum, Accuracy, SparseCategoricalAccuracy,
-CategoricalAccuracy, BinaryAccuracy.
+CategoricalAccuracy, BinaryAccuracy; the losses as metrics (MeanSquaredError, 'mae' …).
 
 A metric's state lives in float32 variables (``total``, ``count``); updates are core ops
 (sums on the device), ``result()`` is a float32 scalar tensor.
@@ -12,11 +12,16 @@ from mixprec import _core
 from mixprec._dtypes import as_dtype, float32
 from mixprec._variable import Variable
 from mixprec.keras import backend
+from mixprec.keras import losses as _losses
 from mixprec.keras.losses import match_weight_rank
 
 __all__ = ["Metric", "Mean", "Sum", "MeanMetricWrapper", "Accuracy", "SparseCategoricalAccuracy",
            "CategoricalAccuracy", "BinaryAccuracy", "get", "serialize", "deserialize",
-           "sparse_categorical_accuracy", "categorical_accuracy", "binary_accuracy", "accuracy"]
+           "sparse_categorical_accuracy", "categorical_accuracy", "binary_accuracy", "accuracy",
+           "MeanSquaredError", "MeanAbsoluteError", "BinaryCrossentropy", "CategoricalCrossentropy",
+           "SparseCategoricalCrossentropy", "mean_squared_error", "mean_absolute_error", "mse",
+           "mae", "MSE", "MAE", "binary_crossentropy", "categorical_crossentropy",
+           "sparse_categorical_crossentropy"]
 
 
 def _across_workers(result_fn):
@@ -224,8 +229,55 @@ class BinaryAccuracy(MeanMetricWrapper):
         super().__init__(binary_accuracy, name, dtype, threshold=threshold)
 
 
+# the losses as metrics (tf-keras: metrics.mse is losses.mean_squared_error …)
+mean_squared_error = mse = MSE = _losses.mean_squared_error
+mean_absolute_error = mae = MAE = _losses.mean_absolute_error
+binary_crossentropy = _losses.binary_crossentropy
+categorical_crossentropy = _losses.categorical_crossentropy
+sparse_categorical_crossentropy = _losses.sparse_categorical_crossentropy
+
+
+class MeanSquaredError(MeanMetricWrapper):
+    def __init__(self, name="mean_squared_error", dtype=None):
+        super().__init__(mean_squared_error, name, dtype)
+
+
+class MeanAbsoluteError(MeanMetricWrapper):
+    def __init__(self, name="mean_absolute_error", dtype=None):
+        super().__init__(mean_absolute_error, name, dtype)
+
+
+class BinaryCrossentropy(MeanMetricWrapper):
+    def __init__(self, name="binary_crossentropy", dtype=None, from_logits=False,
+                 label_smoothing=0):
+        super().__init__(binary_crossentropy, name, dtype, from_logits=from_logits,
+                         label_smoothing=label_smoothing)
+
+
+class CategoricalCrossentropy(MeanMetricWrapper):
+    def __init__(self, name="categorical_crossentropy", dtype=None, from_logits=False,
+                 label_smoothing=0, axis=-1):
+        super().__init__(categorical_crossentropy, name, dtype, from_logits=from_logits,
+                         label_smoothing=label_smoothing, axis=axis)
+
+
+class SparseCategoricalCrossentropy(MeanMetricWrapper):
+    def __init__(self, name="sparse_categorical_crossentropy", dtype=None, from_logits=False,
+                 ignore_class=None, axis=-1):
+        super().__init__(sparse_categorical_crossentropy, name, dtype, from_logits=from_logits,
+                         ignore_class=ignore_class, axis=axis)
+
+
 _CLASSES = {c.__name__: c for c in (Mean, Sum, Accuracy, SparseCategoricalAccuracy,
-                                     CategoricalAccuracy, BinaryAccuracy)}
+                                     CategoricalAccuracy, BinaryAccuracy, MeanSquaredError,
+                                     MeanAbsoluteError, BinaryCrossentropy,
+                                     CategoricalCrossentropy, SparseCategoricalCrossentropy)}
+# names whose get() is the function itself, as tf-keras (compile wraps it in a mean named
+# as written: metrics=['mae'] logs 'mae')
+_LOSS_FUNCTIONS = {f.__name__: f for f in (mean_squared_error, mean_absolute_error,
+                                           binary_crossentropy, categorical_crossentropy,
+                                           sparse_categorical_crossentropy)}
+_LOSS_FUNCTIONS.update(mse=mse, mae=mae, MSE=MSE, MAE=MAE)
 _FUNCTIONS = {"sparse_categorical_accuracy": SparseCategoricalAccuracy,
               "categorical_accuracy": CategoricalAccuracy, "binary_accuracy": BinaryAccuracy}
 
@@ -242,7 +294,8 @@ def deserialize(config, custom_objects=None):
 
 
 def get(identifier):
-    """A metric object from an instance, a class name or function name, or a function."""
+    """A metric object from an instance, a class name or function name, or a function; a
+    loss's name ('mae', 'mean_squared_error') gives the function, as tf-keras."""
     if isinstance(identifier, Metric):
         return identifier
     if isinstance(identifier, str):
@@ -250,6 +303,8 @@ def get(identifier):
             return _FUNCTIONS[identifier]()
         if identifier in _CLASSES:
             return _CLASSES[identifier]()
+        if identifier in _LOSS_FUNCTIONS:
+            return _LOSS_FUNCTIONS[identifier]
         raise ValueError("Unknown metric function: '%s'" % identifier)
     if isinstance(identifier, dict):
         return deserialize(identifier)

@@ -15,6 +15,9 @@ Kinds:
   reduction       sums/means/products of up to ~1e4 terms of one sign
   matmul          K <= 256 products, random-sign data: relative to the result and to
                   the size of the terms (atol)
+  convolution     convolutions and their backprops (up to a few hundred products per
+                  output, random-sign data; 16-bit: float32 accumulation, one rounding):
+                  relative to the result and to the size of the terms, as matmul
   softmax         softmax / log_softmax rows
   random_moment   sample moments of random ops (absolute, checked with n >= 2**16)
   finite_difference  a tape gradient against central differences of the same function
@@ -77,6 +80,8 @@ TOLERANCE[("bfloat16", "matmul")] = (2.0**-6, 2.0**-6)
 TOLERANCE[("float32", "matmul")] = (1e-5, 1e-5)
 TOLERANCE[("float64", "matmul")] = (1e-12, 1e-12)
 # softmax: float32 math (expf, one normalisation), output rounded once
+for _dt in ("float16", "bfloat16", "float32", "float64"):
+    TOLERANCE[(_dt, "convolution")] = TOLERANCE[(_dt, "matmul")]
 TOLERANCE[("float16", "softmax")] = _row("float16", 2, atol_abs=2.0**-20)
 TOLERANCE[("bfloat16", "softmax")] = _row("bfloat16", 2, atol_abs=2.0**-20)
 TOLERANCE[("float32", "softmax")] = (2e-6, 1e-7)
@@ -112,7 +117,7 @@ TOLERANCE[("bfloat16", "replicas")] = (2.0**-6, 2.0**-8)
 TOLERANCE[("float32", "replicas")] = (1e-5, 1e-6)
 TOLERANCE[("float64", "replicas")] = (1e-12, 1e-13)
 
-KINDS = ("exact", "elementwise", "transcendental", "reduction", "matmul", "softmax",
+KINDS = ("exact", "elementwise", "transcendental", "reduction", "matmul", "convolution", "softmax",
          "random_moment", "finite_difference", "backprop", "optimizer", "replicas")
 FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 

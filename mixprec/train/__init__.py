@@ -4,3 +4,7 @@ from mixprec.train._checkpoint import Checkpoint  # noqa: F401
 from mixprec.train._management import (  # noqa: F401
     CheckpointManager, get_checkpoint_state, latest_checkpoint)
 from mixprec.train._reader import CheckpointReader, list_variables, load_checkpoint  # noqa: F401
+
+from mixprec import _unsupported  # noqa: E402
+
+__getattr__ = _unsupported.module_getattr(__name__)  # unsupported TF names: a clear error

@@ -1,9 +1,8 @@
 """``tf.train.Checkpoint``: save/write/read/restore of an object graph in TensorFlow's
-format, the load statuses (assert_consumed, ...), and deferred restoration (values kept
-for variables that do not exist yet and assigned when they are created). Restores are
-all-or-nothing: every value is read, checksummed and checked against its variable before
-the first assignment. The file formats live in _bundle.py / _object_graph.py, the naming
-of children in _trackable.py, the ``checkpoint`` state file in _management.py."""
+format, the load statuses, and deferred restoration (values kept for variables not created
+yet). Restores are all-or-nothing: every value is read, checksummed and checked before the
+first assignment. Formats live in _bundle.py/_object_graph.py, child naming in
+_trackable.py, the ``checkpoint`` state file in _management.py."""
 
 import os
 import weakref
@@ -24,7 +23,12 @@ __all__ = ["Checkpoint", "save_object", "restore_object"]
 
 def _leaf_value(obj):
     if isinstance(obj, Variable):
-        return obj.numpy()
+        # a host tensor's own buffer, not a copy (its storage is copy-on-write, so later
+        # assignments do not touch it); bfloat16 and GPU tensors are copied by numpy()
+        try:
+            return np.asarray(memoryview(obj._peek()))
+        except (BufferError, TypeError, AttributeError):
+            return obj.numpy()
     return np.asarray(obj._checkpoint_value())
 
 
@@ -144,6 +148,24 @@ class _Restore:
         if not self.values:
             return
         self.assign(self.pending_assignments(self.match()))
+        if self.values and self.root() is None:
+            self._prune()
+
+    def _prune(self):
+        """With the root gone, only values under its live children can still be assigned:
+        the others (e.g. an optimizer's, restored through ``Checkpoint(model=m)``) are
+        dropped rather than kept as long as the model lives."""
+        live = {n for n, ref in self.anchors if ref() is not None}
+        reach = set()
+        stack = [c for c, name in self.graph[0].children if name in live]
+        while stack:
+            nid = stack.pop()
+            if nid in reach:
+                continue
+            reach.add(nid)
+            stack.extend(c for c, _ in self.graph[nid].children)
+        for nid in [n for n in self.values if n not in reach]:
+            del self.values[nid]
 
 
 class _Anchors:
@@ -226,6 +248,11 @@ def restore_object(root, prefix, reader=None):
             values[nid] = (key, reader.read(key))
     r = _Restore(root, prefix, graph, values)
     r.assign(r.pending_assignments(r.match()))
+    # a newer restore into the same objects supersedes older waiting values (as TF's
+    # restore uid): they would otherwise pile up, restore after restore
+    mine = {id(ref()) for _, ref in r.anchors if ref() is not None}
+    _ACTIVE[:] = [old for old in _ACTIVE
+                  if not mine & {id(ref()) for _, ref in old.anchors if ref() is not None}]
     if r.values:
         _ACTIVE.append(r)
     return r

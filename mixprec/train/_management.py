@@ -123,15 +123,19 @@ def get_checkpoint_state(checkpoint_dir, latest_filename=None):
     path = os.path.join(os.fspath(checkpoint_dir), latest_filename or _STATE_NAME)
     if not os.path.exists(path):
         return None
-    size = _fileio.check_regular_file(path, "checkpoint state file")
-    if size > _MAX_STATE_BYTES:
-        raise ValueError("%s: %d bytes is not a checkpoint state file" % (path, size))
-    data = _fileio.read_file(path, "checkpoint state file")
     try:
-        st = _parse_state(data.decode("utf-8"), path)
-    except (ValueError, UnicodeDecodeError) as e:
-        raise ValueError("Unable to parse the checkpoint state file %s: %s" % (path, e)) \
-            from None
+        size = _fileio.check_regular_file(path, "checkpoint state file")
+        if size > _MAX_STATE_BYTES:
+            raise ValueError("%d bytes is not a checkpoint state file" % size)
+        st = _parse_state(_fileio.read_file(path, "checkpoint state file").decode("utf-8"),
+                          path)
+    except (ValueError, UnicodeDecodeError, OSError) as e:
+        # as TensorFlow: an unreadable state file is logged and ignored
+        from mixprec import get_logger
+
+        get_logger().warning("%s: %s", type(e).__name__, e)
+        get_logger().warning("%s: Checkpoint ignored", path)
+        return None
     if not st.model_checkpoint_path:
         raise ValueError("Invalid checkpoint state loaded from %s" % checkpoint_dir)
     d = os.fspath(checkpoint_dir)
@@ -168,10 +172,7 @@ def update_checkpoint_state(save_dir, model_checkpoint_path, all_model_checkpoin
 def latest_checkpoint(checkpoint_dir, latest_filename=None):
     """The prefix the directory's ``checkpoint`` file names, or None when there is none or
     its ``.index`` is missing."""
-    try:
-        st = get_checkpoint_state(checkpoint_dir, latest_filename)
-    except ValueError:
-        return None
+    st = get_checkpoint_state(checkpoint_dir, latest_filename)
     if st is None:
         return None
     path = st.model_checkpoint_path

@@ -1,9 +1,8 @@
-"""The object graph of a checkpoint: which named children each object has, as tf-keras
-2.21 names them (``layer_with_weights-0``, ``kernel``, ``_variables/3``, ``loss_scale``...),
-and the breadth-first walk that gives every variable its checkpoint key. Any object may
-plug in by defining ``_trackable_children()`` -> [(name, child)] (a distribute helper's
-mirrored variable: a Variable-like leaf with ``_checkpoint_value()`` / ``_restore_value()``).
-Reads objects only; never assigns (the restore lives in _checkpoint.py)."""
+"""The object graph of a checkpoint: each object's named children as tf-keras 2.21 names
+them (``layer_with_weights-0``, ``kernel``, ``_variables/3``, ``loss_scale``...) and the
+breadth-first walk that gives every variable its key. An object plugs in by defining
+``_trackable_children()`` -> [(name, child)]; a leaf that is not a Variable defines
+``_checkpoint_value()``/``_restore_value(array)``. Reads objects only, never assigns."""
 
 from mixprec._variable import Variable
 
@@ -148,10 +147,43 @@ def tf_slot_order(opt):
     return [p for n in names for p in pairs if p[1] == n]
 
 
+class _ZeroSlot:
+    """tf-keras' SGD keeps a momentum slot ``m`` even with momentum 0 (always zeros);
+    mixprec's does not. This leaf stands in for it, so checkpoints match both ways: it
+    saves zeros and takes (ignores) a restored value of the right shape."""
+
+    def __init__(self, var):
+        import numpy as np
+
+        self.name = "m/" + var.name.split(":")[0]
+        self._dtype = np.float64 if var.true_dtype.name == "float64" else np.float32
+        self._shape = tuple(var.shape)
+
+    def _checkpoint_value(self):
+        import numpy as np
+
+        return np.zeros(self._shape, self._dtype)
+
+    def _restore_value(self, value):
+        pass
+
+
+def _zero_slots(opt):
+    cache = opt.__dict__.setdefault("_checkpoint_zero_slots", {})
+    out = []
+    for v in opt._vars:
+        if v._id not in cache:
+            cache[v._id] = _ZeroSlot(v)
+        out.append((v, "momentum", cache[v._id]))
+    return out
+
+
 def _optimizer_children(opt, extra=()):
     from mixprec.keras.optimizers import schedules
 
     slots = tf_slot_order(opt)
+    if type(opt).__name__ == "SGD" and not opt._slot_names_used():
+        slots = _zero_slots(opt)
     out = [("_variables", ListNode([opt._iterations] + [s for _, _, s in slots])),
            ("_iterations", opt._iterations)]
     lr = opt._hyper.get("learning_rate")
@@ -162,7 +194,7 @@ def _optimizer_children(opt, extra=()):
     out.extend(extra)  # a LossScaleOptimizer's loss_scale comes here, as in tf-keras
     out.append(("_index_dict", _Empty()))
     lists = _TF_SLOT_LISTS.get(type(opt).__name__)
-    names = list(opt._slot_names_used())
+    names = list(dict.fromkeys(n for _, n, _ in slots))
     if lists is None:
         lists = tuple(("_" + n, n) for n in names)
     for attr, slot in lists:

@@ -22,13 +22,17 @@ def test_to_dlpack_and_from_dlpack_round_trip():
     with pytest.raises(BufferError, match="consumed at most once"):
         dlpack.from_dlpack(cap)
     assert tf.experimental.dlpack.to_dlpack is dlpack.to_dlpack
-    # a capsule read by another library
-    assert np.from_dlpack(tf.constant([5, 6])).tolist() == [5, 6]
+    # a capsule read by another library (NumPy reads CPU memory only)
+    with tf.device("/CPU:0"):
+        assert np.from_dlpack(tf.constant([5, 6])).tolist() == [5, 6]
     v = tf.Variable([1.0, 2.0])
     assert dlpack.from_dlpack(dlpack.to_dlpack(v)).numpy().tolist() == [1.0, 2.0]
+    # a tensor on a GPU (the emulated one in CI) comes back on its device, not copied
+    back = dlpack.from_dlpack(dlpack.to_dlpack(t))
+    assert back.device == t.device
 
 
-def test_from_dlpack_shares_memory_and_keeps_the_producer_alive():
+def test_from_dlpack_shares_memory_and_keeps_the_producer_alive(on_cpu):
     a = np.arange(6, dtype=np.float32)
     refs = sys.getrefcount(a)
     t = dlpack.from_dlpack(a)
@@ -41,7 +45,7 @@ def test_from_dlpack_shares_memory_and_keeps_the_producer_alive():
     del t
 
 
-def test_from_dlpack_copies_what_it_cannot_share():
+def test_from_dlpack_copies_what_it_cannot_share(on_cpu):
     raw = np.zeros(4 * 5 + 1, np.uint8)
     misaligned = raw[1:].view(np.float32)
     misaligned[:] = 7.0
@@ -53,7 +57,14 @@ def test_from_dlpack_copies_what_it_cannot_share():
     assert s.numpy().tolist() == [0, 2, 4, 6, 8]
 
 
-def test_writable_arrays_are_copied_read_only_ones_shared():
+@pytest.fixture
+def on_cpu():
+    """Sharing is for tensors placed on the CPU (on a GPU, placing the data copies it)."""
+    with tf.device("/CPU:0"):
+        yield
+
+
+def test_writable_arrays_are_copied_read_only_ones_shared(on_cpu):
     w = np.arange(4, dtype=np.float32)
     refs = sys.getrefcount(w)
     c = tf.constant(w)
@@ -90,7 +101,7 @@ def test_writable_arrays_are_copied_read_only_ones_shared():
     assert r.tolist() == [0, 1, 2, 3] and v.numpy().tolist() == [1, 2, 3, 4]
 
 
-def test_read_only_mmap_is_shared_and_survives_its_array(tmp_path):
+def test_read_only_mmap_is_shared_and_survives_its_array(tmp_path, on_cpu):
     path = tmp_path / "x.bin"
     np.arange(8, dtype=np.float32).tofile(path)
     m = np.memmap(path, dtype=np.float32, mode="r")

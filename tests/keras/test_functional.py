@@ -359,3 +359,116 @@ def test_subclassed_model_training_flag_propagates():
     m(data(1, 2), training=True)
     m(data(1, 2))
     assert seen == [True, None]
+
+
+# --------------------------------------------------------------------------- symbolic shapes
+
+
+def _peak_during(fn):
+    tf.config.experimental.reset_memory_stats("CPU:0")
+    before = tf.config.experimental.get_memory_info("CPU:0")["current"]
+    out = fn()
+    return out, tf.config.experimental.get_memory_info("CPU:0")["peak"] - before
+
+
+def test_building_on_a_huge_input_allocates_no_sample():
+    """Shapes come from compute_output_shape: a (None, 2**30) Input costs nothing (a sample
+    of it was 4 GB), and Dense allocates only its own weights."""
+    def build():
+        x = keras.Input((2 ** 30,))
+        h = layers.Dropout(0.5)(x)
+        h = layers.Activation("relu")(h)
+        h = layers.Reshape((2 ** 15, -1))(h)
+        return layers.Flatten()(h)
+
+    out, peak = _peak_during(build)
+    assert out.shape.as_list() == [None, 2 ** 30] and out.dtype == tf.float32
+    assert peak < 2 ** 20
+
+    def dense():
+        x = keras.Input((2 ** 22,))
+        return keras.Model(x, layers.Dense(1)(x))
+
+    model, peak = _peak_during(dense)
+    kernel = 4 * 2 ** 22
+    assert model.output_shape == (None, 1)
+    assert peak <= 2 * kernel + 2 ** 16  # the kernel (its initial value and the variable)
+
+
+def test_built_in_layers_are_not_run_when_called_on_keras_tensors():
+    calls = []
+
+    class Counting(layers.Dense):
+        def call(self, inputs):
+            calls.append(1)
+            return super().call(inputs)
+
+    x = keras.Input((3, 5), dtype="int32")
+    y = Counting(4)(x)
+    assert calls == [] and y.shape.as_list() == [None, 3, 4] and y.dtype == tf.float32
+    model = keras.Model(x, y)
+    assert model(np.ones((2, 3, 5), np.int32)).shape == (2, 3, 4) and calls == [1]
+
+
+@pytest.mark.parametrize("layer,shape,dtype", [
+    (lambda: layers.Dense(3), (4, 5), "float32"),
+    (lambda: layers.Dense(3, dtype="mixed_float16"), (2, 4, 5), "float32"),
+    (lambda: layers.Activation("softmax", dtype="float32"), (4, 5), "float16"),
+    (lambda: layers.Dropout(0.3), (4, 5), "float32"),
+    (lambda: layers.Flatten(), (4, 2, 3), "float32"),
+    (lambda: layers.Flatten(), (4, 2, 3), "int32"),
+    (lambda: layers.Reshape((3, -1)), (4, 6), "float32"),
+    (lambda: layers.Reshape((2, 3)), (4, 6), "float32"),
+])
+def test_compute_output_shape_agrees_with_the_computed_output(layer, shape, dtype):
+    x = keras.Input(shape[1:], dtype=dtype)
+    kt = layer()(x)
+    layer_obj = kt._keras_history[0]
+    value = tf.ones(shape, tf.int32) if dtype == "int32" else tf.cast(tf.ones(shape), dtype)
+    real = layer_obj(value)
+    assert kt.shape.as_list() == [None] + list(real.shape[1:])
+    assert kt.dtype == real.dtype
+    assert tuple(layer_obj.compute_output_shape(tf.TensorShape(shape))) == tuple(real.shape)
+
+
+def test_layers_without_compute_output_shape_still_build():
+    class Twice(layers.Layer):  # no compute_output_shape: run once on placeholder data
+        def call(self, inputs):
+            return tf.concat([inputs, inputs], axis=-1)
+
+    x = keras.Input((3,))
+    y = Twice()(x)
+    assert y.shape.as_list() == [None, 6]
+    assert layers.Lambda(lambda t: t[:, :2])(x).shape.as_list() == [None, 2]
+    assert (x * 2).shape.as_list() == [None, 3]
+
+
+def test_symbolic_shape_errors_are_raised_at_construction():
+    dense = layers.Dense(2)
+    dense(keras.Input((4,)))
+    with pytest.raises(ValueError, match="expected axis -1 of input shape to have value 4"):
+        dense(keras.Input((5,)))
+    with pytest.raises(ValueError, match="total size of new array must be unchanged"):
+        layers.Reshape((4, 4))(keras.Input((6,)))
+    with pytest.raises(ValueError, match="should be defined"):
+        layers.Dense(2)(keras.Input((None,)))
+
+
+def test_a_custom_compute_output_shape_is_used_and_a_failing_one_falls_back():
+    calls = []
+
+    class Pairs(layers.Layer):
+        def call(self, inputs):
+            calls.append(1)
+            return tf.reshape(inputs, [-1, inputs.shape[1] // 2, 2])
+
+        def compute_output_shape(self, input_shape):
+            return (input_shape[0], input_shape[1] // 2, 2)
+
+    class Broken(Pairs):
+        def compute_output_shape(self, input_shape):
+            return input_shape[0] + 1  # raises on None: the layer is run instead
+
+    x = keras.Input((6,))
+    assert Pairs()(x).shape.as_list() == [None, 3, 2] and calls == []
+    assert Broken()(x).shape.as_list() == [None, 3, 2] and calls == [1]

@@ -120,7 +120,8 @@ def test_one_hot_labels_to_a_sparse_loss_say_so():
     with pytest.raises(tf.errors.InvalidArgumentError, match=msg):
         losses.SparseCategoricalCrossentropy(from_logits=True)(onehot, np.zeros((32, 10), "f"))
     with pytest.raises(tf.errors.InvalidArgumentError, match=msg):
-        tf.nn.sparse_softmax_cross_entropy_with_logits(onehot.astype(np.int32), np.zeros((32, 10), "f"))
+        tf.nn.sparse_softmax_cross_entropy_with_logits(onehot.astype(np.int32),
+                                                       np.zeros((32, 10), "f"))
     model = keras.Sequential([layers.Dense(10)])
     model.compile("sgd", "sparse_categorical_crossentropy")
     with pytest.raises(tf.errors.InvalidArgumentError, match="look one-hot"):

@@ -4,6 +4,7 @@ weights, against NumPy float64 references."""
 
 import numpy as np
 import pytest
+from tolerances import assert_close
 
 import mixprec as tf
 from mixprec import keras
@@ -195,3 +196,44 @@ def test_per_sample_weights_weigh_whole_rows():
     s = metrics.Sum()
     s.update_state(np.ones((3, 5)), sample_weight=[1.0, 2.0, 0.0])
     assert float(s.result()) == 15.0
+
+
+# --------------------------------------------------------------------------- loss names as metrics
+
+
+def test_loss_names_are_accepted_as_metrics_and_logged_as_written():
+    from mixprec.keras import metrics as M
+
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((16, 3)).astype("f"), rng.standard_normal((16, 2)).astype("f")
+    model = keras.Sequential([keras.layers.Dense(2)])
+    model.compile("sgd", "mse", metrics=["mae", "mse", "mean_absolute_error", "MAE",
+                                          M.MeanSquaredError()])
+    logs = model.evaluate(x, y, verbose=0, return_dict=True)
+    assert list(logs) == ["loss", "mae", "mse", "mean_absolute_error", "MAE",
+                          "mean_squared_error"]
+    p = model.predict(x, verbose=0)
+    mse, mae = np.mean((p - y) ** 2), np.mean(np.abs(p - y))
+    for k, want in (("mae", mae), ("mse", mse), ("mean_absolute_error", mae), ("MAE", mae),
+                    ("mean_squared_error", mse), ("loss", mse)):
+        assert_close(logs[k], want, "float32", "matmul")
+    assert M.get("mae") is M.mean_absolute_error is keras.losses.mean_absolute_error
+
+
+def test_crossentropy_metrics_pick_the_kind_from_the_shapes():
+    from mixprec.keras import metrics as M
+
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((12, 3)).astype("f")
+    y = rng.integers(0, 4, 12)
+    model = keras.Sequential([keras.layers.Dense(4, activation="softmax")])
+    model.compile("sgd", "sparse_categorical_crossentropy",
+                  metrics=["ce", "sparse_categorical_crossentropy",
+                           M.SparseCategoricalCrossentropy(name="scce")])
+    logs = model.evaluate(x, y, verbose=0, return_dict=True)
+    for k in ("ce", "sparse_categorical_crossentropy", "scce"):
+        assert_close(logs[k], logs["loss"], "float32", "matmul")
+    m = M.CategoricalCrossentropy(from_logits=True)
+    m.update_state(np.eye(3, dtype="f"), np.eye(3, dtype="f") * 5)
+    want = -np.log(np.exp(5) / (np.exp(5) + 2))
+    assert_close(float(m.result()), want, "float32", "matmul")

@@ -15,6 +15,7 @@ import zipfile
 
 import numpy as np
 import pytest
+from tolerances import assert_close
 
 import mixprec as tf
 from mixprec import keras
@@ -1350,3 +1351,36 @@ def test_extra_keys_in_dict_inputs_are_ignored_with_a_warning(keyed):
     with pytest.warns(UserWarning, match=r"keys \['zz'\] which did not match any model input"):
         y = m(data)
     np.testing.assert_array_equal(y.numpy(), [[2.0], [2.0]])
+
+
+# --------------------------------------------------------------------------- target ranks
+
+
+@pytest.mark.parametrize("loss,activation", [("mse", None), ("mae", None),
+                                             ("binary_crossentropy", "sigmoid")])
+def test_targets_of_shape_n_against_n_by_1_outputs_are_expanded(loss, activation):
+    """tf-keras' match_dtype_and_rank: y of shape (n,) against (n, 1) outputs becomes (n, 1);
+    nothing broadcasts to (n, n)."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((8, 2)).astype("f")
+    y = rng.integers(0, 2, 8).astype("f")
+    model = keras.Sequential([keras.layers.Dense(1, activation=activation)])
+    model.compile("sgd", loss, metrics=["mae", "accuracy"])
+    p = model.predict(x, verbose=0)[:, 0]
+    got = model.evaluate(x, y, verbose=0, return_dict=True)
+    ref = {"mse": np.mean((p - y) ** 2), "mae": np.mean(np.abs(p - y)),
+           "binary_crossentropy": np.mean(-(y * np.log(p) + (1 - y) * np.log(1 - p)))}[loss]
+    assert_close(got["loss"], ref, "float32", "matmul")
+    assert_close(got["mae"], np.mean(np.abs(p - y)), "float32", "matmul")
+    assert_close(got["accuracy"], np.mean((p > 0.5) == y), "float32", "matmul")
+    hist = model.fit(x, y, epochs=1, verbose=0, sample_weight=np.ones(8, "f"))
+    assert np.isfinite(hist.history["loss"][0])
+
+
+def test_loss_objects_squeeze_a_trailing_axis_of_tensors():
+    y = tf.constant([1.0, 2.0, 3.0])
+    p = tf.constant([[1.5], [2.0], [2.0]])
+    assert_close(keras.losses.MeanSquaredError()(y, p).numpy(), (0.25 + 1) / 3, "float32",
+                 "reduction")
+    assert_close(keras.losses.MeanSquaredError()(p, y).numpy(), (0.25 + 1) / 3, "float32",
+                 "reduction")

@@ -27,3 +27,18 @@ def test_notebook_runs(name, tmp_path, monkeypatch):
     client.execute()  # raises CellExecutionError on the first failing cell
     errors = [o for c in nb.cells for o in c.get("outputs", []) if o.output_type == "error"]
     assert not errors
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_notebooks_use_no_private_names(name):
+    """Notebooks teach the public API: no ``tf._core``, ``obj._attr`` or ``_helper()``."""
+    import re
+
+    nb = nbformat.read(os.path.join(ROOT, "notebooks", name), as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        for line in cell.source.splitlines():
+            code = line.split("#", 1)[0]
+            code = re.sub(r"(['\"]).*?\1", "''", code)  # not inside strings
+            assert not re.search(r"\._\w|(?<![\w.])_\w+\(", code), (name, line)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import mixprec as tf
+from mixprec import keras
 from mixprec import errors
 from mixprec.train import _bundle, _object_graph
 
@@ -197,3 +198,33 @@ def test_declared_sizes_bound_reads(tmp_path):
         _bundle.build_table([(b"", _bundle._header(1)), (b"x", entry)]))
     with pytest.raises(errors.DataLossError, match="Invalid size"):
         _bundle.BundleReader(prefix).read("x")
+
+
+def test_random_damage_only_raises_the_documented_exceptions(tmp_path):
+    """Multi-byte damage, truncation and splicing of both files: a restore either works
+    (nothing changed that matters) or raises DataLossError / NotFoundError / ValueError,
+    never anything else, never a hang or a huge allocation."""
+    prefix = _copy(tmp_path)
+    files = [prefix + ".index", prefix + ".data-00000-of-00001"]
+    goods = [open(f, "rb").read() for f in files]
+    rng = np.random.RandomState(11)
+    model = keras.Sequential([keras.layers.Dense(8, activation="relu"), keras.layers.Dense(3)])
+    opt = keras.optimizers.Adam()
+    for trial in range(150):
+        k = rng.randint(2)
+        bad = bytearray(goods[k])
+        how = rng.randint(3)
+        if how == 0:
+            for _ in range(rng.randint(1, 6)):
+                bad[rng.randint(len(bad))] = rng.randint(256)
+        elif how == 1:
+            bad = bad[:rng.randint(len(bad))]
+        else:
+            a = rng.randint(len(bad))
+            bad[a:a] = rng.bytes(rng.randint(1, 40))
+        open(files[k], "wb").write(bytes(bad))
+        try:
+            tf.train.Checkpoint(model=model, optimizer=opt).restore(prefix).expect_partial()
+        except (errors.DataLossError, errors.NotFoundError, ValueError):
+            pass
+        open(files[k], "wb").write(goods[k])

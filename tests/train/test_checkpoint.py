@@ -3,6 +3,7 @@ round trips, deferred restoration, load statuses, TensorFlow-written fixtures, d
 
 import os
 import shutil
+import time
 
 import numpy as np
 import pytest
@@ -510,3 +511,211 @@ def test_restores_tensorflow_graph_of_functional_subclassed_rmsprop_sgd_metric(t
     r = tf.train.load_checkpoint(path)
     for name, value in want.items():
         np.testing.assert_array_equal(r.get_tensor(name), value)
+
+
+def test_momentum_free_sgd_has_tf_keras_zero_slots(tmp_path):
+    model, opt = make_model(), keras.optimizers.SGD(0.1)
+    train(model, opt, 1)
+    path = tf.train.Checkpoint(model=model, optimizer=opt).save(str(tmp_path / "s"))
+    r = tf.train.load_checkpoint(path)
+    for i, w in enumerate(model.trainable_variables, 1):
+        z = r.get_tensor("optimizer/_variables/%d/.ATTRIBUTES/VARIABLE_VALUE" % i)
+        assert z.shape == tuple(w.shape) and not z.any()
+    model2, opt2 = make_model(), keras.optimizers.SGD(0.1)
+    status = tf.train.Checkpoint(model=model2, optimizer=opt2).restore(path)
+    train(model2, opt2, 0)
+    opt2.build(model2.trainable_variables)
+    status.assert_consumed()
+    assert_same([w.numpy() for w in model.weights], [w.numpy() for w in model2.weights])
+
+
+def test_restore_of_a_write_checkpoint_leaves_save_counter_unbound_as_tensorflow(tmp_path):
+    v = tf.Variable(1.0)
+    path = tf.train.Checkpoint(v=v).write(str(tmp_path / "w"))
+    status = tf.train.Checkpoint(v=tf.Variable(0.0)).restore(path)
+    status.assert_nontrivial_match()
+    with pytest.raises(AssertionError, match="save_counter"):
+        status.assert_consumed()
+    tf.train.Checkpoint(v=tf.Variable(0.0)).read(path).assert_consumed()  # read: no counter
+
+
+def test_checkpoint_manager_keeps_one_every_n_hours(tmp_path):
+    ckpt = tf.train.Checkpoint(v=tf.Variable(0.0))
+    d = str(tmp_path)
+    # a tiny period: every checkpoint leaving the window is preserved (kept on disk,
+    # dropped from the managed list), as TensorFlow's sweep does
+    mgr = tf.train.CheckpointManager(ckpt, d, max_to_keep=1,
+                                     keep_checkpoint_every_n_hours=1e-12)
+    time.sleep(0.01)
+    paths = [mgr.save() for _ in range(3)]
+    assert mgr.checkpoints == paths[-1:]
+    assert all(os.path.exists(p + ".index") for p in paths)
+    mgr2 = tf.train.CheckpointManager(ckpt, d, max_to_keep=1)
+    mgr2.save()
+    assert not os.path.exists(paths[-1] + ".index")  # managed again: deleted
+    assert os.path.exists(paths[0] + ".index")
+
+
+def test_a_newer_restore_supersedes_waiting_values(tmp_path):
+    from mixprec.train import _checkpoint
+
+    model, opt = make_model(), keras.optimizers.Adam()
+    train(model, opt)
+    path = tf.train.Checkpoint(model=model, optimizer=opt).save(str(tmp_path / "c"))
+    opt2 = keras.optimizers.Adam()
+    for _ in range(5):  # slots never created: the values wait, once
+        tf.train.Checkpoint(model=make_model(), optimizer=opt2).restore(path).expect_partial()
+    assert sum(1 for r in _checkpoint._ACTIVE
+               if any(ref() is opt2 for _, ref in r.anchors)) == 1
+
+
+def test_unreadable_state_file_is_ignored_as_tensorflow(tmp_path):
+    (tmp_path / "checkpoint").write_text("model_checkpoint_path: unquoted garbage\n")
+    assert tf.train.get_checkpoint_state(str(tmp_path)) is None
+    assert tf.train.latest_checkpoint(str(tmp_path)) is None
+    (tmp_path / "checkpoint").write_text("all_model_checkpoint_paths: \"x\"\n")
+    with pytest.raises(ValueError, match="Invalid checkpoint state"):
+        tf.train.get_checkpoint_state(str(tmp_path))
+    (tmp_path / "checkpoint").unlink()
+    os.mkfifo(tmp_path / "checkpoint")
+    assert tf.train.latest_checkpoint(str(tmp_path)) is None  # never blocks on a FIFO
+
+
+def test_values_no_object_can_take_are_dropped_once_the_checkpoint_is_gone(tmp_path):
+    import gc
+
+    from mixprec.train import _checkpoint
+
+    model, opt = make_model(), keras.optimizers.Adam()
+    train(model, opt)
+    path = tf.train.Checkpoint(model=model, optimizer=opt).save(str(tmp_path / "c"))
+    fresh = make_model(built=False)
+    tf.train.Checkpoint(model=fresh).restore(path)  # the optimizer's values have no taker
+    gc.collect()
+    x, _ = data()
+    fresh(x)  # builds: the model's values are assigned, the optimizer's dropped
+    np.testing.assert_array_equal(fresh(x).numpy(), model(x).numpy())
+    assert not any(any(ref() is fresh for _, ref in r.anchors) for r in _checkpoint._ACTIVE)
+
+
+def test_save_weights_of_a_fitted_model_has_tensorflows_keys(tmp_path):
+    model = keras.Sequential([keras.layers.Dense(5, input_shape=(4,)), keras.layers.Dense(2)])
+    model.compile(optimizer=keras.optimizers.Adam(), loss="mse", metrics=["accuracy"])
+    x, y = data()
+    model.fit(x, y[:, :2], epochs=1, batch_size=8, verbose=0)
+    model.save_weights(str(tmp_path / "weights"))
+    assert tf.train.list_variables(str(tmp_path / "weights")) == tf.train.list_variables(
+        os.path.join(FIX, "tf_weights", "weights"))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64", "int32",
+                                   "int64", "uint8", "int8", "bool"])
+def test_variable_dtypes_round_trip_exactly(tmp_path, dtype):
+    value = tf.cast(tf.constant([[1.5, -2.0, 0.0], [3.25, 7.0, 1.0]]), dtype)
+    v = tf.Variable(value)
+    path = tf.train.Checkpoint(v=v).write(str(tmp_path / "d"))
+    assert tf.train.load_checkpoint(path).get_variable_to_dtype_map()[
+        "v/.ATTRIBUTES/VARIABLE_VALUE"] == tf.as_dtype(dtype)
+    w = tf.Variable(tf.zeros_like(value))
+    tf.train.Checkpoint(v=w).read(path).assert_consumed()
+    assert np.asarray(w.numpy()).tobytes() == np.asarray(v.numpy()).tobytes()
+    with pytest.raises(ValueError, match="v/.ATTRIBUTES/VARIABLE_VALUE"):
+        other = "float64" if dtype != "float64" else "float32"
+        tf.train.Checkpoint(v=tf.Variable(tf.cast(value, other))).read(path)
+
+
+def test_saving_never_replaces_what_is_not_a_regular_file(tmp_path):
+    model = make_model()
+    os.mkdir(tmp_path / "d.npz")
+    with pytest.raises(ValueError, match="not a regular file"):
+        model.save_weights(str(tmp_path / "d.npz"))
+    os.mkdir(tmp_path / "t.index")
+    with pytest.raises(ValueError, match="not a regular file"):
+        model.save_weights(str(tmp_path / "t"))
+    os.mkfifo(tmp_path / "f.npz")
+    with pytest.raises(ValueError, match="not a regular file"):
+        model.save_weights(str(tmp_path / "f.npz"))
+    assert os.path.exists("/dev/null") and not os.path.isfile("/dev/null")
+    from mixprec import _fileio
+
+    with pytest.raises(ValueError, match="not a regular file"):
+        _fileio.atomic_write("/dev/null", lambda f: f.write(b"x"))
+    assert not os.path.isfile("/dev/null")
+
+
+def _fixture_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "make_fixtures", os.path.join(FIX, "make_fixtures.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_restores_tensorflow_cnn_checkpoint_of_seed_004_shape(tmp_path):
+    """Fixture 5: Conv2D, MaxPooling2D, BatchNormalization (moving statistics included)
+    and Dense with Adam, saved by TensorFlow; restored into an unbuilt mixprec model."""
+    want = _fixture_values("tf_cnn")
+    model, opt = _fixture_module().cnn_objects(keras, tf, train=False)
+    ck = tf.train.Checkpoint(optimizer=opt, model=model)
+    status = ck.restore(tf.train.latest_checkpoint(os.path.join(FIX, "tf_cnn")))
+    model.build((None, 10, 10, 1))
+    opt.build(model.trainable_variables)
+    status.assert_consumed()
+    path = ck.save(str(tmp_path / "ckpt"))
+    assert path.endswith("ckpt-2")
+    r = tf.train.load_checkpoint(path)
+    for name, value in want.items():
+        if name == "save_counter/.ATTRIBUTES/VARIABLE_VALUE":
+            assert r.get_tensor(name) == 2
+            continue
+        np.testing.assert_array_equal(r.get_tensor(name), value)
+    assert [k for k, _ in tf.train.list_variables(path)] == \
+        [k for k, _ in tf.train.list_variables(os.path.join(FIX, "tf_cnn"))]
+
+
+def test_seed_004_cnn_on_fashion_mnist_restores_to_the_same_test_accuracy(tmp_path):
+    """Seed 004 as written (its CNN, a custom loop, checkpoint.save during training, a new
+    model restored from latest_checkpoint without a strategy) on the Fashion-MNIST subset
+    shipped with mixprec: the restored model's test accuracy is the trained model's."""
+    (train_images, train_labels), (test_images, test_labels) = \
+        keras.datasets.fashion_mnist.load_embedded()
+    train_images = train_images[:2000, ..., None] / np.float32(255)
+    train_labels = train_labels[:2000]
+    test_images = test_images[..., None] / np.float32(255)
+
+    def create_model():
+        return keras.Sequential([
+            keras.layers.Conv2D(32, 3, activation="relu"), keras.layers.MaxPooling2D(),
+            keras.layers.Conv2D(64, 3, activation="relu"), keras.layers.MaxPooling2D(),
+            keras.layers.Flatten(), keras.layers.Dense(64, activation="relu"),
+            keras.layers.Dense(10)])
+
+    loss_object = keras.losses.SparseCategoricalCrossentropy(
+        from_logits=True, reduction=keras.losses.Reduction.NONE)
+    model, optimizer = create_model(), keras.optimizers.Adam()
+    checkpoint = tf.train.Checkpoint(optimizer=optimizer, model=model)
+    prefix = os.path.join(str(tmp_path / "training_checkpoints"), "ckpt")
+    ds = tf.data.Dataset.from_tensor_slices((train_images, train_labels)).shuffle(
+        2000, seed=1).batch(64)
+    for x, y in ds:
+        with tf.GradientTape() as tape:
+            loss = tf.nn.compute_average_loss(loss_object(y, model(x, training=True)),
+                                              global_batch_size=64)
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    checkpoint.save(prefix)
+
+    def accuracy(m):
+        acc = keras.metrics.SparseCategoricalAccuracy()
+        for x, y in tf.data.Dataset.from_tensor_slices((test_images, test_labels)).batch(256):
+            acc(y, m(x, training=False))
+        return float(acc.result())
+
+    new_model = create_model()
+    tf.train.Checkpoint(optimizer=keras.optimizers.Adam(), model=new_model).restore(
+        tf.train.latest_checkpoint(os.path.dirname(prefix)))
+    trained = accuracy(model)
+    assert trained > 0.3  # it learned something: ten classes
+    assert accuracy(new_model) == trained

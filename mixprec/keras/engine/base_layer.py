@@ -14,9 +14,12 @@ import threading
 from mixprec import _core, _nest
 from mixprec import debugging as _debugging
 from mixprec._dtypes import as_dtype
+from mixprec._shape import TensorShape
 from mixprec._variable import Variable, autocast_scope
 from mixprec.keras import backend
 from mixprec.keras import initializers as _initializers
+from mixprec.keras import regularizers as _regularizers
+from mixprec.keras.engine.input_spec import assert_input_compatibility
 from mixprec.keras.engine.keras_tensor import KerasTensor
 from mixprec.keras.mixed_precision import policy as _policy
 from mixprec.train import _checkpoint
@@ -44,6 +47,12 @@ def _get_policy(dtype):
     if isinstance(dtype, str) and dtype in ("mixed_float16", "mixed_bfloat16", "_infer"):
         return _policy.Policy(dtype)
     return _policy.Policy(as_dtype(dtype).name)
+
+
+def in_symbolic_call():
+    """True while a layer runs on placeholder data to build a functional graph: stateful
+    updates (BatchNormalization's moving statistics) are skipped then."""
+    return getattr(_ctx, "symbolic", False)
 
 
 def _any_keras_tensor(args, kwargs):
@@ -82,7 +91,7 @@ class Layer:
 
     def __init__(self, trainable=True, name=None, dtype=None, dynamic=False, autocast=True,
                  input_shape=None, batch_input_shape=None, batch_size=None, input_dim=None,
-                 **kwargs):
+                 activity_regularizer=None, **kwargs):
         if kwargs:
             raise TypeError("Keyword argument not understood: %s" % ", ".join(sorted(kwargs)))
         self._trainable = bool(trainable)
@@ -95,7 +104,10 @@ class Layer:
         self._inbound_nodes = []
         self.built = False
         self.supports_masking = False
-        self._losses = []
+        self._losses = []  # tensors added during the last outermost call (activity, add_loss)
+        self._callable_losses = []  # zero-argument callables: weight regularizers
+        self._activity_regularizer = _regularizers.get(activity_regularizer)
+        self.input_spec = None  # an InputSpec checked before every call (engine/input_spec.py)
         if input_dim is not None and input_shape is None:
             input_shape = (input_dim,)
         if batch_input_shape is None and input_shape is not None:
@@ -189,13 +201,61 @@ class Layer:
 
     @property
     def losses(self):
-        out = list(self._losses)
-        for layer in self._layers:
-            out.extend(layer.losses)
+        """The losses of this layer and its sub-layers, as tf-keras: the tensors added by
+        the last outermost call (``add_loss``, activity regularizers) and the weight
+        regularization losses, recomputed from the (float32) variables on every access."""
+        out = []
+        for layer in [self] + self._flatten_layers():
+            out.extend(layer._losses)
+            for fn in layer._callable_losses:
+                prev = _core.autocast(None)  # read variables as themselves: float32 losses
+                try:
+                    value = fn()
+                finally:
+                    _core.autocast(prev)
+                if value is not None:
+                    if not isinstance(value, _core.Tensor):
+                        value = _core.convert_to_tensor(value, backend.floatx())
+                    out.append(value)
         return out
 
-    def add_loss(self, loss):
-        self._losses.append(loss)
+    def add_loss(self, losses, **kwargs):
+        """A loss tensor (kept until the next outermost call) or a zero-argument callable
+        (evaluated on every access of ``losses``), or a list of them."""
+        for loss in losses if isinstance(losses, (list, tuple)) else [losses]:
+            if loss is None:
+                continue
+            if callable(loss) and not isinstance(loss, (_core.Tensor, Variable)):
+                self._callable_losses.append(loss)
+                continue
+            if isinstance(loss, Variable):
+                loss = loss.value()
+            if not isinstance(loss, _core.Tensor):
+                loss = _core.convert_to_tensor(loss, backend.floatx())
+            self._losses.append(loss)
+
+    def _clear_losses(self):
+        for layer in [self] + self._flatten_layers():
+            layer._losses = []
+
+    @property
+    def activity_regularizer(self):
+        return self._activity_regularizer
+
+    @activity_regularizer.setter
+    def activity_regularizer(self, value):
+        self._activity_regularizer = _regularizers.get(value)
+
+    def _handle_activity_regularization(self, outputs):
+        # as tf-keras: regularizer(output) / batch size, per output, in the output's dtype
+        for out in _nest.flatten(outputs):
+            if not isinstance(out, _core.Tensor):
+                continue
+            loss = self._activity_regularizer(out)
+            if not isinstance(loss, _core.Tensor):
+                loss = _core.convert_to_tensor(loss, out.dtype)
+            batch = out.shape[0] if out.ndim else 1
+            self.add_loss(loss / _core.cast(_core.fill([], batch, "float32"), loss.dtype))
 
     # ---------------------------------------------------------------- weights
 
@@ -220,7 +280,10 @@ class Layer:
         if (experimental_autocast and dtype.is_floating and compute is not None
                 and as_dtype(compute) != dtype):
             v._autocast = True
+        regularizer = _regularizers.get(regularizer)
         v._regularizer = regularizer
+        if regularizer is not None:
+            self._callable_losses.append(_WeightLoss(regularizer, v))
         if trainable:
             self._trainable_weights.append(v)
         else:
@@ -314,7 +377,20 @@ class Layer:
         return inputs
 
     def compute_output_shape(self, input_shape):
+        """The output shape for ``input_shape`` (tf-keras semantics: a TensorShape, or a list
+        of them for several inputs; ``None`` for unknown dimensions). NOTE: a layer that
+        defines it is called on KerasTensors without computing anything (the functional
+        API infers shapes from it); one that does not is run once on small placeholder data
+        (unknown dimensions as 1). See docs/architecture.md."""
         raise NotImplementedError
+
+    def _symbolic_dtype(self, input_dtype):
+        """The output dtype on an input of ``input_dtype``: the compute dtype when the layer
+        casts that input (floating inputs of an autocasting layer), else the input's."""
+        compute = self._dtype_policy.compute_dtype
+        if compute is None or not self._autocast or not as_dtype(input_dtype).is_floating:
+            return as_dtype(input_dtype)
+        return as_dtype(compute)
 
     def _maybe_build(self, inputs):
         if self.built:
@@ -335,6 +411,13 @@ class Layer:
         finally:
             _core.autocast(prev)
         self.built = True
+
+    def _check_input_spec(self, inputs):
+        spec = self.__dict__.get("input_spec")
+        if spec is None:
+            return
+        flat = _nest.flatten(inputs) if isinstance(inputs, (list, tuple, dict)) else [inputs]
+        assert_input_compatibility(spec, [getattr(x, "shape", None) for x in flat], self.name)
 
     def _cast_input(self, x):
         if isinstance(x, _core.Tensor):
@@ -379,6 +462,7 @@ class Layer:
                 inputs = _nest.map_structure(self._cast_input, inputs)
         elif not isinstance(inputs, (list, tuple, dict)) and not isinstance(inputs, _core.Tensor):
             inputs = _core.convert_to_tensor(inputs)
+        self._check_input_spec(inputs)
         if not self.built:
             self._maybe_build(inputs)
         accepts_training, _ = Layer._CALL_ACCEPTS.get(type(self), (False, False))
@@ -393,16 +477,67 @@ class Layer:
         prev = _core.autocast(compute if floating else None)
         scope = _core.set_scope(self._name) if _debugging._enabled else None
         try:
-            return self.call(inputs, *args[1:], **kwargs)
+            with CallScope(self):
+                outputs = self.call(inputs, *args[1:], **kwargs)
+                if self._activity_regularizer is not None:
+                    self._handle_activity_regularization(outputs)
+            return outputs
         finally:
             _core.autocast(prev)
             _ctx.training = outer
             if _debugging._enabled:
                 _core.set_scope(scope)
 
+    def _symbolic_outputs(self, args, kwargs):
+        """Output KerasTensors from shapes alone: build from the inputs' shapes, then
+        ``compute_output_shape``. None when the layer cannot say (it does not define
+        compute_output_shape, or it takes tensors beyond its first argument)."""
+        if type(self).compute_output_shape is Layer.compute_output_shape or len(args) != 1:
+            return None
+        if any(isinstance(x, KerasTensor) for x in _nest.flatten(kwargs)):
+            return None
+        inputs = args[0]
+        flat = _nest.flatten(inputs)
+        if not flat or not all(isinstance(x, KerasTensor) for x in flat):
+            return None
+        self._check_input_spec(inputs)
+        if not self.built:
+            self._maybe_build(inputs)
+        shapes = _nest.map_structure(lambda x: x.shape, inputs)
+        try:
+            out = self.compute_output_shape(shapes)
+        except NotImplementedError:
+            return None
+        except Exception:
+            if type(self).__module__.startswith("mixprec."):
+                raise  # a built-in layer's shape error is the error its call would raise
+            return None  # a user's compute_output_shape that fails: run the layer instead
+        dtype = self._symbolic_dtype(flat[0].dtype)
+
+        def is_shape(o):
+            return isinstance(o, TensorShape) or (
+                isinstance(o, (tuple, list)) and all(d is None or isinstance(d, int) for d in o))
+
+        if is_shape(out):
+            return KerasTensor(list(out), dtype, name=self.name)
+        if isinstance(out, (list, tuple)) and all(is_shape(o) for o in out):
+            return [KerasTensor(list(o), dtype, name=self.name) for o in out]
+        return None  # a structure we cannot read: run the layer instead
+
     def _functional_call(self, args, kwargs):
-        """Record a node: build from the KerasTensors' shapes, find the output spec by
-        running the layer once on placeholder data (batch 1), return KerasTensors."""
+        """Record a node: build from the KerasTensors' shapes and infer the outputs from
+        ``compute_output_shape``; a layer without one is run once on placeholder data
+        (batch 1). Returns KerasTensors."""
+        symbolic = self._symbolic_outputs(args, kwargs)
+        if symbolic is None:
+            symbolic = self._traced_outputs(args, kwargs)
+        node = Node(self, list(args), dict(kwargs), symbolic)
+        self._inbound_nodes.append(node)
+        for i, kt in enumerate(node.flat_outputs):
+            kt._keras_history = (self, len(self._inbound_nodes) - 1, i)
+        return symbolic
+
+    def _traced_outputs(self, args, kwargs):
         flat_in = [x for x in _nest.flatten((list(args), kwargs)) if isinstance(x, KerasTensor)]
 
         def placeholder(x):
@@ -411,10 +546,16 @@ class Layer:
             shape = [1 if d is None else d for d in x.shape]
             return _core.fill(shape, 0, x.dtype)
 
+        self._check_input_spec(args[0])
         concrete_args = _nest.map_structure(placeholder, list(args))
         concrete_kwargs = _nest.map_structure(placeholder, kwargs)
         batch_unknown = any(len(x.shape) and x.shape[0] is None for x in flat_in)
-        outputs = self.__call__(*concrete_args, **concrete_kwargs)
+        was_symbolic = getattr(_ctx, "symbolic", False)
+        _ctx.symbolic = True  # a placeholder run: layers must not update their state
+        try:
+            outputs = self.__call__(*concrete_args, **concrete_kwargs)
+        finally:
+            _ctx.symbolic = was_symbolic
 
         def to_keras(t):
             shape = list(t.shape)
@@ -422,12 +563,8 @@ class Layer:
                 shape[0] = None
             return KerasTensor(shape, t.dtype, name=self.name)
 
-        symbolic = _nest.map_structure(to_keras, outputs)
-        node = Node(self, list(args), dict(kwargs), symbolic)
-        self._inbound_nodes.append(node)
-        for i, kt in enumerate(node.flat_outputs):
-            kt._keras_history = (self, len(self._inbound_nodes) - 1, i)
-        return symbolic
+        self._losses = []  # the placeholder run's activity losses are not the model's
+        return _nest.map_structure(to_keras, outputs)
 
     # ---------------------------------------------------------------- config
 
@@ -446,11 +583,43 @@ class Layer:
         return "<%s name=%s, built=%s>" % (type(self).__name__, self.name, self.built)
 
 
+class CallScope:
+    """Marks a layer call; the outermost one clears the losses of the previous call (as
+    tf-keras' call context), so ``losses`` holds one forward pass's activity losses."""
+
+    def __init__(self, layer):
+        self.layer = layer
+
+    def __enter__(self):
+        depth = getattr(_ctx, "depth", 0)
+        if depth == 0:
+            self.layer._clear_losses()
+        _ctx.depth = depth + 1
+        return self
+
+    def __exit__(self, *exc):
+        _ctx.depth -= 1
+        return False
+
+
+class _WeightLoss:
+    """The loss of one weight's regularizer, recomputed on each call (tf-keras'
+    ``functools.partial(_loss_for_variable, v)``)."""
+
+    def __init__(self, regularizer, variable):
+        self.regularizer = regularizer
+        self.variable = variable
+
+    def __call__(self):
+        return self.regularizer(self.variable)
+
+
 def _policy_config(policy):
     """A layer config's dtype: the name for single-dtype policies, a dict for mixed ones."""
     if policy.name in ("mixed_float16", "mixed_bfloat16") or policy.compute_dtype != \
             policy.variable_dtype:
-        return {"class_name": "Policy", "config": {"name": policy.name}}
+        return {"module": "keras.mixed_precision", "class_name": "Policy",
+                "config": {"name": policy.name}, "registered_name": None}
     return policy.name
 
 

@@ -38,6 +38,16 @@ def _is_data(x):
     return x is not None
 
 
+
+def _match_rank(yt, yp):
+    """tf-keras' match_dtype_and_rank: targets of shape (n,) against an output of rank 2
+    ((n, 1), or (n, classes) under a sparse loss) get a trailing axis, so that losses and
+    metrics compare element by element instead of broadcasting to (n, n)."""
+    if yt is None or getattr(yt, "ndim", None) != 1 or getattr(yp, "ndim", None) != 2:
+        return yt
+    yt = _core.convert_to_tensor(yt)
+    return _core.reshape(yt, [yt.shape[0], 1])
+
 class Model(Layer):
     """Groups layers into an object with training and inference features."""
 
@@ -209,7 +219,8 @@ class Model(Layer):
             outer = getattr(base_layer._ctx, "training", None)
             base_layer._ctx.training = training if training is not None else outer
             try:
-                return self._run_graph(inputs, training)
+                with base_layer.CallScope(self):
+                    return self._run_graph(inputs, training)
             finally:
                 base_layer._ctx.training = outer
         return super().__call__(*args, **kwargs)
@@ -340,6 +351,7 @@ class Model(Layer):
             if yt is None:  # tf-keras skips a compiled loss without targets
                 missing = True
                 continue
+            yt = _match_rank(yt, yp)
             value = fn(yt, yp, sample_weight)
             self._output_losses.append((i, value))
             if weights[i] is not None:
@@ -391,8 +403,23 @@ class Model(Layer):
 
     @staticmethod
     def _make_metric(spec, yt, yp, loss):
+        if spec in ("crossentropy", "ce"):
+            # as tf-keras: the crossentropy that fits the shapes, logged under the given name
+            p_last = yp.shape[-1] if yp.ndim else 1
+            if p_last == 1:
+                fn = _metrics.binary_crossentropy
+            elif yt is not None and (yt.ndim < yp.ndim or
+                                     (yt.ndim == yp.ndim and yt.shape[-1] == 1)):
+                fn = _metrics.sparse_categorical_crossentropy
+            else:
+                fn = _metrics.categorical_crossentropy
+            return _metrics.MeanMetricWrapper(fn, name=spec)
         if spec not in ("accuracy", "acc"):
-            return _metrics.get(spec)
+            m = _metrics.get(spec)
+            if not isinstance(m, _metrics.Metric):  # a function ('mae'): a mean, named as written
+                m = _metrics.MeanMetricWrapper(
+                    m, name=spec if isinstance(spec, str) else getattr(m, "__name__", None))
+            return m
         # 'accuracy' picks its kind from the loss and the shapes, as tf-keras
         name = "accuracy" if spec == "accuracy" else "acc"
         p_last = yp.shape[-1] if yp.ndim else 1
@@ -429,7 +456,8 @@ class Model(Layer):
         yps = _nest.flatten(y_pred)
         ys = self._targets(y) if y is not None else [None] * len(yps)
         for m, i in zip(self._metric_objs, self._metric_outputs):
-            m.update_state(ys[i] if i < len(ys) else None, yps[i], sample_weight)
+            m.update_state(_match_rank(ys[i], yps[i]) if i < len(ys) else None, yps[i],
+                           sample_weight)
         return {m.name: m.result() for m in self.metrics}
 
     # ---------------------------------------------------------------- steps

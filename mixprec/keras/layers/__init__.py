@@ -2,11 +2,26 @@
 
 from mixprec.keras.engine.base_layer import Layer  # noqa: F401
 from mixprec.keras.engine.input_layer import Input, InputLayer  # noqa: F401
+from mixprec.keras.engine.input_spec import InputSpec  # noqa: F401
+from mixprec.keras.layers.activation import ReLU  # noqa: F401
+from mixprec.keras.layers.convolutional import (  # noqa: F401
+    Conv1D, Conv2D, Convolution1D, Convolution2D, DepthwiseConv2D)
 from mixprec.keras.layers.core import (  # noqa: F401
     Activation, Dense, Dropout, Flatten, Lambda, Reshape)
+from mixprec.keras.layers.normalization import BatchNormalization  # noqa: F401
+from mixprec.keras.layers.pooling import (  # noqa: F401
+    AveragePooling1D, AveragePooling2D, AvgPool1D, AvgPool2D, GlobalAveragePooling1D,
+    GlobalAveragePooling2D, GlobalAvgPool1D, GlobalAvgPool2D, GlobalMaxPool1D, GlobalMaxPool2D,
+    GlobalMaxPooling1D, GlobalMaxPooling2D, MaxPool1D, MaxPool2D, MaxPooling1D, MaxPooling2D)
+from mixprec.keras.layers.reshaping import ZeroPadding2D  # noqa: F401
 
-__all__ = ["Layer", "Input", "InputLayer", "Dense", "Activation", "Dropout", "Flatten",
-           "Reshape", "Lambda"]
+__all__ = ["Layer", "Input", "InputLayer", "InputSpec", "Dense", "Activation", "Dropout",
+           "Flatten", "Reshape", "Lambda", "ReLU", "Conv1D", "Conv2D", "Convolution1D",
+           "Convolution2D", "DepthwiseConv2D", "BatchNormalization", "AveragePooling1D",
+           "AveragePooling2D", "AvgPool1D", "AvgPool2D", "GlobalAveragePooling1D",
+           "GlobalAveragePooling2D", "GlobalAvgPool1D", "GlobalAvgPool2D", "GlobalMaxPool1D",
+           "GlobalMaxPool2D", "GlobalMaxPooling1D", "GlobalMaxPooling2D", "MaxPool1D",
+           "MaxPool2D", "MaxPooling1D", "MaxPooling2D", "ZeroPadding2D"]
 
 from mixprec import _unsupported  # noqa: E402
 

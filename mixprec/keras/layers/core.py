@@ -5,10 +5,15 @@ import numpy as np
 
 from mixprec import _core, random as _random
 from mixprec._dtypes import as_dtype
-from mixprec.keras import activations, initializers
+from mixprec.keras import activations, constraints, initializers, regularizers
 from mixprec.keras.engine.base_layer import Layer
 
 __all__ = ["Dense", "Activation", "Dropout", "Flatten", "Reshape", "Lambda", "OpLambda"]
+
+
+def _shape_str(shape):
+    return "(" + ", ".join("None" if d is None else str(d) for d in shape) + \
+        ("," if len(shape) == 1 else "") + ")"
 
 
 class Dense(Layer):
@@ -19,7 +24,7 @@ class Dense(Layer):
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None,
                  activity_regularizer=None, kernel_constraint=None, bias_constraint=None,
                  **kwargs):
-        super().__init__(**kwargs)
+        super().__init__(activity_regularizer=activity_regularizer, **kwargs)
         units = int(units) if not isinstance(units, int) else units
         if units <= 0:
             raise ValueError("Received an invalid value for `units`, expected a positive integer. "
@@ -29,10 +34,10 @@ class Dense(Layer):
         self.use_bias = bool(use_bias)
         self.kernel_initializer = initializers.get(kernel_initializer)
         self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_regularizer = kernel_regularizer
-        self.bias_regularizer = bias_regularizer
-        self.kernel_constraint = kernel_constraint
-        self.bias_constraint = bias_constraint
+        self.kernel_regularizer = regularizers.get(kernel_regularizer)
+        self.bias_regularizer = regularizers.get(bias_regularizer)
+        self.kernel_constraint = constraints.get(kernel_constraint)
+        self.bias_constraint = constraints.get(bias_constraint)
         self.kernel = None
         self.bias = None
 
@@ -69,7 +74,19 @@ class Dense(Layer):
         return self.activation(out)
 
     def compute_output_shape(self, input_shape):
-        return tuple(input_shape)[:-1] + (self.units,)
+        input_shape = tuple(input_shape)
+        if not input_shape or input_shape[-1] is None:
+            raise ValueError("The last dimension of the input shape of a Dense layer should be "
+                             "defined. Found None. Received: input_shape=%s" % (input_shape,))
+        if self.kernel is not None and input_shape[-1] != self.kernel.shape[0]:
+            raise ValueError(
+                'Input 0 of layer "%s" is incompatible with the layer: expected axis -1 of input '
+                "shape to have value %d, but received input with shape %s"
+                % (self.name, self.kernel.shape[0], _shape_str(input_shape)))
+        return input_shape[:-1] + (self.units,)
+
+    def _symbolic_dtype(self, input_dtype):
+        return as_dtype(self.compute_dtype)  # Dense casts integer inputs too
 
     def get_config(self):
         config = super().get_config()
@@ -77,7 +94,19 @@ class Dense(Layer):
                       use_bias=self.use_bias,
                       kernel_initializer=initializers.serialize(self.kernel_initializer),
                       bias_initializer=initializers.serialize(self.bias_initializer))
+        config.update(weight_configs(self))
         return config
+
+
+def weight_configs(layer, prefixes=("kernel", "bias")):
+    """The regularizer and constraint entries of a layer's config, in tf-keras' order."""
+    config = {}
+    for p in prefixes:
+        config[p + "_regularizer"] = regularizers.serialize(getattr(layer, p + "_regularizer"))
+    config["activity_regularizer"] = regularizers.serialize(layer.activity_regularizer)
+    for p in prefixes:
+        config[p + "_constraint"] = constraints.serialize(getattr(layer, p + "_constraint"))
+    return config
 
 
 class Activation(Layer):
@@ -124,6 +153,9 @@ class Dropout(Layer):
         scale = _core.cast(keep, inputs.dtype) * (1.0 / (1.0 - self.rate))
         return inputs * scale
 
+    def compute_output_shape(self, input_shape):
+        return input_shape
+
     def get_config(self):
         config = super().get_config()
         config.update(rate=self.rate, noise_shape=self.noise_shape, seed=self.seed)
@@ -160,6 +192,42 @@ class Reshape(Layer):
 
     def call(self, inputs):
         return _core.reshape(inputs, [inputs.shape[0]] + list(self.target_shape))
+
+    def compute_output_shape(self, input_shape):
+        input_shape = tuple(input_shape)
+        target = list(self.target_shape)
+        unknown = [i for i, d in enumerate(target) if d == -1]
+        if len(unknown) > 1:
+            raise ValueError("There must be at most one unknown dimension in output_shape. "
+                             "Received: output_shape=%s." % (self.target_shape,))
+        if unknown:
+            known = 1
+            for d in target:
+                if d != -1:
+                    known *= d
+            total = 1
+            for d in input_shape[1:]:
+                total = None if d is None or total is None else total * d
+            if total is None:
+                target[unknown[0]] = None
+            elif known == 0 or total % known:
+                raise ValueError("total size of new array must be unchanged, input_shape = %s, "
+                                 "output_shape = %s" % (list(input_shape[1:]),
+                                                        list(self.target_shape)))
+            else:
+                target[unknown[0]] = total // known
+        else:
+            total = 1
+            for d in input_shape[1:]:
+                total = None if d is None or total is None else total * d
+            want = 1
+            for d in target:
+                want *= d
+            if total is not None and total != want:
+                raise ValueError("total size of new array must be unchanged, input_shape = %s, "
+                                 "output_shape = %s" % (list(input_shape[1:]),
+                                                        list(self.target_shape)))
+        return (input_shape[0],) + tuple(target)
 
     def get_config(self):
         config = super().get_config()

@@ -319,9 +319,14 @@ class Optimizer:
         if len(self._vars) != created:
             _checkpoint.notify_created()  # a checkpoint restored earlier may hold them
         hp = self._hparams()
-        return _core.optimizer_apply(self._KIND, hp, list(variables), list(grads), slots,
-                                     self._iterations, loss_scale, bool(check_finite),
-                                     float(grad_scale), bool(unscale))
+        applied = _core.optimizer_apply(self._KIND, hp, list(variables), list(grads), slots,
+                                        self._iterations, loss_scale, bool(check_finite),
+                                        float(grad_scale), bool(unscale))
+        for v in variables:  # as tf-keras: a variable's constraint projects it after its update
+            constraint = v.constraint
+            if constraint is not None:
+                v.assign(constraint(v))
+        return applied
 
     def apply_gradients(self, grads_and_vars, name=None, experimental_aggregate_gradients=True):
         """Applies (gradient, variable) pairs; returns the iterations variable. In a replica

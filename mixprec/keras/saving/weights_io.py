@@ -65,6 +65,9 @@ def load_weights(model, filepath, by_name=False, skip_mismatch=False, options=No
         if latest is not None:
             prefix = latest
     if os.path.exists(prefix + ".index"):
+        if skip_mismatch and not by_name:
+            raise ValueError("When calling model.load_weights, skip_mismatch can only be set "
+                             "to True when by_name is True.")
         if by_name:
             raise NotImplementedError(
                 "Weights may only be loaded based on topology into Models when loading "

@@ -5,10 +5,9 @@ hyperparameters, schedules, lookup by name, configs, weights, errors and clippin
 The reference rules are TensorFlow's kernels as tf-keras' OptimizerV2 calls them:
 - SGD: ResourceApplyGradientDescent; with momentum ResourceApplyKerasMomentum
   (accum = m*accum - lr*g; var += accum, or var += m*accum - lr*g with Nesterov).
-- RMSprop without momentum: Keras' own Python update, epsilon outside the root
-  (var -= lr*g / (sqrt(ms) + eps), centered: ms - mg^2); with momentum
-  ResourceApply(Centered)RMSProp, epsilon inside the root
-  (mom = m*mom + lr*g / sqrt(ms [- mg^2] + eps); var -= mom).
+- RMSprop (tf-keras 2.21): epsilon inside the root on every path
+  (var -= lr*g / sqrt(ms [- mg^2] + eps); with momentum
+  mom = m*mom + lr*g / sqrt(ms [- mg^2] + eps); var -= mom).
 - Adam: ResourceApplyAdam(WithAmsgrad): lr_t = lr*sqrt(1-b2^t)/(1-b1^t),
   m += (g-m)(1-b1), v += (g^2-v)(1-b2), [vhat = max(vhat, v)], var -= lr_t*m/(sqrt(v)+eps).
 As tf-keras 2.21's optimizers, only the learning rate is a float32 variable; betas, rho and
@@ -60,7 +59,7 @@ def ref_rmsprop(w, grads, learning_rate, rho=0.9, momentum=0.0, epsilon=1e-7, ce
             mom = momentum * mom + lr * g / np.sqrt(denom + epsilon)
             w -= mom
         else:
-            w -= lr * g / (np.sqrt(denom) + epsilon)
+            w -= lr * g / np.sqrt(denom + epsilon)
     return w
 
 
@@ -242,7 +241,7 @@ def test_momentum_set_after_construction():
     opt.apply_gradients([(tf.constant(1.0), v)])
     assert float(v) == 0.5
     np.testing.assert_allclose(opt.get_slot(v, "momentum").numpy(), -0.5)
-    # RMSprop: momentum 0 on the momentum path puts epsilon inside the root
+    # RMSprop: epsilon inside the root, on the momentum path with momentum 0 and without
     w = tf.Variable([1.0])
     opt = keras.optimizers.RMSprop(0.1, momentum=0.5, epsilon=0.01)
     opt.momentum = 0.0
@@ -252,7 +251,7 @@ def test_momentum_set_after_construction():
     opt = keras.optimizers.RMSprop(0.1, epsilon=0.01)
     opt.momentum = 0.5
     opt.apply_gradients([(tf.constant([1.0]), w)])
-    np.testing.assert_allclose(w.numpy(), [1 - 0.1 / (math.sqrt(0.1) + 0.01)], rtol=1e-6)
+    np.testing.assert_allclose(w.numpy(), [1 - 0.1 / math.sqrt(0.1 + 0.01)], rtol=1e-6)
 
 
 def test_hyperparameters_as_attributes():
@@ -530,3 +529,15 @@ def test_rmsprop_one_minus_rho_is_rounded_once():
     opt.apply_gradients([(tf.constant(g), v)])
     ms = opt.get_slot(v, "rms").numpy()
     np.testing.assert_array_equal(ms, np.float32(1 - 0.9) * (g * g))
+
+
+def test_nesterov_adds_one_increment_as_tensorflow():
+    """tf-keras (and ResourceApplyKerasMomentum) add (m*momentum - g*lr) to the variable in
+    one addition; (w + m*momentum) - g*lr rounds differently."""
+    w0, g = np.float32(1.0), np.float32(0.3)
+    v = tf.Variable([w0])
+    opt = keras.optimizers.SGD(learning_rate=0.1, momentum=0.9, nesterov=True)
+    opt.apply_gradients([(tf.constant([g]), v)])
+    lr, mom = np.float32(0.1), np.float32(0.9)
+    m = np.float32(np.float32(0) * mom - lr * g)
+    assert v.numpy()[0] == np.float32(w0 + np.float32(mom * m - lr * g))

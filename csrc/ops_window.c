@@ -1,0 +1,230 @@
+/* ops_window.c — the op layer of convolution, pooling and batch normalization.
+ * Owns their validation with TensorFlow's messages, output-size and padding arithmetic
+ * (VALID, SAME with the odd pixel after, explicit), and the calls into the backend's
+ * conv/pool slots. It must not touch elements nor test which device it runs on. */
+#include <stdio.h>
+#include <string.h>
+
+#include "ops_internal.h"
+
+#define NAME(op) (mp_op_get_info(op)->name)
+
+static const char *shp(const int64_t *s, int n, char *buf, size_t cap) {
+    size_t used = (size_t)snprintf(buf, cap, "[");
+    for (int i = 0; i < n && used < cap; i++)
+        used += (size_t)snprintf(buf + used, cap - used, i ? ",%lld" : "%lld", (long long)s[i]);
+    if (used < cap)
+        snprintf(buf + used, cap - used, "]");
+    return buf;
+}
+
+static int is_conv(mp_op op) {
+    return op == MP_OP_CONV2D || op == MP_OP_CONV2D_BACKPROP_INPUT || op == MP_OP_CONV2D_BACKPROP_FILTER;
+}
+
+/* One spatial dimension: output size and padding (before, after). */
+static mp_status dim_out(mp_op op, const char *which, int64_t in, int64_t k, int64_t s, int64_t d, int mode,
+                         int64_t pa, int64_t pb, int64_t *out, int64_t *before, int64_t *after) {
+    int64_t eff = (k - 1) * d + 1;
+    if (mode == 1) { /* SAME */
+        int64_t o = (in + s - 1) / s;
+        int64_t total = (o - 1) * s + eff - in;
+        if (total < 0)
+            total = 0;
+        *out = o, *before = total / 2, *after = total - total / 2;
+        return MP_OK;
+    }
+    if (mode == 2) {
+        if (pa < 0 || pb < 0)
+            return mp_error_set(MP_ERR_VALUE, "%s: explicit paddings must be non-negative, got %lld and %lld (%s)",
+                                NAME(op), (long long)pa, (long long)pb, which);
+    } else {
+        pa = pb = 0;
+    }
+    /* TensorFlow's GetWindowedOutputSize: (in + pads - eff + s) / s, truncated; an input
+     * short of the window by less than a stride gives an empty output, not an error */
+    int64_t o = (in + pa + pb - eff + s) / s;
+    if (o < 0)
+        return mp_error_set(MP_ERR_SHAPE,
+                            "%s: Computed output size would be negative: %lld [input_size: %lld, "
+                            "effective_filter_size: %lld, stride: %lld] (%s). hint: the %s is larger than the "
+                            "input; use padding='SAME' or a smaller one",
+                            NAME(op), (long long)o, (long long)in, (long long)eff, (long long)s, which,
+                            is_conv(op) ? "kernel" : "pooling window");
+    *out = o, *before = pa, *after = pb;
+    return MP_OK;
+}
+
+/* The input, filter and output shapes of op, from its tensors and attrs, as NHWC/NCHW dims. */
+mp_status mp_run_window(mp_op op, mp_tensor *const *in, const mp_attrs *at, const mp_backend *be, mp_tensor **out) {
+    char b0[128], b1[128];
+    int nchw = at->i0 != 0, mode = (int)at->i1;
+    if (mode < 0 || mode > 2)
+        return mp_error_set(MP_ERR_VALUE, "%s: unknown padding code %d", NAME(op), mode);
+    /* which tensors are given */
+    const int64_t *xs = NULL, *fs = NULL;
+    mp_tensor *dy = NULL, *first = in[0];
+    int64_t given_x[4], given_f[4];
+    switch (op) {
+    case MP_OP_CONV2D: xs = in[0]->shape, fs = in[1]->shape; break;
+    case MP_OP_CONV2D_BACKPROP_INPUT: memcpy(given_x, at->ints4, sizeof given_x), xs = given_x, fs = in[0]->shape,
+                                      dy = in[1]; break;
+    case MP_OP_CONV2D_BACKPROP_FILTER: xs = in[0]->shape, memcpy(given_f, at->ints4, sizeof given_f),
+                                       fs = given_f, dy = in[1]; break;
+    case MP_OP_MAX_POOL:
+    case MP_OP_AVG_POOL: xs = in[0]->shape; break;
+    case MP_OP_MAX_POOL_GRAD: xs = in[0]->shape, dy = in[1]; break;
+    case MP_OP_AVG_POOL_GRAD: memcpy(given_x, at->ints4, sizeof given_x), xs = given_x, dy = in[0]; break;
+    default: return mp_error_set(MP_ERR_INTERNAL, "%s is not a window op", NAME(op));
+    }
+    int n_in = mp_op_get_info(op)->n_inputs;
+    mp_dtype dt = first->dtype;
+    for (int i = 0; i < n_in; i++) {
+        if (!mp_dtype_is_floating(in[i]->dtype))
+            return mp_error_set(MP_ERR_DTYPE,
+                                "%s does not support %s tensors; it needs float16, bfloat16, float32 or float64. "
+                                "hint: cast first, e.g. mixprec.cast(x, 'float32')",
+                                NAME(op), mp_dtype_name(in[i]->dtype));
+        if (in[i]->dtype != dt)
+            return mp_error_set(MP_ERR_DTYPE,
+                                "cannot compute %s as input #%d (zero-based) was expected to be a %s tensor but is "
+                                "a %s tensor. hint: cast one side, e.g. mixprec.cast(filters, x.dtype)",
+                                NAME(op), i, mp_dtype_name(dt), mp_dtype_name(in[i]->dtype));
+    }
+    if ((op == MP_OP_CONV2D || op == MP_OP_CONV2D_BACKPROP_FILTER || op == MP_OP_MAX_POOL || op == MP_OP_AVG_POOL ||
+         op == MP_OP_MAX_POOL_GRAD) &&
+        in[0]->ndim != 4)
+        return mp_error_set(MP_ERR_VALUE, "%s: input must be 4-dimensional%s (batch, %s), got rank %d", NAME(op),
+                            shp(in[0]->shape, in[0]->ndim, b0, sizeof b0),
+                            nchw ? "channels, height, width" : "height, width, channels", in[0]->ndim);
+    if ((op == MP_OP_CONV2D && in[1]->ndim != 4) || (op == MP_OP_CONV2D_BACKPROP_INPUT && in[0]->ndim != 4))
+        return mp_error_set(MP_ERR_VALUE,
+                            "%s: filter must be 4-dimensional (height, width, in_channels, out_channels), got %s",
+                            NAME(op), op == MP_OP_CONV2D ? shp(in[1]->shape, in[1]->ndim, b0, sizeof b0)
+                                                         : shp(in[0]->shape, in[0]->ndim, b0, sizeof b0));
+    if (dy && dy->ndim != 4)
+        return mp_error_set(MP_ERR_VALUE, "%s: the output gradient must be 4-dimensional, got %s", NAME(op),
+                            shp(dy->shape, dy->ndim, b0, sizeof b0));
+    for (int i = 0; i < 4; i++)
+        if (xs[i] < 0 || (fs && fs[i] < 0))
+            return mp_error_set(MP_ERR_VALUE, "%s: negative dimension in a shape", NAME(op));
+    mp_window w;
+    memset(&w, 0, sizeof w);
+    w.nchw = nchw;
+    w.n = xs[0];
+    w.c = nchw ? xs[1] : xs[3];
+    w.h = nchw ? xs[2] : xs[1];
+    w.w = nchw ? xs[3] : xs[2];
+    w.sh = at->ints[0], w.sw = at->ints[1];
+    if (w.sh < 1 || w.sw < 1)
+        return mp_error_set(MP_ERR_VALUE, "%s: strides must be positive, got [%lld, %lld]", NAME(op),
+                            (long long)w.sh, (long long)w.sw);
+    if (fs) {
+        w.kh = fs[0], w.kw = fs[1], w.oc = fs[3];
+        w.dh = at->ints[2], w.dw = at->ints[3];
+        if (w.dh < 1 || w.dw < 1)
+            return mp_error_set(MP_ERR_VALUE, "%s: dilations must be positive, got [%lld, %lld]", NAME(op),
+                                (long long)w.dh, (long long)w.dw);
+        if (fs[2] < 1 || w.kh < 1 || w.kw < 1)
+            return mp_error_set(MP_ERR_VALUE, "%s: the filter %s has a zero dimension", NAME(op),
+                                shp(fs, 4, b0, sizeof b0));
+        if (w.c % fs[2] != 0)
+            return mp_error_set(MP_ERR_SHAPE,
+                                "%s: Depth of input (%lld) is not a multiple of input depth of filter (%lld). "
+                                "hint: the filter's third dimension is the input's channels (divided by the "
+                                "groups); is data_format right?",
+                                NAME(op), (long long)w.c, (long long)fs[2]);
+        w.groups = w.c / fs[2];
+        if (w.groups < 1 || w.oc % w.groups != 0)
+            return mp_error_set(MP_ERR_SHAPE, "%s: Depth of output (%lld) is not a multiple of the number of groups (%lld)",
+                                NAME(op), (long long)w.oc, (long long)w.groups);
+    } else {
+        w.kh = at->ints[2], w.kw = at->ints[3], w.oc = w.c, w.dh = w.dw = 1, w.groups = 1;
+        if (w.kh < 1 || w.kw < 1)
+            return mp_error_set(MP_ERR_VALUE, "%s: the pooling window must be positive, got [%lld, %lld]", NAME(op),
+                                (long long)w.kh, (long long)w.kw);
+    }
+    MP_TRY(dim_out(op, "height", w.h, w.kh, w.sh, w.dh, mode, at->ints2[0], at->ints2[1], &w.oh, &w.pt, &w.pb));
+    MP_TRY(dim_out(op, "width", w.w, w.kw, w.sw, w.dw, mode, at->ints2[2], at->ints2[3], &w.ow, &w.pl, &w.pr));
+    int64_t ys[4] = {w.n, nchw ? w.oc : w.oh, nchw ? w.oh : w.ow, nchw ? w.ow : w.oc};
+    if (dy && memcmp(dy->shape, ys, sizeof ys) != 0)
+        return mp_error_set(MP_ERR_SHAPE, "%s: the output gradient has shape %s but the forward's output is %s",
+                            NAME(op), shp(dy->shape, 4, b0, sizeof b0), shp(ys, 4, b1, sizeof b1));
+    const int64_t *os = op == MP_OP_CONV2D || op == MP_OP_MAX_POOL || op == MP_OP_AVG_POOL ? ys
+                        : op == MP_OP_CONV2D_BACKPROP_FILTER                               ? fs
+                                                                                           : xs;
+    mp_tensor *r;
+    MP_TRY(mp_tensor_new(dt, 4, os, mp_tensor_device(first), &r));
+    mp_device dev = mp_tensor_device(first);
+    mp_status st = MP_OK;
+    int empty_in = 0;
+    for (int i = 0; i < n_in; i++)
+        empty_in |= in[i]->numel == 0;
+    if (r->numel == 0) {
+        /* nothing to write */
+    } else if (empty_in || (dy && dy->numel == 0)) { /* sums over nothing */
+        st = BE_CALL(be, fill, dev, mp_tensor_data(r), dt, r->numel, 0.0);
+    } else if (is_conv(op)) {
+        mp_conv_kind k = op == MP_OP_CONV2D ? MP_CONV_FWD : op == MP_OP_CONV2D_BACKPROP_INPUT ? MP_CONV_BWD_DATA
+                                                                                               : MP_CONV_BWD_FILTER;
+        st = BE_CALL(be, conv, dev, k, dt, &w, mp_tensor_data(in[0]), mp_tensor_data(in[1]), mp_tensor_data(r));
+    } else {
+        mp_pool_kind k = op == MP_OP_MAX_POOL ? MP_POOL_MAX : op == MP_OP_AVG_POOL ? MP_POOL_AVG
+                         : op == MP_OP_MAX_POOL_GRAD ? MP_POOL_MAX_BWD : MP_POOL_AVG_BWD;
+        const void *a = op == MP_OP_AVG_POOL_GRAD ? NULL : mp_tensor_data(in[0]);
+        const void *b = dy ? mp_tensor_data(dy) : NULL;
+        st = BE_CALL(be, pool, dev, k, dt, &w, a, b, mp_tensor_data(r));
+    }
+    if (st != MP_OK) {
+        mp_tensor_decref(r);
+        return st;
+    }
+    *out = r;
+    return MP_OK;
+}
+
+/* BatchNorm(x, scale, offset, mean, variance): the statistics are (C) float32 (float64 for
+ * float64 x); C is axis 1 (i0 = 1) or the last axis. */
+mp_status mp_run_batch_norm(mp_tensor *const *in, const mp_attrs *at, const mp_backend *be, mp_tensor **out) {
+    static const char *const names[] = {"x", "scale", "offset", "mean", "variance"};
+    mp_tensor *x = in[0];
+    char b0[128];
+    if (!mp_dtype_is_floating(x->dtype))
+        return mp_error_set(MP_ERR_DTYPE, "FusedBatchNormV3: x must be a floating tensor, got %s",
+                            mp_dtype_name(x->dtype));
+    int cf = at->i0 != 0;
+    if (x->ndim < (cf ? 2 : 1))
+        return mp_error_set(MP_ERR_VALUE, "FusedBatchNormV3: x of shape %s has no channel axis",
+                            shp(x->shape, x->ndim, b0, sizeof b0));
+    int caxis = cf ? 1 : x->ndim - 1;
+    int64_t C = x->shape[caxis];
+    mp_dtype sdt = x->dtype == MP_F64 ? MP_F64 : MP_F32;
+    for (int i = 1; i < 5; i++) {
+        if (in[i]->dtype != sdt)
+            return mp_error_set(MP_ERR_DTYPE, "FusedBatchNormV3: %s must be %s for %s x, got %s", names[i],
+                                mp_dtype_name(sdt), mp_dtype_name(x->dtype), mp_dtype_name(in[i]->dtype));
+        if (in[i]->ndim != 1 || in[i]->shape[0] != C)
+            return mp_error_set(MP_ERR_SHAPE, "FusedBatchNormV3: %s must have shape [%lld] (x's channels), got %s",
+                                names[i], (long long)C, shp(in[i]->shape, in[i]->ndim, b0, sizeof b0));
+    }
+    if (!(at->f0 >= 0))
+        return mp_error_set(MP_ERR_VALUE, "FusedBatchNormV3: epsilon must be >= 0, got %g", at->f0);
+    int64_t outer = 1, inner = 1;
+    for (int d = 0; d < caxis; d++)
+        outer *= x->shape[d];
+    for (int d = caxis + 1; d < x->ndim; d++)
+        inner *= x->shape[d];
+    mp_tensor *r;
+    MP_TRY(mp_tensor_new(x->dtype, x->ndim, x->shape, mp_tensor_device(x), &r));
+    mp_status st = MP_OK;
+    if (r->numel > 0)
+        st = BE_CALL(be, batch_norm, mp_tensor_device(x), x->dtype, sdt, mp_tensor_data(x), mp_tensor_data(in[1]),
+                     mp_tensor_data(in[2]), mp_tensor_data(in[3]), mp_tensor_data(in[4]), at->f0,
+                     mp_tensor_data(r), outer, C, inner);
+    if (st != MP_OK) {
+        mp_tensor_decref(r);
+        return st;
+    }
+    *out = r;
+    return MP_OK;
+}

@@ -1,0 +1,179 @@
+/* window_ref.c — direct (loop) convolution and pooling in float64 on the CPU.
+ * Owns the float64 path of the conv/pool backend slots (oneDNN has no float64) and the
+ * fallback for shapes oneDNN refuses (callers widen to float64 and narrow once).
+ * It must not allocate tensors or validate shapes: ops.c has resolved the mp_window. */
+#include <math.h>
+#include <string.h>
+
+#include "cpu_kernels.h"
+#include "window_ref.h"
+
+static inline int64_t at(const mp_window *w, int64_t n, int64_t c, int64_t y, int64_t x, int64_t C, int64_t H,
+                         int64_t W) {
+    return w->nchw ? ((n * C + c) * H + y) * W + x : ((n * H + y) * W + x) * C + c;
+}
+
+typedef struct {
+    const mp_window *w;
+    const double *a, *b;
+    double *out;
+    int kind;
+} job;
+
+/* forward: one image per task */
+static void conv_fwd(void *ctx, int64_t n0, int64_t n1) {
+    const job *j = ctx;
+    const mp_window *w = j->w;
+    int64_t icg = w->c / w->groups, ocg = w->oc / w->groups;
+    for (int64_t n = n0; n < n1; n++)
+        for (int64_t oy = 0; oy < w->oh; oy++)
+            for (int64_t ox = 0; ox < w->ow; ox++)
+                for (int64_t o = 0; o < w->oc; o++) {
+                    int64_t g = o / ocg;
+                    double acc = 0;
+                    for (int64_t ky = 0; ky < w->kh; ky++) {
+                        int64_t iy = oy * w->sh - w->pt + ky * w->dh;
+                        if (iy < 0 || iy >= w->h)
+                            continue;
+                        for (int64_t kx = 0; kx < w->kw; kx++) {
+                            int64_t ix = ox * w->sw - w->pl + kx * w->dw;
+                            if (ix < 0 || ix >= w->w)
+                                continue;
+                            for (int64_t i = 0; i < icg; i++)
+                                acc += j->a[at(w, n, g * icg + i, iy, ix, w->c, w->h, w->w)] *
+                                       j->b[((ky * w->kw + kx) * icg + i) * w->oc + o];
+                        }
+                    }
+                    j->out[at(w, n, o, oy, ox, w->oc, w->oh, w->ow)] = acc;
+                }
+}
+
+/* backward data: one image per task (each writes only its own dx) */
+static void conv_bwd_data(void *ctx, int64_t n0, int64_t n1) {
+    const job *j = ctx;
+    const mp_window *w = j->w;
+    int64_t icg = w->c / w->groups, ocg = w->oc / w->groups;
+    for (int64_t n = n0; n < n1; n++)
+        for (int64_t oy = 0; oy < w->oh; oy++)
+            for (int64_t ox = 0; ox < w->ow; ox++)
+                for (int64_t o = 0; o < w->oc; o++) {
+                    int64_t g = o / ocg;
+                    double d = j->b[at(w, n, o, oy, ox, w->oc, w->oh, w->ow)];
+                    for (int64_t ky = 0; ky < w->kh; ky++) {
+                        int64_t iy = oy * w->sh - w->pt + ky * w->dh;
+                        if (iy < 0 || iy >= w->h)
+                            continue;
+                        for (int64_t kx = 0; kx < w->kw; kx++) {
+                            int64_t ix = ox * w->sw - w->pl + kx * w->dw;
+                            if (ix < 0 || ix >= w->w)
+                                continue;
+                            for (int64_t i = 0; i < icg; i++)
+                                j->out[at(w, n, g * icg + i, iy, ix, w->c, w->h, w->w)] +=
+                                    d * j->a[((ky * w->kw + kx) * icg + i) * w->oc + o];
+                        }
+                    }
+                }
+}
+
+/* backward filter: one (ky, kx) filter tap per task */
+static void conv_bwd_filter(void *ctx, int64_t t0, int64_t t1) {
+    const job *j = ctx;
+    const mp_window *w = j->w;
+    int64_t icg = w->c / w->groups, ocg = w->oc / w->groups;
+    for (int64_t t = t0; t < t1; t++) {
+        int64_t ky = t / w->kw, kx = t % w->kw;
+        double *dw = j->out + t * icg * w->oc;
+        for (int64_t n = 0; n < w->n; n++)
+            for (int64_t oy = 0; oy < w->oh; oy++) {
+                int64_t iy = oy * w->sh - w->pt + ky * w->dh;
+                if (iy < 0 || iy >= w->h)
+                    continue;
+                for (int64_t ox = 0; ox < w->ow; ox++) {
+                    int64_t ix = ox * w->sw - w->pl + kx * w->dw;
+                    if (ix < 0 || ix >= w->w)
+                        continue;
+                    for (int64_t o = 0; o < w->oc; o++) {
+                        int64_t g = o / ocg;
+                        double d = j->b[at(w, n, o, oy, ox, w->oc, w->oh, w->ow)];
+                        for (int64_t i = 0; i < icg; i++)
+                            dw[i * w->oc + o] += d * j->a[at(w, n, g * icg + i, iy, ix, w->c, w->h, w->w)];
+                    }
+                }
+            }
+    }
+}
+
+mp_status mp_ref_conv_f64(mp_conv_kind k, const mp_window *w, const double *a, const double *b, double *out) {
+    job j = {w, a, b, out, (int)k};
+    if (k == MP_CONV_FWD) {
+        mp_parallel_for(w->n, 1, conv_fwd, &j);
+    } else if (k == MP_CONV_BWD_DATA) {
+        memset(out, 0, (size_t)(w->n * w->c * w->h * w->w) * sizeof(double));
+        mp_parallel_for(w->n, 1, conv_bwd_data, &j);
+    } else {
+        memset(out, 0, (size_t)(w->kh * w->kw * (w->c / w->groups) * w->oc) * sizeof(double));
+        mp_parallel_for(w->kh * w->kw, 1, conv_bwd_filter, &j);
+    }
+    return MP_OK;
+}
+
+/* pooling: one (image, channel) plane per task */
+static void pool_plane(void *ctx, int64_t p0, int64_t p1) {
+    const job *j = ctx;
+    const mp_window *w = j->w;
+    for (int64_t p = p0; p < p1; p++) {
+        int64_t n = p / w->c, c = p % w->c;
+        for (int64_t oy = 0; oy < w->oh; oy++)
+            for (int64_t ox = 0; ox < w->ow; ox++) {
+                int64_t y0 = oy * w->sh - w->pt, x0 = ox * w->sw - w->pl;
+                int64_t ya = y0 < 0 ? 0 : y0, yb = y0 + w->kh > w->h ? w->h : y0 + w->kh;
+                int64_t xa = x0 < 0 ? 0 : x0, xb = x0 + w->kw > w->w ? w->w : x0 + w->kw;
+                int64_t oi = at(w, n, c, oy, ox, w->c, w->oh, w->ow);
+                if (j->kind == MP_POOL_MAX || j->kind == MP_POOL_MAX_BWD) {
+                    double best = -INFINITY;
+                    int64_t bi = -1;
+                    for (int64_t y = ya; y < yb; y++)
+                        for (int64_t x = xa; x < xb; x++) {
+                            int64_t ii = at(w, n, c, y, x, w->c, w->h, w->w);
+                            double v = j->a[ii];
+                            if (bi < 0 || v > best || (isnan(v) && !isnan(best))) {
+                                best = v;
+                                bi = ii;
+                            }
+                        }
+                    if (j->kind == MP_POOL_MAX)
+                        j->out[oi] = best;
+                    else if (bi >= 0)
+                        j->out[bi] += j->b[oi];
+                } else {
+                    double cnt = (double)((yb - ya) * (xb - xa));
+                    if (cnt <= 0) {
+                        if (j->kind == MP_POOL_AVG)
+                            j->out[oi] = 0;
+                        continue;
+                    }
+                    if (j->kind == MP_POOL_AVG) {
+                        double s = 0;
+                        for (int64_t y = ya; y < yb; y++)
+                            for (int64_t x = xa; x < xb; x++)
+                                s += j->a[at(w, n, c, y, x, w->c, w->h, w->w)];
+                        j->out[oi] = s / cnt;
+                    } else {
+                        double d = j->b[oi] / cnt;
+                        for (int64_t y = ya; y < yb; y++)
+                            for (int64_t x = xa; x < xb; x++)
+                                j->out[at(w, n, c, y, x, w->c, w->h, w->w)] += d;
+                    }
+                }
+            }
+    }
+}
+
+mp_status mp_ref_pool_f64(mp_pool_kind k, const mp_window *w, const double *a, const double *b, double *out) {
+    job j = {w, a, b, out, (int)k};
+    if (k == MP_POOL_MAX_BWD || k == MP_POOL_AVG_BWD)
+        memset(out, 0, (size_t)(w->n * w->c * w->h * w->w) * sizeof(double));
+    /* a task owns whole (image, channel) planes, so its writes are disjoint in both layouts */
+    mp_parallel_for(w->n * w->c, 1, pool_plane, &j);
+    return MP_OK;
+}

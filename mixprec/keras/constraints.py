@@ -1,0 +1,134 @@
+"""``tf.keras.constraints``: projections applied to a variable after each optimizer update
+(NonNeg, MaxNorm, UnitNorm, MinMaxNorm), their names and configs. The optimizer decides
+when to apply them; the arithmetic is the core's ops.
+"""
+
+from mixprec import _core
+
+__all__ = ["Constraint", "NonNeg", "MaxNorm", "UnitNorm", "MinMaxNorm", "max_norm", "non_neg",
+           "unit_norm", "min_max_norm", "get", "serialize", "deserialize"]
+
+_EPSILON = 1e-7  # tf-keras' backend.epsilon()
+
+
+class Constraint:
+    """Base class: ``__call__(w)`` returns the projected weight."""
+
+    def __call__(self, w):
+        return w
+
+    def get_config(self):
+        return {}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+
+class NonNeg(Constraint):
+    """Weights are non-negative."""
+
+    def __call__(self, w):
+        return w * _core.cast(_core.greater_equal(w, 0.0), w.dtype)
+
+
+def _norms(w, axis):
+    return _core.sqrt(_core.reduce_sum(_core.square(w), axis, True))
+
+
+class MaxNorm(Constraint):
+    """Norm along ``axis`` at most ``max_value``."""
+
+    def __init__(self, max_value=2, axis=0):
+        self.max_value = max_value
+        self.axis = axis
+
+    def __call__(self, w):
+        norms = _norms(w, self.axis)
+        desired = _core.minimum(_core.maximum(norms, 0.0), float(self.max_value))
+        return w * (desired / (norms + _EPSILON))
+
+    def get_config(self):
+        return {"max_value": self.max_value, "axis": self.axis}
+
+
+class UnitNorm(Constraint):
+    """Norm along ``axis`` equal to one."""
+
+    def __init__(self, axis=0):
+        self.axis = axis
+
+    def __call__(self, w):
+        return w / (_norms(w, self.axis) + _EPSILON)
+
+    def get_config(self):
+        return {"axis": self.axis}
+
+
+class MinMaxNorm(Constraint):
+    """Norm along ``axis`` moved ``rate`` of the way into [min_value, max_value]."""
+
+    def __init__(self, min_value=0.0, max_value=1.0, rate=1.0, axis=0):
+        self.min_value = min_value
+        self.max_value = max_value
+        self.rate = rate
+        self.axis = axis
+
+    def __call__(self, w):
+        norms = _norms(w, self.axis)
+        clipped = _core.minimum(_core.maximum(norms, float(self.min_value)),
+                                float(self.max_value))
+        desired = clipped * float(self.rate) + norms * (1.0 - self.rate)
+        return w * (desired / (norms + _EPSILON))
+
+    def get_config(self):
+        return {"min_value": self.min_value, "max_value": self.max_value, "rate": self.rate,
+                "axis": self.axis}
+
+
+max_norm, non_neg, unit_norm, min_max_norm = MaxNorm, NonNeg, UnitNorm, MinMaxNorm
+_BY_NAME = {"Constraint": Constraint, "NonNeg": NonNeg, "MaxNorm": MaxNorm,
+            "UnitNorm": UnitNorm, "MinMaxNorm": MinMaxNorm, "max_norm": MaxNorm,
+            "non_neg": NonNeg, "unit_norm": UnitNorm, "min_max_norm": MinMaxNorm}
+
+
+def serialize(constraint, use_legacy_format=False):
+    if constraint is None:
+        return None
+    cls = type(constraint)
+    if not hasattr(constraint, "get_config"):
+        return getattr(constraint, "__name__", None)
+    if use_legacy_format:
+        return {"class_name": cls.__name__, "config": constraint.get_config()}
+    builtin = _BY_NAME.get(cls.__name__) is cls
+    return {"module": "keras.constraints" if builtin else cls.__module__,
+            "class_name": cls.__name__, "config": constraint.get_config(),
+            "registered_name": None if builtin else cls.__name__}
+
+
+def deserialize(config, custom_objects=None, use_legacy_format=False):
+    objs = dict(_BY_NAME)
+    objs.update(custom_objects or {})
+    name = config if isinstance(config, str) else (config or {}).get("class_name")
+    cls = objs.get(name)
+    if cls is None:
+        raise ValueError("Unknown constraint: '%s'. Please ensure you are using a "
+                         "`keras.utils.custom_object_scope` and that this object is included "
+                         "in the scope." % (name,))
+    if isinstance(config, str):
+        return cls()
+    return cls.from_config(config.get("config") or {})
+
+
+def get(identifier):
+    if identifier is None:
+        return None
+    if isinstance(identifier, (dict, str)):
+        return deserialize(identifier)
+    if callable(identifier):
+        return identifier
+    raise ValueError("Could not interpret constraint identifier: %s" % (identifier,))
+
+from mixprec import _unsupported  # noqa: E402
+
+__getattr__ = _unsupported.module_getattr(__name__)  # unsupported TF names: a clear error
