@@ -79,7 +79,7 @@ def _mpiexec():
     return exe if exe and os.path.exists(lib) else None
 
 
-def _epoch_worker(replicas, examples, batch_per_replica):
+def _epoch_worker(replicas, examples, batch_per_replica, cnn=False):
     import numpy as np
 
     import mixprec as tf
@@ -90,15 +90,26 @@ def _epoch_worker(replicas, examples, batch_per_replica):
         cpu, [tf.config.LogicalDeviceConfiguration()] * replicas)
     strategy = tf.distribute.MirroredStrategy()
     gbs = batch_per_replica * strategy.num_replicas_in_sync
-    rng = np.random.default_rng(0)
-    x = rng.random((examples, 784), dtype=np.float32)
-    y = rng.integers(0, 10, examples)
+    if cnn:  # seed 004's model on the Fashion-MNIST subset shipped with mixprec
+        (x, y), _ = keras.datasets.fashion_mnist.load_embedded()
+        x, y = x[:examples, ..., None] / np.float32(255), y[:examples]
+    else:
+        rng = np.random.default_rng(0)
+        x = rng.random((examples, 784), dtype=np.float32)
+        y = rng.integers(0, 10, examples)
     ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(gbs)
     dist = strategy.experimental_distribute_dataset(ds)
     with strategy.scope():
-        model = keras.Sequential([keras.layers.Dense(256, activation="relu", input_shape=(784,)),
-                                  keras.layers.Dense(64, activation="relu"),
-                                  keras.layers.Dense(10)])
+        if cnn:
+            model = keras.Sequential([
+                keras.layers.Conv2D(32, 3, activation="relu"), keras.layers.MaxPooling2D(),
+                keras.layers.Conv2D(64, 3, activation="relu"), keras.layers.MaxPooling2D(),
+                keras.layers.Flatten(), keras.layers.Dense(64, activation="relu"),
+                keras.layers.Dense(10)])
+        else:
+            model = keras.Sequential([
+                keras.layers.Dense(256, activation="relu", input_shape=(784,)),
+                keras.layers.Dense(64, activation="relu"), keras.layers.Dense(10)])
         opt = keras.optimizers.Adam()
         loss_obj = keras.losses.SparseCategoricalCrossentropy(
             from_logits=True, reduction=keras.losses.Reduction.NONE)
@@ -137,11 +148,14 @@ def main():
     p.add_argument("--batch-per-replica", type=int, default=64)
     p.add_argument("--mpi-worker", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--epoch-worker", type=int, default=0, help=argparse.SUPPRESS)
+    p.add_argument("--cnn", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--cnn-examples", type=int, default=6000,
+                   help="seed 004's CNN epoch on this many shipped Fashion-MNIST images (0: skip)")
     a = p.parse_args()
     if a.mpi_worker:
         return _allreduce_mpi_worker(a.mib, a.repeat)
     if a.epoch_worker:
-        return _epoch_worker(a.epoch_worker, a.examples, a.batch_per_replica)
+        return _epoch_worker(a.epoch_worker, a.examples, a.batch_per_replica, a.cnn)
     rows = []
     t = _allreduce_threads(a.mib, a.repeat)
     rows.append(["all-reduce %d MiB float32" % a.mib, "2 replica threads",
@@ -164,6 +178,15 @@ def main():
                      "%d replica%s (batch %d each)" % (n, "s" if n > 1 else "",
                                                        a.batch_per_replica),
                      "%.2f s" % t, "%.0f examples/s" % (a.examples / t)])
+    for n in (1, 2) if a.cnn_examples else ():
+        out = _sub([sys.executable, os.path.abspath(__file__), "--epoch-worker", str(n), "--cnn",
+                    "--examples", str(a.cnn_examples), "--batch-per-replica",
+                    str(a.batch_per_replica)])
+        t = float(out.split("EPOCH_SECONDS")[1].split()[0])
+        rows.append(["epoch, %d examples, seed 004 CNN, Adam" % a.cnn_examples,
+                     "%d replica%s (batch %d each)" % (n, "s" if n > 1 else "",
+                                                       a.batch_per_replica),
+                     "%.2f s" % t, "%.0f examples/s" % (a.cnn_examples / t)])
     print(_common.machine())
     _common.print_table("tf.distribute", ["what", "how", "time", "rate"], rows)
 

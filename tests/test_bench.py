@@ -73,7 +73,8 @@ def test_checkpoint():
 
 
 def test_distribute():
-    out = run("distribute.py", "--mib", "1", "--examples", "256", "--repeat", "2")
+    out = run("distribute.py", "--mib", "1", "--examples", "256", "--repeat", "2",
+              "--cnn-examples", "256")
     rows = table_rows(out)
-    assert len(rows) == 5  # header, threads, mpiexec (or "no MPICH"), 1 and 2 replicas
+    assert len(rows) == 7  # header, threads, mpiexec (or "no MPICH"), MLP and CNN x 1, 2
     assert "2 replica threads" in out and "2 replicas" in out
