@@ -150,6 +150,21 @@ def _per_replica(pieces, element):
     return _nest.pack_sequence_as(element, [PerReplica(parts) for parts in zip(*flats)])
 
 
+class _Optional:
+    """``tf.experimental.Optional``'s surface: has_value(), get_value()."""
+
+    def __init__(self, value, present):
+        self._value, self._present = value, present
+
+    def has_value(self):
+        return _core.constant(self._present)
+
+    def get_value(self):
+        if not self._present:
+            raise _core.InvalidArgumentError("The optional does not have a value")
+        return self._value
+
+
 class DistributedIterator:
     """``next()`` gives one step's inputs: a PerReplica per component (the plain batch with
     one replica); StopIteration when the dataset is exhausted."""
@@ -173,12 +188,11 @@ class DistributedIterator:
             raise _core.OutOfRangeError("End of sequence") from None
 
     def get_next_as_optional(self):
-        from mixprec.data.experimental import Optional
-
+        """An optional holding the next step's inputs, or empty at the end."""
         try:
-            return Optional.from_value(next(self))
+            return _Optional(next(self), True)
         except StopIteration:
-            return Optional.empty(None)
+            return _Optional(None, False)
 
     @property
     def element_spec(self):
