@@ -2,6 +2,7 @@
 against the same step written by hand in NumPy, and the Python dispatch cost of one op.
 
     python bench/train_step.py [--threads N] [--steps 15] [--batch 8192]
+    python bench/train_step.py --tracing [--threads N]   (eager vs traced steps only)
 
 Workload: an MLP 784 -> 64 -> 64 -> 10 (ReLU), batch 8192, sparse softmax cross-entropy,
 RMSprop, dynamic loss scaling. mixprec runs the guide's loop (GradientTape,
@@ -11,6 +12,13 @@ forward, backward, the unscale + finite check and RMSprop by hand in float32. Bo
 same thread count (mixprec's pool; NumPy's OpenBLAS), set before anything is imported.
 Reported: the median of --steps timed steps after 3 warm-up steps, random data (never zeros).
 One run; paste the printed table into docs/performance.md.
+
+--tracing: per-step time of the guide's custom loop (a mixprec.function train step) and of
+Keras fit (steps traced by default; run_eagerly=True for eager), eager vs traced, for the
+guide's 64-unit model (batch 8192, mixed_float16) and a 3-layer 256-unit model at batch 32
+(where per-op overhead dominates), and the tracing time of the guide's train step (the
+first call, which runs the step while recording it plus TensorFlow's second, dry trace when
+it creates variables, minus one replayed step).
 """
 
 import argparse
@@ -24,6 +32,7 @@ def _args():
     p.add_argument("--steps", type=int, default=15)
     p.add_argument("--batch", type=int, default=8192)
     p.add_argument("--hidden", type=int, default=64)
+    p.add_argument("--tracing", action="store_true", help="eager vs traced steps only")
     return p.parse_args()
 
 
@@ -190,7 +199,122 @@ def dispatch_us(repeats=7):
     return {name: t * 1e6 for name, t in best.items()}
 
 
+def _keras_model(units, layers, policy):
+    from mixprec import keras
+    keras.mixed_precision.set_global_policy(policy)
+    tf.random.set_seed(0)
+    inp = keras.Input(shape=(784,))
+    h = inp
+    for _ in range(layers):
+        h = keras.layers.Dense(units, activation="relu")(h)
+    h = keras.layers.Dense(10)(h)
+    out = keras.layers.Activation("softmax", dtype="float32")(h)
+    return keras.Model(inputs=inp, outputs=out)
+
+
+def _guide_step(model, opt, loss_fn):
+    def train_step(x, y):
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, model(x))
+            scaled = opt.get_scaled_loss(loss)
+        grads = opt.get_unscaled_gradients(tape.gradient(scaled, model.trainable_variables))
+        opt.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
+    return train_step
+
+
+def _min_ms(fn, n):
+    """The fastest of n timed calls after 3 warm-up calls: on a machine shared with other
+    jobs the minimum is the least disturbed measure."""
+    for _ in range(3):
+        fn()
+    best = float("inf")
+    for _ in range(n):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best * 1e3
+
+
+class _BatchTimer:
+    """A callback timing each training batch (begin to end, the step's logs read back)."""
+
+    def __init__(self):
+        from mixprec import keras
+        self.times = []
+        timer = self
+
+        class CB(keras.callbacks.Callback):
+            def on_train_batch_begin(self, batch, logs=None):
+                timer.t0 = time.perf_counter()
+
+            def on_train_batch_end(self, batch, logs=None):
+                timer.times.append(time.perf_counter() - timer.t0)
+        self.cb = CB()
+
+    def __getattr__(self, name):
+        return getattr(self.__dict__["cb"], name)
+
+
+def tracing_rows(units, layers, batch, policy, steps):
+    """(loop eager ms, loop traced ms, fit eager ms, fit traced ms, tracing ms)."""
+    from mixprec import keras
+    rng = np.random.default_rng(0)
+    x = tf.constant(rng.uniform(0.01, 1.0, (batch, 784)).astype(np.float32))
+    y = tf.constant(rng.integers(0, 10, batch).astype(np.int64))
+    out = []
+    trace_ms = None
+    for traced in (False, True):
+        model = _keras_model(units, layers, policy)
+        opt = keras.mixed_precision.LossScaleOptimizer(keras.optimizers.RMSprop())
+        loss_fn = keras.losses.SparseCategoricalCrossentropy()
+        step = _guide_step(model, opt, loss_fn)
+        if traced:
+            step = tf.function(step)
+            t0 = time.perf_counter()
+            step(x, y)  # the traced call (runs once for real while recording)
+            trace_ms = (time.perf_counter() - t0) * 1e3
+        ms = _min_ms(lambda: float(step(x, y)), steps)
+        out.append(ms)
+        if traced:  # the traced call runs the step for real: tracing is what it adds
+            trace_ms -= ms
+    n = batch * max(steps, 8)
+    xs = np.asarray(x.numpy()).repeat(max(steps, 8), axis=0)[:n]
+    ys = np.asarray(y.numpy()).repeat(max(steps, 8), axis=0)[:n]
+    for eager in (True, False):
+        model = _keras_model(units, layers, policy)
+        model.compile(keras.optimizers.RMSprop(), "sparse_categorical_crossentropy",
+                      run_eagerly=eager)
+        model.fit(xs[:batch * 2], ys[:batch * 2], batch_size=batch, epochs=1, verbose=0)
+        timer = _BatchTimer()
+        model.fit(xs, ys, batch_size=batch, epochs=1, verbose=0, shuffle=False,
+                  callbacks=[timer.cb])
+        out.append(min(timer.times) * 1e3)
+    keras.mixed_precision.set_global_policy("float32")
+    return out + [trace_ms]
+
+
+def tracing_main():
+    print("Eager vs traced steps (CPU): mixprec.function custom loop and Keras fit")
+    print("date: %s" % datetime.datetime.now().strftime("%Y-%m-%d %H:%M"))
+    print("cpu: %s; %d logical CPUs; threads: %d" % (_cpu_model(), os.cpu_count() or 0,
+                                                      ARGS.threads))
+    print("fastest of %d steps after 3 warm-up steps (fit: fastest batch of one epoch, its "
+          "logs read back)\n" % ARGS.steps)
+    print("| model | batch | policy | loop eager ms | loop traced ms | speed-up | fit eager ms "
+          "| fit traced ms | speed-up | tracing ms |")
+    print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+    for units, layers, batch, policy in ((64, 2, ARGS.batch, "mixed_float16"),
+                                         (256, 3, 32, "float32"), (256, 3, 32, "mixed_float16")):
+        le, lt, fe, ft, tr = tracing_rows(units, layers, batch, policy, ARGS.steps)
+        print("| %dx%d | %d | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.1f |" % (
+            layers, units, batch, policy, le, lt, le / lt, fe, ft, fe / ft, tr))
+    return 0
+
+
 def main():
+    if ARGS.tracing:
+        return tracing_main()
     rng = np.random.default_rng(0)
     sizes = [784, ARGS.hidden, ARGS.hidden, 10]
     x = rng.uniform(0.01, 1.0, (ARGS.batch, 784)).astype(np.float32)

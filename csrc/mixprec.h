@@ -174,6 +174,13 @@ int64_t mp_next_id(void);
 /* How many ids were issued so far (tensors created): tf.config uses it to tell whether the
  * runtime was used before logical devices are configured. */
 int64_t mp_ids_issued(void);
+/* Storage references (graph replay keeps its buffers between runs). NULL-safe. */
+void mp_storage_incref(mp_storage *s);
+void mp_storage_decref(mp_storage *s);
+/* Offer s to the next mp_tensor_new on this thread: it is used (instead of a new
+ * allocation) when it has exactly the bytes needed, the device, and refcount 1 (only the
+ * offerer holds it); NULL withdraws the offer. Graph replay reuses buffers through it. */
+void mp_storage_offer(mp_storage *s);
 /* Is the storage shared with anyone else (copy-on-write test for in-place updates)? */
 int mp_tensor_storage_shared(const mp_tensor *t);
 
@@ -467,6 +474,9 @@ const mp_op_info *mp_op_get_info(mp_op op);
 /* Run one op: validates, allocates the output, calls the backend and, when a tape is
  * recording and an input is watched, records the call. `out` gets a new reference. */
 mp_status mp_op_run(mp_op op, int n_in, mp_tensor *const *in, const mp_attrs *at, mp_tensor **out);
+/* mp_op_run without the recording (tapes, graphs): validate, allocate, dispatch. Graph
+ * replay calls it; eager execution is it plus the recording. */
+mp_status mp_op_exec(mp_op op, int n_in, mp_tensor *const *in, const mp_attrs *at, mp_tensor **out);
 
 /* Conveniences over mp_op_run used by the core itself (backward rules, optimizers). */
 mp_status mp_cast(mp_tensor *x, mp_dtype dt, mp_tensor **out);
@@ -518,6 +528,9 @@ void mp_variable_incref(mp_variable *v);
 void mp_variable_decref(mp_variable *v);
 /* Read the value (autocast applies); records the read on recording tapes. */
 mp_status mp_variable_read(mp_variable *v, mp_tensor **out);
+/* A new header on the true-dtype value, no autocast, not taped; a recording graph records
+ * it (a read at this point of the function), so a replay reads the value then current. */
+mp_status mp_variable_read_raw(mp_variable *v, mp_tensor **out);
 /* Read the true-dtype value without autocast and without tape recording. */
 mp_tensor *mp_variable_peek(mp_variable *v); /* borrowed */
 /* Replace the value: same shape; x must have the variable's dtype, or (autocast variables,

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph.h"
 #include "mixprec.h"
 #include "ops_internal.h"
 #include "tape.h"
@@ -138,6 +139,10 @@ static void make_bcast(int nops, const int *nd, const int64_t *const *sh, int n,
 
 /* Calls a slot of the backend table; a NULL slot (not supported on this backend) becomes
  * MP_ERR_NOT_IMPLEMENTED instead of a crash. */
+/* Set while a dry trace (graph.h) runs an op whose value nobody may read: the outputs are
+ * allocated with their shapes and dtypes, the kernels are not run (BE_CALL skips them). */
+_Thread_local int mp_ops_skip_kernels;
+
 /* (BE_CALL, ops_internal.h) */
 mp_status mp_backend_missing_slot(const mp_backend *be, const char *slot) {
     return mp_error_set(MP_ERR_NOT_IMPLEMENTED, "the %s backend does not implement %s", be->name, slot);
@@ -1016,7 +1021,8 @@ static mp_status numerics_check(mp_op op, mp_tensor *t) {
                         scope_name[0] ? "\"" : "", mp_dtype_name(t->dtype), shape_str(t->shape, t->ndim, s, sizeof s));
 }
 
-mp_status mp_op_run(mp_op op, int n_in, mp_tensor *const *in, const mp_attrs *at, mp_tensor **out) {
+/* Validate, allocate and dispatch: what eager execution and graph replay share. */
+mp_status mp_op_exec(mp_op op, int n_in, mp_tensor *const *in, const mp_attrs *at, mp_tensor **out) {
     static const mp_attrs no_attrs;
     *out = NULL;
     if ((int)op < 0 || op >= MP_OP_COUNT)
@@ -1043,7 +1049,7 @@ mp_status mp_op_run(mp_op op, int n_in, mp_tensor *const *in, const mp_attrs *at
         return mp_error_set(MP_ERR_DEVICE, "%s: device %s is not available", info->name, dev_str(dev, d0, sizeof d0));
     }
     MP_TRY(dispatch(op, n_in, in, at, be, out));
-    if (__atomic_load_n(&check_numerics, __ATOMIC_RELAXED) && mp_dtype_is_floating((*out)->dtype)) {
+    if (!mp_ops_skip_kernels && __atomic_load_n(&check_numerics, __ATOMIC_RELAXED) && mp_dtype_is_floating((*out)->dtype)) {
         mp_status st = numerics_check(op, *out);
         if (st != MP_OK) {
             mp_tensor_decref(*out);
@@ -1051,15 +1057,39 @@ mp_status mp_op_run(mp_op op, int n_in, mp_tensor *const *in, const mp_attrs *at
             return st;
         }
     }
-    if (mp_tape_recording()) {
-        mp_status st = mp_tape_record(op, n_in, in, at, *out);
-        if (st != MP_OK) {
-            mp_tensor_decref(*out);
-            *out = NULL;
-            return st;
-        }
-    }
     return MP_OK;
+}
+
+/* Eager execution: mp_op_exec, then the recording tapes and the recording graph see it. */
+static int dry_skippable(mp_op op, int n_in, mp_tensor *const *in) {
+    if (op == MP_OP_RANDOM_UNIFORM || op == MP_OP_RANDOM_NORMAL || op == MP_OP_TRUNCATED_NORMAL)
+        return 1;
+    for (int i = 0; i < n_in; i++)
+        if (mp_graph_is_dynamic(in[i]))
+            return 1;
+    return 0;
+}
+
+mp_status mp_op_run(mp_op op, int n_in, mp_tensor *const *in, const mp_attrs *at, mp_tensor **out) {
+    if (mp_graph_dry() && dry_skippable(op, n_in, in)) {
+        /* a dry trace needs shapes only: any host read of this value breaks the graph */
+        mp_ops_skip_kernels = 1;
+        mp_status st = mp_op_exec(op, n_in, in, at, out);
+        mp_ops_skip_kernels = 0;
+        MP_TRY(st);
+    } else {
+        MP_TRY(mp_op_exec(op, n_in, in, at, out));
+    }
+    mp_status st = MP_OK;
+    if (mp_tape_recording())
+        st = mp_tape_record(op, n_in, in, at, *out);
+    if (st == MP_OK && mp_graph_recording())
+        st = mp_graph_record_op(op, n_in, in, at, *out);
+    if (st != MP_OK) {
+        mp_tensor_decref(*out);
+        *out = NULL;
+    }
+    return st;
 }
 
 /* ------------------------------------------------------------------ conveniences */

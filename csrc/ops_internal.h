@@ -5,7 +5,10 @@
 
 /* Calls a slot of the backend table: the one funnel for slot calls in the op layer. A NULL
  * slot (not supported on this backend) becomes MP_ERR_NOT_IMPLEMENTED, never a crash. */
-#define BE_CALL(be, slot, ...) ((be)->slot ? (be)->slot(__VA_ARGS__) : mp_backend_missing_slot((be), #slot))
+#define BE_CALL(be, slot, ...)                                                                               \
+    (mp_ops_skip_kernels ? MP_OK : (be)->slot ? (be)->slot(__VA_ARGS__) : mp_backend_missing_slot((be), #slot))
+/* Nonzero while a dry trace runs an op nobody may read (graph.h): kernels are skipped. */
+extern _Thread_local int mp_ops_skip_kernels;
 mp_status mp_backend_missing_slot(const mp_backend *be, const char *slot);
 
 /* Convolution and pooling ops (ops_window.c): validation, shapes, the conv/pool slots. */

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph.h"
 #include "mixprec.h"
 
 #define SLOT_OR_FAIL(be, slot)                                                                                  \
@@ -217,10 +218,61 @@ static mp_status check_slot(const mp_variable *s, const mp_tensor *w, int i) {
     return MP_OK;
 }
 
+static mp_status optimizer_apply_exec(mp_optim_kind kind, const mp_optim_hparams *hp, int n,
+                                      mp_variable *const *vars, mp_tensor *const *grads,
+                                      mp_variable *const *slots, mp_variable *iterations, mp_loss_scale *ls,
+                                      int check_finite, double grad_scale, int unscale, mp_tensor **found_inf);
+
+/* The step as a graph node while a function traces (graph.h); in a dry trace it is only
+ * recorded, with a placeholder flag (false) as its output. */
 mp_status mp_optimizer_apply(mp_optim_kind kind, const mp_optim_hparams *hp, int n, mp_variable *const *vars,
                              mp_tensor *const *grads, mp_variable *const *slots, mp_variable *iterations,
                              mp_loss_scale *ls, int check_finite, double grad_scale, int unscale,
                              mp_tensor **found_inf) {
+    if (!mp_graph_recording())
+        return optimizer_apply_exec(kind, hp, n, vars, grads, slots, iterations, ls, check_finite, grad_scale,
+                                    unscale, found_inf);
+    if ((int)kind < 0 || kind >= MP_OPTIM_COUNT)
+        return mp_error_set(MP_ERR_VALUE, "unknown optimizer kind %d", (int)kind);
+    mp_tensor *flag = NULL;
+    if (found_inf)
+        *found_inf = NULL;
+    if (mp_graph_dry()) {
+        if (check_finite && found_inf) {
+            mp_device dev = n > 0 ? mp_tensor_device(vars[0]->value) : (mp_device){MP_DEV_CPU, 0};
+            MP_TRY(mp_full(MP_BOOL, 0, NULL, 0.0, dev, &flag));
+        }
+    } else {
+        MP_TRY(optimizer_apply_exec(kind, hp, n, vars, grads, slots, iterations, ls, check_finite, grad_scale,
+                                    unscale, check_finite ? &flag : NULL));
+    }
+    mp_goptim o = {.kind = kind,
+                   .hp = *hp,
+                   .n_vars = n,
+                   .vars = (mp_variable **)vars,
+                   .n_slots = n * mp_optimizer_slots_per_var(kind, hp),
+                   .slots = (mp_variable **)slots,
+                   .iterations = iterations,
+                   .ls = ls,
+                   .check_finite = check_finite,
+                   .grad_scale = grad_scale,
+                   .unscale = unscale};
+    /* the flag is the node's output only when the caller takes it */
+    if (mp_graph_record_optim(&o, grads, found_inf ? flag : NULL) < -1) {
+        mp_tensor_decref(flag);
+        return MP_ERR_MEMORY;
+    }
+    if (found_inf)
+        *found_inf = flag;
+    else
+        mp_tensor_decref(flag);
+    return MP_OK;
+}
+
+static mp_status optimizer_apply_exec(mp_optim_kind kind, const mp_optim_hparams *hp, int n,
+                                      mp_variable *const *vars, mp_tensor *const *grads,
+                                      mp_variable *const *slots, mp_variable *iterations, mp_loss_scale *ls,
+                                      int check_finite, double grad_scale, int unscale, mp_tensor **found_inf) {
     if (found_inf)
         *found_inf = NULL;
     if ((int)kind < 0 || kind >= MP_OPTIM_COUNT)

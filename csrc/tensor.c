@@ -48,6 +48,21 @@ static mp_status tensor_alloc_header(mp_dtype dt, int ndim, const int64_t *shape
     return MP_OK;
 }
 
+static _Thread_local mp_storage *reuse_offer;
+
+void mp_storage_offer(mp_storage *s) { reuse_offer = s; }
+
+/* The offered storage, when it fits exactly and nobody but the offerer holds it. */
+static mp_storage *take_offer(mp_device dev, size_t nbytes) {
+    mp_storage *s = reuse_offer;
+    if (!s || s->deleter || !mp_device_eq(s->device, dev) || s->nbytes != nbytes ||
+        __atomic_load_n(&s->refcount, __ATOMIC_ACQUIRE) != 1)
+        return NULL;
+    reuse_offer = NULL;
+    __atomic_add_fetch(&s->refcount, 1, __ATOMIC_RELAXED);
+    return s;
+}
+
 mp_status mp_tensor_new(mp_dtype dt, int ndim, const int64_t *shape, mp_device dev, mp_tensor **out) {
     const mp_backend *be = mp_backend_get(dev.type);
     if (!be || dev.index < 0 || dev.index >= mp_device_count(dev.type))
@@ -57,6 +72,12 @@ mp_status mp_tensor_new(mp_dtype dt, int ndim, const int64_t *shape, mp_device d
         return mp_error_set(MP_ERR_NOT_IMPLEMENTED, "the %s backend cannot allocate memory", be->name);
     mp_tensor *t = NULL;
     MP_TRY(tensor_alloc_header(dt, ndim, shape, &t));
+    mp_storage *reused = take_offer(dev, (size_t)t->numel * mp_dtype_size(dt));
+    if (reused) { /* a replayed graph's buffer from its previous run (graph.c) */
+        t->storage = reused;
+        *out = t;
+        return MP_OK;
+    }
     mp_storage *s = calloc(1, sizeof *s);
     if (!s) {
         free(t);
@@ -118,6 +139,13 @@ void mp_tensor_incref(mp_tensor *t) {
         __atomic_add_fetch(&t->refcount, 1, __ATOMIC_RELAXED);
 }
 
+void mp_storage_incref(mp_storage *s) {
+    if (s)
+        __atomic_add_fetch(&s->refcount, 1, __ATOMIC_RELAXED);
+}
+
+void mp_storage_decref(mp_storage *s);
+
 static void storage_decref(mp_storage *s) {
     if (__atomic_sub_fetch(&s->refcount, 1, __ATOMIC_ACQ_REL) != 0)
         return;
@@ -129,6 +157,11 @@ static void storage_decref(mp_storage *s) {
             be->free(s->device, s->data, s->nbytes);
     }
     free(s);
+}
+
+void mp_storage_decref(mp_storage *s) {
+    if (s)
+        storage_decref(s);
 }
 
 void mp_tensor_decref(mp_tensor *t) {

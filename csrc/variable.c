@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph.h"
 #include "mixprec.h"
 
 static _Thread_local int autocast_dtype = -1;
@@ -60,6 +61,7 @@ mp_status mp_variable_new(mp_tensor *init, int trainable, mp_variable **out) {
     v->id = mp_next_id();
     v->trainable = trainable;
     v->cache_version = -1;
+    mp_graph_note_variable_created();
     *out = v;
     return MP_OK;
 }
@@ -102,6 +104,18 @@ mp_status mp_variable_read(mp_variable *v, mp_tensor **out) {
         MP_TRY(view_of(v->cast_cache, out));
     }
     mp_status st = mp_tape_record_read(v, val, *out);
+    if (st == MP_OK && mp_graph_recording())
+        st = mp_graph_record_read(v, want, *out);
+    if (st != MP_OK) {
+        mp_tensor_decref(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
+mp_status mp_variable_read_raw(mp_variable *v, mp_tensor **out) {
+    MP_TRY(view_of(v->value, out));
+    mp_status st = mp_graph_recording() ? mp_graph_record_read(v, MP_GNODE_READ_RAW, *out) : MP_OK;
     if (st != MP_OK) {
         mp_tensor_decref(*out);
         *out = NULL;
@@ -130,6 +144,11 @@ mp_status mp_variable_assign(mp_variable *v, mp_tensor *x) {
             return mp_error_set(MP_ERR_DTYPE, "conversion requested dtype %s for Tensor with dtype %s: a variable keeps "
                                 "its dtype. hint: cast the value first",
                                 mp_dtype_name(val->dtype), mp_dtype_name(x->dtype));
+    }
+    if (mp_graph_recording()) {
+        MP_TRY(mp_graph_record_assign(v, x));
+        if (mp_graph_dry()) /* a trace without side effects: the replay assigns */
+            return MP_OK;
     }
     mp_tensor *src = x;
     if (!mp_device_eq(mp_tensor_device(x), mp_tensor_device(val)))

@@ -1,52 +1,704 @@
-"""``mixprec.function`` (tf.function).
+"""``mixprec.function`` (tf.function): trace once per input signature, replay in C.
 
-NOTE: for now the decorated function runs eagerly, op by op, exactly as written (so
-Python side effects happen on every call). The decorator accepts TensorFlow's arguments
-(``input_signature``, ``jit_compile``, ``reduce_retracing`` …) so code written for
-``tf.function`` runs unchanged; tracing and replay arrive in a later issue.
+Owns the signature rules (TensorFlow's: tensor shapes/dtypes, Python values, structure,
+``input_signature``, ``reduce_retracing``), the trace/replay cycle over ``_core.Graph``
+(csrc/graph.h), graph breaks (fall back to eager per signature, one warning naming the
+line) and ``ConcreteFunction``. It must not compute tensor values itself.
+
+The call that traces runs the Python function for real while the core records it (so a
+graph break just lets the rest of that call run eagerly); later calls replay. A second
+trace (TensorFlow's, for functions that create variables) and get_concrete_function trace
+"dry": ops execute for shapes, but variable writes, optimizer steps and ``tf.print`` are
+only recorded. So Python side effects happen at tracing only, state changes at every call,
+exactly once.
 """
 
 import functools
+import inspect
+import os
+import threading
 import types
+import warnings
+import weakref
 
-__all__ = ["function"]
+import numpy as np
+
+from mixprec import _core, _nest
+from mixprec._dtypes import as_dtype
+from mixprec._shape import TensorShape
+
+__all__ = ["function", "Function", "ConcreteFunction", "TensorSpec", "untraced"]
+
+_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+_state = threading.local()
+
+
+class TensorSpec:
+    """``tf.TensorSpec``: a shape (dims may be None) and a dtype."""
+
+    def __init__(self, shape, dtype="float32", name=None):
+        self.shape = TensorShape(shape)
+        self.dtype = as_dtype(dtype)
+        self.name = name
+
+    @classmethod
+    def from_tensor(cls, tensor, name=None):
+        return cls(tensor.shape, tensor.dtype, name)
+
+    def is_compatible_with(self, x):
+        shape = x.shape if not isinstance(x, TensorSpec) else x.shape
+        return as_dtype(x.dtype) == self.dtype and self.shape.is_compatible_with(shape)
+
+    def __eq__(self, other):
+        return (isinstance(other, TensorSpec) and self.dtype == other.dtype
+                and self.shape.as_list() == other.shape.as_list() if self.shape.rank is not None
+                and other.shape.rank is not None else isinstance(other, TensorSpec)
+                and self.dtype == other.dtype and self.shape.rank == other.shape.rank)
+
+    def __hash__(self):
+        return hash((self.dtype.name, str(self.shape)))
+
+    def __repr__(self):
+        return "TensorSpec(shape=%s, dtype=tf.%s, name=%r)" % (
+            _shape_text(self.shape), self.dtype.name, self.name)
+
+
+def _shape_text(shape):
+    if shape.rank is None:
+        return "<unknown>"
+    dims = shape.as_list()
+    return "(" + ", ".join("None" if d is None else str(d) for d in dims) + \
+        ("," if len(dims) == 1 else "") + ")"
+
+
+class untraced:
+    """Context: host-side bookkeeping (reading hyperparameters) that a trace must not
+    record nor treat as a graph break."""
+
+    def __enter__(self):
+        self._tok = _core.graph_suspend()
+        return self
+
+    def __exit__(self, *exc):
+        _core.graph_resume(self._tok)
+        return False
+
+
+def tracing():
+    """True while a function traces on this thread."""
+    return _core.graph_recording() is not None
+
+
+def _on_break(reason):
+    """Called by the core at the first host read of a traced value: remember the line."""
+    site = "<unknown>"
+    import sys
+    f = sys._getframe(1)
+    while f is not None:
+        fn = os.path.abspath(f.f_code.co_filename)
+        if not fn.startswith(_PKG_DIR + os.sep):
+            site = "%s:%d" % (f.f_code.co_filename, f.f_lineno)
+            break
+        f = f.f_back
+    if getattr(_state, "break_site", None) is None:
+        _state.break_site = (site, reason)
+
+
+_core._set_graph_break_hook(_on_break)
+
+# Breaks that are the documented way a construct runs, not a surprise: no warning.
+# tf.distribute: strategy.run runs replicas on threads and sums through collectives,
+# neither of which a trace of the calling thread can record.
+_SILENT_BREAKS = ("tf.distribute:",)
+
+# Graph passes run on every traced graph after recording and before its first replay:
+# callables pass(graph: _core.Graph, name: str) (the automatic-mixed-precision rewrite
+# registers itself here). A pass may change dtypes and insert casts (csrc/graph.h).
+graph_passes = []
+# Predicates: when one returns True, a new signature traces dry (no state change) and the
+# call's results come from the first replay, so a pass's effect shows from the first call.
+dry_first_trace = []
+
+
+_run_eagerly = [False]
+
+
+def run_functions_eagerly(run_eagerly):
+    """``tf.config.run_functions_eagerly``: every Function runs its Python body at every
+    call (no tracing), for debugging."""
+    _run_eagerly[0] = bool(run_eagerly)
+
+
+def functions_run_eagerly():
+    return _run_eagerly[0]
+
+
+# ---------------------------------------------------------------------------- signatures
+
+def _is_tensor(x):
+    return isinstance(x, _core.Tensor)
+
+
+def _fast_key(args, ts):
+    """A key for positional arguments made of tensors, None and tuples/lists of them
+    (appending the tensors to ts in order), or None for anything else."""
+    key = []
+    for a in args:
+        if type(a) is _core.Tensor:
+            key.append(a._sig)
+            ts.append(a)
+        elif a is None:
+            key.append(None)
+        elif type(a) in (tuple, list):
+            sub = _fast_key(a, ts)
+            if sub is None:
+                return None
+            key.append((type(a) is list, sub))
+        else:
+            return None
+    return tuple(key)
+
+
+def _leaf_key(x, relax):
+    """(key, is_input) of one leaf of the arguments."""
+    if _is_tensor(x):
+        shape = (None,) * x.ndim if relax else tuple(x.shape.as_list())
+        return ("T", x.dtype.name, shape), True
+    if isinstance(x, _core.Variable):
+        return ("V", id(x)), False
+    if isinstance(x, (bool, int, float, str, bytes, type(None))):
+        return ("P", type(x).__name__, x), False
+    if isinstance(x, np.generic):
+        return ("P", type(x).__name__, x.item()), False
+    try:
+        hash(x)
+        return ("H", type(x).__qualname__, id(x)), False
+    except TypeError:
+        return ("O", type(x).__qualname__, id(x)), False
+
+
+def _structure_key(x):
+    if isinstance(x, dict):
+        return ("dict", tuple(sorted(map(repr, x))))
+    if isinstance(x, tuple) and hasattr(x, "_fields"):
+        return (type(x).__qualname__, tuple(_structure_key(v) for v in x))
+    if isinstance(x, (list, tuple)):
+        return (type(x).__name__, tuple(_structure_key(v) for v in x))
+    return None
+
+
+def _to_tensor_leaf(x):
+    if isinstance(x, np.ndarray):
+        return _core.convert_to_tensor(x)
+    return x
+
+
+class _Trace:
+    """One traced signature: its graph (or None when it broke) and the output template."""
+
+    __slots__ = ("graph", "outputs", "n_out", "eager", "specs", "keepalive", "shapes", "gvars")
+
+    def __init__(self):
+        self.graph = None
+        self.outputs = None
+        self.eager = False
+        self.specs = None
+        self.keepalive = None
+        self.shapes = {}
+        self.gvars = {}  # id(graph) -> the variable arguments it was traced with
+
+
+_SINGLETON = (
+    "tf.function only supports singleton tf.Variables created on the first call. Make sure "
+    "the tf.Variable is only created once or created outside tf.function. See "
+    "https://www.tensorflow.org/guide/function#creating_tfvariables for more information.")
 
 
 class Function:
     """A callable wrapping ``python_function`` (TensorFlow's ``tf.types.experimental.Function``)."""
 
     def __init__(self, python_function, input_signature=None, jit_compile=None,
-                 reduce_retracing=False, **kwargs):
+                 reduce_retracing=False, autograph=True, name=None, **kwargs):
+        if input_signature is not None:
+            if not isinstance(input_signature, (list, tuple)):
+                raise TypeError("input_signature must be either a tuple or a list, got %s."
+                                % type(input_signature))
+            for s in _nest.flatten(list(input_signature)):
+                if not isinstance(s, TensorSpec):
+                    raise TypeError("input_signature must be a possibly nested sequence of "
+                                    "TensorSpec objects, got invalid args %r" % (s,))
         self._python_function = python_function
-        self.input_signature = input_signature
+        self.input_signature = None if input_signature is None else list(input_signature)
         self.jit_compile = jit_compile
-        self.reduce_retracing = reduce_retracing
+        self.reduce_retracing = bool(reduce_retracing or kwargs.get("experimental_relax_shapes"))
         self.experimental_options = kwargs
+        self._name = name or getattr(python_function, "__name__", "function")
+        self._traces = {}
+        self._fast = {}                  # exact positional signature -> (trace, graph)
+        self._tls = threading.local()    # .vars: variable arguments of the call being prepared
+        self._tracing_count = 0
+        self._variables_traced = False   # the first trace happened (variables may be made)
+        self._seen = {}                  # reduce_retracing: relaxed key -> count of exact traces
+        self._descriptor_cache = weakref.WeakKeyDictionary()
+        self._warned = set()
+        try:
+            self._signature = inspect.signature(python_function)
+        except (TypeError, ValueError):
+            self._signature = None
         functools.update_wrapper(self, python_function)
 
     @property
     def python_function(self):
         return self._python_function
 
-    def __call__(self, *args, **kwargs):
-        return self._python_function(*args, **kwargs)
-
-    def __get__(self, instance, owner):
-        # as TensorFlow: obj.method is a Function whose python_function is the bound method
-        if instance is None:
-            return self
-        return Function(types.MethodType(self._python_function, instance),
+    def __deepcopy__(self, memo):
+        # a copy starts without traces (graphs refer to the original's variables)
+        import copy
+        return Function(copy.deepcopy(self._python_function, memo),
                         input_signature=self.input_signature, jit_compile=self.jit_compile,
                         reduce_retracing=self.reduce_retracing, **self.experimental_options)
 
-    def get_concrete_function(self, *args, **kwargs):
-        return self
+    @property
+    def function_spec(self):
+        return self._signature
+
+    def __get__(self, instance, owner):
+        # as TensorFlow: obj.method is a Function whose python_function is the bound method,
+        # one per instance (each keeps its own traces)
+        if instance is None:
+            return self
+        try:
+            f = self._descriptor_cache.get(instance)
+        except TypeError:
+            f = None
+        if f is None:
+            f = Function(types.MethodType(self._python_function, instance),
+                         input_signature=self.input_signature, jit_compile=self.jit_compile,
+                         reduce_retracing=self.reduce_retracing, **self.experimental_options)
+            try:
+                self._descriptor_cache[instance] = f
+            except TypeError:
+                pass
+        return f
+
+    # ------------------------------------------------------------------ binding
+
+    def _bind(self, args, kwargs):
+        """(values in parameter order, a function rebuilding (args, kwargs) from them)."""
+        if self._signature is None:
+            keys = sorted(kwargs)
+            vals = tuple(args) + tuple(kwargs[k] for k in keys)
+            n = len(args)
+            return vals, lambda v: (tuple(v[:n]), dict(zip(keys, v[n:])))
+        try:
+            b = self._signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError("Binding inputs to tf.function failed due to `%s`. Received args: %r "
+                            "and kwargs: %r for signature: %s." % (e, args, kwargs,
+                                                                   self._signature)) from None
+        b.apply_defaults()
+        names = list(b.arguments)
+
+        def rebuild(v):
+            for k, x in zip(names, v):
+                b.arguments[k] = x
+            return b.args, b.kwargs
+        return tuple(b.arguments.values()), rebuild
+
+    def _apply_signature(self, args, kwargs):
+        """Converts the call against input_signature (TensorFlow's TypeError otherwise)."""
+        sig = self.input_signature
+        if kwargs:
+            # keyword arguments bind to the signature's parameter names
+            bound, _ = self._bind(args, kwargs)
+            args = bound[:len(sig)] if len(bound) >= len(sig) else bound
+            kwargs = {}
+        if len(args) != len(sig):
+            raise TypeError("Binding inputs to tf.function failed due to `too many positional "
+                            "arguments`. Received args: %r and kwargs: %r for signature: (%s)."
+                            % (args, kwargs, self._sig_text()) if len(args) > len(sig) else
+                            "Binding inputs to tf.function failed due to `missing a required "
+                            "argument`. Received args: %r and kwargs: %r for signature: (%s)."
+                            % (args, kwargs, self._sig_text()))
+        out = []
+        for a, s in zip(args, sig):
+            out.append(_nest.map_structure(lambda v, sp: self._conform(v, sp, args, kwargs),
+                                           a, s) if _nest.is_nested(s) else
+                       self._conform(a, s, args, kwargs))
+        return tuple(out)
+
+    def _sig_text(self):
+        names = list(self._signature.parameters) if self._signature else []
+        parts = []
+        for i, s in enumerate(self.input_signature):
+            parts.append("%s: %r" % (names[i] if i < len(names) else "arg%d" % i, s))
+        return ", ".join(parts)
+
+    def _conform(self, v, spec, args, kwargs):
+        def fail(what):
+            raise TypeError("Binding inputs to tf.function failed due to `Can not cast %s to %r`. "
+                            "Received args: %r and kwargs: %r for signature: (%s)."
+                            % (what, spec, args, kwargs, self._sig_text()))
+        if isinstance(v, _core.Variable):
+            v = v.read_value()
+        if _is_tensor(v):
+            if v.dtype != spec.dtype or not spec.shape.is_compatible_with(v.shape):
+                fail("TensorSpec(shape=%s, dtype=tf.%s, name=None)" % (_shape_text(v.shape),
+                                                                      v.dtype.name))
+            return v
+        try:
+            if isinstance(v, np.ndarray) or isinstance(v, (list, tuple, int, float, np.generic)):
+                arr = np.asarray(v)
+                if arr.dtype == object or (arr.dtype.kind in "fc" and not spec.dtype.is_floating):
+                    fail(repr(v))
+                t = _core.convert_to_tensor(arr.astype(spec.dtype.as_numpy_dtype)
+                                            if arr.dtype.kind != "b" or spec.dtype.name == "bool"
+                                            else arr, spec.dtype)
+            else:
+                fail(repr(v))
+        except (TypeError, ValueError) as e:
+            if "Binding inputs" in str(e):
+                raise
+            fail(repr(v))
+        if not spec.shape.is_compatible_with(t.shape):
+            fail("TensorSpec(shape=%s, dtype=tf.%s, name=None)" % (_shape_text(t.shape),
+                                                                  t.dtype.name))
+        return t
+
+    def _key(self, bound):
+        """(signature key, exact-shape key, flat leaves, tensor leaves)."""
+        flat = _nest.flatten(list(bound))
+        flat = [_to_tensor_leaf(x) for x in flat]
+        exact = []
+        seen_vars = []
+        for x in flat:
+            if isinstance(x, _core.Variable):
+                # TensorFlow's VariableSpec: a variable argument is traced by its shape and
+                # dtype (another of the same spec replays the graph on itself), and by which
+                # arguments are the same variable
+                same = next((i for i, v in enumerate(seen_vars) if v is x), len(seen_vars))
+                seen_vars.append(x)
+                exact.append(("V", x.true_dtype.name, tuple(x.shape.as_list()), same))
+            else:
+                exact.append(_leaf_key(x, False)[0])
+        struct = _structure_key(list(bound))
+        return (struct, tuple(exact)), flat
+
+    # ------------------------------------------------------------------ calling
+
+    def _prepare(self, args, kwargs):
+        """(trace key, shape key, call args, call kwargs, tensor inputs): NumPy arrays
+        among the arguments become tensors (graph inputs, as TensorFlow's)."""
+        if self.input_signature is not None:
+            bound = self._apply_signature(args, kwargs)
+            rebuild = lambda v: (tuple(v), {})  # noqa: E731
+        else:
+            bound, rebuild = self._bind(args, kwargs)
+            conv = _nest.map_structure(_to_tensor_leaf, list(bound))
+            bound = tuple(conv)
+        (struct, exact), flat = self._key(bound)
+        tkey = (struct, self._trace_key(exact))
+        inputs = [x for x in flat if _is_tensor(x)]
+        variables = [x for x in flat if isinstance(x, _core.Variable)]
+        shape_key = tuple(tuple(t.shape.as_list()) + (t.dtype.name,) for t in inputs)
+        if variables:
+            shape_key += tuple(k for k in exact if k[0] == "V")
+        call_args, call_kwargs = rebuild(bound)
+        self._tls.vars = variables
+        return tkey, shape_key, call_args, call_kwargs, inputs
+
+    def __call__(self, *args, **kwargs):
+        if not kwargs and not _run_eagerly[0]:
+            # fast path: positional tensors (in tuples/lists, None allowed) seen before
+            ts = []
+            key = _fast_key(args, ts)
+            if key is not None:
+                hit = self._fast.get(key)
+                if hit is not None and _core.graph_recording() is None:
+                    return self._pack(hit[0], hit[1].run(ts))
+        if _run_eagerly[0]:
+            if self.input_signature is not None:
+                args, kwargs = self._apply_signature(args, kwargs), {}
+            return self._python_function(*args, **kwargs)
+        tkey, shape_key, call_args, call_kwargs, inputs = self._prepare(args, kwargs)
+        trace = self._traces.get(tkey)
+        if trace is not None and trace.eager:
+            return self._run_eagerly(call_args, call_kwargs)
+        if _core.graph_recording() is not None:
+            # called while another function traces: inlined there
+            return self._python_function(*call_args, **call_kwargs)
+        g = trace.shapes.get(shape_key) if trace is not None else None
+        if g is None:
+            out = self._trace_and_run(tkey, trace, shape_key, call_args, call_kwargs, inputs)
+            trace = self._traces.get(tkey)
+            g = trace.shapes.get(shape_key) if trace is not None and not trace.eager else None
+        else:
+            out = self._replay(trace, g, inputs)
+        if g is not None and not kwargs:
+            ts = []
+            key = _fast_key(args, ts)
+            if key is not None and len(ts) == len(inputs) and all(
+                    a is b for a, b in zip(ts, inputs)):
+                self._fast[key] = (trace, g)
+        return out
+
+    def _trace_key(self, exact):
+        """The key traces are kept under: exact shapes, or relaxed ones (input_signature,
+        reduce_retracing after a second shape)."""
+        if self.input_signature is not None:
+            return tuple(("T", k[1], None) if k[0] == "T" else k for k in exact)
+        if not self.reduce_retracing:
+            return exact
+        relaxed = tuple(("T", k[1], (None,) * len(k[2])) if k[0] == "T" else k for k in exact)
+        if relaxed in self._seen and self._seen[relaxed] != exact:
+            return relaxed
+        self._seen.setdefault(relaxed, exact)
+        return exact
+
+    def _replay(self, trace, g, inputs):
+        traced_vars = trace.gvars.get(id(g))
+        now = getattr(self._tls, "vars", ())
+        if traced_vars and any(a is not b for a, b in zip(traced_vars, now)):
+            outs = g.run(inputs, list(traced_vars), list(now))
+        else:
+            outs = g.run(inputs)
+        return self._pack(trace, outs)
+
+    def _pack(self, trace, outs):
+        it = iter(outs)
+        leaves = [next(it) if isinstance(x, _OutSlot) else x for x in trace.keepalive]
+        return _nest.pack_sequence_as(trace.outputs, leaves)
+
+    def _trace_and_run(self, tkey, trace, shape_key, call_args, call_kwargs, inputs):
+        new_trace = trace is None
+        if new_trace:
+            trace = _Trace()
+        call_vars = list(getattr(self._tls, "vars", ()))  # (a nested call prepares its own)
+        first_ever = not self._variables_traced
+        # the call itself is the trace: it runs for real (side effects once) while recording;
+        # or, when a registered predicate asks (a pass whose results must show from the first
+        # call on), it traces dry and the call's results come from the first replay
+        dry = any(p() for p in dry_first_trace)
+        g, result = self._trace_once(trace, call_args, call_kwargs, inputs, count=new_trace,
+                                     dry=dry)
+        self._variables_traced = True
+        self._traces[tkey] = trace
+        if g is None:
+            trace.eager = True
+            if dry:  # the dry trace changed no state: run the call for real, eagerly
+                return self._run_eagerly(call_args, call_kwargs)
+            return result
+        if g.n_created_variables:
+            if not (first_ever and new_trace):
+                raise ValueError(_SINGLETON)
+            # TensorFlow traces a function that creates variables twice on its first call
+            # (creating them again then is its ValueError); the second trace is dry: it
+            # changes no state
+            g2, _ = self._trace_once(trace, call_args, call_kwargs, inputs, count=True, dry=True)
+            if g2 is None:
+                trace.eager = True
+                return self._run_eagerly(call_args, call_kwargs) if dry else result
+            if g2.n_created_variables:
+                raise ValueError(_SINGLETON)
+            g = g2
+        trace.shapes[shape_key] = g
+        trace.gvars[id(g)] = call_vars
+        if dry:
+            self._tls.vars = call_vars
+            return self._replay(trace, g, inputs)
+        return result
+
+    def _run_eagerly(self, call_args, call_kwargs):
+        """The Python function run op by op (a signature whose graph broke)."""
+        return self._python_function(*call_args, **call_kwargs)
+
+    def _trace_once(self, trace, call_args, call_kwargs, inputs, count, dry):
+        """Runs the Python function once under a recording (dry: variable writes, optimizer
+        steps and prints recorded only). (graph, result), or (None, result) when it broke:
+        the rest of the call then ran eagerly (a dry trace that broke is run again, for
+        real)."""
+        if count:
+            self._tracing_count += 1
+        g = _core.Graph()
+        _state.break_site = None
+        g.begin(dry)
+        try:
+            for x in inputs:
+                g.add_input(x)
+            out = self._python_function(*call_args, **call_kwargs)
+            if not g.broken:
+                out, keep = self._outputs(g, out)
+        except BaseException:
+            g.abort()
+            raise
+        if g.broken:
+            g.abort()
+            site, reason = _state.break_site or ("<unknown>", g.break_reason)
+            _state.break_site = None
+            if site not in self._warned and not str(reason).startswith(_SILENT_BREAKS):
+                self._warned.add(site)
+                warnings.warn("mixprec.function %r: graph break at %s: %s needs a concrete value "
+                              "while tracing; this input signature runs eagerly from now on "
+                              "(see docs/function.md)." % (self._name, site, reason),
+                              stacklevel=4)
+            if dry:
+                return None, None
+            return None, out
+        g.end()
+        for p in list(graph_passes):
+            p(g, self._name)
+        trace.outputs = out
+        trace.keepalive = keep
+        return g, out
+
+    def _outputs(self, g, out):
+        """Declares the tensors of ``out`` as graph outputs (variables are read, as
+        TensorFlow returns their values); returns (out with tensors, leaves template)."""
+        out = _nest.map_structure(
+            lambda x: x.read_value() if isinstance(x, _core.Variable) else x, out)
+        keep = []
+        for x in _nest.flatten(out):
+            if _is_tensor(x):
+                g.add_output(x)
+                keep.append(_OutSlot())
+            else:
+                keep.append(x)
+        return out, keep
+
+    # ------------------------------------------------------------------ introspection
 
     def experimental_get_tracing_count(self):
-        return 0
+        return self._tracing_count
+
+    def get_concrete_function(self, *args, **kwargs):
+        if not args and not kwargs and self.input_signature is not None:
+            args = tuple(_nest.map_structure(_spec_zeros, s) for s in self.input_signature)
+        else:
+            args = tuple(_nest.map_structure(_spec_zeros, a) if isinstance(a, TensorSpec) or
+                         _nest.is_nested(a) else a for a in args)
+            kwargs = {k: _nest.map_structure(_spec_zeros, v) for k, v in kwargs.items()}
+        # trace (without running the graph: a concrete function is not a call)
+        tkey, shape_key, call_args, call_kwargs, inputs = self._prepare(args, kwargs)
+        bound = call_args
+        trace = self._traces.get(tkey)
+        if trace is None:
+            trace = _Trace()
+            g, _ = self._trace_once(trace, call_args, call_kwargs, inputs, count=True, dry=True)
+            self._variables_traced = True
+            self._traces[tkey] = trace
+            if g is None:
+                trace.eager = True
+            else:
+                trace.shapes[shape_key] = g
+                trace.gvars[id(g)] = list(getattr(self._tls, "vars", ()))
+        specs = [TensorSpec(x.shape, x.dtype) for x in inputs]
+        return ConcreteFunction(self, trace, bound, specs)
 
     def __repr__(self):
-        return "<mixprec.function %s (eager)>" % getattr(self._python_function, "__name__", "?")
+        return "<mixprec.function %s>" % self._name
+
+
+class _OutSlot:
+    __slots__ = ()
+
+
+def _spec_zeros(s):
+    if isinstance(s, TensorSpec):
+        dims = [1 if d is None else d for d in s.shape.as_list()] if s.shape.rank is not None \
+            else []
+        return _core.convert_to_tensor(np.zeros(dims, s.dtype.as_numpy_dtype))
+    return s
+
+
+class ConcreteFunction:
+    """One trace of a Function (``tf.types.experimental.ConcreteFunction``)."""
+
+    def __init__(self, function, trace, bound, specs):
+        self._function = function
+        self._trace = trace
+        self._bound = bound
+        self._specs = specs
+
+    @property
+    def structured_input_signature(self):
+        sig = _nest.map_structure(lambda x: TensorSpec(x.shape, x.dtype) if _is_tensor(x) else x,
+                                  list(self._bound))
+        return (tuple(sig), {})
+
+    @property
+    def inputs(self):
+        return list(self._specs)
+
+    @property
+    def structured_outputs(self):
+        if self._trace.eager or self._trace.outputs is None:
+            return None
+        it = iter(self._trace.keepalive)
+        return _nest.map_structure(lambda x: TensorSpec(x.shape, x.dtype) if _is_tensor(x) else x,
+                                   self._trace.outputs) if it else None
+
+    @property
+    def outputs(self):
+        return [s for s in _nest.flatten(self.structured_outputs) if isinstance(s, TensorSpec)]
+
+    @property
+    def graph(self):
+        """The recorded graph (a FuncGraph view over ``_core.Graph``), None when it broke."""
+        g = next(iter(self._trace.shapes.values()), None)
+        return None if g is None else FuncGraph(g)
+
+    def __call__(self, *args, **kwargs):
+        flat = [_to_tensor_leaf(x) for x in _nest.flatten(list(args) + [kwargs[k] for k in
+                                                                        sorted(kwargs)])]
+        tensors = [x for x in flat if _is_tensor(x) or isinstance(x, (float, int, np.ndarray))]
+        if len(tensors) != len(self._specs):
+            raise TypeError("%s takes %d tensor arguments, got %d" % (
+                self._function._name, len(self._specs), len(tensors)))
+        conv = []
+        for x, s in zip(tensors, self._specs):
+            if not _is_tensor(x):
+                x = _core.convert_to_tensor(np.asarray(x, s.dtype.as_numpy_dtype))
+            if x.dtype != s.dtype or not s.shape.is_compatible_with(x.shape):
+                raise TypeError("ConcreteFunction %s: expected %r, got a %s tensor of shape %s" % (
+                    self._function._name, s, x.dtype.name, x.shape))
+            conv.append(x)
+        return self._function(*args, **kwargs)
+
+
+class Operation:
+    """One recorded node as TensorFlow's ``tf.Operation`` names it: ``type`` is the op's
+    TensorFlow name (``MatMul``, ``ReadVariableOp``, ``AssignVariableOp`` ...)."""
+
+    _KIND_TYPES = {"Input": "Placeholder", "Const": "Const", "ReadVariable": "ReadVariableOp",
+                   "AssignVariable": "AssignVariableOp", "OptimizerStep": "ResourceApplyFused",
+                   "Host": "PrintV2"}
+
+    def __init__(self, index, node):
+        self._node = node
+        self.type = node["op"] if node["kind"] == "Op" else self._KIND_TYPES.get(
+            node["kind"], node["kind"])
+        self.name = "%s_%d" % (self.type, index)
+
+    @property
+    def inputs(self):
+        return [tuple(e) for e in self._node["inputs"]]
+
+    def __repr__(self):
+        return "<mixprec.Operation %r type=%s>" % (self.name, self.type)
+
+
+class FuncGraph:
+    """A traced function's graph as TensorFlow shows it (``get_operations``); other
+    attributes are the ``_core.Graph``'s (``nodes()``, passes' tools)."""
+
+    def __init__(self, g):
+        self._g = g
+
+    def get_operations(self):
+        return [Operation(i, n) for i, n in enumerate(self._g.nodes())]
+
+    def __getattr__(self, name):
+        return getattr(self._g, name)
 
 
 def function(func=None, input_signature=None, autograph=True, jit_compile=None,
@@ -56,7 +708,7 @@ def function(func=None, input_signature=None, autograph=True, jit_compile=None,
     """Decorator usable exactly as ``@tf.function`` (with or without arguments)."""
     def decorate(f):
         return Function(f, input_signature=input_signature, jit_compile=jit_compile,
-                        reduce_retracing=reduce_retracing)
+                        reduce_retracing=bool(reduce_retracing or experimental_relax_shapes))
     if func is not None:
         return decorate(func)
     return decorate

@@ -25,12 +25,22 @@ def _numpy_text(t, is_repr):
     return text
 
 
+def _symbolic(self):
+    # a value computed inside a tracing function prints as TensorFlow's graph tensors do
+    # (reading it would break the graph)
+    return 'Tensor("traced:0", shape=%s, dtype=%s)' % (self.shape, self.dtype.name)
+
+
 def _repr(self):
+    if _core.graph_recording() is not None and _core.graph_is_traced(self):
+        return _symbolic(self)
     return "<mixprec.Tensor: shape=%s, dtype=%s, numpy=%s>" % (
         self.shape, self.dtype.name, _numpy_text(self, True))
 
 
 def _str(self):
+    if _core.graph_recording() is not None and _core.graph_is_traced(self):
+        return _symbolic(self)
     return "mixprec.Tensor(%s, shape=%s, dtype=%s)" % (
         _numpy_text(self, False), self.shape, self.dtype.name)
 

@@ -1,10 +1,16 @@
-"""``mixprec.function`` (tf.function): accepted everywhere the guide puts it; for now the
-function runs eagerly (see mixprec/_function.py)."""
+"""``mixprec.function`` (tf.function) with TensorFlow 2.21's semantics: a trace per input
+signature (Python side effects then only), replays in C, retracing rules, input_signature,
+reduce_retracing, tf.print at every call, variables on the first trace only, graph breaks,
+methods, and training steps traced == eager."""
+
+import re
+import warnings
 
 import numpy as np
 import pytest
 
 import mixprec as tf
+from mixprec import keras
 
 
 def test_without_arguments():
@@ -17,9 +23,11 @@ def test_without_arguments():
         return x + y
 
     assert float(f(tf.constant(2.0))) == 3.0
-    assert float(f(tf.constant(2.0), y=5.0)) == 7.0
+    assert float(f(tf.constant(2.0), y=5.0)) == 7.0  # a new Python value: a new trace
+    assert float(f(tf.constant(4.0), y=5.0)) == 9.0  # replayed
     assert f.__name__ == "f" and f.__doc__ == "adds"
-    assert len(calls) == 2  # eager: the Python body runs on every call
+    assert len(calls) == 2
+    assert f.experimental_get_tracing_count() == 2
 
 
 def test_with_arguments():
@@ -40,16 +48,228 @@ def test_python_function():
 
     f = tf.function(h)
     assert f.python_function is h
-    assert f.get_concrete_function() is not None
+    cf = f.get_concrete_function(tf.TensorSpec([2], tf.float32))
+    assert cf.structured_outputs == tf.TensorSpec([2], tf.float32)
+    assert [s.shape.as_list() for s in cf.inputs] == [[2]]
+    np.testing.assert_array_equal(cf(tf.constant([1.0, 2.0])).numpy(), [0.0, 1.0])
+    assert f.experimental_get_tracing_count() == 1
     assert "h" in repr(f)
 
 
+def test_side_effects_and_tracing_counts():
+    seen = []
+
+    @tf.function
+    def f(x):
+        seen.append(x.shape.as_list())
+        return x * x
+
+    f(tf.constant([1.0, 2.0]))
+    f(tf.constant([3.0, 4.0]))
+    assert seen == [[2]] and f.experimental_get_tracing_count() == 1
+    f(tf.constant([1.0, 2.0, 3.0]))  # new shape
+    assert f.experimental_get_tracing_count() == 2
+    f(tf.constant([1, 2, 3]))  # new dtype
+    assert f.experimental_get_tracing_count() == 3
+    np.testing.assert_array_equal(f(tf.constant([5.0, 6.0])).numpy(), [25.0, 36.0])
+    assert f.experimental_get_tracing_count() == 3
+
+
+def test_python_ints_retrace_per_value():
+    @tf.function
+    def f(x, n):
+        return x * n
+
+    for n in (1, 2, 2, 3, 1):
+        assert float(f(tf.constant(2.0), n)) == 2.0 * n
+    assert f.experimental_get_tracing_count() == 3
+
+
+def test_structure_is_part_of_the_signature():
+    @tf.function
+    def f(d):
+        return d["a"] + d["b"]
+
+    assert float(f({"a": tf.constant(1.0), "b": tf.constant(2.0)})) == 3.0
+    assert float(f({"a": tf.constant(5.0), "b": tf.constant(2.0)})) == 7.0
+    assert f.experimental_get_tracing_count() == 1
+
+
+def test_input_signature():
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])
+    def f(x):
+        return x * 2
+
+    for n in range(1, 5):
+        assert f(tf.ones([n])).shape.as_list() == [n]
+    assert f.experimental_get_tracing_count() == 1
+    np.testing.assert_array_equal(f(np.array([1.0, 2.0])).numpy(), [2.0, 4.0])  # float64 -> float32
+    for bad in (tf.constant([1.0], tf.float64), tf.constant([1], tf.int32), tf.ones([2, 2])):
+        with pytest.raises(TypeError, match="Binding inputs to tf.function failed"):
+            f(bad)
+    with pytest.raises(TypeError, match="Binding inputs to tf.function failed"):
+        f(tf.ones([2]), tf.ones([2]))
+    assert f.experimental_get_tracing_count() == 1
+
+
+def test_reduce_retracing_relaxes_shapes():
+    @tf.function(reduce_retracing=True)
+    def f(x):
+        return tf.reduce_sum(x)
+
+    for n in range(1, 6):
+        assert float(f(tf.ones([n]))) == n
+    assert f.experimental_get_tracing_count() == 2
+
+
+def test_numpy_arrays_are_inputs():
+    @tf.function
+    def f(x):
+        return x + 1.0
+
+    np.testing.assert_array_equal(f(np.array([1.0], np.float32)).numpy(), [2.0])
+    np.testing.assert_array_equal(f(np.array([5.0], np.float32)).numpy(), [6.0])
+    assert f.experimental_get_tracing_count() == 1
+
+
+def test_print_runs_at_every_call_on_stderr(capfd):
+    @tf.function
+    def f(x):
+        tf.print("x =", x)
+        return x + 1
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # printing is no graph break
+        f(tf.constant(1))
+        f(tf.constant(2))
+    out, err = capfd.readouterr()
+    assert err.splitlines() == ["x = 1", "x = 2"]
+    assert out == ""
+    assert f.experimental_get_tracing_count() == 1
+
+
+def test_print_eagerly(capfd):
+    tf.print("a", tf.constant([1.5, 2.0]), 3)
+    assert capfd.readouterr().err == "a [1.5 2] 3\n"
+
+
+def test_variables_only_on_the_first_call():
+    @tf.function
+    def bad(x):
+        v = tf.Variable(1.0)
+        return v + x
+
+    with pytest.raises(ValueError, match="tf.function only supports singleton tf.Variables "
+                                         "created on the first call"):
+        bad(tf.constant(1.0))
+
+    class M:
+        v = None
+
+    m = M()
+
+    @tf.function
+    def good(x):
+        if m.v is None:
+            m.v = tf.Variable(2.0)
+        return m.v * x
+
+    assert float(good(tf.constant(3.0))) == 6.0
+    assert good.experimental_get_tracing_count() == 2  # TensorFlow traces such a call twice
+    m.v.assign(5.0)
+    assert float(good(tf.constant(3.0))) == 15.0
+    n = []
+
+    @tf.function
+    def later(x):
+        if n:  # a new variable at a later trace is refused as well
+            tf.Variable(1.0)
+        n.append(1)
+        return x
+
+    later(tf.constant(1.0))
+    with pytest.raises(ValueError, match="singleton"):
+        later(tf.constant([1.0, 2.0]))
+
+
+def test_variable_state_changes_at_every_call():
+    v = tf.Variable(0.0)
+
+    @tf.function
+    def inc(x):
+        v.assign_add(x)
+        return v.read_value()
+
+    assert [float(inc(tf.constant(1.0))) for _ in range(3)] == [1.0, 2.0, 3.0]
+    v.assign(10.0)
+    assert float(inc(tf.constant(1.0))) == 11.0
+    assert inc.experimental_get_tracing_count() == 1
+
+
+def test_python_if_on_a_tensor_breaks_to_eager_with_one_warning():
+    @tf.function
+    def f(x):
+        if x > 0:  # needs the value: a graph break
+            return x * 2
+        return -x
+
+    with pytest.warns(UserWarning, match=r"graph break at .*test_function\.py:\d+"):
+        assert float(f(tf.constant(3.0))) == 6.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert float(f(tf.constant(-4.0))) == 4.0  # eager for this signature, no new warning
+        assert float(f(tf.constant(5.0))) == 10.0
+
+
+def test_cond_on_a_traced_predicate():
+    @tf.function
+    def f(x):
+        return tf.cond(x > 0, lambda: x * 2, lambda: -x)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert float(f(tf.constant(3.0))) == 6.0
+        assert float(f(tf.constant(-4.0))) == 4.0
+    assert f.experimental_get_tracing_count() == 1
+
+
+def test_while_loop():
+    i, s = tf.while_loop(lambda i, s: i < 5, lambda i, s: (i + 1, s + i), (tf.constant(0),
+                                                                             tf.constant(0)))
+    assert int(i) == 5 and int(s) == 10
+
+    @tf.function
+    def f(n):
+        return tf.while_loop(lambda i: i < n, lambda i: i + 1, [tf.constant(0)])
+
+    with pytest.warns(UserWarning, match="graph break"):
+        assert int(f(tf.constant(3))[0]) == 3
+    assert int(f(tf.constant(7))[0]) == 7
+
+
+def test_for_over_a_dataset():
+    ds = tf.data.Dataset.from_tensor_slices(np.arange(4, dtype=np.float32))
+
+    @tf.function
+    def total(ds):
+        s = tf.constant(0.0)
+        for x in ds:
+            s += x
+        return s
+
+    with pytest.warns(UserWarning, match="graph break"):
+        assert float(total(ds)) == 6.0
+    assert float(total(ds)) == 6.0
+
+
 class _Model:
-    def __init__(self):
-        self.w = tf.Variable(3.0)
+    def __init__(self, w):
+        self.w = tf.Variable(w)
+        self.traces = 0
 
     @tf.function
     def scale(self, x):
+        self.traces += 1
         return x * self.w
 
     @tf.function(jit_compile=True)
@@ -57,18 +277,33 @@ class _Model:
         return x + by
 
 
-def test_methods():
-    m = _Model()
-    assert float(m.scale(tf.constant(2.0))) == 6.0
-    assert float(m.shift(tf.constant(2.0), by=3.0)) == 5.0
-    assert _Model.scale.python_function(m, 2.0).numpy() == 6.0
+def test_methods_keep_traces_per_instance():
+    a, b = _Model(3.0), _Model(4.0)
+    for _ in range(2):
+        assert float(a.scale(tf.constant(2.0))) == 6.0
+        assert float(b.scale(tf.constant(2.0))) == 8.0
+    assert a.traces == 1 and b.traces == 1
+    assert a.scale.experimental_get_tracing_count() == 1
+    assert float(a.shift(tf.constant(2.0), by=3.0)) == 5.0
+    assert _Model.scale.python_function(a, 2.0).numpy() == 6.0
 
 
 def test_bound_method_python_function():
-    m = _Model()
+    m = _Model(3.0)
     bound = m.scale
     assert float(bound.python_function(tf.constant(1.0))) == 3.0
     assert float(bound(tf.constant(1.0))) == 3.0
+
+
+def test_random_ops_draw_new_values_at_every_replay():
+    @tf.function
+    def f():
+        return tf.random.uniform([4])
+
+    tf.random.set_seed(3)
+    a, b = f().numpy(), f().numpy()
+    assert not np.array_equal(a, b)
+    assert f.experimental_get_tracing_count() == 1
 
 
 def test_training_step_in_a_function():
@@ -88,6 +323,96 @@ def test_training_step_in_a_function():
     loss = train_step(tf.constant([1.0, 1.0]))
     assert float(loss) == 2.0
     np.testing.assert_allclose(w.numpy(), [0.0, 0.0])
+    assert int(opt.iterations.numpy()) == 1
+
+
+def _guide_model(seed):
+    tf.random.set_seed(seed)
+    return keras.Sequential([keras.layers.Dense(16, activation="relu", input_shape=(8,)),
+                             keras.layers.Dense(4)])
+
+
+@pytest.mark.parametrize("policy", ["float32", "mixed_float16"])
+def test_traced_training_equals_eager(policy):
+    keras.mixed_precision.set_global_policy(policy)
+    try:
+        rng = np.random.default_rng(0)
+        x = rng.normal(size=(32, 8)).astype(np.float32)
+        y = rng.integers(0, 4, 32)
+        loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+        results = []
+        for traced in (False, True):
+            model = _guide_model(1)
+            opt = keras.mixed_precision.LossScaleOptimizer(keras.optimizers.Adam(1e-2))
+
+            def step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = loss_fn(y, model(x, training=True))
+                    scaled = opt.get_scaled_loss(loss)
+                grads = opt.get_unscaled_gradients(tape.gradient(scaled, model.trainable_variables))
+                opt.apply_gradients(zip(grads, model.trainable_variables))
+                return loss
+
+            fn = tf.function(step) if traced else step
+            losses = [float(fn(tf.constant(x), tf.constant(y))) for _ in range(4)]
+            opt.learning_rate = 1e-3  # a rate assigned between steps is used by the replay
+            losses += [float(fn(tf.constant(x), tf.constant(y))) for _ in range(2)]
+            results.append((losses, [v.numpy() for v in model.weights], int(opt.iterations),
+                            float(opt.loss_scale)))
+            if traced:
+                assert fn.experimental_get_tracing_count() == 2  # variables made on the 1st call
+        (le, we, ie, se), (lt, wt, it, st) = results
+        assert le == lt and ie == it == 6 and se == st
+        for a, b in zip(we, wt):
+            np.testing.assert_array_equal(a, b)
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+
+
+def test_dynamic_loss_scale_skips_on_the_device():
+    w = tf.Variable([1.0])
+    opt = keras.mixed_precision.LossScaleOptimizer(keras.optimizers.SGD(1.0))
+
+    @tf.function
+    def step(x):
+        with tf.GradientTape() as tape:
+            loss = opt.get_scaled_loss(tf.reduce_sum(w * x))
+        opt.apply_gradients(zip(opt.get_unscaled_gradients(tape.gradient(loss, [w])), [w]))
+
+    step(tf.constant([1.0]))
+    np.testing.assert_array_equal(w.numpy(), [0.0])
+    before = float(opt.loss_scale)
+    step(tf.constant([np.inf]))  # replayed: the skip is decided in the graph
+    np.testing.assert_array_equal(w.numpy(), [0.0])
+    assert float(opt.loss_scale) == before / 2
+    kinds = [n["kind"] for n in step.get_concrete_function(tf.constant([1.0])).graph.nodes()]
+    assert "OptimizerStep" in kinds and "ReadVariable" in kinds
+
+
+def test_keras_model_call_in_a_function():
+    model = _guide_model(2)
+
+    @tf.function
+    def predict(x):
+        return model(x)
+
+    x = np.ones((3, 8), np.float32)
+    np.testing.assert_array_equal(predict(x).numpy(), model(x).numpy())
+    model.layers[0].kernel.assign(model.layers[0].kernel * 2.0)
+    np.testing.assert_array_equal(predict(x).numpy(), model(x).numpy())
+    assert predict.experimental_get_tracing_count() == 1
+
+
+def test_traced_values_print_symbolically():
+    seen = []
+
+    @tf.function
+    def f(x):
+        seen.append(repr(x * 2))
+        return x
+
+    f(tf.constant([1.0]))
+    assert re.match(r'Tensor\(".*", shape=\(1,\), dtype=float32\)', seen[0])
 
 
 def test_errors_propagate():
@@ -97,3 +422,183 @@ def test_errors_propagate():
 
     with pytest.raises(ValueError):
         bad(tf.constant([1.0, 2.0]))
+
+
+def test_dry_first_trace_when_a_pass_asks():
+    from mixprec import _function
+    v = tf.Variable(0.0)
+    seen = []
+
+    @tf.function
+    def f(x):
+        seen.append(1)
+        v.assign_add(x)
+        return v * 1.0
+
+    _function.dry_first_trace.append(lambda: True)
+    try:
+        assert float(f(tf.constant(2.0))) == 2.0  # the first replay gave it: applied once
+        assert float(f(tf.constant(2.0))) == 4.0
+        assert len(seen) == 1 and float(v) == 4.0
+
+        @tf.function
+        def g(x):
+            seen.append(2)
+            v.assign_add(x)
+            return v * 2.0 if x > 0 else v  # breaks: the dry trace changed nothing
+        with pytest.warns(UserWarning, match="graph break"):
+            assert float(g(tf.constant(1.0))) == 10.0
+        assert float(v) == 5.0
+    finally:
+        _function.dry_first_trace.clear()
+
+
+def test_gradients_through_a_replayed_function():
+    w = tf.Variable([2.0, 3.0])
+
+    @tf.function
+    def f(x):
+        return tf.reduce_sum(w * x * x)
+
+    x = tf.constant([1.0, 4.0])
+    f(x)  # traced
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x)  # replayed: its ops record on the tape
+    gx, gw = tape.gradient(y, [x, w])
+    np.testing.assert_array_equal(gx.numpy(), [4.0, 24.0])
+    np.testing.assert_array_equal(gw.numpy(), [1.0, 16.0])
+
+
+def test_a_function_called_while_another_traces_is_inlined():
+    @tf.function
+    def inner(x):
+        return x * 3.0
+
+    @tf.function
+    def outer(x):
+        return inner(x) + 1.0
+
+    inner(tf.constant(1.0))
+    assert float(outer(tf.constant(2.0))) == 7.0
+    assert float(outer(tf.constant(5.0))) == 16.0
+    assert outer.experimental_get_tracing_count() == 1
+
+
+def test_a_replayed_loss_scaled_step_never_reads_the_device(any_gpu):
+    """The guide's step on GPU:0 (the emulated one without a GPU): once traced, a replay
+    issues the whole step — forward, backward, finite check, skip decision, loss-scale
+    update — without one copy back to the host."""
+    from mixprec import _core
+    if _core.device_count(1) and any_gpu != "emulated-gpu":
+        pytest.skip("the copy counter is the emulated GPU's")
+    with tf.device("/GPU:0"):
+        model = _guide_model(3)
+        opt = keras.mixed_precision.LossScaleOptimizer(keras.optimizers.Adam(1e-3))
+        loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+        x = tf.constant(np.ones((8, 8), np.float32))
+        y = tf.constant(np.zeros(8, np.int64))
+
+        @tf.function
+        def step(x, y):
+            with tf.GradientTape() as tape:
+                loss = opt.get_scaled_loss(loss_fn(y, model(x)))
+            grads = opt.get_unscaled_gradients(tape.gradient(loss, model.trainable_variables))
+            opt.apply_gradients(zip(grads, model.trainable_variables))
+            return loss
+
+        step(x, y)
+        step(x, y)
+        before = _core._emulated_d2h_copies()
+        for _ in range(3):
+            step(x, y)
+        assert _core._emulated_d2h_copies() == before
+        assert int(opt.iterations.numpy()) == 5
+
+
+def test_a_deferred_checkpoint_restore_inside_a_traced_step_happens_once(tmp_path):
+    x = tf.constant(np.ones((4, 8), np.float32))
+    y = tf.constant(np.zeros(4, np.int64))
+    loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+    def make():
+        model = _guide_model(4)
+        opt = keras.optimizers.Adam(1e-2)
+
+        def step(x, y):
+            with tf.GradientTape() as tape:
+                loss = loss_fn(y, model(x))
+            opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables),
+                                    model.trainable_variables))
+            return loss
+        return model, opt, step
+
+    model, opt, step = make()
+    step(x, y)
+    path = tf.train.Checkpoint(model=model, optimizer=opt).save(str(tmp_path / "ck"))
+    results = []
+    for traced in (False, True):
+        model, opt, step = make()
+        tf.train.Checkpoint(model=model, optimizer=opt).restore(path)  # slots come later
+        fn = tf.function(step) if traced else step
+        for _ in range(3):
+            fn(x, y)
+        results.append([v.numpy() for v in opt.variables()])
+    for a, b in zip(*results):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_variable_arguments_are_traced_by_spec():
+    @tf.function
+    def bump(v, x):
+        v.assign_add(x)
+        return v.read_value() * 2.0
+
+    a, b, c = tf.Variable(1.0), tf.Variable(10.0), tf.Variable([1.0, 2.0])
+    assert float(bump(a, tf.constant(1.0))) == 4.0
+    assert float(bump(b, tf.constant(1.0))) == 22.0   # same spec: replayed on b
+    assert float(bump(a, tf.constant(1.0))) == 6.0
+    assert float(a) == 3.0 and float(b) == 11.0
+    assert bump.experimental_get_tracing_count() == 1
+    np.testing.assert_array_equal(bump(c, tf.constant(1.0)).numpy(), [4.0, 6.0])
+    assert bump.experimental_get_tracing_count() == 2  # another shape
+
+    @tf.function
+    def both(v, w):
+        v.assign_add(1.0)
+        return w.read_value()
+
+    assert float(both(a, b)) == 11.0
+    assert float(both(a, a)) == 5.0  # one variable twice: another signature
+    assert both.experimental_get_tracing_count() == 2
+
+
+def test_a_function_held_by_an_object_deep_copies_without_its_traces():
+    import copy
+
+    class Holder:
+        def __init__(self):
+            self.v = tf.Variable(1.0)
+            self.step = tf.function(self._step)
+
+        def _step(self, x):
+            self.v.assign_add(x)
+            return self.v.read_value()
+
+    h = Holder()
+    h.step(tf.constant(1.0))
+    c = copy.deepcopy(h)
+    assert float(c.step(tf.constant(5.0))) == 7.0 and float(h.v) == 2.0
+    assert c.step.experimental_get_tracing_count() == 1
+
+
+def test_concrete_function_graph_operations():
+    v = tf.Variable([1.0, 2.0])
+
+    @tf.function
+    def f(x):
+        return tf.matmul(x, tf.reshape(v, [2, 1]))
+
+    cf = f.get_concrete_function(tf.TensorSpec([3, 2], tf.float32))
+    types = [op.type for op in cf.graph.get_operations()]
+    assert "MatMul" in types and "ReadVariableOp" in types and "Placeholder" in types

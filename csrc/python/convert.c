@@ -543,6 +543,7 @@ int mp_py_to_tensor(PyObject *o, int dtype, int strict, mp_tensor **out) {
 /* ------------------------------------------------------------------ numpy out */
 
 PyObject *mp_py_to_numpy(mp_tensor *t) {
+    mp_py_note_host_read(t, "reading the value on the host (numpy(), float(), bool() ...)");
     mp_tensor *host = t;
     if (mp_tensor_device(t).type != MP_DEV_CPU) {
         mp_status st = mp_copy_to_device(t, (mp_device){MP_DEV_CPU, 0}, &host);

@@ -123,6 +123,7 @@ static int dtype_from_dl(DLDataType d) {
 static const char *const dlpack_names[] = {"stream", "max_version", "dl_device", "copy"};
 
 PyObject *mp_py_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    mp_py_note_host_read(MpTensor_T(self), "exporting through DLPack");
     if (nargs > 0) {
         PyErr_SetString(PyExc_TypeError, "__dlpack__() takes keyword arguments only");
         return NULL;

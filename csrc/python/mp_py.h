@@ -93,6 +93,17 @@ PyObject *mp_py_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t nargs, 
 PyObject *mp_py_dlpack_device(PyObject *self, PyObject *unused);
 PyObject *mp_py_from_dlpack(PyObject *mod, PyObject *obj);
 
+/* graph.c */
+int mp_py_graph_init(PyObject *module);
+struct mp_graph;
+/* The core graph of a _core.Graph object (borrowed), or NULL with TypeError (graph passes'
+ * bindings take Graph objects through this). */
+struct mp_graph *mp_py_graph_get(PyObject *o);
+/* Every host read of a tensor's elements calls this: a traced value breaks the graph. */
+void mp_py_note_host_read(const mp_tensor *t, const char *what);
+/* Breaks the recording graph (if any) with this reason. */
+void mp_py_graph_break(const char *reason);
+
 /* getitem.c */
 PyObject *mp_py_getitem(PyObject *self, PyObject *key);
 #endif

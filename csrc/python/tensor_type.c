@@ -85,6 +85,19 @@ static PyObject *get_ndim(PyObject *o, void *c) {
     return PyLong_FromLong(MpTensor_T(o)->ndim);
 }
 
+/* (dtype code, dim0, dim1, ...): a cheap hashable signature (mixprec.function's cache) */
+static PyObject *get_sig(PyObject *o, void *c) {
+    (void)c;
+    mp_tensor *t = MpTensor_T(o);
+    PyObject *r = PyTuple_New(t->ndim + 1);
+    if (!r)
+        return NULL;
+    PyTuple_SET_ITEM(r, 0, PyLong_FromLong(t->dtype));
+    for (int d = 0; d < t->ndim; d++)
+        PyTuple_SET_ITEM(r, d + 1, PyLong_FromLongLong(t->shape[d]));
+    return r;
+}
+
 static PyObject *get_device(PyObject *o, void *c) {
     (void)c;
     mp_device d = mp_tensor_device(MpTensor_T(o));
@@ -111,6 +124,7 @@ static PyGetSetDef tensor_getset[] = {
     {"shape", get_shape, NULL, "The TensorShape of this tensor.", NULL},
     {"dtype", get_dtype, NULL, "The DType of this tensor.", NULL},
     {"ndim", get_ndim, NULL, "The rank (number of dimensions).", NULL},
+    {"_sig", get_sig, NULL, "(dtype code, *shape): a cheap hashable signature.", NULL},
     {"device", get_device, NULL, "The name of the device holding this tensor.", NULL},
     {"_id", get_id, NULL, "Unique id (the tape keys gradients by it).", NULL},
     {"_numel", get_size, NULL, "Number of elements.", NULL},
@@ -333,6 +347,7 @@ static PyObject *tensor_richcompare(PyObject *a, PyObject *b, int opid) {
 
 static int tensor_getbuffer(PyObject *o, Py_buffer *view, int flags) {
     mp_tensor *t = MpTensor_T(o);
+    mp_py_note_host_read(t, "the buffer protocol (memoryview, np.asarray)");
     if (flags & PyBUF_WRITABLE) {
         PyErr_SetString(PyExc_BufferError, "mixprec tensors are immutable: the buffer is read-only");
         return -1;

@@ -3,6 +3,8 @@
  * (optimizer_apply, all_finite). Parsing and conversion only; the core computes. */
 #include "mp_py.h"
 
+#include "../graph.h"
+
 /* ------------------------------------------------------------------ Tape */
 
 typedef struct {
@@ -236,6 +238,7 @@ static void ls_dealloc(PyObject *o) {
 #define LS(o) (((PyMpLossScale *)(o))->ls)
 
 static PyObject *ls_value(PyObject *o, PyObject *unused) {
+    mp_py_graph_break("reading the loss scale on the host");
     (void)unused;
     double v;
     /* the GIL stays held (a GPU copy waits for the device): the state is a pair of
@@ -343,6 +346,46 @@ static int as_variable(PyObject *o, mp_variable **v, const char *what) {
     return 0;
 }
 
+/* A recorded optimizer step's hyperparameters at replay: ctx() -> (hparams, grad_scale). */
+static mp_status optim_refresh(void *ctx, mp_optim_hparams *hp, double *grad_scale) {
+    PyGILState_STATE gs = PyGILState_Ensure();
+    mp_graph *prev = mp_graph_swap(NULL);
+    mp_status st = MP_OK;
+    PyObject *r = PyObject_CallNoArgs((PyObject *)ctx);
+    if (r && PyTuple_Check(r) && PyTuple_GET_SIZE(r) == 2 && PyTuple_Check(PyTuple_GET_ITEM(r, 0))) {
+        mp_optim_hparams h = {0};
+        double gsc = PyFloat_AsDouble(PyTuple_GET_ITEM(r, 1));
+        if (!PyErr_Occurred() && parse_hparams(PyTuple_GET_ITEM(r, 0), &h) == 0) {
+            *hp = h;
+            *grad_scale = gsc;
+        }
+    } else if (r) {
+        PyErr_SetString(PyExc_TypeError, "an optimizer's refresh must return (hparams, grad_scale)");
+    }
+    Py_XDECREF(r);
+    if (PyErr_Occurred()) {
+        PyObject *type, *exc, *tb;
+        PyErr_Fetch(&type, &exc, &tb);
+        PyObject *s = exc ? PyObject_Str(exc) : NULL;
+        st = mp_error_set(MP_ERR_VALUE, "reading an optimizer's hyperparameters failed: %s",
+                          s && PyUnicode_Check(s) ? PyUnicode_AsUTF8(s) : "?");
+        PyErr_Clear();
+        Py_XDECREF(s);
+        Py_XDECREF(type);
+        Py_XDECREF(exc);
+        Py_XDECREF(tb);
+    }
+    mp_graph_swap(prev);
+    PyGILState_Release(gs);
+    return st;
+}
+
+static void optim_refresh_free(void *ctx) {
+    PyGILState_STATE gs = PyGILState_Ensure();
+    Py_XDECREF((PyObject *)ctx);
+    PyGILState_Release(gs);
+}
+
 /* optimizer_apply(kind, hparams, vars, grads, slots, iterations, loss_scale, check_finite, grad_scale,
  *                 unscale=False) -> applied
  * hparams = (lr, momentum, nesterov, rho, epsilon, centered, beta_1, beta_2, amsgrad, use_momentum).
@@ -351,11 +394,11 @@ static int as_variable(PyObject *o, mp_variable **v, const char *what) {
 static PyObject *py_optimizer_apply(PyObject *m, PyObject *args) {
     (void)m;
     int kind, check_finite, unscale = 0;
-    PyObject *hpt, *vars, *grads, *slots, *iters, *lso;
+    PyObject *hpt, *vars, *grads, *slots, *iters, *lso, *refresh = Py_None;
     double grad_scale;
-    if (!PyArg_ParseTuple(args, "iO!O!O!O!OOpd|p:optimizer_apply", &kind, &PyTuple_Type, &hpt, &PyList_Type, &vars,
+    if (!PyArg_ParseTuple(args, "iO!O!O!O!OOpd|pO:optimizer_apply", &kind, &PyTuple_Type, &hpt, &PyList_Type, &vars,
                           &PyList_Type, &grads, &PyList_Type, &slots, &iters, &lso, &check_finite, &grad_scale,
-                          &unscale))
+                          &unscale, &refresh))
         return NULL;
     mp_optim_hparams hp = {0};
     if (parse_hparams(hpt, &hp))
@@ -413,7 +456,18 @@ static PyObject *py_optimizer_apply(PyObject *m, PyObject *args) {
                                       grad_scale, unscale, &found_inf);
     if (st != MP_OK) {
         mp_py_raise(st);
+        mp_tensor_decref(found_inf);
         goto done;
+    }
+    if (refresh != Py_None && mp_graph_recording()) {
+        /* the recorded step re-reads its hyperparameters from the host at every replay */
+        mp_graph *g = mp_graph_recording();
+        mp_gnode *last = g->n_nodes ? &g->nodes[g->n_nodes - 1] : NULL;
+        if (last && last->kind == MP_GNODE_OPTIM) {
+            last->optim->refresh = optim_refresh;
+            last->optim->refresh_ctx = Py_NewRef(refresh);
+            last->optim->refresh_free = optim_refresh_free;
+        }
     }
     if (!found_inf) {
         result = Py_NewRef(Py_True);
@@ -449,6 +503,8 @@ static PyObject *py_all_finite(PyObject *m, PyObject *seq) {
         if (x != Py_None && mp_py_to_tensor(x, MP_NO_DTYPE, 0, &ts[i]))
             goto done;
     }
+    for (Py_ssize_t i = 0; i < n; i++)
+        mp_py_note_host_read(ts[i], "all_finite (reading the answer on the host)");
     int finite = 1;
     mp_status st = mp_all_finite((int)n, ts, &finite);
     result = st == MP_OK ? PyBool_FromLong(finite) : mp_py_raise(st);

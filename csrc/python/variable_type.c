@@ -114,9 +114,8 @@ static PyObject *m_peek(PyObject *o, PyObject *unused) {
     (void)unused;
     if (need_init(o))
         return NULL;
-    mp_tensor *t = mp_variable_peek(MpVariable_V(o));
     mp_tensor *v;
-    mp_status st = mp_tensor_view(t, t->offset, t->dtype, t->ndim, t->shape, &v);
+    mp_status st = mp_variable_read_raw(MpVariable_V(o), &v);
     if (st != MP_OK)
         return mp_py_raise(st);
     return mp_py_wrap(v);
@@ -153,13 +152,20 @@ static PyObject *assign_op(PyObject *o, PyObject *delta, mp_op op) {
     if (need_init(o))
         return NULL;
     mp_variable *v = MpVariable_V(o);
-    mp_tensor *cur = mp_variable_peek(v), *d;
-    if (mp_py_to_tensor(delta, cur->dtype, 0, &d))
+    mp_tensor *cur, *d;
+    /* a recorded read when a function traces (the replay adds to the value then current) */
+    mp_status st0 = mp_variable_read_raw(v, &cur);
+    if (st0 != MP_OK)
+        return mp_py_raise(st0);
+    if (mp_py_to_tensor(delta, cur->dtype, 0, &d)) {
+        mp_tensor_decref(cur);
         return NULL;
+    }
     if (!mp_variable_accepts(v, d->dtype)) {
         PyErr_Format(MpExc_DType, "Tensor conversion requested dtype %s for Tensor with dtype %s",
                      mp_dtype_name(cur->dtype), mp_dtype_name(d->dtype));
         mp_tensor_decref(d);
+        mp_tensor_decref(cur);
         return NULL;
     }
     mp_tensor *cd = d;
@@ -171,12 +177,16 @@ static PyObject *assign_op(PyObject *o, PyObject *delta, mp_op op) {
         mp_tensor *in[2] = {cur, cd};
         st = mp_op_run(op, 2, in, NULL, &r);
     }
+    /* dropped before the assignment: an unshared value is then updated in place */
+    mp_tensor_decref(cur);
+    cur = NULL;
     if (st == MP_OK)
         st = mp_variable_assign(v, r);
     mp_tensor_decref(r);
     if (cd != d)
         mp_tensor_decref(cd);
     mp_tensor_decref(d);
+    mp_tensor_decref(cur);
     if (st != MP_OK)
         return mp_py_raise(st);
     Py_RETURN_NONE;

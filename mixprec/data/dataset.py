@@ -143,6 +143,10 @@ class Dataset:
             yield _nest.map_structure(lambda t: t.numpy() if hasattr(t, "numpy") else t, elem)
 
     def __iter__(self):
+        if _core.graph_recording() is not None:
+            # elements come from the host at every call: a traced function runs this
+            # signature eagerly (docs/function.md)
+            _core.graph_break("iterating a tf.data.Dataset")
         for elem in self._elements():
             yield _nest.map_structure(_as_tensor, elem)
 

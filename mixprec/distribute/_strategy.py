@@ -29,6 +29,13 @@ def _timeout():
 
 # ----------------------------------------------------------------- cross-device ops (names)
 
+def _untraceable(what):
+    """Inside a traced tf.function: the signature runs eagerly (replica threads and the
+    collectives are not ops a trace of this thread could record), without a warning."""
+    if _core.graph_recording() is not None:
+        _core.graph_break("tf.distribute: %s (replicas run on threads)" % what)
+
+
 class CrossDeviceOps:
     """How gradients cross devices. mixprec's collectives engine is chosen by the devices
     (threads on CPUs, NCCL between GPUs, MPI between processes); these classes are accepted
@@ -376,6 +383,7 @@ class Strategy:
                 _context._current_replica_context().strategy is not _default_strategy():
             raise RuntimeError("`run` cannot be called inside a replica context (it was "
                                "called from inside `strategy.run`)")
+        _untraceable("strategy.run")
         return self._extended._call_for_each_replica(fn, tuple(args or ()), dict(kwargs or {}))
 
     def experimental_local_results(self, value):
@@ -401,6 +409,7 @@ class Strategy:
         replicas; ``axis``: also reduce along this axis of each component (MEAN then weighs
         each replica by its length on that axis)."""
         op = _as_reduce_op(reduce_op)
+        _untraceable("strategy.reduce")
         if _context._current_replica_context() is not None and \
                 _context._current_replica_context().strategy is self:
             raise RuntimeError("`reduce` must be called in cross-replica context (outside "

@@ -189,14 +189,18 @@ def notify_created():
     slots): assigns waiting checkpoint values to the variables that now exist."""
     if not _ACTIVE:
         return
-    for r in list(_ACTIVE):
-        if not r.values or (r.root() is None
-                            and not any(ref() is not None for _, ref in r.anchors)):
-            _ACTIVE.remove(r)
-            continue
-        r.sync()
-        if not r.values:
-            _ACTIVE.remove(r)
+    from mixprec._function import untraced
+    # NOTE: in a tracing function these assignments initialise the new variables once (as
+    # TensorFlow's init_scope); they must not become graph nodes replayed at every call
+    with untraced():
+        for r in list(_ACTIVE):
+            if not r.values or (r.root() is None
+                                and not any(ref() is not None for _, ref in r.anchors)):
+                _ACTIVE.remove(r)
+                continue
+            r.sync()
+            if not r.values:
+                _ACTIVE.remove(r)
 
 
 def _np_dtype(obj):

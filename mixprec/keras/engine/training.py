@@ -26,6 +26,7 @@ from mixprec.keras.engine import distributed as _distributed
 from mixprec.keras.engine.base_layer import Layer
 from mixprec.keras.engine.input_layer import InputLayer
 from mixprec.keras.engine.keras_tensor import KerasTensor
+from mixprec.keras.engine import step_functions as _steps
 
 __all__ = ["Model"]
 
@@ -38,7 +39,6 @@ def _is_data(x):
     return x is not None
 
 
-
 def _match_rank(yt, yp):
     """tf-keras' match_dtype_and_rank: targets of shape (n,) against an output of rank 2
     ((n, 1), or (n, classes) under a sparse loss) get a trailing axis, so that losses and
@@ -48,7 +48,8 @@ def _match_rank(yt, yp):
     yt = _core.convert_to_tensor(yt)
     return _core.reshape(yt, [yt.shape[0], 1])
 
-class Model(Layer):
+
+class Model(_steps.RunEagerlyMixin, Layer):
     """Groups layers into an object with training and inference features."""
 
     def __init__(self, *args, **kwargs):
@@ -282,6 +283,11 @@ class Model(Layer):
         _distributed.record_strategy(self)  # compiled in a tf.distribute strategy's scope
         self._compiled = True
         self.compiled_loss = loss
+        # tf-keras: steps are traced unless run_eagerly (docs/function.md)
+        self.__dict__["_run_eagerly_flag"] = run_eagerly
+        _steps.reset(self)
+        self._steps_per_execution = _positive_int(
+            1 if steps_per_execution is None else steps_per_execution, "steps_per_execution")
 
     def _output_names(self, n_out):
         if self._is_graph_network and len(self.outputs) == n_out:
@@ -553,23 +559,36 @@ class Model(Layer):
             self.reset_metrics()
             cb.on_epoch_begin(epoch)
             ran = 0
+            # steps_per_execution = N: batch callbacks see one begin and one end per N steps
+            # (tf-keras: on_train_batch_end gets the execution's last step)
+            per_exec = getattr(self, "_steps_per_execution", 1)
             for step, batch in enumerate(data.batches(epoch)):
                 ran += 1
                 stepped = True
-                cb.on_train_batch_begin(step)
+                if step % per_exec == 0:
+                    cb.on_train_batch_begin(step)
                 # NOTE: looked up per step: a callback may compile the model again, with
                 # another optimizer (with or without loss scaling)
                 opt = self.optimizer
                 scaled = isinstance(opt, lso._LossScaleOptimizerBase)
                 scale = opt._scale_tensor() if scaled else None  # no wait
-                logs = _distributed.train_step(self, batch)
+                if _distributed.strategy_of(self) is not None:  # split over the replicas
+                    logs = _distributed.train_step(self, batch)
+                else:
+                    logs = _steps.train_function(self)(batch)  # per step: see `opt` above
                 if scaled:
                     history._record_step(epoch, scale, opt._last_applied)
+                last = (step + 1) % per_exec == 0 or step + 1 == data.steps
+                if not last:
+                    continue
                 if batch_logs:
                     logs = _to_floats(logs)
                 cb.on_train_batch_end(step, logs)
                 if self.stop_training:
                     break
+            if ran and per_exec > 1 and ran % per_exec and data.steps != ran:
+                # an epoch of unknown length ended inside an execution
+                cb.on_train_batch_end(ran - 1, _to_floats(logs) if batch_logs else logs)
             if not stepped:  # as tf-keras: an epoch without a step, before any step ran
                 raise ValueError(_EMPTY % ("train_function", "training"))
             if getattr(data, "ran_out", False):
@@ -594,11 +613,13 @@ class Model(Layer):
         batch_logs = cb is not None and cb.wants_batch_logs("test")
         logs = {}
         ran = False
+        test_fn = _steps.test_function(self)
         for step, batch in enumerate(data.batches(0)):
             ran = True
             if cb is not None:
                 cb.on_test_batch_begin(step)
-            logs = _distributed.test_step(self, batch)
+            logs = _distributed.test_step(self, batch) if _distributed.strategy_of(self) \
+                is not None else test_fn(batch)
             if batch_logs:  # read back per step only when a callback looks (as in fit)
                 logs = _to_floats(logs)
             if cb is not None:
@@ -639,9 +660,11 @@ class Model(Layer):
         cb = _callbacks.CallbackList(cbs, model=self, verbose=verbose, epochs=1, steps=data.steps)
         cb.on_predict_begin()
         outs = []
+        predict_fn = _steps.predict_function(self)
         for step, batch in enumerate(data.batches(0)):
             cb.on_predict_batch_begin(step)
-            out = _distributed.predict_step(self, batch)
+            out = _distributed.predict_step(self, batch) if _distributed.strategy_of(self) \
+                is not None else predict_fn(batch)
             outs.append([np.asarray(o) for o in _nest.flatten(out)])
             cb.on_predict_batch_end(step, {"outputs": out})
         cb.on_predict_end()
@@ -659,7 +682,7 @@ class Model(Layer):
         self._check_compiled("training/testing")
         if reset_metrics:
             self.reset_metrics()
-        logs = _to_floats(self.train_step(_as_tensors((x, y, sample_weight))))
+        logs = _to_floats(_steps.train_function(self)(_as_tensors((x, y, sample_weight))))
         if return_dict:
             return logs
         values = [logs[m.name] for m in self.metrics]
@@ -669,14 +692,14 @@ class Model(Layer):
         self._check_compiled("training/testing")
         if reset_metrics:
             self.reset_metrics()
-        logs = _to_floats(self.test_step(_as_tensors((x, y, sample_weight))))
+        logs = _to_floats(_steps.test_function(self)(_as_tensors((x, y, sample_weight))))
         if return_dict:
             return logs
         values = [logs[m.name] for m in self.metrics]
         return values[0] if len(values) == 1 else values
 
     def predict_on_batch(self, x):
-        out = self.predict_step(_as_tensors((x, None, None)))
+        out = _steps.predict_function(self)(_as_tensors((x, None, None)))
         return _nest.map_structure(np.asarray, out)
 
     # ---------------------------------------------------------------- summary, weights

@@ -13,6 +13,7 @@ import warnings
 
 import numpy as _np
 
+from mixprec._function import untraced as _untraced
 from mixprec import _core, _nest, _ops
 from mixprec._dtypes import float32, float64, int64
 from mixprec._tape import GradientTape
@@ -318,10 +319,17 @@ class Optimizer:
             slots.extend(self._slots_for(v))
         if len(self._vars) != created:
             _checkpoint.notify_created()  # a checkpoint restored earlier may hold them
-        hp = self._hparams()
+        with _untraced():
+            hp = self._hparams()
+        refresh = None
+        if _core.graph_recording() is not None:
+            # a traced step re-reads its hyperparameters (schedules, assigned rates) at
+            # every replay, from the host, as this eager call just did
+            def refresh(gs=float(grad_scale)):
+                return self._hparams(), gs
         applied = _core.optimizer_apply(self._KIND, hp, list(variables), list(grads), slots,
                                         self._iterations, loss_scale, bool(check_finite),
-                                        float(grad_scale), bool(unscale))
+                                        float(grad_scale), bool(unscale), refresh)
         for v in variables:  # as tf-keras: a variable's constraint projects it after its update
             constraint = v.constraint
             if constraint is not None:

@@ -1,0 +1,808 @@
+/* graph.c — recording a traced function's nodes and replaying them (graph.h).
+ * Owns the per-thread recording slot, the tensor-id -> node map, pruning, dtype
+ * inference for passes and the replay loop. Replay calls the core's own entry points
+ * (mp_op_exec / mp_op_run, mp_variable_read/assign, mp_optimizer_apply), so it shares
+ * validation and dispatch with eager execution; it must not compute anything itself. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph.h"
+#include "tape.h"
+
+enum { FLAG_DYNAMIC = 1 << 8 }; /* value depends on inputs, variables, random ops or steps */
+
+/* ------------------------------------------------------------------ id map */
+
+typedef struct {
+    int64_t *keys; /* 0 = empty (ids start at 1) */
+    int32_t *vals;
+    size_t cap, n;
+} idmap;
+
+static size_t hash_id(int64_t k) { return (size_t)((uint64_t)k * 0x9E3779B97F4A7C15ull >> 17); }
+
+static int32_t idmap_get(const idmap *m, int64_t k) {
+    if (!m || !m->cap)
+        return -1;
+    for (size_t i = hash_id(k) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+        if (m->keys[i] == k)
+            return m->vals[i];
+        if (m->keys[i] == 0)
+            return -1;
+    }
+}
+
+static mp_status idmap_put(idmap *m, int64_t k, int32_t v) {
+    if ((m->n + 1) * 2 > m->cap) {
+        size_t ncap = m->cap ? m->cap * 2 : 256;
+        int64_t *nk = calloc(ncap, sizeof *nk);
+        int32_t *nv = calloc(ncap, sizeof *nv);
+        if (!nk || !nv) {
+            free(nk);
+            free(nv);
+            return mp_error_set(MP_ERR_MEMORY, "out of host memory growing a graph's tensor map");
+        }
+        for (size_t i = 0; i < m->cap; i++) {
+            if (!m->keys[i])
+                continue;
+            size_t j = hash_id(m->keys[i]) & (ncap - 1);
+            while (nk[j])
+                j = (j + 1) & (ncap - 1);
+            nk[j] = m->keys[i];
+            nv[j] = m->vals[i];
+        }
+        free(m->keys);
+        free(m->vals);
+        m->keys = nk;
+        m->vals = nv;
+        m->cap = ncap;
+    }
+    size_t i = hash_id(k) & (m->cap - 1);
+    while (m->keys[i] && m->keys[i] != k)
+        i = (i + 1) & (m->cap - 1);
+    if (!m->keys[i])
+        m->n++;
+    m->keys[i] = k;
+    m->vals[i] = v;
+    return MP_OK;
+}
+
+static void idmap_free(idmap *m) {
+    if (!m)
+        return;
+    free(m->keys);
+    free(m->vals);
+    free(m);
+}
+
+/* ------------------------------------------------------------------ graph */
+
+static _Thread_local mp_graph *rec;
+
+mp_graph *mp_graph_recording(void) { return rec; }
+int mp_graph_dry(void) { return rec && rec->dry; }
+
+mp_graph *mp_graph_swap(mp_graph *g) {
+    mp_graph *prev = rec;
+    rec = g;
+    return prev;
+}
+
+mp_status mp_graph_new(mp_graph **out) {
+    mp_graph *g = calloc(1, sizeof *g);
+    if (!g)
+        return mp_error_set(MP_ERR_MEMORY, "out of host memory allocating a graph");
+    *out = g;
+    return MP_OK;
+}
+
+static void goptim_free(mp_goptim *o) {
+    if (!o)
+        return;
+    for (int i = 0; i < o->n_vars; i++)
+        mp_variable_decref(o->vars[i]);
+    for (int i = 0; i < o->n_slots; i++)
+        mp_variable_decref(o->slots[i]);
+    mp_variable_decref(o->iterations);
+    mp_loss_scale_decref(o->ls);
+    if (o->refresh_free)
+        o->refresh_free(o->refresh_ctx);
+    free(o->vars);
+    free(o->slots);
+    free(o);
+}
+
+static void node_clear(mp_gnode *n) {
+    free(n->in);
+    mp_tensor_decref(n->value);
+    mp_variable_decref(n->var);
+    goptim_free(n->optim);
+    if (n->host.free)
+        n->host.free(n->host.ctx);
+    memset(n, 0, sizeof *n);
+}
+
+static void kept_clear(mp_graph *g) {
+    if (!g->kept)
+        return;
+    for (int i = 0; i < g->n_nodes; i++)
+        mp_storage_decref(g->kept[i]);
+    free(g->kept);
+    g->kept = NULL;
+}
+
+void mp_graph_free(mp_graph *g) {
+    if (!g)
+        return;
+    kept_clear(g);
+    if (rec == g)
+        rec = NULL;
+    for (int i = 0; i < g->n_nodes; i++)
+        node_clear(&g->nodes[i]);
+    free(g->nodes);
+    free(g->inputs);
+    free(g->outputs);
+    idmap_free(g->id_map);
+    free(g);
+}
+
+static mp_status push_node(mp_graph *g, mp_gnode_kind kind, int n_in, int32_t *idx) {
+    if (g->n_nodes == g->cap_nodes) {
+        int ncap = g->cap_nodes ? g->cap_nodes * 2 : 64;
+        mp_gnode *nn = realloc(g->nodes, (size_t)ncap * sizeof *nn);
+        if (!nn)
+            return mp_error_set(MP_ERR_MEMORY, "out of host memory growing a graph to %d nodes", ncap);
+        g->nodes = nn;
+        g->cap_nodes = ncap;
+    }
+    mp_gnode *n = &g->nodes[g->n_nodes];
+    memset(n, 0, sizeof *n);
+    n->kind = kind;
+    n->read_dtype = -1;
+    n->input_index = -1;
+    if (n_in > 0) {
+        n->in = calloc((size_t)n_in, sizeof *n->in);
+        if (!n->in)
+            return mp_error_set(MP_ERR_MEMORY, "out of host memory recording a graph node");
+    }
+    n->n_in = n_in;
+    *idx = g->n_nodes++;
+    return MP_OK;
+}
+
+static void set_out(mp_gnode *n, const mp_tensor *t) {
+    n->n_out = 1;
+    n->dtype = t->dtype;
+    n->ndim = t->ndim;
+    memcpy(n->shape, t->shape, sizeof n->shape);
+    n->device = mp_tensor_device(t);
+}
+
+static mp_status map_out(mp_graph *g, const mp_tensor *t, int32_t idx) {
+    if (!g->id_map) {
+        g->id_map = calloc(1, sizeof(idmap));
+        if (!g->id_map)
+            return mp_error_set(MP_ERR_MEMORY, "out of host memory for a graph's tensor map");
+    }
+    return idmap_put(g->id_map, t->id, idx);
+}
+
+/* The edge producing t: its node, or a new CONST node capturing t. */
+static mp_status edge_of(mp_graph *g, mp_tensor *t, mp_gedge *e) {
+    if (!t) {
+        e->node = -1;
+        e->output = 0;
+        return MP_OK;
+    }
+    int32_t idx = idmap_get(g->id_map, t->id);
+    if (idx < 0) {
+        MP_TRY(push_node(g, MP_GNODE_CONST, 0, &idx));
+        mp_gnode *n = &g->nodes[idx];
+        mp_tensor_incref(t);
+        n->value = t;
+        set_out(n, t);
+        MP_TRY(map_out(g, t, idx));
+    }
+    e->node = idx;
+    e->output = 0;
+    return MP_OK;
+}
+
+static int node_dynamic(const mp_graph *g, const mp_gnode *n) {
+    for (int k = 0; k < n->n_in; k++)
+        if (n->in[k].node >= 0 && (g->nodes[n->in[k].node].flags & FLAG_DYNAMIC))
+            return 1;
+    return 0;
+}
+
+mp_status mp_graph_begin(mp_graph *g, int dry) {
+    if (rec)
+        return mp_error_set(MP_ERR_INTERNAL, "a graph is already recording on this thread");
+    g->dry = dry;
+    g->broken = 0;
+    g->break_reason[0] = 0;
+    g->n_created_vars = 0;
+    rec = g;
+    return MP_OK;
+}
+
+void mp_graph_abort(mp_graph *g) {
+    if (rec == g)
+        rec = NULL;
+}
+
+mp_status mp_graph_add_input(mp_graph *g, mp_tensor *x) {
+    int32_t idx;
+    int32_t *ni = realloc(g->inputs, (size_t)(g->n_inputs + 1) * sizeof *ni);
+    if (!ni)
+        return mp_error_set(MP_ERR_MEMORY, "out of host memory adding a graph input");
+    g->inputs = ni;
+    MP_TRY(push_node(g, MP_GNODE_INPUT, 0, &idx));
+    mp_gnode *n = &g->nodes[idx];
+    n->input_index = g->n_inputs;
+    n->flags |= FLAG_DYNAMIC;
+    set_out(n, x);
+    g->inputs[g->n_inputs++] = idx;
+    return map_out(g, x, idx);
+}
+
+mp_status mp_graph_add_output(mp_graph *g, mp_tensor *x) {
+    mp_gedge *no = realloc(g->outputs, (size_t)(g->n_outputs + 1) * sizeof *no);
+    if (!no)
+        return mp_error_set(MP_ERR_MEMORY, "out of host memory adding a graph output");
+    g->outputs = no;
+    mp_gedge e;
+    MP_TRY(edge_of(g, x, &e));
+    g->outputs[g->n_outputs++] = e;
+    return MP_OK;
+}
+
+static int is_random(mp_op op) {
+    return op == MP_OP_RANDOM_UNIFORM || op == MP_OP_RANDOM_NORMAL || op == MP_OP_TRUNCATED_NORMAL;
+}
+
+mp_status mp_graph_record_op(mp_op op, int n_in, mp_tensor *const *in, const mp_attrs *at, mp_tensor *out) {
+    mp_graph *g = rec;
+    if (!g)
+        return MP_OK;
+    int32_t idx;
+    mp_gedge stack[16], *tmp = n_in <= 16 ? stack : malloc((size_t)n_in * sizeof *tmp);
+    if (!tmp)
+        return mp_error_set(MP_ERR_MEMORY, "out of host memory recording %s", mp_op_get_info(op)->name);
+    mp_status st = MP_OK;
+    for (int k = 0; k < n_in && st == MP_OK; k++)
+        st = edge_of(g, in[k], &tmp[k]);
+    if (st == MP_OK)
+        st = push_node(g, MP_GNODE_OP, n_in, &idx);
+    if (st == MP_OK && n_in > 0)
+        memcpy(g->nodes[idx].in, tmp, (size_t)n_in * sizeof *tmp);
+    if (tmp != stack)
+        free(tmp);
+    MP_TRY(st);
+    mp_gnode *n = &g->nodes[idx];
+    n->op = op;
+    if (at)
+        n->attrs = *at;
+    set_out(n, out);
+    if (is_random(op))
+        n->flags |= MP_GNODE_FLAG_RANDOM | FLAG_DYNAMIC;
+    else if (node_dynamic(g, n))
+        n->flags |= FLAG_DYNAMIC;
+    return map_out(g, out, idx);
+}
+
+mp_status mp_graph_record_read(mp_variable *v, int read_dtype, mp_tensor *out) {
+    mp_graph *g = rec;
+    if (!g)
+        return MP_OK;
+    int32_t idx;
+    MP_TRY(push_node(g, MP_GNODE_VAR_READ, 0, &idx));
+    mp_gnode *n = &g->nodes[idx];
+    mp_variable_incref(v);
+    n->var = v;
+    n->read_dtype = read_dtype;
+    n->flags |= FLAG_DYNAMIC;
+    set_out(n, out);
+    return map_out(g, out, idx);
+}
+
+mp_status mp_graph_record_assign(mp_variable *v, mp_tensor *x) {
+    mp_graph *g = rec;
+    if (!g)
+        return MP_OK;
+    mp_gedge e;
+    int32_t idx;
+    MP_TRY(edge_of(g, x, &e));
+    MP_TRY(push_node(g, MP_GNODE_VAR_ASSIGN, 1, &idx));
+    mp_gnode *n = &g->nodes[idx];
+    n->in[0] = e;
+    mp_variable_incref(v);
+    n->var = v;
+    n->flags |= MP_GNODE_FLAG_EFFECT;
+    return MP_OK;
+}
+
+static mp_status goptim_copy(const mp_goptim *o, mp_goptim **out) {
+    mp_goptim *c = calloc(1, sizeof *c);
+    if (!c)
+        return mp_error_set(MP_ERR_MEMORY, "out of host memory recording an optimizer step");
+    *c = *o;
+    c->vars = calloc((size_t)(o->n_vars ? o->n_vars : 1), sizeof *c->vars);
+    c->slots = calloc((size_t)(o->n_slots ? o->n_slots : 1), sizeof *c->slots);
+    if (!c->vars || !c->slots) {
+        free(c->vars);
+        free(c->slots);
+        free(c);
+        return mp_error_set(MP_ERR_MEMORY, "out of host memory recording an optimizer step");
+    }
+    for (int i = 0; i < o->n_vars; i++) {
+        c->vars[i] = o->vars[i];
+        mp_variable_incref(c->vars[i]);
+    }
+    for (int i = 0; i < o->n_slots; i++) {
+        c->slots[i] = o->slots[i];
+        mp_variable_incref(c->slots[i]);
+    }
+    mp_variable_incref(c->iterations);
+    if (c->ls)
+        mp_loss_scale_incref(c->ls);
+    c->refresh = NULL;
+    c->refresh_ctx = NULL;
+    c->refresh_free = NULL;
+    *out = c;
+    return MP_OK;
+}
+
+int mp_graph_record_optim(const mp_goptim *o, mp_tensor *const *grads, mp_tensor *found_inf) {
+    mp_graph *g = rec;
+    if (!g)
+        return -1;
+    mp_gedge *tmp = calloc((size_t)(o->n_vars ? o->n_vars : 1), sizeof *tmp);
+    if (!tmp) {
+        mp_error_set(MP_ERR_MEMORY, "out of host memory recording an optimizer step");
+        return -2;
+    }
+    for (int k = 0; k < o->n_vars; k++)
+        if (edge_of(g, grads[k], &tmp[k]) != MP_OK) {
+            free(tmp);
+            return -2;
+        }
+    int32_t idx;
+    mp_goptim *c;
+    if (goptim_copy(o, &c) != MP_OK || push_node(g, MP_GNODE_OPTIM, 0, &idx) != MP_OK) {
+        free(tmp);
+        return -2;
+    }
+    mp_gnode *n = &g->nodes[idx];
+    n->in = tmp;
+    n->n_in = o->n_vars;
+    n->optim = c;
+    n->flags |= MP_GNODE_FLAG_EFFECT | FLAG_DYNAMIC;
+    if (found_inf) {
+        set_out(n, found_inf);
+        if (map_out(g, found_inf, idx) != MP_OK)
+            return -2;
+    }
+    return idx;
+}
+
+mp_status mp_graph_record_host(mp_ghost host, int n_in, mp_tensor *const *in) {
+    mp_graph *g = rec;
+    if (!g) {
+        if (host.free)
+            host.free(host.ctx);
+        return MP_OK;
+    }
+    mp_gedge *tmp = calloc((size_t)(n_in ? n_in : 1), sizeof *tmp);
+    if (!tmp)
+        return mp_error_set(MP_ERR_MEMORY, "out of host memory recording a host callback");
+    mp_status st = MP_OK;
+    for (int k = 0; k < n_in && st == MP_OK; k++)
+        st = edge_of(g, in[k], &tmp[k]);
+    int32_t idx;
+    if (st == MP_OK)
+        st = push_node(g, MP_GNODE_HOST, 0, &idx);
+    if (st != MP_OK) {
+        free(tmp);
+        if (host.free)
+            host.free(host.ctx);
+        return st;
+    }
+    mp_gnode *n = &g->nodes[idx];
+    n->in = tmp;
+    n->n_in = n_in;
+    n->host = host;
+    n->flags |= MP_GNODE_FLAG_EFFECT;
+    return MP_OK;
+}
+
+void mp_graph_note_variable_created(void) {
+    if (rec)
+        rec->n_created_vars++;
+}
+
+int mp_graph_break(const char *reason) {
+    mp_graph *g = rec;
+    if (!g || g->broken)
+        return 0;
+    g->broken = 1;
+    snprintf(g->break_reason, sizeof g->break_reason, "%s", reason);
+    return 1;
+}
+
+int mp_graph_is_dynamic(const mp_tensor *x) {
+    mp_graph *g = rec;
+    if (!g || !x)
+        return 0;
+    int32_t idx = idmap_get(g->id_map, x->id);
+    return idx >= 0 && (g->nodes[idx].flags & FLAG_DYNAMIC);
+}
+
+int mp_graph_note_host_read(const mp_tensor *x, const char *what) {
+    mp_graph *g = rec;
+    if (!g || g->broken || !x)
+        return 0;
+    int32_t idx = idmap_get(g->id_map, x->id);
+    if (idx < 0 || !(g->nodes[idx].flags & FLAG_DYNAMIC))
+        return 0;
+    g->broken = 1;
+    const mp_gnode *n = &g->nodes[idx];
+    const char *src = n->kind == MP_GNODE_OP ? mp_op_get_info(n->op)->name
+                      : n->kind == MP_GNODE_INPUT ? "an input"
+                      : n->kind == MP_GNODE_VAR_READ ? "a variable read"
+                                                      : "an optimizer step";
+    snprintf(g->break_reason, sizeof g->break_reason, "%s of a traced tensor (the output of %s)", what, src);
+    return 1;
+}
+
+/* ------------------------------------------------------------------ end: prune, last uses */
+
+static void plan_last_uses(mp_graph *g) {
+    for (int i = 0; i < g->n_nodes; i++)
+        g->nodes[i].last_use = i;
+    for (int i = 0; i < g->n_nodes; i++)
+        for (int k = 0; k < g->nodes[i].n_in; k++)
+            if (g->nodes[i].in[k].node >= 0)
+                g->nodes[g->nodes[i].in[k].node].last_use = i;
+    for (int i = 0; i < g->n_nodes; i++)
+        g->nodes[i].flags &= ~MP_GNODE_FLAG_OUTPUT;
+    for (int o = 0; o < g->n_outputs; o++)
+        if (g->outputs[o].node >= 0)
+            g->nodes[g->outputs[o].node].flags |= MP_GNODE_FLAG_OUTPUT;
+}
+
+mp_status mp_graph_end(mp_graph *g) {
+    if (rec == g)
+        rec = NULL;
+    int nn = g->n_nodes;
+    char *need = calloc((size_t)(nn ? nn : 1), 1);
+    int32_t *remap = malloc((size_t)(nn ? nn : 1) * sizeof *remap);
+    if (!need || !remap) {
+        free(need);
+        free(remap);
+        return mp_error_set(MP_ERR_MEMORY, "out of host memory finishing a graph");
+    }
+    for (int o = 0; o < g->n_outputs; o++)
+        if (g->outputs[o].node >= 0)
+            need[g->outputs[o].node] = 1;
+    for (int i = nn - 1; i >= 0; i--) {
+        mp_gnode *n = &g->nodes[i];
+        if (n->kind == MP_GNODE_INPUT || (n->flags & MP_GNODE_FLAG_EFFECT))
+            need[i] = 1;
+        if (!need[i])
+            continue;
+        for (int k = 0; k < n->n_in; k++)
+            if (n->in[k].node >= 0)
+                need[n->in[k].node] = 1;
+    }
+    int m = 0;
+    for (int i = 0; i < nn; i++) {
+        if (!need[i]) {
+            node_clear(&g->nodes[i]);
+            remap[i] = -1;
+            continue;
+        }
+        remap[i] = m;
+        if (m != i)
+            g->nodes[m] = g->nodes[i];
+        mp_gnode *n = &g->nodes[m];
+        for (int k = 0; k < n->n_in; k++)
+            if (n->in[k].node >= 0)
+                n->in[k].node = remap[n->in[k].node];
+        if (n->kind == MP_GNODE_INPUT)
+            g->inputs[n->input_index] = m;
+        m++;
+    }
+    g->n_nodes = m;
+    for (int o = 0; o < g->n_outputs; o++)
+        if (g->outputs[o].node >= 0) {
+            g->outputs[o].node = remap[g->outputs[o].node];
+            g->nodes[g->outputs[o].node].flags |= MP_GNODE_FLAG_OUTPUT;
+        }
+    free(need);
+    free(remap);
+    idmap_free(g->id_map);
+    g->id_map = NULL;
+    plan_last_uses(g);
+    return MP_OK;
+}
+
+/* ------------------------------------------------------------------ passes */
+
+int mp_op_infer_dtype(mp_op op, int n_in, const mp_dtype *in, const mp_attrs *at) {
+    if ((int)op < 0 || op >= MP_OP_COUNT)
+        return -1;
+    switch (op) {
+    case MP_OP_CAST:
+    case MP_OP_FILL:
+    case MP_OP_RANGE:
+    case MP_OP_ONE_HOT:
+    case MP_OP_RANDOM_UNIFORM:
+    case MP_OP_RANDOM_NORMAL:
+    case MP_OP_TRUNCATED_NORMAL:
+    case MP_OP_ARGMAX:
+    case MP_OP_ARGMIN: return at ? at->dtype : -1;
+    case MP_OP_IS_FINITE:
+    case MP_OP_IS_NAN:
+    case MP_OP_IS_INF:
+    case MP_OP_LOGICAL_NOT:
+    case MP_OP_EQUAL:
+    case MP_OP_NOT_EQUAL:
+    case MP_OP_LESS:
+    case MP_OP_LESS_EQUAL:
+    case MP_OP_GREATER:
+    case MP_OP_GREATER_EQUAL:
+    case MP_OP_LOGICAL_AND:
+    case MP_OP_LOGICAL_OR:
+    case MP_OP_ALL:
+    case MP_OP_ANY: return MP_BOOL;
+    case MP_OP_WHERE: return n_in == 3 && in[1] == in[2] ? (int)in[1] : -1;
+    case MP_OP_BATCH_NORM: return n_in >= 1 ? (int)in[0] : -1; /* statistics are float32 */
+    default: break;
+    }
+    if (n_in == 0)
+        return -1;
+    /* the same-dtype ops: every floating/numeric input agrees (labels of the sparse
+     * cross-entropy are ids and exempt) */
+    int check = op == MP_OP_SPARSE_SOFTMAX_XENT ? 1 : n_in;
+    for (int k = 1; k < check; k++)
+        if (in[k] != in[0])
+            return -1;
+    return in[0];
+}
+
+mp_status mp_graph_infer(mp_graph *g) {
+    kept_clear(g); /* dtypes (so sizes) may change */
+    for (int i = 0; i < g->n_nodes; i++) {
+        mp_gnode *n = &g->nodes[i];
+        if (n->kind != MP_GNODE_OP)
+            continue;
+        mp_dtype dts[64];
+        int nin = n->n_in < 64 ? n->n_in : 64; /* variadic ops (concat) check their first 64 */
+        for (int k = 0; k < nin; k++)
+            dts[k] = g->nodes[n->in[k].node].dtype;
+        int dt = mp_op_infer_dtype(n->op, nin, dts, &n->attrs);
+        if (dt < 0) {
+            char buf[160] = "";
+            size_t used = 0;
+            for (int k = 0; k < n->n_in && k < 64 && used < sizeof buf; k++)
+                used += (size_t)snprintf(buf + used, sizeof buf - used, k ? ", %s" : "%s", mp_dtype_name(dts[k]));
+            return mp_error_set(MP_ERR_DTYPE, "graph node %d (%s): its inputs' dtypes (%s) do not fit the op", i,
+                                mp_op_get_info(n->op)->name, buf);
+        }
+        n->dtype = (mp_dtype)dt;
+    }
+    plan_last_uses(g); /* a pass may have rewired edges */
+    return MP_OK;
+}
+
+mp_status mp_graph_insert_cast(mp_graph *g, int at, mp_gedge src, mp_dtype dt, mp_gedge *out) {
+    kept_clear(g); /* node indices move */
+    if (at < 0 || at > g->n_nodes || src.node < 0 || src.node >= at)
+        return mp_error_set(MP_ERR_VALUE, "graph: cannot insert a cast of node %d before node %d", src.node, at);
+    int32_t idx;
+    MP_TRY(push_node(g, MP_GNODE_OP, 1, &idx)); /* grows the array; moved into place below */
+    mp_gnode cast = g->nodes[idx];
+    memmove(&g->nodes[at + 1], &g->nodes[at], (size_t)(g->n_nodes - 1 - at) * sizeof *g->nodes);
+    g->nodes[at] = cast;
+    for (int i = at + 1; i < g->n_nodes; i++) {
+        mp_gnode *n = &g->nodes[i];
+        for (int k = 0; k < n->n_in; k++)
+            if (n->in[k].node >= at)
+                n->in[k].node++;
+        if (n->kind == MP_GNODE_INPUT)
+            g->inputs[n->input_index] = i;
+    }
+    for (int o = 0; o < g->n_outputs; o++)
+        if (g->outputs[o].node >= at)
+            g->outputs[o].node++;
+    mp_gnode *c = &g->nodes[at];
+    const mp_gnode *s = &g->nodes[src.node];
+    c->op = MP_OP_CAST;
+    c->attrs.dtype = dt;
+    c->in[0] = src;
+    c->n_out = 1;
+    c->dtype = dt;
+    c->ndim = s->ndim;
+    memcpy(c->shape, s->shape, sizeof c->shape);
+    c->device = s->device;
+    c->flags = s->flags & FLAG_DYNAMIC;
+    plan_last_uses(g); /* recomputed wholesale (cheap, passes are rare) */
+    out->node = at;
+    out->output = 0;
+    return MP_OK;
+}
+
+/* ------------------------------------------------------------------ replay */
+
+static const char *shape_str(int nd, const int64_t *s, char *buf, size_t cap) {
+    size_t used = (size_t)snprintf(buf, cap, "[");
+    for (int i = 0; i < nd && used < cap; i++)
+        used += (size_t)snprintf(buf + used, cap - used, i ? ",%lld" : "%lld", (long long)s[i]);
+    if (used < cap)
+        snprintf(buf + used, cap - used, "]");
+    return buf;
+}
+
+static mp_status check_input(const mp_gnode *n, const mp_tensor *x) {
+    int same = x->dtype == n->dtype && x->ndim == n->ndim;
+    for (int d = 0; same && d < n->ndim; d++)
+        same = x->shape[d] == n->shape[d];
+    if (!same) {
+        char a[96], b[96];
+        return mp_error_set(MP_ERR_VALUE, "graph input %d: traced for a %s tensor of shape %s, given %s %s",
+                            n->input_index, mp_dtype_name(n->dtype), shape_str(n->ndim, n->shape, a, sizeof a),
+                            mp_dtype_name(x->dtype), shape_str(x->ndim, x->shape, b, sizeof b));
+    }
+    return MP_OK;
+}
+
+typedef struct {
+    int n;
+    mp_variable *const *from, *const *to;
+} var_sub;
+
+static mp_variable *subst(const var_sub *vs, mp_variable *v) {
+    for (int j = 0; j < vs->n; j++)
+        if (vs->from[j] == v)
+            return vs->to[j];
+    return v;
+}
+
+static mp_status run_optim(mp_gnode *n, mp_tensor **vals, const var_sub *vs, mp_tensor **out) {
+    mp_goptim *o = n->optim;
+    if (o->refresh)
+        MP_TRY(o->refresh(o->refresh_ctx, &o->hp, &o->grad_scale));
+    size_t cnt = (size_t)(o->n_vars ? o->n_vars : 1);
+    mp_tensor **grads = calloc(cnt, sizeof *grads);
+    mp_variable **vars = calloc(cnt, sizeof *vars);
+    if (!grads || !vars) {
+        free(grads);
+        free(vars);
+        return mp_error_set(MP_ERR_MEMORY, "out of host memory replaying an optimizer step");
+    }
+    for (int k = 0; k < o->n_vars; k++) {
+        grads[k] = n->in[k].node >= 0 ? vals[n->in[k].node] : NULL;
+        vars[k] = subst(vs, o->vars[k]);
+    }
+    mp_status st = mp_optimizer_apply(o->kind, &o->hp, o->n_vars, vars, grads, o->slots, o->iterations, o->ls,
+                                      o->check_finite, o->grad_scale, o->unscale, n->n_out ? out : NULL);
+    free(grads);
+    free(vars);
+    return st;
+}
+
+/* Keep node i's output buffer for the next replay, unless it is an input's (a view). */
+static void keep_buffer(mp_graph *g, int i, mp_tensor *const *args, const mp_tensor *out) {
+    mp_storage *s = out->storage;
+    if (s->deleter)
+        return;
+    for (int k = 0; k < g->nodes[i].n_in; k++)
+        if (args[k] && args[k]->storage == s)
+            return;
+    if (g->kept[i] == s)
+        return;
+    mp_storage_decref(g->kept[i]);
+    mp_storage_incref(s);
+    g->kept[i] = s;
+}
+
+mp_status mp_graph_run(mp_graph *g, int n_in, mp_tensor *const *in, mp_tensor **outs) {
+    return mp_graph_run_with(g, n_in, in, 0, NULL, NULL, outs);
+}
+
+mp_status mp_graph_run_with(mp_graph *g, int n_in, mp_tensor *const *in, int n_sub, mp_variable *const *from,
+                            mp_variable *const *to, mp_tensor **outs) {
+    const var_sub vs = {n_sub, from, to};
+    if (n_in != g->n_inputs)
+        return mp_error_set(MP_ERR_VALUE, "graph: traced with %d inputs, given %d", g->n_inputs, n_in);
+    for (int i = 0; i < g->n_inputs; i++)
+        MP_TRY(check_input(&g->nodes[g->inputs[i]], in[i]));
+    mp_tensor **vals = calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *vals);
+    if (!vals)
+        return mp_error_set(MP_ERR_MEMORY, "out of host memory replaying a graph of %d nodes", g->n_nodes);
+    g->n_replays++;
+    if (!g->kept && !rec) /* buffers are planned by the first replay, reused by the next */
+        g->kept = calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *g->kept);
+    /* ops record on tapes (gradients through a replayed function) and into an outer
+     * graph (a function called while another traces is inlined): mp_op_run then */
+    int hooks = mp_tape_recording() || rec != NULL;
+    mp_status st = MP_OK;
+    int max_in = 1;
+    for (int i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i].n_in > max_in)
+            max_in = g->nodes[i].n_in;
+    mp_tensor **args = calloc((size_t)max_in, sizeof *args);
+    if (!args) {
+        free(vals);
+        return mp_error_set(MP_ERR_MEMORY, "out of host memory replaying a graph");
+    }
+    for (int i = 0; i < g->n_nodes && st == MP_OK; i++) {
+        mp_gnode *n = &g->nodes[i];
+        for (int k = 0; k < n->n_in; k++)
+            args[k] = n->in[k].node >= 0 ? vals[n->in[k].node] : NULL;
+        switch (n->kind) {
+        case MP_GNODE_INPUT:
+            mp_tensor_incref(in[n->input_index]);
+            vals[i] = in[n->input_index];
+            break;
+        case MP_GNODE_CONST:
+            mp_tensor_incref(n->value);
+            vals[i] = n->value;
+            break;
+        case MP_GNODE_OP: {
+            mp_attrs at = n->attrs;
+            if (n->flags & MP_GNODE_FLAG_RANDOM)
+                at.i1 = (int64_t)((uint64_t)at.i1 + ((uint64_t)g->n_replays << 32));
+            if (g->kept)
+                mp_storage_offer(g->kept[i]);
+            st = hooks ? mp_op_run(n->op, n->n_in, args, &at, &vals[i]) : mp_op_exec(n->op, n->n_in, args, &at, &vals[i]);
+            mp_storage_offer(NULL);
+            if (st == MP_OK && g->kept)
+                keep_buffer(g, i, args, vals[i]);
+            break;
+        }
+        case MP_GNODE_VAR_READ: {
+            int prev = mp_autocast_set(n->read_dtype >= 0 ? n->read_dtype : -1);
+            mp_variable *v = subst(&vs, n->var);
+            st = n->read_dtype == MP_GNODE_READ_RAW ? mp_variable_read_raw(v, &vals[i]) : mp_variable_read(v, &vals[i]);
+            mp_autocast_set(prev);
+            break;
+        }
+        case MP_GNODE_VAR_ASSIGN: st = mp_variable_assign(subst(&vs, n->var), args[0]); break;
+        case MP_GNODE_OPTIM: st = run_optim(n, vals, &vs, &vals[i]); break;
+        case MP_GNODE_HOST:
+            if (rec) /* inlined into an outer trace: recorded there, run at its replays */
+                st = MP_OK;
+            else
+                st = n->host.fn(n->host.ctx, n->n_in, args);
+            break;
+        default: st = mp_error_set(MP_ERR_INTERNAL, "graph: node %d has unknown kind %d", i, (int)n->kind);
+        }
+        /* free what no later node reads */
+        for (int k = 0; k < n->n_in; k++) {
+            int32_t s = n->in[k].node;
+            if (s >= 0 && g->nodes[s].last_use == i && !(g->nodes[s].flags & MP_GNODE_FLAG_OUTPUT)) {
+                mp_tensor_decref(vals[s]);
+                vals[s] = NULL;
+            }
+        }
+        if (n->last_use == i && !(n->flags & MP_GNODE_FLAG_OUTPUT)) {
+            mp_tensor_decref(vals[i]);
+            vals[i] = NULL;
+        }
+    }
+    if (st == MP_OK) {
+        for (int o = 0; o < g->n_outputs; o++) {
+            mp_tensor *t = g->outputs[o].node >= 0 ? vals[g->outputs[o].node] : NULL;
+            mp_tensor_incref(t);
+            outs[o] = t;
+        }
+    }
+    for (int i = 0; i < g->n_nodes; i++)
+        mp_tensor_decref(vals[i]);
+    free(vals);
+    free(args);
+    return st;
+}

@@ -1,0 +1,186 @@
+/* graph.h — a traced function as plain data: nodes recorded once, replayed many times.
+ * Owns the node list (ops of ops.def, variable reads/writes, fused optimizer steps, host
+ * callbacks such as tf.print), the recording hooks the op layer calls, and replay.
+ * It must not know Python (host callbacks are opaque function pointers) nor any op's
+ * arithmetic: replay runs every op through the same validate/allocate/dispatch path as
+ * eager execution (mp_op_exec in ops.c).
+ *
+ * NOTE for graph passes (the automatic-mixed-precision rewrite walks this): nodes are in
+ * execution order and every edge points to an earlier node; a pass may insert nodes with
+ * mp_graph_insert_cast, rewire consumers (n->in[k] = edge, g->outputs[o] = edge) and then
+ * calls mp_graph_infer to re-derive dtypes (it also re-plans when replay frees values).
+ * Node indices change on insertion, so a pass that inserts walks from the end or re-reads. */
+#ifndef MP_GRAPH_H
+#define MP_GRAPH_H
+#include "mixprec.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* NOTE: append-only (bindings expose the numbers). */
+typedef enum mp_gnode_kind {
+    MP_GNODE_INPUT = 0,  /* graph input number `input_index`; its output is the argument */
+    MP_GNODE_CONST,      /* a tensor captured at trace time (`value`), e.g. a NumPy constant */
+    MP_GNODE_OP,         /* one op of ops.def: `op`, `attrs`, inputs -> one output */
+    MP_GNODE_VAR_READ,   /* reads `var` (autocast to `read_dtype` when >= 0) -> one output */
+    MP_GNODE_VAR_ASSIGN, /* var := input 0 (cast to the variable's dtype by its rule); no output */
+    MP_GNODE_OPTIM,      /* fused optimizer step (`optim`); inputs: gradients (edges, NULL
+                          * gradients have node -1); output: the found_inf flag when
+                          * optim->check_finite, else none */
+    MP_GNODE_HOST,       /* a host callback (`host`) given the input tensors: tf.print; no output */
+    MP_GNODE_KIND_COUNT
+} mp_gnode_kind;
+
+/* One tensor-valued edge: output `output` of node `node` (ops have one output: 0).
+ * node == -1: no tensor (a NULL gradient). */
+typedef struct mp_gedge {
+    int32_t node;
+    int32_t output;
+} mp_gedge;
+
+/* The fused optimizer step's arguments (mp_optimizer_apply), held by the node. The
+ * variables, slots, iterations and loss scale are referenced (kept alive) by the graph. */
+typedef struct mp_goptim {
+    mp_optim_kind kind;
+    mp_optim_hparams hp;
+    int n_vars;
+    mp_variable **vars;     /* (n_vars) */
+    int n_slots;
+    mp_variable **slots;    /* (n_slots) = n_vars * slots_per_var */
+    mp_variable *iterations;/* or NULL */
+    mp_loss_scale *ls;      /* or NULL */
+    int check_finite;
+    double grad_scale;
+    int unscale;
+    /* Called before every replay of this step (may be NULL): refreshes hp/grad_scale from
+     * the host (a learning-rate schedule, a learning rate assigned by a callback). */
+    mp_status (*refresh)(void *ctx, mp_optim_hparams *hp, double *grad_scale);
+    void *refresh_ctx;
+    void (*refresh_free)(void *ctx);
+} mp_goptim;
+
+/* A host callback node: fn(ctx, n, inputs) at every replay (inputs borrowed). */
+typedef struct mp_ghost {
+    mp_status (*fn)(void *ctx, int n, mp_tensor *const *inputs);
+    void *ctx;
+    void (*free)(void *ctx);
+} mp_ghost;
+
+enum {
+    MP_GNODE_FLAG_OUTPUT = 1,    /* some graph output reads this node */
+    MP_GNODE_FLAG_RANDOM = 2,    /* a random op: its stream advances at every replay */
+    MP_GNODE_FLAG_EFFECT = 4,    /* has a side effect (assign, optimizer, host): never pruned */
+};
+
+enum { MP_GNODE_READ_RAW = -2 };
+
+typedef struct mp_gnode {
+    mp_gnode_kind kind;
+    mp_op op;            /* MP_GNODE_OP */
+    mp_attrs attrs;      /* MP_GNODE_OP */
+    int n_in;
+    mp_gedge *in;        /* (n_in) */
+    int n_out;           /* 0 or 1 */
+    /* the output's dtype, shape and device as traced (re-derived by mp_graph_infer) */
+    mp_dtype dtype;
+    int ndim;
+    int64_t shape[MP_MAX_DIMS];
+    mp_device device;
+    int input_index;     /* MP_GNODE_INPUT */
+    mp_tensor *value;    /* MP_GNODE_CONST (referenced) */
+    mp_variable *var;    /* MP_GNODE_VAR_READ / VAR_ASSIGN (referenced) */
+    int read_dtype;      /* MP_GNODE_VAR_READ: autocast dtype in force when traced, -1 none,
+                          * MP_GNODE_READ_RAW: an untaped read of the true value (peek) */
+    mp_goptim *optim;    /* MP_GNODE_OPTIM */
+    mp_ghost host;       /* MP_GNODE_HOST */
+    int flags;           /* MP_GNODE_FLAG_* */
+    int32_t last_use;    /* index of the last node reading this one (replay frees after it) */
+} mp_gnode;
+
+typedef struct mp_graph {
+    int n_nodes, cap_nodes;
+    mp_gnode *nodes;     /* (n_nodes) in execution order */
+    int n_inputs;
+    int32_t *inputs;     /* (n_inputs) node index of each graph input */
+    int n_outputs;
+    mp_gedge *outputs;   /* (n_outputs) */
+    /* recording state (valid while recording) */
+    void *id_map;        /* tensor id -> node (private to graph.c) */
+    int broken;          /* a host read of a traced value happened: the graph is unusable */
+    char break_reason[256];
+    int n_created_vars;  /* variables created while recording */
+    int dry;             /* recording without executing side effects (see mp_graph_begin) */
+    int64_t n_replays;   /* random ops draw stream + n_replays << 32 at replay n_replays */
+    mp_storage **kept;   /* (n_nodes or NULL) each op's buffer from the last replay, offered
+                          * back to it at the next (private to graph.c) */
+} mp_graph;
+
+mp_status mp_graph_new(mp_graph **out);
+void mp_graph_free(mp_graph *g); /* NULL-safe */
+
+/* --- recording (one graph per thread at a time) ---------------------------------- */
+/* Start recording into g on this thread. dry: variable writes, optimizer steps and host
+ * callbacks are recorded but not executed (their outputs are placeholders) — a trace
+ * then has no side effect on state, and the first real run is a replay. */
+mp_status mp_graph_begin(mp_graph *g, int dry);
+/* Stop recording; computes last uses and prunes nodes that reach neither an output nor a
+ * side effect. Call after the outputs are set. */
+mp_status mp_graph_end(mp_graph *g);
+/* Abandon recording on this thread (error paths); g stays allocated. */
+void mp_graph_abort(mp_graph *g);
+/* The graph recording on this thread, or NULL. */
+mp_graph *mp_graph_recording(void);
+/* Make g (or NULL) the graph recording on this thread; returns the previous one (pausing
+ * recording around host-side bookkeeping, and resuming it). */
+mp_graph *mp_graph_swap(mp_graph *g);
+/* Is this thread in a dry recording (side effects suppressed)? */
+int mp_graph_dry(void);
+/* Declare x as the next graph input (x is the argument given at trace time). */
+mp_status mp_graph_add_input(mp_graph *g, mp_tensor *x);
+/* Declare x as the next graph output (a captured constant if x is not from the graph). */
+mp_status mp_graph_add_output(mp_graph *g, mp_tensor *x);
+
+/* Hooks called by the core while recording (no-ops when nothing records). */
+mp_status mp_graph_record_op(mp_op op, int n_in, mp_tensor *const *in, const mp_attrs *at, mp_tensor *out);
+mp_status mp_graph_record_read(mp_variable *v, int read_dtype, mp_tensor *out);
+mp_status mp_graph_record_assign(mp_variable *v, mp_tensor *x);
+/* Returns the node index of the recorded step (or -1 when not recording). */
+int mp_graph_record_optim(const mp_goptim *o, mp_tensor *const *grads, mp_tensor *found_inf);
+mp_status mp_graph_record_host(mp_ghost host, int n, mp_tensor *const *inputs);
+void mp_graph_note_variable_created(void);
+/* Break the recording graph explicitly (a construct that needs Python at every call,
+ * such as iterating a dataset). Returns 1 when it broke now. */
+int mp_graph_break(const char *reason);
+/* Does the recording graph compute x from its inputs, variables, steps or random ops? */
+int mp_graph_is_dynamic(const mp_tensor *x);
+/* A host read of x (numpy(), float(), bool() …): when x depends on the graph's inputs,
+ * variables or random ops, the graph breaks (reason recorded). Returns 1 when it broke now. */
+int mp_graph_note_host_read(const mp_tensor *x, const char *what);
+
+/* --- passes ----------------------------------------------------------------------- */
+/* Insert before node `at` a Cast of edge src to dt; *out gets its edge. Edges that pointed
+ * at nodes >= at are renumbered (also in g->outputs); the caller rewires the consumers it
+ * wants onto *out. */
+mp_status mp_graph_insert_cast(mp_graph *g, int at, mp_gedge src, mp_dtype dt, mp_gedge *out);
+/* Re-derive every node's output dtype from its inputs (after a pass changed dtypes) and
+ * check each op's dtype rules; shapes are unchanged by dtype passes. Also recomputes the
+ * replay plan (last uses, output flags): call it after any rewiring. */
+mp_status mp_graph_infer(mp_graph *g);
+/* The dtype an op produces from its inputs' dtypes (the op layer's rule; -1 on refusal). */
+int mp_op_infer_dtype(mp_op op, int n_in, const mp_dtype *in, const mp_attrs *at);
+
+/* --- replay ----------------------------------------------------------------------- */
+/* Run the graph with new inputs (same dtypes/shapes as traced); outs (g->n_outputs) get
+ * new references. Runs no Python except host callbacks. */
+mp_status mp_graph_run(mp_graph *g, int n_in, mp_tensor *const *in, mp_tensor **outs);
+/* mp_graph_run with variables passed as arguments swapped: nodes that read, write or
+ * update from[j] use to[j] instead (tf.function traces a Variable argument by its shape and
+ * dtype: another variable of the same spec replays the same graph). */
+mp_status mp_graph_run_with(mp_graph *g, int n_in, mp_tensor *const *in, int n_sub, mp_variable *const *from,
+                            mp_variable *const *to, mp_tensor **outs);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MP_GRAPH_H */

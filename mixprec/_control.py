@@ -1,0 +1,168 @@
+"""``tf.print``, ``tf.cond`` and ``tf.while_loop``: what must behave the same traced and
+eager.
+
+``print`` inside a traced function is a host node of the graph (it prints at every call,
+replays included); ``cond`` on a traced predicate runs both branches once while tracing
+and selects on the device; a ``while_loop`` whose condition depends on traced values
+breaks the graph (the signature runs eagerly, one warning). Computing belongs to the core.
+"""
+
+import os
+import sys
+
+import numpy as np
+
+from mixprec import _core, _nest
+
+__all__ = ["print", "cond", "while_loop"]
+
+_builtin_print = print
+
+
+def _fmt_array(a, summarize):
+    if a.ndim == 0:
+        return _fmt_scalar(a.item())
+    edge = summarize if summarize is not None and summarize >= 0 else max(a.shape) + 1
+
+    def rec(x):
+        if x.ndim == 1:
+            n = x.shape[0]
+            items = [_fmt_scalar(v) for v in (x.tolist() if n <= 2 * edge else
+                                              x[:edge].tolist() + [None] + x[-edge:].tolist())]
+            return "[" + " ".join("..." if v == "None" else v for v in items) + "]"
+        n = x.shape[0]
+        rows = list(range(n)) if n <= 2 * edge else list(range(edge)) + [None] + \
+            list(range(n - edge, n))
+        parts = ["..." if r is None else rec(x[r]) for r in rows]
+        return "[" + ("\n" + " " * 1).join(parts) + "]"
+    return rec(a)
+
+
+def _fmt_scalar(v):
+    if v is None:
+        return "None"
+    if isinstance(v, bool):
+        return "1" if v else "0"
+    if isinstance(v, float):
+        return "%g" % v if v == v and abs(v) not in (float("inf"),) else \
+            ("nan" if v != v else ("inf" if v > 0 else "-inf"))
+    return str(v)
+
+
+def _format(values, sep, summarize):
+    out = []
+    for v in values:
+        if isinstance(v, _core.Tensor):
+            out.append(_fmt_array(np.asarray(v.numpy()), summarize))
+        elif isinstance(v, (list, tuple)) and not isinstance(v, str):
+            out.append("[" + ", ".join(_format([x], sep, summarize) for x in v) + "]")
+        elif isinstance(v, dict):
+            out.append("{" + ", ".join("%r: %s" % (k, _format([v[k]], sep, summarize))
+                                       for k in sorted(v, key=repr)) + "}")
+        else:
+            out.append(str(v))
+    return sep.join(out)
+
+
+def _write(text, stream):
+    if isinstance(stream, str) and stream.startswith("file://"):
+        with open(stream[len("file://"):], "a") as f:
+            f.write(text)
+        return
+    fd = 1 if stream is sys.stdout or stream is sys.__stdout__ else 2
+    if stream is not None and stream not in (sys.stdout, sys.stderr, sys.__stdout__,
+                                             sys.__stderr__):
+        if hasattr(stream, "write"):
+            stream.write(text)
+            return
+    try:
+        (sys.stdout if fd == 1 else sys.stderr).flush()
+    except Exception:  # noqa: BLE001 - a closed stream must not stop printing
+        pass
+    os.write(fd, text.encode())
+
+
+def print(*inputs, output_stream=None, summarize=3, sep=" ", end="\n", name=None):  # noqa: A001
+    """``tf.print``: writes at the file-descriptor level (stderr by default); inside a
+    traced function it runs at every call."""
+    stream = sys.stderr if output_stream is None else output_stream
+    leaves = _nest.flatten(list(inputs))
+    tensors = [x.read_value() if isinstance(x, _core.Variable) else x for x in leaves]
+    tensors = [x for x in tensors if isinstance(x, _core.Tensor)]
+
+    def emit(*values):
+        it = iter(values)
+        vals = [next(it) if isinstance(x, (_core.Tensor, _core.Variable)) else x for x in leaves]
+        _write(_format(_nest.pack_sequence_as(list(inputs), vals), sep, summarize) + end,
+               stream)
+
+    dry = _core.graph_recording()
+    if dry is not None:
+        _core.graph_record_host(emit, tensors)  # runs at every replay
+        if not dry:  # this call runs for real: print now, without breaking the graph
+            tok = _core.graph_suspend()
+            try:
+                emit(*tensors)
+            finally:
+                _core.graph_resume(tok)
+        return None
+    emit(*tensors)
+    return None
+
+
+def cond(pred, true_fn=None, false_fn=None, name=None):
+    """``tf.cond``. Traced with a predicate computed by the function: both branches run
+    once while tracing and the results are selected on the device (branches must return
+    the same structure of tensors, and must not write variables — that breaks the graph)."""
+    if not callable(true_fn) or not callable(false_fn):
+        raise TypeError("true_fn and false_fn must be callable.")
+    if isinstance(pred, _core.Variable):
+        pred = pred.read_value()
+    if _core.graph_recording() is not None and isinstance(pred, _core.Tensor) and \
+            _core.graph_is_traced(pred):
+        from mixprec import _ops
+        a = true_fn()
+        b = false_fn()
+        try:
+            _nest.map_structure(lambda x, y: None, a, b)
+        except ValueError as e:
+            raise ValueError("true_fn and false_fn arguments to tf.cond must have the same "
+                             "number, type, and overall structure of return values. %s" % e)
+        def sel(x, y):
+            if isinstance(x, _core.Tensor) or isinstance(y, _core.Tensor):
+                x = _core.convert_to_tensor(x)
+                y = _core.convert_to_tensor(y, x.dtype)
+                return _ops.where(pred, x, y)
+            if x is y or x == y:
+                return x
+            bool(pred)  # a Python value that differs by branch needs the value: a break
+            return x
+        return _nest.map_structure(sel, a, b)
+    return true_fn() if bool(pred) else false_fn()
+
+
+def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations=10,
+               back_prop=True, swap_memory=False, maximum_iterations=None, name=None):
+    """``tf.while_loop``: runs ``body`` while ``cond`` holds (a traced condition needs
+    its value: the signature then runs eagerly, see docs/function.md)."""
+    if not callable(cond):
+        raise TypeError("cond must be callable.")
+    if not callable(body):
+        raise TypeError("body must be callable.")
+    single = not isinstance(loop_vars, (list, tuple))
+    vars_ = [loop_vars] if single else list(loop_vars)
+    i = 0
+    while maximum_iterations is None or i < int(maximum_iterations):
+        c = cond(*vars_)
+        if not bool(c):
+            break
+        out = body(*vars_)
+        if not isinstance(out, (list, tuple)) or (single and len(out) != 1):
+            out = [out]
+        vars_ = list(out)
+        i += 1
+    if single:
+        return vars_[0]
+    return type(loop_vars)(vars_) if isinstance(loop_vars, tuple) and \
+        not hasattr(loop_vars, "_fields") else vars_ if isinstance(loop_vars, list) else \
+        type(loop_vars)(*vars_)

@@ -1,0 +1,106 @@
+"""The functions ``fit``/``evaluate``/``predict`` call per step: ``train_step``/``test_step``/
+``predict_step`` traced with ``mixprec.function`` (tf-keras' ``make_train_function``), or
+the plain methods when the model runs eagerly (``compile(run_eagerly=True)``,
+``model.run_eagerly = True`` or ``tf.config.run_functions_eagerly(True)``).
+
+It owns only the choice and the caching (rebuilt when the model is compiled again or the
+optimizer changes); the loops stay in training.py and the numbers in the core.
+"""
+
+import weakref
+
+from mixprec import _function
+
+# model -> {kind: (key, function)}; kept outside the model so that copying or pickling a
+# model never meets a traced graph, and the functions hold the model weakly
+_CACHE = weakref.WeakKeyDictionary()
+
+__all__ = ["train_function", "test_function", "predict_function", "RunEagerlyMixin", "reset",
+           "cached"]
+
+
+class RunEagerlyMixin:
+    """``model.run_eagerly`` as tf-keras: False by default (steps traced), True to debug."""
+
+    @property
+    def run_eagerly(self):
+        flag = self.__dict__.get("_run_eagerly_flag")
+        return bool(flag) or _function.functions_run_eagerly()
+
+    @run_eagerly.setter
+    def run_eagerly(self, value):
+        self.__dict__["_run_eagerly_flag"] = value
+        reset(self)
+
+
+def reset(model):
+    """Forget the model's traced steps (compile, run_eagerly changes)."""
+    _CACHE.pop(model, None)
+
+
+def cached(model, kind):
+    """The traced function of `kind` ('train', 'test', 'predict') or None."""
+    entry = _CACHE.get(model, {}).get(kind)
+    return None if entry is None else entry[1]
+
+
+def _cached(model, kind, make):
+    cache = _CACHE.setdefault(model, {})
+    opt = getattr(model, "optimizer", None)
+    key = (kind, id(opt), id(type(model).train_step), id(type(model).test_step),
+           id(type(model).predict_step))
+    fn = cache.get(kind)
+    if fn is None or fn[0] != key:
+        fn = (key, make())
+        cache[kind] = fn
+    return fn[1]
+
+
+def _optimizer_flag(model):
+    opt = getattr(model, "optimizer", None)
+    return opt, getattr(opt, "_last_applied", None) if opt is not None else None
+
+
+def train_function(model):
+    """step(batch) -> logs; a LossScaleOptimizer's ``_last_applied`` (the step's skip flag,
+    a device tensor) is refreshed from every replay."""
+    if model.run_eagerly:
+        return model.train_step
+
+    mref = weakref.ref(model)
+
+    def make():
+        def step(data):
+            m = mref()
+            logs = m.train_step(data)
+            opt, applied = _optimizer_flag(m)
+            return logs, applied
+
+        traced = _function.Function(step, reduce_retracing=True, name="train_function")
+
+        def run(data):
+            logs, applied = traced(data)
+            opt = getattr(mref(), "optimizer", None)
+            if opt is not None and applied is not None and hasattr(opt, "_last_applied"):
+                object.__setattr__(opt, "_last_applied", applied)
+            return logs
+        run.traced = traced
+        return run
+    return _cached(model, "train", make)
+
+
+def test_function(model):
+    if model.run_eagerly:
+        return model.test_step
+    mref = weakref.ref(model)
+    return _cached(model, "test", lambda: _function.Function(
+        lambda data: mref().test_step(data), reduce_retracing=True, name="test_function"))
+
+
+def predict_function(model):
+    if model.run_eagerly:
+        return model.predict_step
+    mref = weakref.ref(model)
+    return _cached(model, "predict", lambda: _function.Function(
+        lambda data: mref().predict_step(data), reduce_retracing=True,
+        name="predict_function"))
