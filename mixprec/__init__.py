@@ -52,6 +52,7 @@ if _amp_state.env_enabled:  # TF_ENABLE_AUTO_MIXED_PRECISION=1: the rewrite for 
 
 __version__ = "0.1.0"
 newaxis = None
+config.experimental._mark_import_done()
 
 from mixprec import _unsupported  # noqa: E402
 

@@ -108,6 +108,11 @@ def _on_break(reason):
 
 _core._set_graph_break_hook(_on_break)
 
+# Breaks that are the documented way a construct runs, not a surprise: no warning.
+# tf.distribute: strategy.run runs replicas on threads and sums through collectives,
+# neither of which a trace of the calling thread can record.
+_SILENT_BREAKS = ("tf.distribute:",)
+
 # Graph passes run on every traced graph after recording and before its first replay:
 # callables pass(graph: _core.Graph, name: str) (the automatic-mixed-precision rewrite
 # registers itself here). A pass may change dtypes and insert casts (csrc/graph.h).
@@ -538,7 +543,7 @@ class Function:
             g.abort()
             site, reason = _state.break_site or ("<unknown>", g.break_reason)
             _state.break_site = None
-            if site not in self._warned:
+            if site not in self._warned and not str(reason).startswith(_SILENT_BREAKS):
                 self._warned.add(site)
                 warnings.warn("mixprec.function %r: graph break at %s: %s needs a concrete value "
                               "while tracing; this input signature runs eagerly from now on "
