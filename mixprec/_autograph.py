@@ -61,15 +61,18 @@ def if_stmt(pred, true_fn, false_fn, init, names, live):
     # both branches are traced (their Python side effects happen); the branch this call does
     # not take runs with its variable writes and prints recorded only, so a branch that
     # writes state can still break the graph without having changed anything
-    tok = _core.graph_suspend()
-    try:
-        taken = bool(pred)
-    finally:
-        _core.graph_resume(tok)
+    outer_dry = bool(_core.graph_recording())  # a dry trace, or inside a branch not taken
+    taken = True
+    if not outer_dry:  # this call runs for real: its predicate has a value
+        tok = _core.graph_suspend()
+        try:
+            taken = bool(pred)
+        finally:
+            _core.graph_resume(tok)
     before = _side_effect_nodes(g)
     results = []
     for branch, fn in ((True, true_fn), (False, false_fn)):
-        prev = _core.graph_set_effects_dry(branch != taken)
+        prev = _core.graph_set_effects_dry(outer_dry or branch != taken)
         try:
             results.append(fn(*init))
         finally:
@@ -87,7 +90,14 @@ def if_stmt(pred, true_fn, false_fn, init, names, live):
                 x = y = None if ux or uy else x
             elif ux or uy:
                 raise ValueError("'%s' must also be initialized in the %s branch" % (
-                    name, "if" if ux else "else"))
+                    name, "main" if ux else "else"))
+            elif (x is None) != (y is None) and isinstance(
+                    x if y is None else y, (_core.Tensor, _core.Variable)):
+                raise ValueError("'%s' is None at the end of the %s branch" % (
+                    name, "main" if x is None else "else"))
+        if type(x) is type(y) and type(x) in (int, float, bool) and x != y:
+            # as tf.cond: Python numbers that differ between the branches become tensors
+            x, y = _core.convert_to_tensor(x), _core.convert_to_tensor(y)
         outs_a.append(x)
         outs_b.append(y)
     from mixprec import _control
@@ -153,6 +163,10 @@ def _check_branch(stmts):
             raise _Unsupported("break")
         if isinstance(n, ast.Return):
             raise _Unsupported("return")
+        if isinstance(n, (ast.Attribute, ast.Subscript, ast.Starred)) and \
+                isinstance(n.ctx, ast.Store):
+            # an object mutated by both traced branches would keep the else branch's value
+            raise _Unsupported("attribute")
         for c in ast.iter_child_nodes(n):
             if isinstance(c, _NO_DESCEND):
                 if isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -284,7 +298,8 @@ def _source_tree(fn):
     except SyntaxError:
         return None
     if not mod.body or not isinstance(mod.body[0], ast.FunctionDef) or \
-            mod.body[0].name != fn.__name__:
+            mod.body[0].name != fn.__code__.co_name or \
+            filename != fn.__code__.co_filename:
         return None
     ast.increment_lineno(mod, first - 1)
     return mod, filename
@@ -294,6 +309,8 @@ def _rewrite(fn):
     """(converted function, its source) or None when fn stays as it is."""
     if getattr(fn, "__ag_do_not_convert__", False) or not isinstance(fn, types.FunctionType):
         return None
+    if inspect.unwrap(fn) is not fn:
+        return None  # a decorator's wrapper: its source is not the wrapped function's
     code = fn.__code__
     if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE |
                         inspect.CO_ASYNC_GENERATOR):

@@ -127,6 +127,17 @@ def test_a_name_bound_in_one_branch_only():
     assert float(g(tf.constant(2.0))) == 6.0 and float(g(tf.constant(-2.0))) == -2.0
 
     @tf.function
+    def k(x):
+        if x > 0:
+            pass
+        else:
+            w = x
+        return w  # noqa: F821
+
+    with pytest.raises(ValueError, match="'w' must also be initialized in the main branch"):
+        k(tf.constant(1.0))
+
+    @tf.function
     def h(x, flag):
         if flag:
             z = x
@@ -134,6 +145,45 @@ def test_a_name_bound_in_one_branch_only():
 
     with pytest.raises(NameError):
         h(tf.constant(1.0), False)
+
+
+def test_python_numbers_that_differ_become_tensors():
+    @tf.function
+    def f(x):
+        if x > 0:
+            n = 1
+        else:
+            n = 2
+        return x * tf.cast(n, tf.float32), n
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        y, n = f(tf.constant(3.0))
+        assert float(y) == 3.0 and int(n) == 1 and n.dtype == tf.int32
+        y, n = f(tf.constant(-3.0))
+        assert float(y) == -6.0 and int(n) == 2
+    assert f.experimental_get_tracing_count() == 1
+
+
+def test_attribute_writes_in_branches_stay_python():
+    class Box:
+        pass
+
+    box = Box()
+
+    @tf.function
+    def f(x):
+        if x > 0:
+            box.last = "pos"  # not converted: bool(x) breaks the graph, Python's if runs
+        else:
+            box.last = "neg"
+        return x
+
+    with pytest.warns(UserWarning, match="graph break"):
+        f(tf.constant(1.0))
+    assert box.last == "pos"
+    f(tf.constant(-1.0))
+    assert box.last == "neg"
 
 
 def test_unconvertible_code_still_breaks_with_one_warning():
@@ -195,6 +245,22 @@ def test_both_branches_traced_side_effects_and_state():
     assert sorted(log) == ["a", "b"]  # both branches traced
     assert float(f(tf.constant(-1.0))) == 0.0
     assert float(v) == 0.0
+
+    u = tf.Variable(0.0)
+
+    @tf.function
+    def g(x, y):
+        if x > 0:
+            z = x
+        else:
+            if y > 0:  # taken by its own predicate, inside the outer branch not taken
+                u.assign(5.0)
+            z = y
+        return z
+
+    with pytest.warns(UserWarning, match="graph break"):
+        assert float(g(tf.constant(1.0), tf.constant(1.0))) == 1.0
+    assert float(u) == 0.0
 
 
 def test_print_in_a_branch_runs_only_when_taken(capfd):
