@@ -10,6 +10,7 @@ import ast
 import inspect
 import textwrap
 import types
+import weakref
 
 from mixprec import _core, _nest
 
@@ -286,6 +287,81 @@ class _Rewriter:
         return new
 
 
+# builtins that act on their caller's frame: called directly, never through ag__.call
+_FRAME_BUILTINS = {"super", "locals", "globals", "vars", "eval", "exec", "dir"}
+
+
+class _CallRewriter(ast.NodeTransformer):
+    """``f(a, b=c)`` -> ``ag__.call(f, a, b=c)``: a user function called while tracing is
+    converted too (TensorFlow's recursive conversion). Nested scopes are left alone."""
+
+    def __init__(self):
+        self.n = 0
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id in _FRAME_BUILTINS:
+            return node
+        self.n += 1
+        new = ast.Call(ast.Attribute(ast.Name(_AG, ast.Load()), "call", ast.Load()),
+                       [node.func] + node.args, node.keywords)
+        return ast.copy_location(new, node)
+
+    def _leave(self, node):
+        return node
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda = _leave
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _leave
+
+
+def _library_dirs():
+    import os
+    import sysconfig
+    dirs = {os.path.dirname(os.path.abspath(__file__))}
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        p = sysconfig.get_paths().get(key)
+        if p:
+            dirs.add(os.path.abspath(p))
+    return tuple(d + os.sep for d in dirs)
+
+
+_LIBRARY_DIRS = None
+_converted_cache = weakref.WeakKeyDictionary()  # function -> its converted form
+
+
+def _user_function(fn):
+    """True for a Python function written by the user (not mixprec's, the standard
+    library's nor an installed package's): those are converted when called while
+    tracing."""
+    global _LIBRARY_DIRS
+    import os
+    if not isinstance(fn, types.FunctionType):
+        return False
+    name = fn.__code__.co_filename
+    if name.startswith("<"):
+        return False
+    if _LIBRARY_DIRS is None:
+        _LIBRARY_DIRS = _library_dirs()
+    return not os.path.abspath(name).startswith(_LIBRARY_DIRS)
+
+
+def call(f, *args, **kwargs):
+    """A call in converted code: a user function is converted (once) while tracing."""
+    if _core.graph_recording() is not None:
+        target = f.__func__ if isinstance(f, types.MethodType) else f
+        if _user_function(target):
+            try:
+                conv = _converted_cache[target]
+            except KeyError:
+                conv = convert(target)
+                # (None: left as written; the value must not refer back to its key)
+                _converted_cache[target] = None if conv is target else conv
+            if conv is not None and conv is not target:
+                f = types.MethodType(conv, f.__self__) if isinstance(
+                    f, types.MethodType) else conv
+    return f(*args, **kwargs)
+
+
 def _source_tree(fn):
     try:
         src = textwrap.dedent(inspect.getsource(fn))
@@ -322,11 +398,11 @@ def _rewrite(fn):
     fdef = mod.body[0]
     if any(isinstance(n, (ast.Global, ast.Nonlocal)) for n in _walk_stmts(fdef.body)):
         return None
-    if not any(isinstance(n, ast.If) for n in _walk_stmts(fdef.body)):
-        return None
+    calls = _CallRewriter()
+    fdef.body = [calls.visit(st) for st in fdef.body]
     rw = _Rewriter()
     fdef.body = rw.block(fdef.body, set(), None)
-    if not rw.converted:
+    if not rw.converted and not calls.n:
         return None
     fdef.decorator_list = []
     freevars = list(code.co_freevars)
@@ -362,7 +438,6 @@ def _rewrite(fn):
                              tuple(closure) or None)
     out.__kwdefaults__ = fn.__kwdefaults__
     out.__dict__.update(fn.__dict__)
-    out.__wrapped__ = fn
     return out, ast.unparse(fdef)
 
 
@@ -372,6 +447,8 @@ def convert(fn):
     if isinstance(fn, types.MethodType):
         inner = convert(fn.__func__)
         return fn if inner is fn.__func__ else types.MethodType(inner, fn.__self__)
+    if not _user_function(fn):
+        return fn  # mixprec's own functions, the standard library's, installed packages'
     try:
         r = _rewrite(fn)
     except Exception:  # noqa: BLE001 - a rewrite failure leaves the function as written

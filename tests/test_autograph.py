@@ -305,6 +305,33 @@ def test_gradients_flow_through_a_converted_if():
     assert grad.experimental_get_tracing_count() == 1
 
 
+def _helper_abs(x):
+    if x > 0:
+        return x
+    return -x
+
+
+def test_user_functions_called_while_tracing_are_converted():
+    class Model:
+        def branch(self, x):
+            if x > 1.0:
+                x = x * 10.0
+            return x
+
+    model = Model()
+
+    @tf.function
+    def f(x):
+        return model.branch(_helper_abs(x)) + tf.reduce_sum(tf.ones([2]))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert float(f(tf.constant(-3.0))) == 32.0
+        assert float(f(tf.constant(0.5))) == 2.5
+    assert f.experimental_get_tracing_count() == 1
+    assert float(_helper_abs(tf.constant(-2.0))) == 2.0  # the original is untouched
+
+
 def test_methods_closures_and_nested_functions():
     scale = tf.constant(3.0)
 
