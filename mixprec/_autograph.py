@@ -12,6 +12,8 @@ import textwrap
 import types
 import weakref
 
+import numpy as np
+
 from mixprec import _core, _nest
 
 __all__ = ["convert", "if_stmt", "do_not_convert", "to_graph", "to_code"]
@@ -96,9 +98,17 @@ def if_stmt(pred, true_fn, false_fn, init, names, live):
                     x if y is None else y, (_core.Tensor, _core.Variable)):
                 raise ValueError("'%s' is None at the end of the %s branch" % (
                     name, "main" if x is None else "else"))
-        if type(x) is type(y) and type(x) in (int, float, bool) and x != y:
-            # as tf.cond: Python numbers that differ between the branches become tensors
+        if type(x) is type(y) and type(x) in (int, float, bool) and x != y or \
+                isinstance(x, (np.ndarray, np.generic)) or isinstance(y, (np.ndarray, np.generic)):
+            # as tf.cond: Python numbers that differ between the branches, and NumPy
+            # values, become tensors
             x, y = _core.convert_to_tensor(x), _core.convert_to_tensor(y)
+        elif not _same_python_value(x, y):
+            # a Python value that depends on the predicate needs its value: the graph
+            # breaks, and this call goes on eagerly with the branch it takes
+            _core.graph_break("a Python value that differs between the branches of an `if` "
+                              "on a traced tensor")
+            return a if taken else b
         outs_a.append(x)
         outs_b.append(y)
     from mixprec import _control
@@ -106,6 +116,25 @@ def if_stmt(pred, true_fn, false_fn, init, names, live):
     return tuple(_Undefined(names[i]) if i < len(names) and (is_undefined(a[i]) or
                                                              is_undefined(b[i])) else v
                  for i, v in enumerate(out))
+
+
+def _same_python_value(x, y):
+    """False when the branches produced Python values (not tensors) that differ."""
+    if x is y:
+        return True
+    if isinstance(x, (_core.Tensor, _core.Variable)) or isinstance(y, (_core.Tensor,
+                                                                       _core.Variable)):
+        return True  # tf.cond's selection (or its structure error)
+    if _nest.is_nested(x) or _nest.is_nested(y):
+        try:
+            _nest.map_structure(lambda p, q: None, x, y)
+        except (ValueError, TypeError):
+            return False
+        return all(_same_python_value(p, q) for p, q in zip(_nest.flatten(x), _nest.flatten(y)))
+    try:
+        return bool(x == y)
+    except Exception:  # noqa: BLE001 - values without a plain equality differ
+        return False
 
 
 # ---------------------------------------------------------------------------- the rewrite
@@ -282,8 +311,10 @@ class _Rewriter:
             n._ag_gen = True
             ast.copy_location(n, s)
             for c in ast.walk(n):
-                if not hasattr(c, "lineno") or getattr(c, "lineno", None) is None:
-                    ast.copy_location(c, s)
+                if getattr(c, "lineno", None) is None:
+                    # generated code reports the `if` line (a graph break's warning names it)
+                    c.lineno = c.end_lineno = s.lineno
+                    c.col_offset, c.end_col_offset = s.col_offset, s.col_offset + 2
         return new
 
 

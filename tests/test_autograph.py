@@ -165,6 +165,22 @@ def test_python_numbers_that_differ_become_tensors():
     assert f.experimental_get_tracing_count() == 1
 
 
+def test_python_values_that_differ_break_the_graph():
+    @tf.function
+    def f(x):
+        if x > 0:
+            label, arr = "pos", np.array([1.0, 2.0])
+        else:
+            label, arr = "neg", np.array([3.0, 4.0])
+        return x, label, arr
+
+    with pytest.warns(UserWarning, match="differs between the branches"):
+        out = f(tf.constant(1.0))
+    assert out[1] == "pos" and list(np.asarray(out[2])) == [1.0, 2.0]
+    out = f(tf.constant(-1.0))
+    assert out[1] == "neg" and list(np.asarray(out[2])) == [3.0, 4.0]
+
+
 def test_attribute_writes_in_branches_stay_python():
     class Box:
         pass
