@@ -410,3 +410,48 @@ def test_loops_keep_python_semantics_and_datasets_break():
     with pytest.warns(UserWarning, match="graph break"):
         assert float(total(ds)) == 5.0
     assert float(total(ds)) == 5.0
+
+
+def test_keras_call_and_train_step_are_converted():
+    from mixprec import keras
+
+    class Gate(keras.layers.Layer):
+        def call(self, x):
+            if tf.reduce_sum(x) > 0:
+                y = x * 2.0
+            else:
+                y = x * 0.0
+            return y
+
+    layer = Gate()
+
+    @tf.function
+    def f(x):
+        return layer(x)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_array_equal(f(tf.constant([1.0, 2.0])).numpy(), [2.0, 4.0])
+        np.testing.assert_array_equal(f(tf.constant([-1.0, -2.0])).numpy(), [0.0, 0.0])
+    assert f.experimental_get_tracing_count() == 1
+
+    class M(keras.Model):
+        def train_step(self, data):
+            x, y = data[0], data[1]
+            with tf.GradientTape() as tape:
+                pred = self(x, training=True)
+                loss = tf.reduce_mean(tf.square(pred - y))
+                if loss > 1e6:  # converted: no graph break in the traced step
+                    loss = loss * 0.0
+            grads = tape.gradient(loss, self.trainable_variables)
+            self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+            return {"loss": loss}
+
+    inp = keras.Input((2,))
+    model = M(inp, keras.layers.Dense(1)(inp))
+    model.compile(optimizer="sgd", loss="mse")
+    x = np.ones((8, 2), np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        hist = model.fit(x, np.zeros((8, 1), np.float32), batch_size=4, epochs=1, verbose=0)
+    assert np.isfinite(hist.history["loss"][0])
