@@ -34,6 +34,7 @@ typedef enum mp_status {
     MP_ERR_INTERNAL,       /* a broken invariant: a bug in mixprec */
     MP_ERR_NOT_IMPLEMENTED,/* NotImplementedError */
     MP_ERR_NONFINITE,      /* check_numerics found inf/NaN */
+    MP_ERR_UNAVAILABLE,    /* UnavailableError: a collective's peer is lost or timed out */
     MP_STATUS_COUNT
 } mp_status;
 
@@ -146,6 +147,7 @@ typedef struct mp_tensor {
     int64_t shape[MP_MAX_DIMS];
     int64_t numel;
     int64_t id;         /* unique per tensor; the tape keys gradients by it */
+    int amp_lowered;    /* a float32 value autocast computed in float16/bfloat16 (amp.c) */
 } mp_tensor;
 
 static inline void *mp_tensor_data(const mp_tensor *t) {
@@ -170,6 +172,9 @@ void mp_tensor_decref(mp_tensor *t); /* NULL-safe */
 mp_status mp_shape_check(int ndim, const int64_t *shape, int64_t *numel_out);
 /* A fresh id from the global counter (tensors and variables share the namespace). */
 int64_t mp_next_id(void);
+/* How many ids were issued so far (tensors created): tf.config uses it to tell whether the
+ * runtime was used before logical devices are configured. */
+int64_t mp_ids_issued(void);
 /* Storage references (graph replay keeps its buffers between runs). NULL-safe. */
 void mp_storage_incref(mp_storage *s);
 void mp_storage_decref(mp_storage *s);

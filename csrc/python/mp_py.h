@@ -72,6 +72,9 @@ extern PyMethodDef mp_py_functions[];
 PyObject *mp_py_binary_op(mp_op op, PyObject *a, PyObject *b);
 PyObject *mp_py_truediv(PyObject *a, PyObject *b);
 
+/* amp.c: the automatic-mixed-precision functions */
+int mp_py_amp_init(PyObject *module);
+
 /* variable_type.c */
 extern PyTypeObject *MpVariable_Type;
 int MpVariable_Check(PyObject *o);
@@ -83,6 +86,10 @@ int mp_py_variable_type_init(PyObject *module);
 /* train.c */
 int mp_py_train_init(PyObject *module);
 int mp_py_nn_init(PyObject *module);
+
+/* collective.c: communicators (csrc/collective.h) */
+extern PyObject *MpExc_Unavailable;        /* UnavailableError(RuntimeError) */
+int mp_py_collective_init(PyObject *module);
 
 /* dlpack.c */
 PyObject *mp_py_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);

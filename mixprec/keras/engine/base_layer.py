@@ -27,6 +27,7 @@ from mixprec.train import _checkpoint
 
 __all__ = ["Layer", "Node"]
 
+_BUILD_LOCK = threading.RLock()  # one build at a time (replica threads share layers)
 _ctx = threading.local()  # .training: the training flag of the outermost model call
 
 
@@ -395,6 +396,12 @@ class Layer:
     def _maybe_build(self, inputs):
         if self.built:
             return
+        # replicas run as threads (tf.distribute): the first one to arrive builds
+        with _BUILD_LOCK:
+            if not self.built:
+                self._maybe_build_locked(inputs)
+
+    def _maybe_build_locked(self, inputs):
         flat = _nest.flatten(inputs)
         shapes = [getattr(x, "shape", None) for x in flat]
         input_shape = shapes[0] if len(shapes) == 1 else _nest.pack_sequence_as(inputs, shapes)
