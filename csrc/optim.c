@@ -239,7 +239,7 @@ mp_status mp_optimizer_apply(mp_optim_kind kind, const mp_optim_hparams *hp, int
     mp_tensor *flag = NULL;
     if (found_inf)
         *found_inf = NULL;
-    if (mp_graph_dry()) {
+    if (mp_graph_effects_dry()) {
         if (check_finite && found_inf) {
             mp_device dev = n > 0 ? mp_tensor_device(vars[0]->value) : (mp_device){MP_DEV_CPU, 0};
             MP_TRY(mp_full(MP_BOOL, 0, NULL, 0.0, dev, &flag));

@@ -143,7 +143,7 @@ mp_status mp_variable_assign(mp_variable *v, mp_tensor *x) {
     }
     if (mp_graph_recording()) {
         MP_TRY(mp_graph_record_assign(v, x));
-        if (mp_graph_dry()) /* a trace without side effects: the replay assigns */
+        if (mp_graph_effects_dry()) /* a trace without side effects: the replay assigns */
             return MP_OK;
     }
     mp_tensor *src = x;

@@ -41,7 +41,7 @@ from mixprec._function import TensorSpec, function  # noqa: F401
 from mixprec._control import cond, print, while_loop  # noqa: F401,A004
 from mixprec import _nest as nest  # noqa: F401
 from mixprec import config, data, debugging, distribute, errors, math, nn, random  # noqa: F401
-from mixprec import experimental  # noqa: F401
+from mixprec import autograph, experimental  # noqa: F401
 from mixprec import keras, mixed_precision, train  # noqa: F401
 from mixprec import compat  # noqa: F401
 from mixprec._amp import state as _amp_state  # noqa: E402

@@ -206,11 +206,11 @@ def test_variable_state_changes_at_every_call():
     assert inc.experimental_get_tracing_count() == 1
 
 
-def test_python_if_on_a_tensor_breaks_to_eager_with_one_warning():
+def test_host_read_breaks_to_eager_with_one_warning():
     @tf.function
     def f(x):
-        if x > 0:  # needs the value: a graph break
-            return x * 2
+        if float(x) > 0:  # needs the value: a graph break (a Python `if` on a tensor is
+            return x * 2  # converted: tests/test_autograph.py)
         return -x
 
     with pytest.warns(UserWarning, match=r"graph break at .*test_function\.py:\d+"):

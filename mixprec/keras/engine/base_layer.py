@@ -12,6 +12,7 @@ import inspect
 import threading
 
 from mixprec import _core, _nest
+from mixprec._autograph import call as _ag_call
 from mixprec import debugging as _debugging
 from mixprec._dtypes import as_dtype
 from mixprec._shape import TensorShape
@@ -478,7 +479,11 @@ class Layer:
         scope = _core.set_scope(self._name) if _debugging._enabled else None
         try:
             with CallScope(self):
-                outputs = self.call(inputs, *args[1:], **kwargs)
+                # while a function traces, a user's call() gets autograph (its Python `if`
+                # on a tensor traces both branches), as tf-keras converts call
+                outputs = _ag_call(self.call, inputs, *args[1:], **kwargs) \
+                    if _core.graph_recording() is not None else \
+                    self.call(inputs, *args[1:], **kwargs)
                 if self._activity_regularizer is not None:
                     self._handle_activity_regularization(outputs)
             return outputs
