@@ -44,46 +44,25 @@ def is_undefined(x):
     return isinstance(x, _Undefined)
 
 
-def _side_effect_nodes(g):
-    return sum(1 for n in g.nodes() if n["kind"] in ("AssignVariable", "OptimizerStep", "Host"))
-
-
 def if_stmt(pred, true_fn, false_fn, init, names, live):
     """Runs a converted ``if``. ``true_fn``/``false_fn`` take the names' values before the
     ``if`` and return them after (followed by the returned value when the branches end in
     ``return``). ``live``: the names read after the ``if`` (one bound in a single branch is
     then TensorFlow's error)."""
-    from mixprec import _function
+    from mixprec import _control
     if isinstance(pred, _core.Variable):
         pred = pred.read_value()
-    g = getattr(_function._state, "graph", None)
-    traced = (isinstance(pred, _core.Tensor) and _core.graph_recording() is not None and
-              g is not None and not g.broken and _core.graph_is_traced(pred))
-    if not traced:
-        return true_fn(*init) if pred else false_fn(*init)
     # both branches are traced (their Python side effects happen); the branch this call does
     # not take runs with its variable writes and prints recorded only, so a branch that
     # writes state can still break the graph without having changed anything
-    outer_dry = bool(_core.graph_recording())  # a dry trace, or inside a branch not taken
-    taken = True
-    if not outer_dry:  # this call runs for real: its predicate has a value
-        tok = _core.graph_suspend()
-        try:
-            taken = bool(pred)
-        finally:
-            _core.graph_resume(tok)
-    before = _side_effect_nodes(g)
-    results = []
-    for branch, fn in ((True, true_fn), (False, false_fn)):
-        prev = _core.graph_set_effects_dry(outer_dry or branch != taken)
-        try:
-            results.append(fn(*init))
-        finally:
-            _core.graph_set_effects_dry(prev)
-    a, b = results
-    if _side_effect_nodes(g) != before:
-        _core.graph_break("a variable write or tf.print inside an `if` on a traced tensor")
-        return a if taken else b
+    run = _control.traced_branches(pred, (lambda: true_fn(*init), lambda: false_fn(*init)),
+                                   "an `if`")
+    if run is None:
+        return true_fn(*init) if pred else false_fn(*init)
+    taken, (a, b), broke = run
+    if broke:
+        return (a, b)[taken]
+    taken = taken == 0
     outs_a, outs_b = [], []
     for i, (x, y) in enumerate(zip(a, b)):
         if i < len(names):
@@ -111,7 +90,6 @@ def if_stmt(pred, true_fn, false_fn, init, names, live):
             return a if taken else b
         outs_a.append(x)
         outs_b.append(y)
-    from mixprec import _control
     out = _control.cond(pred, lambda: tuple(outs_a), lambda: tuple(outs_b))
     return tuple(_Undefined(names[i]) if i < len(names) and (is_undefined(a[i]) or
                                                              is_undefined(b[i])) else v

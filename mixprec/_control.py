@@ -3,7 +3,7 @@ eager.
 
 ``print`` inside a traced function is a host node of the graph (it prints at every call,
 replays included); ``cond`` on a traced predicate runs both branches once while tracing
-and selects on the device; a ``while_loop`` whose condition depends on traced values
+and selects on the device (a branch with state effects breaks the graph instead); a ``while_loop`` whose condition depends on traced values
 breaks the graph (the signature runs eagerly, one warning). Computing belongs to the core.
 """
 
@@ -110,26 +110,68 @@ def print(*inputs, output_stream=None, summarize=3, sep=" ", end="\n", name=None
     return None
 
 
+def _side_effect_nodes(g):
+    return sum(1 for n in g.nodes() if n["kind"] in ("AssignVariable", "OptimizerStep", "Host"))
+
+
+def traced_branches(pred, fns, what):
+    """Runs every branch of a conditional on a traced ``pred`` (tf.cond's way), the branches
+    this call does not take with their variable writes and prints recorded only. Returns
+    ``(taken, results, broke)``: ``taken`` is the index of the branch this call takes
+    (0 = true) and ``broke`` is True when a branch had state effects, in which case the graph
+    is broken (the signature runs eagerly from now on, one warning) and the caller must
+    return ``results[taken]``. None when ``pred`` is not traced in a live graph."""
+    from mixprec import _function
+    if isinstance(pred, _core.Variable):
+        pred = pred.read_value()
+    g = getattr(_function._state, "graph", None)
+    if not (isinstance(pred, _core.Tensor) and _core.graph_recording() is not None and
+            g is not None and not g.broken and _core.graph_is_traced(pred)):
+        return None
+    outer_dry = bool(_core.graph_recording())  # a dry trace, or inside a branch not taken
+    taken = 0
+    if not outer_dry:  # this call runs for real: its predicate has a value
+        tok = _core.graph_suspend()
+        try:
+            taken = 0 if bool(pred) else 1
+        finally:
+            _core.graph_resume(tok)
+    before = _side_effect_nodes(g)
+    results = []
+    for i, fn in enumerate(fns):
+        prev = _core.graph_set_effects_dry(outer_dry or i != taken)
+        try:
+            results.append(fn())
+        finally:
+            _core.graph_set_effects_dry(prev)
+    if _side_effect_nodes(g) != before:
+        # a replay would select results but run every branch's effects: the graph breaks
+        _core.graph_break("a variable write or tf.print inside %s on a traced tensor" % what)
+        return taken, results, True
+    return taken, results, False
+
+
 def cond(pred, true_fn=None, false_fn=None, name=None):
     """``tf.cond``. Traced with a predicate computed by the function: both branches run
     once while tracing and the results are selected on the device (branches must return
-    the same structure of tensors, and must not write variables — that breaks the graph)."""
+    the same structure and dtypes; a branch that writes a variable or prints breaks the
+    graph, so only the taken branch's effects ever happen)."""
     if not callable(true_fn) or not callable(false_fn):
         raise TypeError("true_fn and false_fn must be callable.")
     if isinstance(pred, _core.Variable):
         pred = pred.read_value()
-    if _core.graph_recording() is not None and isinstance(pred, _core.Tensor) and \
-            _core.graph_is_traced(pred):
+    run = traced_branches(pred, (true_fn, false_fn), "tf.cond")
+    if run is not None:
         from mixprec import _ops
-        a = true_fn()
-        b = false_fn()
-        try:
-            _nest.map_structure(lambda x, y: None, a, b)
-        except ValueError as e:
-            raise ValueError("true_fn and false_fn arguments to tf.cond must have the same "
-                             "number, type, and overall structure of return values. %s" % e)
+        taken, (a, b), broke = run
+        _check_same_outputs(a, b)
+        if broke:
+            return (a, b)[taken]
+
         def sel(x, y):
-            if isinstance(x, _core.Tensor) or isinstance(y, _core.Tensor):
+            number = (bool, int, float)
+            if isinstance(x, _core.Tensor) or isinstance(y, _core.Tensor) or \
+                    isinstance(x, number) and isinstance(y, number) and x != y:
                 x = _core.convert_to_tensor(x)
                 y = _core.convert_to_tensor(y, x.dtype)
                 return _ops.where(pred, x, y)
@@ -139,6 +181,31 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
             return x
         return _nest.map_structure(sel, a, b)
     return true_fn() if bool(pred) else false_fn()
+
+
+def _check_same_outputs(a, b):
+    """TensorFlow's check on a traced tf.cond: same structure, and tensors of one dtype."""
+    def error(detail):
+        raise TypeError("true_fn and false_fn arguments to tf.cond must have the same "
+                        "number, type, and overall structure of return values.\n%s" % detail)
+    try:
+        _nest.map_structure(lambda x, y: None, a, b)
+    except (ValueError, TypeError) as e:
+        error(e)
+
+    def dtype(v):
+        if isinstance(v, (_core.Tensor, _core.Variable)):
+            return v.dtype
+        if isinstance(v, (bool, int, float)):  # a branch's Python number becomes a tensor
+            return _core.convert_to_tensor(v).dtype
+        return None
+
+    def check(x, y):
+        if dtype(x) is None or dtype(y) is None:
+            return  # other Python values: selected below (a difference needs the predicate)
+        if dtype(x) != dtype(y):
+            error("%s and %s have different types" % (x, y))
+    _nest.map_structure(check, a, b)
 
 
 def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations=10,
