@@ -36,8 +36,8 @@ def cnn_setup(tf, np, batch, size):
     s2 = (s1 // 2) - 2
     flat = (s2 // 2) ** 2 * 64
     shapes = [(3, 3, 1, 32), (32,), (3, 3, 32, 64), (64,), (flat, 64), (64,), (64, 10), (10,)]
-    params = [tf.Variable((rng.standard_normal(s) * (0.1 if len(s) > 1 else 0.0)).astype("float32"))
-              for s in shapes]
+    params = [tf.Variable((rng.standard_normal(s) * (0.1 if len(s) > 1 else 0.0))
+                          .astype("float32")) for s in shapes]
     x = tf.constant(rng.random((batch, size, size, 1)).astype("float32"))
     y = tf.constant(rng.integers(0, 10, batch).astype("int64"))
     return params, x, y
@@ -53,7 +53,8 @@ def cnn_step(tf, params, x, y, dt):
         h = tf.reshape(h, [x.shape[0], -1])
         h = tf.nn.relu(tf.matmul(h, w[4]) + w[5])
         logits = tf.cast(tf.matmul(h, w[6]) + w[7], "float32")
-        loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
+        loss = tf.reduce_mean(
+            tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
     return tape.gradient(loss, params)
 
 
@@ -121,31 +122,37 @@ def main():
     from mixprec import _core
 
     print(machine())
-    print("OpenBLAS:", _core.blas_config(), "| OPENBLAS_CORETYPE =", os.environ.get("OPENBLAS_CORETYPE"))
-    print(_core.dnnl_info(), "| OMP_WAIT_POLICY =", env.get("OMP_WAIT_POLICY") or os.environ.get("OMP_WAIT_POLICY"),
-          "| mixprec", mixprec.__version__)
+    print("OpenBLAS:", _core.blas_config(), "| OPENBLAS_CORETYPE =",
+          os.environ.get("OPENBLAS_CORETYPE"))
+    print(_core.dnnl_info(), "| OMP_WAIT_POLICY =",
+          env.get("OMP_WAIT_POLICY") or os.environ.get("OMP_WAIT_POLICY"), "| mixprec",
+          mixprec.__version__)
     runners = [("mixprec", sys.executable)]
     if args.tf_python:
         runners.append(("tensorflow", args.tf_python))
-    common = ["--batch", str(args.batch), "--size", str(args.size), "--block-batch", str(args.block_batch),
-              "--block-size", str(args.block_size), "--steps", str(args.steps)]
+    common = ["--batch", str(args.batch), "--size", str(args.size),
+              "--block-batch", str(args.block_batch), "--block-size", str(args.block_size),
+              "--steps", str(args.steps)]
     rows = []
-    for which, label in (("cnn", "seed 004 CNN, batch %d, %dx%d" % (args.batch, args.size, args.size)),
+    cnn_label = "seed 004 CNN, batch %d, %dx%d" % (args.batch, args.size, args.size)
+    for which, label in (("cnn", cnn_label),
                          ("block", "conv3x3 64ch + BN + ReLU, batch %d, %dx%d" % (
                              args.block_batch, args.block_size, args.block_size))):
         for dt in args.dtypes:
             got = {}
             for name, py in runners:
-                out = subprocess.run([py, os.path.abspath(__file__), "--child", name, which, dt] + common,
-                                     capture_output=True, text=True, env=env)
+                cmd = [py, os.path.abspath(__file__), "--child", name, which, dt] + common
+                out = subprocess.run(cmd, capture_output=True, text=True, env=env)
                 if out.returncode != 0:
                     got[name] = {"error": (out.stderr.strip().splitlines() or ["?"])[-1][:60]}
                 else:
                     got[name] = json.loads(out.stdout.strip().splitlines()[-1])
             m = got["mixprec"]
             t = got.get("tensorflow", {})
-            fmt = lambda r, k: ("%.1f" % (1e3 * r[k])) if k in r else r.get("error", "n/a")  # noqa: E731
-            ratio = ("%.2f" % (m["eager"] / t["function"])) if "eager" in m and "function" in t else "n/a"
+            fmt = lambda r, k: (  # noqa: E731
+                ("%.1f" % (1e3 * r[k])) if k in r else r.get("error", "n/a"))
+            ratio = ("%.2f" % (m["eager"] / t["function"])) \
+                if "eager" in m and "function" in t else "n/a"
             rows.append([label, dt, fmt(m, "eager"), fmt(t, "eager") if t else "not installed",
                          fmt(t, "function") if t else "not installed", ratio])
     print_table("Training step, forward + backward (ms, median; lower is better). TensorFlow: "

@@ -2,7 +2,8 @@
 (the default) and through oneDNN, bfloat16/float16 through the widen-and-sgemm fallback and
 through oneDNN (native units where the CPU has them), in GFLOP/s.
 
-    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python bench/gemm_paths.py [--units 512 4096] [--batch 2048]
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python bench/gemm_paths.py \
+        [--units 512 4096] [--batch 2048]
 
 (The machines here export OPENBLAS_CORETYPE=Haswell / OPENBLAS_L2_SIZE for old OpenBLAS
 builds; unset them for this command only, as a user's machine has them.)
@@ -29,8 +30,9 @@ def main():
     from mixprec import _core
 
     print(machine())
-    print("OpenBLAS:", _core.blas_config(), "| OPENBLAS_CORETYPE =", os.environ.get("OPENBLAS_CORETYPE"))
-    print(_core.dnnl_info(), "| threads:", _core.num_threads() if hasattr(_core, "num_threads") else "?")
+    print("OpenBLAS:", _core.blas_config(), "| OPENBLAS_CORETYPE =",
+          os.environ.get("OPENBLAS_CORETYPE"))
+    print(_core.dnnl_info(), "| threads:", tf.config.threading.get_intra_op_parallelism_threads())
     rows = []
     rng = np.random.default_rng(0)
     for units in args.units:

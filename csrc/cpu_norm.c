@@ -10,8 +10,8 @@ typedef struct {
     mp_dtype dt;
     const void *x;
     void *y;
-    const float *a, *b;      /* float32 statistics */
-    const double *ad, *bd;   /* float64 statistics */
+    const float *a, *b;    /* float32 statistics */
+    const double *ad, *bd; /* float64 statistics */
     int64_t C, inner;
 } bn_ctx;
 
@@ -60,8 +60,8 @@ static void bn_rows(void *vctx, int64_t r0, int64_t r1) {
 }
 
 mp_status mp_cpu_batch_norm(mp_device dev, mp_dtype dt, mp_dtype sdt, const void *x, const void *scale,
-                             const void *offset, const void *mean, const void *var, double eps, void *y,
-                             int64_t outer, int64_t C, int64_t inner) {
+                            const void *offset, const void *mean, const void *var, double eps, void *y, int64_t outer,
+                            int64_t C, int64_t inner) {
     (void)dev;
     size_t ss = mp_dtype_size(sdt);
     void *ab = mp_cpu_scratch_alloc(2 * (size_t)C * ss + 64);

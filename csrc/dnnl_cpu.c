@@ -22,7 +22,9 @@ static dnnl_status_t engine_status = dnnl_success;
 static pthread_once_t engine_once = PTHREAD_ONCE_INIT;
 static _Thread_local dnnl_stream_t tls_stream;
 
-static void engine_init(void) { engine_status = dnnl_engine_create(&engine, dnnl_cpu, 0); }
+static void engine_init(void) {
+    engine_status = dnnl_engine_create(&engine, dnnl_cpu, 0);
+}
 
 static mp_status dnnl_err(const char *what, dnnl_status_t s) {
     return mp_error_set(s == dnnl_out_of_memory ? MP_ERR_MEMORY : MP_ERR_INTERNAL, "oneDNN: %s failed (status %d)",
@@ -57,11 +59,11 @@ typedef struct {
 
 typedef struct entry {
     key_t_ key;
-    int refs;  /* users + 1 while in the cache */
+    int refs;                              /* users + 1 while in the cache */
     dnnl_primitive_desc_t pd, aux_pd, rpd; /* aux: the forward pass max-pool backward re-runs */
     dnnl_primitive_t prim, aux, reorder;
-    dnnl_memory_desc_t user_w;        /* weights as TensorFlow stores them (conv), owned */
-    const_dnnl_memory_desc_t pd_w;    /* weights as the primitive wants them (in pd) */
+    dnnl_memory_desc_t user_w;     /* weights as TensorFlow stores them (conv), owned */
+    const_dnnl_memory_desc_t pd_w; /* weights as the primitive wants them (in pd) */
     size_t scratch, aux_scratch, reorder_scratch, wbuf, ws, aux_dst;
 } entry;
 
@@ -126,8 +128,7 @@ static dnnl_data_type_t dnnl_dt(mp_dtype dt) {
     return dt == MP_BF16 ? dnnl_bf16 : dt == MP_F16 ? dnnl_f16 : dnnl_f32;
 }
 
-static dnnl_status_t act_md(dnnl_memory_desc_t *md, mp_dtype dt, int nchw, int64_t n, int64_t c, int64_t h,
-                            int64_t w) {
+static dnnl_status_t act_md(dnnl_memory_desc_t *md, mp_dtype dt, int nchw, int64_t n, int64_t c, int64_t h, int64_t w) {
     dnnl_dims_t d = {n, c, h, w};
     return dnnl_memory_desc_create_with_tag(md, 4, d, dnnl_dt(dt), nchw ? dnnl_nchw : dnnl_nhwc);
 }
@@ -156,11 +157,11 @@ static size_t scratch_of(const_dnnl_primitive_desc_t pd) {
 
 /* ------------------------------------------------------------------ building */
 
-#define CHK(call)                       \
-    do {                                \
-        s = (call);                     \
-        if (s != dnnl_success)          \
-            goto done;                  \
+#define CHK(call)                                                                                                      \
+    do {                                                                                                               \
+        s = (call);                                                                                                    \
+        if (s != dnnl_success)                                                                                         \
+            goto done;                                                                                                 \
     } while (0)
 
 static dnnl_status_t build_conv(entry *e, dnnl_primitive_attr_t attr) {
@@ -217,8 +218,7 @@ static dnnl_status_t build_pool(entry *e, dnnl_primitive_attr_t attr) {
     mp_dtype dt = (mp_dtype)e->key.dt;
     dnnl_status_t s;
     dnnl_memory_desc_t src = NULL, dst = NULL;
-    dnnl_dims_t strides = {w->sh, w->sw}, ker = {w->kh, w->kw}, dil = {0, 0}, pl = {w->pt, w->pl},
-                pr = {w->pb, w->pr};
+    dnnl_dims_t strides = {w->sh, w->sw}, ker = {w->kh, w->kw}, dil = {0, 0}, pl = {w->pt, w->pl}, pr = {w->pb, w->pr};
     int is_max = e->key.kind == MP_POOL_MAX || e->key.kind == MP_POOL_MAX_BWD;
     dnnl_alg_kind_t alg = is_max ? dnnl_pooling_max : dnnl_pooling_avg_exclude_padding;
     CHK(act_md(&src, dt, w->nchw, w->n, w->c, w->h, w->w));
@@ -378,12 +378,12 @@ static mp_status exec(dnnl_primitive_t p, int na, const dnnl_exec_arg_t *args) {
     return r == dnnl_success ? MP_OK : dnnl_err("execution", r);
 }
 
-#define ARG(arg, md, p)                                   \
-    do {                                                  \
-        if (add_arg(&c, args, &na, (arg), (md), (p))) {   \
-            st = mp_error_set(MP_ERR_MEMORY, "oneDNN: memory object creation failed"); \
-            goto out;                                     \
-        }                                                 \
+#define ARG(arg, md, p)                                                                                                \
+    do {                                                                                                               \
+        if (add_arg(&c, args, &na, (arg), (md), (p))) {                                                                \
+            st = mp_error_set(MP_ERR_MEMORY, "oneDNN: memory object creation failed");                                 \
+            goto out;                                                                                                  \
+        }                                                                                                              \
     } while (0)
 
 static mp_status run_conv(entry *e, const void *a, const void *b, void *out) {
@@ -405,8 +405,7 @@ static mp_status run_conv(entry *e, const void *a, const void *b, void *out) {
         ARG(DNNL_ARG_FROM, e->user_w, user_w);
         ARG(DNNL_ARG_TO, e->pd_w, wbuf);
         if (rscratch)
-            ARG(DNNL_ARG_SCRATCHPAD, qmd(e->rpd, dnnl_query_scratchpad_md),
-                rscratch);
+            ARG(DNNL_ARG_SCRATCHPAD, qmd(e->rpd, dnnl_query_scratchpad_md), rscratch);
         if ((st = exec(e->reorder, na, args)) != MP_OK)
             goto out;
         na = 0;
@@ -433,8 +432,7 @@ static mp_status run_conv(entry *e, const void *a, const void *b, void *out) {
         ARG(DNNL_ARG_FROM, e->pd_w, wbuf);
         ARG(DNNL_ARG_TO, e->user_w, out);
         if (rscratch)
-            ARG(DNNL_ARG_SCRATCHPAD, qmd(e->rpd, dnnl_query_scratchpad_md),
-                rscratch);
+            ARG(DNNL_ARG_SCRATCHPAD, qmd(e->rpd, dnnl_query_scratchpad_md), rscratch);
         st = exec(e->reorder, na, args);
     }
 out:
@@ -593,8 +591,8 @@ static void operand_sizes(int fam, int kind, const mp_window *w, int64_t n[3]) {
             n[0] = x, n[1] = y, n[2] = f;
     } else {
         n[0] = kind == MP_POOL_AVG_BWD ? 0 : x;
-        n[1] = kind == MP_POOL_MAX_BWD || kind == MP_POOL_AVG_BWD ? y : 0;
-        n[2] = kind == MP_POOL_MAX || kind == MP_POOL_AVG ? y : x;
+        n[1] = kind == MP_POOL_MAX_BWD || kind == MP_POOL_AVG_BWD ? y : kind == MP_POOL_MAX_GRADGRAD ? x : 0;
+        n[2] = kind == MP_POOL_MAX || kind == MP_POOL_AVG || kind == MP_POOL_MAX_GRADGRAD ? y : x;
     }
 }
 
@@ -620,8 +618,8 @@ static mp_status native(int fam, int kind, mp_dtype dt, const mp_window *w, cons
 
 /* Widen the operands to wdt, compute there (oneDNN for float32, loops for float64), round
  * the result once into dt. */
-static mp_status widened(int fam, int kind, mp_dtype dt, mp_dtype wdt, const mp_window *w, const void *a,
-                         const void *b, void *out, int *unimpl) {
+static mp_status widened(int fam, int kind, mp_dtype dt, mp_dtype wdt, const mp_window *w, const void *a, const void *b,
+                         void *out, int *unimpl) {
     int64_t n[3];
     operand_sizes(fam, kind, w, n);
     size_t es = mp_dtype_size(wdt);
@@ -664,9 +662,11 @@ static mp_status route(int fam, int kind, mp_dtype dt, const mp_window *w, const
     /* oneDNN's 16-bit pooling backward sums overlapping windows in 16 bits: widened, so
      * that the gradient is accumulated in float32 and rounded once */
     int overlap = w->kh > w->sh || w->kw > w->sw;
-    int widen_first = fam == FAM_POOL && dt != MP_F32 && overlap &&
-                      (kind == MP_POOL_MAX_BWD || kind == MP_POOL_AVG_BWD);
-    if (!__atomic_load_n(&force_fallback, __ATOMIC_RELAXED)) {
+    int widen_first =
+        fam == FAM_POOL && dt != MP_F32 && overlap && (kind == MP_POOL_MAX_BWD || kind == MP_POOL_AVG_BWD);
+    if (fam == FAM_POOL && kind == MP_POOL_MAX_GRADGRAD) /* no oneDNN primitive: a gather, exact in float64 */
+        unimpl = 1;
+    else if (!__atomic_load_n(&force_fallback, __ATOMIC_RELAXED)) {
         if (!widen_first)
             MP_TRY(native(fam, kind, dt, w, a, b, out, &unimpl));
         if (unimpl && dt != MP_F32) /* e.g. float16 on a CPU without AVX512-FP16 */
@@ -689,19 +689,22 @@ mp_status mp_cpu_pool(mp_device dev, mp_pool_kind k, mp_dtype dt, const mp_windo
     return route(FAM_POOL, (int)k, dt, win, a, b, out);
 }
 
-int mp_dnnl_force_reference(int on) { return __atomic_exchange_n(&force_fallback, on != 0, __ATOMIC_RELAXED); }
+int mp_dnnl_force_reference(int on) {
+    return __atomic_exchange_n(&force_fallback, on != 0, __ATOMIC_RELAXED);
+}
 
 const char *mp_dnnl_info(void) {
     static char buf[128];
     const dnnl_version_t *v = dnnl_version();
     dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
     const char *name = isa == dnnl_cpu_isa_avx512_core_amx_fp16 ? "avx512_core_amx_fp16"
-                       : isa == dnnl_cpu_isa_avx512_core_amx ? "avx512_core_amx"
-                       : isa == dnnl_cpu_isa_avx512_core_fp16 ? "avx512_core_fp16"
-                       : isa == dnnl_cpu_isa_avx512_core_bf16 ? "avx512_core_bf16"
-                       : isa == dnnl_cpu_isa_avx512_core ? "avx512_core"
-                       : isa == dnnl_cpu_isa_avx2_vnni_2 ? "avx2_vnni_2"
-                       : isa == dnnl_cpu_isa_avx2 ? "avx2" : "other";
+                       : isa == dnnl_cpu_isa_avx512_core_amx    ? "avx512_core_amx"
+                       : isa == dnnl_cpu_isa_avx512_core_fp16   ? "avx512_core_fp16"
+                       : isa == dnnl_cpu_isa_avx512_core_bf16   ? "avx512_core_bf16"
+                       : isa == dnnl_cpu_isa_avx512_core        ? "avx512_core"
+                       : isa == dnnl_cpu_isa_avx2_vnni_2        ? "avx2_vnni_2"
+                       : isa == dnnl_cpu_isa_avx2               ? "avx2"
+                                                                : "other";
     snprintf(buf, sizeof buf, "oneDNN %d.%d.%d (%s)", v->major, v->minor, v->patch, name);
     return buf;
 }

@@ -824,6 +824,37 @@ static mp_status g_max_pool(const mp_node *n, mp_tensor *dy, const int *need, mp
     return finish(&a);
 }
 
+/* zeros shaped as t (the max positions do not move under small changes of x) */
+static mp_tensor *zeros_as(arena *a, const mp_tensor *t) {
+    if (a->st != MP_OK)
+        return NULL;
+    mp_tensor *r = NULL;
+    mp_status st_ = mp_full(t->dtype, t->ndim, t->shape, 0.0, mp_tensor_device(t), &r);
+    return keep(a, st_, r);
+}
+
+/* MaxPoolGrad(x, dy): linear in dy, adjoint MaxPoolGradGrad(x, g); x gets zeros (as TF) */
+static mp_status g_max_pool_grad(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    arena a = {0};
+    mp_tensor *r;
+    if (need[0] && (r = zeros_as(&a, n->inputs[0])))
+        dx[0] = out(r);
+    if (need[1] && (r = window(&a, MP_OP_MAX_POOL_GRAD_GRAD, n->inputs[0], dy, n, NULL)))
+        dx[1] = out(r);
+    return finish(&a);
+}
+
+/* MaxPoolGradGrad(x, g): linear in g, adjoint MaxPoolGrad(x, dy); x gets zeros */
+static mp_status g_max_pool_grad_grad(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    arena a = {0};
+    mp_tensor *r;
+    if (need[0] && (r = zeros_as(&a, n->inputs[0])))
+        dx[0] = out(r);
+    if (need[1] && (r = window(&a, MP_OP_MAX_POOL_GRAD, n->inputs[0], dy, n, NULL)))
+        dx[1] = out(r);
+    return finish(&a);
+}
+
 static mp_status g_avg_pool(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
     arena a = {0};
     mp_tensor *r = window(&a, MP_OP_AVG_POOL_GRAD, dy, NULL, n, n->inputs[0]);
@@ -895,8 +926,8 @@ static mp_status g_batch_norm(const mp_node *n, mp_tensor *dy, const int *need, 
 #define GRAD_CONV2D_BACKPROP_INPUT g_conv2d_backprop_input
 #define GRAD_CONV2D_BACKPROP_FILTER g_conv2d_backprop_filter
 #define GRAD_MAX_POOL g_max_pool
-/* second order through max pooling (MaxPoolGradGrad) is not implemented: no gradient */
-#define GRAD_MAX_POOL_GRAD NULL
+#define GRAD_MAX_POOL_GRAD g_max_pool_grad
+#define GRAD_MAX_POOL_GRAD_GRAD g_max_pool_grad_grad
 #define GRAD_AVG_POOL g_avg_pool
 #define GRAD_AVG_POOL_GRAD g_avg_pool_grad
 #define GRAD_MATMUL g_matmul

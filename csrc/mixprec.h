@@ -146,6 +146,7 @@ typedef struct mp_tensor {
     int64_t shape[MP_MAX_DIMS];
     int64_t numel;
     int64_t id;         /* unique per tensor; the tape keys gradients by it */
+    int amp_lowered;    /* a float32 value autocast computed in float16/bfloat16 (amp.c) */
 } mp_tensor;
 
 static inline void *mp_tensor_data(const mp_tensor *t) {
@@ -307,7 +308,8 @@ typedef enum mp_pool_kind {
     MP_POOL_MAX = 0,        /* out y from a = x (b unused) */
     MP_POOL_AVG,            /* out y from a = x; the count excludes padding (TensorFlow's SAME) */
     MP_POOL_MAX_BWD,        /* out dx from a = x, b = dy: dy goes to each window's first maximum */
-    MP_POOL_AVG_BWD         /* out dx from b = dy (a unused) */
+    MP_POOL_AVG_BWD,        /* out dx from b = dy (a unused) */
+    MP_POOL_MAX_GRADGRAD    /* out (y's shape) from a = x, b = g (x's shape): g at each window's first maximum */
 } mp_pool_kind;
 
 /* One table per device type. Kernels see raw pointers, sizes and dtypes; the op layer

@@ -9,6 +9,7 @@
 
 #include "graph.h"
 #include "mixprec.h"
+#include "amp.h"
 #include "ops_internal.h"
 #include "tape.h"
 
@@ -38,7 +39,7 @@ static const struct {
 
 /* Tripwire: a new op must also get its backward rule (grad.c), its binding
  * (csrc/python/functions.c) and a row in tests/test_ops.py; then bump this number. */
-_Static_assert(MP_OP_COUNT == 94, "ops.def changed: update grad.c, functions.c, tests/test_ops.py, then this count");
+_Static_assert(MP_OP_COUNT == 95, "ops.def changed: update grad.c, functions.c, tests/test_ops.py, then this count");
 
 const mp_op_info *mp_op_get_info(mp_op op) {
     if ((int)op < 0 || op >= MP_OP_COUNT)
@@ -988,7 +989,8 @@ static mp_status dispatch(mp_op op, int n_in, mp_tensor *const *in, const mp_att
     case MP_OP_MAX_POOL:
     case MP_OP_MAX_POOL_GRAD:
     case MP_OP_AVG_POOL:
-    case MP_OP_AVG_POOL_GRAD: return mp_run_window(op, in, at, be, out);
+    case MP_OP_AVG_POOL_GRAD:
+    case MP_OP_MAX_POOL_GRAD_GRAD: return mp_run_window(op, in, at, be, out);
     case MP_OP_BATCH_NORM: return mp_run_batch_norm(in, at, be, out);
     default: return mp_error_set(MP_ERR_INTERNAL, "op %s has no forward implementation", OPNAME(op));
     }
@@ -1060,7 +1062,6 @@ mp_status mp_op_exec(mp_op op, int n_in, mp_tensor *const *in, const mp_attrs *a
     return MP_OK;
 }
 
-/* Eager execution: mp_op_exec, then the recording tapes and the recording graph see it. */
 static int dry_skippable(mp_op op, int n_in, mp_tensor *const *in) {
     if (op == MP_OP_RANDOM_UNIFORM || op == MP_OP_RANDOM_NORMAL || op == MP_OP_TRUNCATED_NORMAL)
         return 1;
@@ -1070,7 +1071,8 @@ static int dry_skippable(mp_op op, int n_in, mp_tensor *const *in) {
     return 0;
 }
 
-mp_status mp_op_run(mp_op op, int n_in, mp_tensor *const *in, const mp_attrs *at, mp_tensor **out) {
+/* mp_op_exec, then the recording tapes and the recording graph see it. */
+static mp_status exec_and_record(mp_op op, int n_in, mp_tensor *const *in, const mp_attrs *at, mp_tensor **out) {
     if (mp_graph_dry() && dry_skippable(op, n_in, in)) {
         /* a dry trace needs shapes only: any host read of this value breaks the graph */
         mp_ops_skip_kernels = 1;
@@ -1089,6 +1091,45 @@ mp_status mp_op_run(mp_op op, int n_in, mp_tensor *const *in, const mp_attrs *at
         mp_tensor_decref(*out);
         *out = NULL;
     }
+    return st;
+}
+
+/* Eager execution: under automatic mixed precision (amp.c) on the inputs autocast picks,
+ * its casts executed and recorded like any op. */
+mp_status mp_op_run(mp_op op, int n_in, mp_tensor *const *in, const mp_attrs *at, mp_tensor **out) {
+    *out = NULL;
+    if (!mp_amp_autocast_on() && !mp_amp_recording())
+        return exec_and_record(op, n_in, in, at, out);
+    if ((int)op < 0 || op >= MP_OP_COUNT)
+        return mp_error_set(MP_ERR_VALUE, "unknown op code %d", (int)op);
+    const mp_op_info *info = &op_info[op];
+    if (info->n_inputs >= 0 && n_in != info->n_inputs)
+        return mp_error_set(MP_ERR_VALUE, "%s takes %d inputs, got %d", info->name, info->n_inputs, n_in);
+    if (op == MP_OP_CAST && at && mp_amp_cast_passthrough(in[0], (mp_dtype)at->dtype)) {
+        mp_tensor_incref(in[0]); /* a lowered float32 value cast to float32: itself */
+        *out = in[0];
+        return MP_OK;
+    }
+    mp_tensor *stack_in[8], **cast_in = stack_in;
+    if (n_in > 8 && !(cast_in = malloc(sizeof(mp_tensor *) * (size_t)n_in)))
+        return mp_error_set(MP_ERR_MEMORY, "%s: out of memory for %d inputs", info->name, n_in);
+    int lower = 0, active = 0;
+    mp_status st = mp_amp_prepare(op, n_in, in, cast_in, &lower, &active);
+    if (st == MP_OK)
+        st = exec_and_record(op, n_in, active ? cast_in : in, at, out);
+    if (st == MP_OK)
+        st = mp_amp_finish(op, n_in, active ? cast_in : in, lower, out);
+    if (active)
+        for (int i = 0; i < n_in; i++)
+            mp_tensor_decref(cast_in[i]);
+    if (cast_in != stack_in)
+        free(cast_in);
+    if (st != MP_OK && *out) {
+        mp_tensor_decref(*out);
+        *out = NULL;
+    }
+    if (st == MP_OK && mp_amp_recording())
+        mp_amp_record_op(op, n_in, in, *out);
     return st;
 }
 

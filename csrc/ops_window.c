@@ -23,8 +23,8 @@ static int is_conv(mp_op op) {
 }
 
 /* One spatial dimension: output size and padding (before, after). */
-static mp_status dim_out(mp_op op, const char *which, int64_t in, int64_t k, int64_t s, int64_t d, int mode,
-                         int64_t pa, int64_t pb, int64_t *out, int64_t *before, int64_t *after) {
+static mp_status dim_out(mp_op op, const char *which, int64_t in, int64_t k, int64_t s, int64_t d, int mode, int64_t pa,
+                         int64_t pb, int64_t *out, int64_t *before, int64_t *after) {
     int64_t eff = (k - 1) * d + 1;
     if (mode == 1) { /* SAME */
         int64_t o = (in + s - 1) / s;
@@ -67,13 +67,22 @@ mp_status mp_run_window(mp_op op, mp_tensor *const *in, const mp_attrs *at, cons
     int64_t given_x[4], given_f[4];
     switch (op) {
     case MP_OP_CONV2D: xs = in[0]->shape, fs = in[1]->shape; break;
-    case MP_OP_CONV2D_BACKPROP_INPUT: memcpy(given_x, at->ints4, sizeof given_x), xs = given_x, fs = in[0]->shape,
-                                      dy = in[1]; break;
-    case MP_OP_CONV2D_BACKPROP_FILTER: xs = in[0]->shape, memcpy(given_f, at->ints4, sizeof given_f),
-                                       fs = given_f, dy = in[1]; break;
+    case MP_OP_CONV2D_BACKPROP_INPUT:
+        memcpy(given_x, at->ints4, sizeof given_x), xs = given_x, fs = in[0]->shape, dy = in[1];
+        break;
+    case MP_OP_CONV2D_BACKPROP_FILTER:
+        xs = in[0]->shape, memcpy(given_f, at->ints4, sizeof given_f), fs = given_f, dy = in[1];
+        break;
     case MP_OP_MAX_POOL:
     case MP_OP_AVG_POOL: xs = in[0]->shape; break;
     case MP_OP_MAX_POOL_GRAD: xs = in[0]->shape, dy = in[1]; break;
+    case MP_OP_MAX_POOL_GRAD_GRAD:
+        xs = in[0]->shape;
+        if (in[1]->ndim != 4 || memcmp(in[1]->shape, in[0]->shape, 4 * sizeof(int64_t)) != 0)
+            return mp_error_set(MP_ERR_SHAPE, "MaxPoolGradGrad: the gradient %s must have the input's shape %s",
+                                shp(in[1]->shape, in[1]->ndim, b0, sizeof b0),
+                                shp(in[0]->shape, in[0]->ndim, b1, sizeof b1));
+        break;
     case MP_OP_AVG_POOL_GRAD: memcpy(given_x, at->ints4, sizeof given_x), xs = given_x, dy = in[0]; break;
     default: return mp_error_set(MP_ERR_INTERNAL, "%s is not a window op", NAME(op));
     }
@@ -92,7 +101,7 @@ mp_status mp_run_window(mp_op op, mp_tensor *const *in, const mp_attrs *at, cons
                                 NAME(op), i, mp_dtype_name(dt), mp_dtype_name(in[i]->dtype));
     }
     if ((op == MP_OP_CONV2D || op == MP_OP_CONV2D_BACKPROP_FILTER || op == MP_OP_MAX_POOL || op == MP_OP_AVG_POOL ||
-         op == MP_OP_MAX_POOL_GRAD) &&
+         op == MP_OP_MAX_POOL_GRAD || op == MP_OP_MAX_POOL_GRAD_GRAD) &&
         in[0]->ndim != 4)
         return mp_error_set(MP_ERR_VALUE, "%s: input must be 4-dimensional%s (batch, %s), got rank %d", NAME(op),
                             shp(in[0]->shape, in[0]->ndim, b0, sizeof b0),
@@ -100,8 +109,9 @@ mp_status mp_run_window(mp_op op, mp_tensor *const *in, const mp_attrs *at, cons
     if ((op == MP_OP_CONV2D && in[1]->ndim != 4) || (op == MP_OP_CONV2D_BACKPROP_INPUT && in[0]->ndim != 4))
         return mp_error_set(MP_ERR_VALUE,
                             "%s: filter must be 4-dimensional (height, width, in_channels, out_channels), got %s",
-                            NAME(op), op == MP_OP_CONV2D ? shp(in[1]->shape, in[1]->ndim, b0, sizeof b0)
-                                                         : shp(in[0]->shape, in[0]->ndim, b0, sizeof b0));
+                            NAME(op),
+                            op == MP_OP_CONV2D ? shp(in[1]->shape, in[1]->ndim, b0, sizeof b0)
+                                               : shp(in[0]->shape, in[0]->ndim, b0, sizeof b0));
     if (dy && dy->ndim != 4)
         return mp_error_set(MP_ERR_VALUE, "%s: the output gradient must be 4-dimensional, got %s", NAME(op),
                             shp(dy->shape, dy->ndim, b0, sizeof b0));
@@ -117,8 +127,8 @@ mp_status mp_run_window(mp_op op, mp_tensor *const *in, const mp_attrs *at, cons
     w.w = nchw ? xs[3] : xs[2];
     w.sh = at->ints[0], w.sw = at->ints[1];
     if (w.sh < 1 || w.sw < 1)
-        return mp_error_set(MP_ERR_VALUE, "%s: strides must be positive, got [%lld, %lld]", NAME(op),
-                            (long long)w.sh, (long long)w.sw);
+        return mp_error_set(MP_ERR_VALUE, "%s: strides must be positive, got [%lld, %lld]", NAME(op), (long long)w.sh,
+                            (long long)w.sw);
     if (fs) {
         w.kh = fs[0], w.kw = fs[1], w.oc = fs[3];
         w.dh = at->ints[2], w.dw = at->ints[3];
@@ -136,8 +146,9 @@ mp_status mp_run_window(mp_op op, mp_tensor *const *in, const mp_attrs *at, cons
                                 NAME(op), (long long)w.c, (long long)fs[2]);
         w.groups = w.c / fs[2];
         if (w.groups < 1 || w.oc % w.groups != 0)
-            return mp_error_set(MP_ERR_SHAPE, "%s: Depth of output (%lld) is not a multiple of the number of groups (%lld)",
-                                NAME(op), (long long)w.oc, (long long)w.groups);
+            return mp_error_set(MP_ERR_SHAPE,
+                                "%s: Depth of output (%lld) is not a multiple of the number of groups (%lld)", NAME(op),
+                                (long long)w.oc, (long long)w.groups);
     } else {
         w.kh = at->ints[2], w.kw = at->ints[3], w.oc = w.c, w.dh = w.dw = 1, w.groups = 1;
         if (w.kh < 1 || w.kw < 1)
@@ -150,9 +161,10 @@ mp_status mp_run_window(mp_op op, mp_tensor *const *in, const mp_attrs *at, cons
     if (dy && memcmp(dy->shape, ys, sizeof ys) != 0)
         return mp_error_set(MP_ERR_SHAPE, "%s: the output gradient has shape %s but the forward's output is %s",
                             NAME(op), shp(dy->shape, 4, b0, sizeof b0), shp(ys, 4, b1, sizeof b1));
-    const int64_t *os = op == MP_OP_CONV2D || op == MP_OP_MAX_POOL || op == MP_OP_AVG_POOL ? ys
-                        : op == MP_OP_CONV2D_BACKPROP_FILTER                               ? fs
-                                                                                           : xs;
+    const int64_t *os =
+        op == MP_OP_CONV2D || op == MP_OP_MAX_POOL || op == MP_OP_AVG_POOL || op == MP_OP_MAX_POOL_GRAD_GRAD ? ys
+        : op == MP_OP_CONV2D_BACKPROP_FILTER                                                                 ? fs
+                                                                                                             : xs;
     mp_tensor *r;
     MP_TRY(mp_tensor_new(dt, 4, os, mp_tensor_device(first), &r));
     mp_device dev = mp_tensor_device(first);
@@ -165,14 +177,18 @@ mp_status mp_run_window(mp_op op, mp_tensor *const *in, const mp_attrs *at, cons
     } else if (empty_in || (dy && dy->numel == 0)) { /* sums over nothing */
         st = BE_CALL(be, fill, dev, mp_tensor_data(r), dt, r->numel, 0.0);
     } else if (is_conv(op)) {
-        mp_conv_kind k = op == MP_OP_CONV2D ? MP_CONV_FWD : op == MP_OP_CONV2D_BACKPROP_INPUT ? MP_CONV_BWD_DATA
-                                                                                               : MP_CONV_BWD_FILTER;
+        mp_conv_kind k = op == MP_OP_CONV2D                  ? MP_CONV_FWD
+                         : op == MP_OP_CONV2D_BACKPROP_INPUT ? MP_CONV_BWD_DATA
+                                                             : MP_CONV_BWD_FILTER;
         st = BE_CALL(be, conv, dev, k, dt, &w, mp_tensor_data(in[0]), mp_tensor_data(in[1]), mp_tensor_data(r));
     } else {
-        mp_pool_kind k = op == MP_OP_MAX_POOL ? MP_POOL_MAX : op == MP_OP_AVG_POOL ? MP_POOL_AVG
-                         : op == MP_OP_MAX_POOL_GRAD ? MP_POOL_MAX_BWD : MP_POOL_AVG_BWD;
+        mp_pool_kind k = op == MP_OP_MAX_POOL        ? MP_POOL_MAX
+                         : op == MP_OP_AVG_POOL      ? MP_POOL_AVG
+                         : op == MP_OP_MAX_POOL_GRAD ? MP_POOL_MAX_BWD
+                         : op == MP_OP_AVG_POOL_GRAD ? MP_POOL_AVG_BWD
+                                                     : MP_POOL_MAX_GRADGRAD;
         const void *a = op == MP_OP_AVG_POOL_GRAD ? NULL : mp_tensor_data(in[0]);
-        const void *b = dy ? mp_tensor_data(dy) : NULL;
+        const void *b = dy ? mp_tensor_data(dy) : op == MP_OP_MAX_POOL_GRAD_GRAD ? mp_tensor_data(in[1]) : NULL;
         st = BE_CALL(be, pool, dev, k, dt, &w, a, b, mp_tensor_data(r));
     }
     if (st != MP_OK) {
@@ -219,8 +235,8 @@ mp_status mp_run_batch_norm(mp_tensor *const *in, const mp_attrs *at, const mp_b
     mp_status st = MP_OK;
     if (r->numel > 0)
         st = BE_CALL(be, batch_norm, mp_tensor_device(x), x->dtype, sdt, mp_tensor_data(x), mp_tensor_data(in[1]),
-                     mp_tensor_data(in[2]), mp_tensor_data(in[3]), mp_tensor_data(in[4]), at->f0,
-                     mp_tensor_data(r), outer, C, inner);
+                     mp_tensor_data(in[2]), mp_tensor_data(in[3]), mp_tensor_data(in[4]), at->f0, mp_tensor_data(r),
+                     outer, C, inner);
     if (st != MP_OK) {
         mp_tensor_decref(r);
         return st;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "grad.h"
+#include "amp.h"
 #include "tape.h"
 
 #define MAX_ACTIVE 64
@@ -410,7 +411,9 @@ static mp_status gradient_locked(mp_tape *t, int n_targets, mp_tensor *const *ta
 mp_status mp_tape_gradient(mp_tape *t, int n_targets, mp_tensor *const *targets, mp_tensor *const *seeds,
                            int n_src, const int64_t *src_ids, mp_tensor **grads) {
     pthread_mutex_lock(&t->mu);
+    mp_amp_suspend(1); /* the backward ops run on the dtypes the forward recorded */
     mp_status st = gradient_locked(t, n_targets, targets, seeds, n_src, src_ids, grads);
+    mp_amp_suspend(-1);
     pthread_mutex_unlock(&t->mu);
     return st;
 }

@@ -129,7 +129,7 @@ static void pool_plane(void *ctx, int64_t p0, int64_t p1) {
                 int64_t ya = y0 < 0 ? 0 : y0, yb = y0 + w->kh > w->h ? w->h : y0 + w->kh;
                 int64_t xa = x0 < 0 ? 0 : x0, xb = x0 + w->kw > w->w ? w->w : x0 + w->kw;
                 int64_t oi = at(w, n, c, oy, ox, w->c, w->oh, w->ow);
-                if (j->kind == MP_POOL_MAX || j->kind == MP_POOL_MAX_BWD) {
+                if (j->kind == MP_POOL_MAX || j->kind == MP_POOL_MAX_BWD || j->kind == MP_POOL_MAX_GRADGRAD) {
                     double best = -INFINITY;
                     int64_t bi = -1;
                     for (int64_t y = ya; y < yb; y++)
@@ -143,6 +143,8 @@ static void pool_plane(void *ctx, int64_t p0, int64_t p1) {
                         }
                     if (j->kind == MP_POOL_MAX)
                         j->out[oi] = best;
+                    else if (j->kind == MP_POOL_MAX_GRADGRAD)
+                        j->out[oi] = bi >= 0 ? j->b[bi] : 0.0;
                     else if (bi >= 0)
                         j->out[bi] += j->b[oi];
                 } else {

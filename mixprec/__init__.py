@@ -43,6 +43,12 @@ from mixprec import _nest as nest  # noqa: F401
 from mixprec import config, data, debugging, distribute, errors, math, nn, random  # noqa: F401
 from mixprec import experimental  # noqa: F401
 from mixprec import keras, mixed_precision, train  # noqa: F401
+from mixprec import compat  # noqa: F401
+from mixprec._amp import state as _amp_state  # noqa: E402
+
+if _amp_state.env_enabled:  # TF_ENABLE_AUTO_MIXED_PRECISION=1: the rewrite for every function
+    _amp_state.graph_rewrite_enabled = True
+    _amp_state.refresh()
 
 __version__ = "0.1.0"
 newaxis = None

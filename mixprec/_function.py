@@ -24,6 +24,8 @@ import weakref
 import numpy as np
 
 from mixprec import _core, _nest
+from mixprec._amp import graph_pass as _amp_pass
+from mixprec._amp import state as _amp_state
 from mixprec._dtypes import as_dtype
 from mixprec._shape import TensorShape
 
@@ -109,10 +111,10 @@ _core._set_graph_break_hook(_on_break)
 # Graph passes run on every traced graph after recording and before its first replay:
 # callables pass(graph: _core.Graph, name: str) (the automatic-mixed-precision rewrite
 # registers itself here). A pass may change dtypes and insert casts (csrc/graph.h).
-graph_passes = []
+graph_passes = [_amp_pass.rewrite_graph]
 # Predicates: when one returns True, a new signature traces dry (no state change) and the
 # call's results come from the first replay, so a pass's effect shows from the first call.
-dry_first_trace = []
+dry_first_trace = [_amp_state.active]
 
 
 _run_eagerly = [False]
@@ -403,6 +405,8 @@ class Function:
         return tkey, shape_key, call_args, call_kwargs, inputs
 
     def __call__(self, *args, **kwargs):
+        if _amp_state.active():  # values autocast lowered enter as the float32 they stand for
+            args, kwargs = _amp_pass.restore_arguments(args, kwargs)
         if not kwargs and not _run_eagerly[0]:
             # fast path: positional tensors (in tuples/lists, None allowed) seen before
             ts = []
@@ -414,7 +418,7 @@ class Function:
         if _run_eagerly[0]:
             if self.input_signature is not None:
                 args, kwargs = self._apply_signature(args, kwargs), {}
-            return self._python_function(*args, **kwargs)
+            return self._run_eagerly(args, kwargs)
         tkey, shape_key, call_args, call_kwargs, inputs = self._prepare(args, kwargs)
         trace = self._traces.get(tkey)
         if trace is not None and trace.eager:
@@ -504,7 +508,11 @@ class Function:
         return result
 
     def _run_eagerly(self, call_args, call_kwargs):
-        """The Python function run op by op (a signature whose graph broke)."""
+        """The Python function run op by op (a signature whose graph broke); under automatic
+        mixed precision as a rewritten function: autocast, float32 results (mixprec._amp)."""
+        if _amp_state.active() and _core.graph_recording() is None:
+            f = self._python_function
+            return _amp_pass.call(getattr(f, "__func__", f), "", f, call_args, call_kwargs)
         return self._python_function(*call_args, **call_kwargs)
 
     def _trace_once(self, trace, call_args, call_kwargs, inputs, count, dry):

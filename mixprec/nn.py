@@ -152,8 +152,11 @@ def _padding(padding, n, nchw):
         return 2, (int(spatial[0][0]), int(spatial[0][1]), int(spatial[1][0]),
                    int(spatial[1][1]))
     if not isinstance(padding, str) or padding not in ("SAME", "VALID"):
-        raise ValueError("`padding` must be one of 'SAME', 'VALID' or a list of explicit "
-                         "paddings (TensorFlow spells them in capitals), got %r" % (padding,))
+        # TensorFlow's op-attribute check (an InvalidArgumentError, which is a ValueError)
+        raise _core.InvalidArgumentError(
+            "Value for attr 'padding' of %r is not in the list of allowed values: \"SAME\", "
+            "\"VALID\", \"EXPLICIT\" (explicit padding is a list of pairs; TensorFlow spells "
+            "the names in capitals)" % (padding,))
     return _PADDING_CODES[padding], (0, 0, 0, 0)
 
 
@@ -191,7 +194,8 @@ def conv2d_backprop_input(input_sizes, filters, out_backprop, strides, padding, 
     sizes = [int(v) for v in (input_sizes.numpy() if hasattr(input_sizes, "numpy")
                               else input_sizes)]
     return _window("conv2d_backprop_input", (filters, out_backprop),
-                   _sequence(strides, 2, "strides", nchw), _sequence(dilations, 2, "dilations", nchw),
+                   _sequence(strides, 2, "strides", nchw),
+                   _sequence(dilations, 2, "dilations", nchw),
                    _padding(padding, 2, nchw), nchw, sizes)
 
 
@@ -201,7 +205,8 @@ def conv2d_backprop_filter(input, filter_sizes, out_backprop, strides, padding, 
     sizes = [int(v) for v in (filter_sizes.numpy() if hasattr(filter_sizes, "numpy")
                               else filter_sizes)]
     return _window("conv2d_backprop_filter", (input, out_backprop),
-                   _sequence(strides, 2, "strides", nchw), _sequence(dilations, 2, "dilations", nchw),
+                   _sequence(strides, 2, "strides", nchw),
+                   _sequence(dilations, 2, "dilations", nchw),
                    _padding(padding, 2, nchw), nchw, sizes)
 
 

@@ -71,6 +71,17 @@ def _pool_grad(pool):
     return fn
 
 
+def _max_pool_second_order(x):
+    """MaxPoolGradGrad: the gradient of a max-pool gradient with respect to its dy."""
+    with tf.GradientTape() as outer:
+        outer.watch(x)
+        with tf.GradientTape() as inner:
+            inner.watch(x)
+            y = tf.nn.max_pool2d(x, 2, 1, "SAME")
+        g = inner.gradient(y, x, output_gradients=y * y)
+    return outer.gradient(g, x, output_gradients=x)
+
+
 CASES = {
     "cast": (lambda x: tf.cast(x, "float16"), [f32(3, 4)]),
     "identity": (lambda x: tf.identity(x) * 1.0, [f32(3, 4)]),
@@ -106,6 +117,7 @@ CASES = {
     "conv2d_backprop_filter": (_conv_grads, [f32(1, 5, 5, 2), f32(3, 3, 2, 4)]),
     "max_pool": (lambda x: tf.nn.max_pool2d(x, 2, 2, "VALID"), [f32(1, 4, 4, 3)]),
     "max_pool_grad": (_pool_grad(tf.nn.max_pool2d), [f32(1, 4, 4, 3)]),
+    "max_pool_grad_grad": (_max_pool_second_order, [f32(1, 4, 4, 3)]),
     "avg_pool": (lambda x: tf.nn.avg_pool2d(x, 2, 2, "SAME"), [f32(1, 5, 5, 3)]),
     "avg_pool_grad": (_pool_grad(tf.nn.avg_pool2d), [f32(1, 4, 4, 3)]),
     "batch_norm": (lambda x, m, v, o, s: tf.nn.batch_normalization(x, m, v, o, s, 1e-3),

@@ -311,7 +311,7 @@ def test_bad_arguments_raise_clear_errors():
         tf.nn.max_pool2d(x, 2, [1, -1], "SAME")
     with pytest.raises(ValueError, match="dilations must be positive"):
         tf.nn.conv2d(x, f, 1, "SAME", dilations=0)
-    with pytest.raises(ValueError, match="padding"):
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Value for attr 'padding'"):
         tf.nn.conv2d(x, f, 1, "same")
     with pytest.raises(ValueError, match="data_format"):
         tf.nn.conv2d(x, f, 1, "SAME", data_format="HWNC")
@@ -408,3 +408,31 @@ def test_unsupported_device_slot_is_an_error_not_a_crash():
         _core._emulate_gpu(False)
         if was_on:
             _core._emulate_gpu(True)
+
+
+def test_concurrent_threads_share_the_primitive_cache():
+    """Replicas run on threads: convolutions of several shapes from two threads at once give
+    the single-threaded results (cached primitives, per-call scratchpads)."""
+    import threading
+
+    rng = np.random.default_rng(9)
+    cases = [(tf.constant(rng.standard_normal((2, 9 + i, 8, 3)).astype(np.float32)),
+              tf.constant(rng.standard_normal((3, 3, 3, 5)).astype(np.float32))) for i in range(4)]
+    expected = [tf.nn.max_pool2d(tf.nn.conv2d(x, f, 1, "SAME"), 2, 2, "SAME").numpy() for x, f in cases]
+    errors = []
+
+    def work():
+        try:
+            for _ in range(5):
+                for (x, f), e in zip(cases, expected):
+                    got = tf.nn.max_pool2d(tf.nn.conv2d(x, f, 1, "SAME"), 2, 2, "SAME").numpy()
+                    np.testing.assert_array_equal(got, e)
+        except Exception as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(2)]
+    for t_ in threads:
+        t_.start()
+    for t_ in threads:
+        t_.join()
+    assert not errors, errors[0]

@@ -226,6 +226,12 @@ GRAD_CASES = {
         ("training: batch statistics", lambda x, s, o: tf.nn.fused_batch_norm(
             x, s, o, epsilon=1e-3)[0], [_away((3, 2, 2, 2), r), _away((2,), r), _away((2,), r)]),
     ],
+    "max_pool_grad": [("second order", lambda x: _second(
+        lambda t: tf.reduce_sum(tf.square(tf.nn.max_pool2d(t, 2, 1, "SAME"))), x),
+        [_away((1, 3, 4, 2), r)])],
+    "max_pool_grad_grad": [("of MaxPoolGrad's dy", lambda x, g: _core.window_op(
+        {row[2]: row[0] for row in _core.op_table()}["max_pool_grad_grad"], (x, g), (1, 1), (2, 2), 1,
+        (0, 0, 0, 0), False, None), [_away((1, 3, 4, 2), r), _away((1, 3, 4, 2), r)])],
     "avg_pool_grad": [("second order", lambda x: _second(
         lambda t: tf.reduce_sum(tf.square(tf.nn.avg_pool2d(t, 2, 1, "SAME"))), x),
         [_away((1, 3, 4, 2), r)])],
@@ -240,8 +246,6 @@ NON_DIFFERENTIABLE = {
     "reduce_any", "argmax", "argmin",
     # no tensor inputs, or integer inputs
     "fill", "range", "one_hot", "random_uniform", "random_normal", "truncated_normal",
-    # second order through max pooling (TensorFlow's MaxPoolGradGrad) is not implemented
-    "max_pool_grad",
 }
 
 

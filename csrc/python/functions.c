@@ -72,6 +72,11 @@ static int convert_pair(PyObject *a, PyObject *b, mp_tensor **ta, mp_tensor **tb
         rc = follow_device(ta, *tb);
     else if (!is_tensorish(b) && is_tensorish(a))
         rc = follow_device(tb, *ta);
+    /* a Python value next to a value autocast lowered stands for a float32 one (amp.c) */
+    if (!rc && !is_tensorish(a) && (*tb)->amp_lowered && (*ta)->dtype == (*tb)->dtype)
+        (*ta)->amp_lowered = 1;
+    if (!rc && !is_tensorish(b) && (*ta)->amp_lowered && (*tb)->dtype == (*ta)->dtype)
+        (*tb)->amp_lowered = 1;
     if (rc) {
         mp_tensor_decref(*ta);
         mp_tensor_decref(*tb);

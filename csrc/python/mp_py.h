@@ -72,6 +72,9 @@ extern PyMethodDef mp_py_functions[];
 PyObject *mp_py_binary_op(mp_op op, PyObject *a, PyObject *b);
 PyObject *mp_py_truediv(PyObject *a, PyObject *b);
 
+/* amp.c: the automatic-mixed-precision functions */
+int mp_py_amp_init(PyObject *module);
+
 /* variable_type.c */
 extern PyTypeObject *MpVariable_Type;
 int MpVariable_Check(PyObject *o);

@@ -17,12 +17,12 @@ static PyObject *py_window_op(PyObject *m, PyObject *args) {
     int code, padding, nchw;
     PyObject *inputs, *shape;
     long long s0, s1, w0, w1, p0, p1, p2, p3;
-    if (!PyArg_ParseTuple(args, "iO(LL)(LL)i(LLLL)pO", &code, &inputs, &s0, &s1, &w0, &w1, &padding, &p0, &p1, &p2,
-                          &p3, &nchw, &shape))
+    if (!PyArg_ParseTuple(args, "iO(LL)(LL)i(LLLL)pO", &code, &inputs, &s0, &s1, &w0, &w1, &padding, &p0, &p1, &p2, &p3,
+                          &nchw, &shape))
         return NULL;
-    static const mp_op window_ops[] = {MP_OP_CONV2D,   MP_OP_CONV2D_BACKPROP_INPUT, MP_OP_CONV2D_BACKPROP_FILTER,
-                                       MP_OP_MAX_POOL, MP_OP_MAX_POOL_GRAD,         MP_OP_AVG_POOL,
-                                       MP_OP_AVG_POOL_GRAD};
+    static const mp_op window_ops[] = {MP_OP_CONV2D,       MP_OP_CONV2D_BACKPROP_INPUT, MP_OP_CONV2D_BACKPROP_FILTER,
+                                       MP_OP_MAX_POOL,     MP_OP_MAX_POOL_GRAD,         MP_OP_AVG_POOL,
+                                       MP_OP_AVG_POOL_GRAD, MP_OP_MAX_POOL_GRAD_GRAD};
     int ok = 0;
     for (size_t i = 0; i < sizeof window_ops / sizeof window_ops[0]; i++)
         ok |= code == (int)window_ops[i];
@@ -128,13 +128,15 @@ static PyObject *py_gemm_path(PyObject *m, PyObject *args) {
         return PyErr_Format(PyExc_ValueError, "gemm_path: float32, float16 or bfloat16, got %s",
                             mp_dtype_name((mp_dtype)dt));
     if (mode) {
-        int md = strcmp(mode, "auto") == 0                                         ? MP_GEMM_AUTO
+        int md = strcmp(mode, "auto") == 0                                     ? MP_GEMM_AUTO
                  : strcmp(mode, "widen") == 0 || strcmp(mode, "openblas") == 0 ? MP_GEMM_WIDEN
-                 : strcmp(mode, "onednn") == 0                                     ? MP_GEMM_ONEDNN
-                                                                                   : -1;
+                 : strcmp(mode, "onednn") == 0                                 ? MP_GEMM_ONEDNN
+                                                                               : -1;
         if (md < 0)
-            return PyErr_Format(PyExc_ValueError, "gemm_path: mode must be 'auto', 'widen', 'openblas' or "
-                                                  "'onednn', got '%s'", mode);
+            return PyErr_Format(PyExc_ValueError,
+                                "gemm_path: mode must be 'auto', 'widen', 'openblas' or "
+                                "'onednn', got '%s'",
+                                mode);
         mp_gemm_set_mode((mp_dtype)dt, md);
     }
     return PyUnicode_FromString(mp_gemm_uses_onednn((mp_dtype)dt) ? "onednn" : "openblas");
@@ -156,4 +158,6 @@ static PyMethodDef nn_methods[] = {
     {NULL},
 };
 
-int mp_py_nn_init(PyObject *module) { return PyModule_AddFunctions(module, nn_methods); }
+int mp_py_nn_init(PyObject *module) {
+    return PyModule_AddFunctions(module, nn_methods);
+}

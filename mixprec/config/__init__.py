@@ -7,11 +7,12 @@ loaded and a GPU is present; otherwise the CPU backend runs everything.
 import collections
 
 from mixprec import _core
-from mixprec.config import experimental, threading  # noqa: F401
+from mixprec.config import experimental, optimizer, threading  # noqa: F401
 from mixprec._function import functions_run_eagerly, run_functions_eagerly  # noqa: F401
 
-__all__ = ["run_functions_eagerly", "functions_run_eagerly", "PhysicalDevice", "LogicalDevice", "list_physical_devices", "list_logical_devices",
-           "get_visible_devices", "set_visible_devices", "experimental", "threading"]
+__all__ = ["run_functions_eagerly", "functions_run_eagerly", "PhysicalDevice", "LogicalDevice",
+           "list_physical_devices", "list_logical_devices", "get_visible_devices",
+           "set_visible_devices", "experimental", "optimizer", "threading"]
 
 PhysicalDevice = collections.namedtuple("PhysicalDevice", ["name", "device_type"])
 LogicalDevice = collections.namedtuple("LogicalDevice", ["name", "device_type"])

@@ -1,5 +1,7 @@
-"""``tf.train``: checkpoints (Checkpoint, CheckpointManager, readers)."""
+"""``tf.train``: checkpoints (Checkpoint, CheckpointManager, readers) and ``experimental``
+(the mixed precision graph rewrite switches)."""
 
+from mixprec.train import experimental  # noqa: F401
 from mixprec.train._checkpoint import Checkpoint  # noqa: F401
 from mixprec.train._management import (  # noqa: F401
     CheckpointManager, get_checkpoint_state, latest_checkpoint)

@@ -15,6 +15,7 @@ import numpy as np
 
 from mixprec import _core, _logging, _nest
 from mixprec import random as _random
+from mixprec._amp import state as _amp_state
 from mixprec._dtypes import as_dtype
 from mixprec._tape import GradientTape
 from mixprec.keras import backend
@@ -269,7 +270,8 @@ class Model(_steps.RunEagerlyMixin, Layer):
             if hasattr(policy, "loss_scale"):  # experimental (TF 2.1-2.3) policy
                 if policy_loss_scale is not None:
                     opt = lso.LossScaleOptimizerV1(opt, policy_loss_scale)
-            elif policy.name == "mixed_float16":
+            elif policy.name == "mixed_float16" or _amp_state.env_enabled:
+                # TF_ENABLE_AUTO_MIXED_PRECISION=1 scales the loss automatically (NVIDIA's builds)
                 opt = lso.LossScaleOptimizer(opt)
         self.optimizer = opt
         self._loss_spec = loss

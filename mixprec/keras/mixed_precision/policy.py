@@ -8,6 +8,7 @@ not know about layers, loss scales or tensors: it deals in names only.
 import contextlib
 
 from mixprec import _dtypes
+from mixprec._amp import state as _amp_state
 from mixprec.keras.mixed_precision import device_compatibility_check
 
 __all__ = ["Policy", "global_policy", "set_global_policy", "policy_scope"]
@@ -163,6 +164,11 @@ def _set_global(policy, api_name, policy_cls):
         raise ValueError(
             '%s can only be used to set the global policy to floating-point policies, such '
             'as "float32" and "mixed_float16", but got policy: %s' % (api_name, policy.name))
+    if (policy is not None and policy.compute_dtype != policy.variable_dtype
+            and _amp_state.graph_rewrite_enabled):
+        from mixprec._amp.rewrite import POLICY_AFTER_REWRITE
+
+        raise ValueError(POLICY_AFTER_REWRITE % (policy.name,))
     _global_policy = policy
 
 
@@ -191,8 +197,8 @@ def set_global_policy(policy):
       ValueError: the policy's compute dtype is not floating (e.g. 'int32'); such policies
         are still fine for individual layers. Also the errors of ``Policy(policy)``.
 
-    TensorFlow also refuses a mixed policy after ``enable_mixed_precision_graph_rewrite``;
-    mixprec has no graph rewrite, so that error cannot occur.
+    Raises ValueError too for a mixed policy after ``enable_mixed_precision_graph_rewrite``
+    (until ``disable_mixed_precision_graph_rewrite``), as TensorFlow.
     """
     _set_global(policy, "set_global_policy", Policy)
 
