@@ -3,6 +3,7 @@
  * The CPU table is always present; the CUDA plugin registers its own when it finds a GPU.
  * Knows nothing about what the kernels do. */
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "mixprec.h"
@@ -32,6 +33,49 @@ int mp_device_count(int device_type) {
     return tables[device_type] ? counts[device_type] : 0;
 }
 
+static const char *device_str(mp_device d, char *buf, size_t cap) {
+    snprintf(buf, cap, "%s:%d", d.type == MP_DEV_CUDA ? "GPU" : "CPU", d.index);
+    return buf;
+}
+
+mp_status mp_backend_missing_slot(const mp_backend *be, const char *slot, mp_device dev) {
+    char b[32];
+    return mp_error_set(MP_ERR_NOT_IMPLEMENTED, "the %s backend does not implement %s (%s)", be->name, slot,
+                        device_str(dev, b, sizeof b));
+}
+
+/* ------------------------------------------------------------------ device services */
+
+/* The table of an existing device, or MP_ERR_DEVICE naming it. */
+static mp_status device_backend(mp_device dev, const mp_backend **be) {
+    *be = mp_backend_get(dev.type);
+    if (!*be || dev.index < 0 || dev.index >= counts[dev.type]) {
+        char b[32];
+        return mp_error_set(MP_ERR_DEVICE, "device %s is not available (%d such device%s here)",
+                            device_str(dev, b, sizeof b), mp_device_count(dev.type),
+                            mp_device_count(dev.type) == 1 ? "" : "s");
+    }
+    return MP_OK;
+}
+
+mp_status mp_device_memory_stats(mp_device dev, int reset_peak, int64_t *current, int64_t *peak) {
+    const mp_backend *be;
+    MP_TRY(device_backend(dev, &be));
+    return MP_BACKEND_CALL(be, memory_stats, dev, reset_peak, current, peak);
+}
+
+mp_status mp_device_synchronize(mp_device dev) {
+    const mp_backend *be;
+    MP_TRY(device_backend(dev, &be));
+    return MP_BACKEND_CALL(be, synchronize, dev);
+}
+
+mp_status mp_device_host_syncs(mp_device dev, int64_t *count) {
+    const mp_backend *be;
+    MP_TRY(device_backend(dev, &be));
+    return MP_BACKEND_CALL(be, host_syncs, dev, count);
+}
+
 const mp_c_api mp_c_api_table = {
     .version = MP_C_API_VERSION,
     .backend_size = sizeof(mp_backend),
@@ -51,29 +95,53 @@ static mp_status emulated_copy_d2h(mp_device dev, void *dst, const void *src, si
     return mp_backend_cpu.copy_d2h(dev, dst, src, nbytes);
 }
 
-#define SLOT(name) {#name, offsetof(mp_backend, name)}
+/* The copies to the host are the synchronisations a real GPU would have. */
+static mp_status emulated_host_syncs(mp_device dev, int64_t *count) {
+    (void)dev;
+    *count = __atomic_load_n(&emulated_d2h, __ATOMIC_RELAXED);
+    return MP_OK;
+}
+
+/* The slot names, offsets and one-line docs, from backend.def. */
 static const struct {
     const char *name;
     size_t offset;
+    const char *doc;
 } slots[] = {
-    SLOT(alloc),   SLOT(free),      SLOT(copy_h2d),     SLOT(copy_d2h), SLOT(copy_d2d),     SLOT(cast),
-    SLOT(fill),    SLOT(iota),      SLOT(unary),        SLOT(binary),   SLOT(where),        SLOT(reduce),
-    SLOT(argreduce), SLOT(strided_copy), SLOT(gemm),    SLOT(softmax),  SLOT(one_hot),      SLOT(random),
-    SLOT(softmax_xent), SLOT(finite_check), SLOT(optim_update), SLOT(step_end),
-    SLOT(conv),    SLOT(pool),      SLOT(batch_norm),
+#define MP_BACKEND_SLOT(slot, ret, params, doc) {#slot, offsetof(mp_backend, slot), doc},
+#include "backend.def"
+#undef MP_BACKEND_SLOT
 };
-#undef SLOT
+#define N_SLOTS ((int)(sizeof slots / sizeof slots[0]))
+
+int mp_backend_slot_count(void) { return N_SLOTS; }
+
+const char *mp_backend_slot_info(int i, const char **doc) {
+    if (i < 0 || i >= N_SLOTS)
+        return NULL;
+    if (doc)
+        *doc = slots[i].doc;
+    return slots[i].name;
+}
+
+int mp_backend_has_slot(const mp_backend *be, int i) {
+    void (*fn)(void);
+    if (!be || i < 0 || i >= N_SLOTS)
+        return 0;
+    memcpy(&fn, (const char *)be + slots[i].offset, sizeof fn);
+    return fn != NULL;
+}
 
 /* Sets the slots named in `without` (comma-separated) to NULL. */
 static mp_status drop_slots(mp_backend *be, const char *without) {
     while (without && *without) {
         const char *end = strchr(without, ',');
         size_t len = end ? (size_t)(end - without) : strlen(without);
-        size_t i = 0;
-        for (; i < sizeof slots / sizeof slots[0]; i++)
+        int i = 0;
+        for (; i < N_SLOTS; i++)
             if (strlen(slots[i].name) == len && strncmp(slots[i].name, without, len) == 0)
                 break;
-        if (i == sizeof slots / sizeof slots[0])
+        if (i == N_SLOTS)
             return mp_error_set(MP_ERR_VALUE, "no backend slot named '%.*s'", (int)len, without);
         memset((char *)be + slots[i].offset, 0, sizeof(void (*)(void)));
         without = end ? end + 1 : NULL;
@@ -91,8 +159,7 @@ mp_status mp_backend_emulate_gpu(int on, const char *without) {
     emulated = mp_backend_cpu;
     emulated.name = "emulated-gpu";
     emulated.copy_d2h = emulated_copy_d2h;
+    emulated.host_syncs = emulated_host_syncs;
     MP_TRY(drop_slots(&emulated, without));
     return mp_backend_register(MP_DEV_CUDA, &emulated, 1);
 }
-
-int64_t mp_backend_emulated_d2h_copies(void) { return __atomic_load_n(&emulated_d2h, __ATOMIC_RELAXED); }

@@ -84,13 +84,35 @@ static void mem_add(int64_t n) {
         ;
 }
 
-void mp_cpu_memory_stats(int64_t *current, int64_t *peak) {
+static void mp_cpu_memory_stats(int64_t *current, int64_t *peak) {
     *current = __atomic_load_n(&mem_current, __ATOMIC_RELAXED);
     *peak = __atomic_load_n(&mem_peak, __ATOMIC_RELAXED);
 }
 
-void mp_cpu_memory_reset_peak(void) {
+static void mp_cpu_memory_reset_peak(void) {
     __atomic_store_n(&mem_peak, __atomic_load_n(&mem_current, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+}
+
+/* The memory_stats slot: the host's tensor memory (the emulated GPU shares it). */
+static mp_status cpu_memory_stats(mp_device dev, int reset_peak, int64_t *current, int64_t *peak) {
+    (void)dev;
+    mp_cpu_memory_stats(current, peak);
+    if (reset_peak)
+        mp_cpu_memory_reset_peak();
+    return MP_OK;
+}
+
+/* The synchronize slot: CPU kernels have finished when they return. */
+static mp_status cpu_synchronize(mp_device dev) {
+    (void)dev;
+    return MP_OK;
+}
+
+/* The host_syncs slot: the host never waits for itself. */
+static mp_status cpu_host_syncs(mp_device dev, int64_t *count) {
+    (void)dev;
+    *count = 0;
+    return MP_OK;
 }
 
 static mp_status cpu_alloc(mp_device dev, size_t nbytes, void **out) {
@@ -550,4 +572,7 @@ const mp_backend mp_backend_cpu = {
     .conv = mp_cpu_conv,
     .pool = mp_cpu_pool,
     .batch_norm = mp_cpu_batch_norm,
+    .memory_stats = cpu_memory_stats,
+    .synchronize = cpu_synchronize,
+    .host_syncs = cpu_host_syncs,
 };

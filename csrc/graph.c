@@ -82,6 +82,7 @@ static _Thread_local mp_graph *rec;
 
 mp_graph *mp_graph_recording(void) { return rec; }
 int mp_graph_dry(void) { return rec && rec->dry; }
+int mp_graph_effects_dry(void) { return rec && (rec->dry || rec->effects_dry); }
 
 mp_graph *mp_graph_swap(mp_graph *g) {
     mp_graph *prev = rec;
@@ -220,6 +221,7 @@ mp_status mp_graph_begin(mp_graph *g, int dry) {
     if (rec)
         return mp_error_set(MP_ERR_INTERNAL, "a graph is already recording on this thread");
     g->dry = dry;
+    g->effects_dry = 0;
     g->broken = 0;
     g->break_reason[0] = 0;
     g->n_created_vars = 0;

@@ -114,6 +114,8 @@ typedef struct mp_graph {
     int64_t n_replays;   /* random ops draw stream + n_replays << 32 at replay n_replays */
     mp_storage **kept;   /* (n_nodes or NULL) each op's buffer from the last replay, offered
                           * back to it at the next (private to graph.c) */
+    int effects_dry;     /* ops execute, but variable writes, optimizer steps and host
+                          * callbacks are only recorded (autograph: the branch not taken) */
 } mp_graph;
 
 mp_status mp_graph_new(mp_graph **out);
@@ -136,6 +138,8 @@ mp_graph *mp_graph_recording(void);
 mp_graph *mp_graph_swap(mp_graph *g);
 /* Is this thread in a dry recording (side effects suppressed)? */
 int mp_graph_dry(void);
+/* dry, or recording a branch whose side effects must not execute (effects_dry) */
+int mp_graph_effects_dry(void);
 /* Declare x as the next graph input (x is the argument given at trace time). */
 mp_status mp_graph_add_input(mp_graph *g, mp_tensor *x);
 /* Declare x as the next graph output (a captured constant if x is not from the graph). */

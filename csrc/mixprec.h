@@ -34,6 +34,7 @@ typedef enum mp_status {
     MP_ERR_INTERNAL,       /* a broken invariant: a bug in mixprec */
     MP_ERR_NOT_IMPLEMENTED,/* NotImplementedError */
     MP_ERR_NONFINITE,      /* check_numerics found inf/NaN */
+    MP_ERR_UNAVAILABLE,    /* UnavailableError: a collective's peer is lost or timed out */
     MP_STATUS_COUNT
 } mp_status;
 
@@ -171,6 +172,9 @@ void mp_tensor_decref(mp_tensor *t); /* NULL-safe */
 mp_status mp_shape_check(int ndim, const int64_t *shape, int64_t *numel_out);
 /* A fresh id from the global counter (tensors and variables share the namespace). */
 int64_t mp_next_id(void);
+/* How many ids were issued so far (tensors created): tf.config uses it to tell whether the
+ * runtime was used before logical devices are configured. */
+int64_t mp_ids_issued(void);
 /* Storage references (graph replay keeps its buffers between runs). NULL-safe. */
 void mp_storage_incref(mp_storage *s);
 void mp_storage_decref(mp_storage *s);
@@ -312,86 +316,29 @@ typedef enum mp_pool_kind {
     MP_POOL_MAX_GRADGRAD    /* out (y's shape) from a = x, b = g (x's shape): g at each window's first maximum */
 } mp_pool_kind;
 
-/* One table per device type. Kernels see raw pointers, sizes and dtypes; the op layer
- * (ops.c) has already validated shapes and dtypes and allocated outputs.
- * NOTE: ops never test the device type; they call through this table. A NULL slot means
- * "not supported on this backend" and ops.c reports MP_ERR_NOT_IMPLEMENTED. */
+/* One table per device type, its slots listed in backend.def. Kernels see raw pointers,
+ * sizes and dtypes; the op layer (ops.c) has already validated shapes and dtypes and
+ * allocated outputs.
+ * NOTE: ops never test the device type; they call through this table, always with
+ * MP_BACKEND_CALL. A NULL slot means "not supported on this backend": the call reports
+ * MP_ERR_NOT_IMPLEMENTED naming the slot, the backend and the device. */
 typedef struct mp_backend {
     const char *name;
-    mp_status (*alloc)(mp_device dev, size_t nbytes, void **out);
-    void (*free)(mp_device dev, void *p, size_t nbytes);
-    /* Copy between host and this device (or within it). */
-    mp_status (*copy_h2d)(mp_device dev, void *dst, const void *src, size_t nbytes);
-    mp_status (*copy_d2h)(mp_device dev, void *dst, const void *src, size_t nbytes);
-    mp_status (*copy_d2d)(mp_device dev, void *dst, const void *src, size_t nbytes);
-    mp_status (*cast)(mp_device dev, const void *src, mp_dtype sdt, void *dst, mp_dtype ddt, int64_t n);
-    mp_status (*fill)(mp_device dev, void *dst, mp_dtype dt, int64_t n, double value);
-    mp_status (*iota)(mp_device dev, void *dst, mp_dtype dt, int64_t n, double start, double delta);
-    /* y = f(x) elementwise; x and y have dtype dt (y is bool for IS_FINITE/LOGICAL_NOT). */
-    mp_status (*unary)(mp_device dev, mp_unary_kind k, mp_dtype dt, const void *x, void *y, int64_t n,
-                       double alpha);
-    /* y = f(a, b) with broadcasting; a, b have dtype dt; y has dtype dt or bool (compare). */
-    mp_status (*binary)(mp_device dev, mp_binary_kind k, mp_dtype dt, const mp_bcast *bc, const void *a,
-                        const void *b, void *y, double alpha);
-    /* y = cond ? a : b (cond bool, a/b dtype dt) with broadcasting over 3 operands. */
-    mp_status (*where)(mp_device dev, mp_dtype dt, const mp_bcast *bc, const void *cond, const void *a,
-                       const void *b, void *y);
-    /* Reduce x viewed as (outer, red, inner) over the middle axis -> y (outer, inner). */
-    mp_status (*reduce)(mp_device dev, mp_reduce_kind k, mp_dtype dt, const void *x, void *y,
-                        int64_t outer, int64_t red, int64_t inner);
-    /* Index (int64) of the max/min over the middle axis of (outer, red, inner). */
-    mp_status (*argreduce)(mp_device dev, int is_min, mp_dtype dt, const void *x, int64_t *y,
-                           int64_t outer, int64_t red, int64_t inner);
-    mp_status (*strided_copy)(mp_device dev, mp_dtype dt, const mp_strided *s, const void *src, void *dst);
-    /* C[b] = alpha * op(A[b]) op(B[b]) + beta * C[b]; row-major, A (M,K) or (K,M) if ta;
-     * B (K,N) or (N,K) if tb. A/B/C all have dtype dt; 16-bit types accumulate in f32 and
-     * round once. Batch strides in elements (0 = broadcast). */
-    mp_status (*gemm)(mp_device dev, mp_dtype dt, int ta, int tb, int64_t M, int64_t N, int64_t K,
-                      double alpha, const void *A, const void *B, double beta, void *C, int64_t batch,
-                      int64_t sa, int64_t sb, int64_t sc);
-    /* Row softmax (log_softmax if is_log) over the last axis of (rows, cols); f32 math. */
-    mp_status (*softmax)(mp_device dev, int is_log, mp_dtype dt, const void *x, void *y, int64_t rows,
-                         int64_t cols);
-    /* one_hot: y (n, depth) of dtype dt from int64 indices (out-of-range -> off row). */
-    mp_status (*one_hot)(mp_device dev, mp_dtype dt, const int64_t *idx, void *y, int64_t n, int64_t depth,
-                         double on, double off);
-    /* Counter-based random numbers (Philox4x32-10): element i of the stream keyed by
-     * (seed, stream) is a function of (seed, stream, i) alone, so CPU and GPU agree. */
-    mp_status (*random)(mp_device dev, int dist, mp_dtype dt, void *y, int64_t n, uint64_t seed,
-                        uint64_t stream, double a, double b);
-    /* Row-wise softmax cross-entropy of logits (rows, cols) of dtype dt: labels are int64
-     * class ids (sparse) or dt probabilities (rows, cols); loss (rows) of dtype dt. */
-    mp_status (*softmax_xent)(mp_device dev, int sparse, mp_dtype dt, const void *logits, const void *labels,
-                              void *loss, int64_t rows, int64_t cols);
-    /* The training-step tail. Its state (found_inf, loss scale, good steps, iterations) is
-     * memory of the device, read and written there: a GPU step never waits for the host.
-     * finite_check: *found_inf = 1 when any element of the n spans (floating dtypes) is inf
-     * or NaN; otherwise *found_inf is left as it is (the caller zeroes it first). */
-    mp_status (*finite_check)(mp_device dev, int n, const mp_span *xs, uint8_t *found_inf);
-    /* The fused update of n variables (rule `kind`, TensorFlow's): each gradient times the
-     * step's multiplier, the rule on the variable and its float32 slots, the cache refreshed
-     * from the new value; all of it skipped when *step->found_inf is set (mp_optim_step). */
-    mp_status (*optim_update)(mp_device dev, mp_optim_kind kind, const mp_optim_step *step, int n,
-                              const mp_optim_var *vars);
-    /* The end of a step. When scale is not NULL, the dynamic loss-scale state machine
-     * (optim.c) on (*scale, *good_steps) from *found_inf (NULL = finite); then, when
-     * iterations is not NULL, ++*iterations. */
-    mp_status (*step_end)(mp_device dev, const uint8_t *found_inf, float *scale, int64_t *good_steps,
-                          const mp_loss_scale_params *p, int64_t *iterations);
-    /* Convolution (mp_conv_kind) of dtype dt: every operand and the output have dtype dt;
-     * 16-bit types accumulate in float32 and round once. */
-    mp_status (*conv)(mp_device dev, mp_conv_kind k, mp_dtype dt, const mp_window *win, const void *a,
-                      const void *b, void *out);
-    /* Pooling (mp_pool_kind) of dtype dt. */
-    mp_status (*pool)(mp_device dev, mp_pool_kind k, mp_dtype dt, const mp_window *win, const void *a,
-                      const void *b, void *out);
-    /* Batch normalization with given statistics: x and y (outer, C, inner) of dtype dt;
-     * scale, offset, mean, var (C) of dtype sdt (float32, or float64 for float64 data):
-     * y = x * a + (offset - mean * a), a = scale / sqrt(var + eps), in sdt, rounded once. */
-    mp_status (*batch_norm)(mp_device dev, mp_dtype dt, mp_dtype sdt, const void *x, const void *scale,
-                            const void *offset, const void *mean, const void *var, double eps, void *y,
-                            int64_t outer, int64_t C, int64_t inner);
+#define MP_BACKEND_SLOT(slot, ret, params, doc) ret(*slot) params;
+#include "backend.def"
+#undef MP_BACKEND_SLOT
 } mp_backend;
+
+/* The one funnel for calling a slot (every slot but `free`, which cannot fail and is
+ * checked where memory is allocated): MP_BACKEND_CALL(be, slot, dev, args...) calls
+ * be->slot(dev, args...), or, when the backend lacks the slot, records
+ * MP_ERR_NOT_IMPLEMENTED ("the cuda backend does not implement conv (GPU:0)") and returns it. */
+#define MP_BACKEND_FIRST_(a, ...) a
+#define MP_BACKEND_CALL(be, slot, ...)                                                                      \
+    ((be)->slot ? (be)->slot(__VA_ARGS__)                                                                    \
+                : mp_backend_missing_slot((be), #slot, MP_BACKEND_FIRST_(__VA_ARGS__, 0)))
+/* Records and returns MP_ERR_NOT_IMPLEMENTED for a slot `be` lacks on device dev. */
+mp_status mp_backend_missing_slot(const mp_backend *be, const char *slot, mp_device dev);
 
 enum { MP_RANDOM_UNIFORM = 0, MP_RANDOM_NORMAL = 1, MP_RANDOM_TRUNCATED_NORMAL = 2 };
 
@@ -402,20 +349,29 @@ const mp_backend *mp_backend_get(int device_type);
 mp_status mp_backend_register(int device_type, const mp_backend *be, int device_count);
 int mp_device_count(int device_type);
 extern const mp_backend mp_backend_cpu;
+/* The slots of backend.def by index (0 .. mp_backend_slot_count() - 1): the name (NULL past
+ * the end) and, when doc is not NULL, its one-line doc; whether `be` has slot i. */
+int mp_backend_slot_count(void);
+const char *mp_backend_slot_info(int i, const char **doc);
+int mp_backend_has_slot(const mp_backend *be, int i);
+/* Device services through the table (MP_ERR_DEVICE for a device that is not there):
+ * memory in use and its peak (backend.def, memory_stats), and waiting for queued work. */
+mp_status mp_device_memory_stats(mp_device dev, int reset_peak, int64_t *current, int64_t *peak);
+mp_status mp_device_synchronize(mp_device dev);
+mp_status mp_device_host_syncs(mp_device dev, int64_t *count);
 /* Test aid: registers the CPU kernels as device type CUDA (one "GPU") so the device plumbing
  * runs on machines without a GPU; on = 0 removes it. Fails when a real backend is there.
  * `without`: NULL, or comma-separated slot names left NULL (to test unsupported slots).
- * mp_backend_emulated_d2h_copies counts copies from that device to the host (the host
+ * Its host_syncs slot counts copies from that device to the host (the host
  * synchronisations a real GPU would have). */
 mp_status mp_backend_emulate_gpu(int on, const char *without);
-int64_t mp_backend_emulated_d2h_copies(void);
 
 /* The core's services for backend plugins. A plugin is a separate extension module: it
  * cannot link the core's symbols (extension modules are loaded RTLD_LOCAL), so _core
  * exports this table as the PyCapsule `mixprec._core._C_API` and a plugin calls through it.
  * NOTE: bump MP_C_API_VERSION whenever this struct, mp_backend or any struct they use
  * changes; a plugin built against another version refuses to register. */
-#define MP_C_API_VERSION 2
+#define MP_C_API_VERSION 3
 #define MP_C_API_CAPSULE "mixprec._core._C_API"
 typedef struct mp_c_api {
     int version;          /* MP_C_API_VERSION of the core */

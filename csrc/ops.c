@@ -138,16 +138,9 @@ static void make_bcast(int nops, const int *nd, const int64_t *const *sh, int n,
     bc->numel = prod(out, n);
 }
 
-/* Calls a slot of the backend table; a NULL slot (not supported on this backend) becomes
- * MP_ERR_NOT_IMPLEMENTED instead of a crash. */
 /* Set while a dry trace (graph.h) runs an op whose value nobody may read: the outputs are
  * allocated with their shapes and dtypes, the kernels are not run (BE_CALL skips them). */
 _Thread_local int mp_ops_skip_kernels;
-
-/* (BE_CALL, ops_internal.h) */
-mp_status mp_backend_missing_slot(const mp_backend *be, const char *slot) {
-    return mp_error_set(MP_ERR_NOT_IMPLEMENTED, "the %s backend does not implement %s", be->name, slot);
-}
 
 static mp_status new_like_device(mp_dtype dt, int ndim, const int64_t *shape, mp_device dev, mp_tensor **out) {
     return mp_tensor_new(dt, ndim, shape, dev, out);

@@ -3,13 +3,11 @@
 #define MP_OPS_INTERNAL_H
 #include "mixprec.h"
 
-/* Calls a slot of the backend table: the one funnel for slot calls in the op layer. A NULL
- * slot (not supported on this backend) becomes MP_ERR_NOT_IMPLEMENTED, never a crash. */
-#define BE_CALL(be, slot, ...)                                                                               \
-    (mp_ops_skip_kernels ? MP_OK : (be)->slot ? (be)->slot(__VA_ARGS__) : mp_backend_missing_slot((be), #slot))
+/* The op layer's spelling of MP_BACKEND_CALL (mixprec.h), the one funnel for slot calls: a
+ * NULL slot becomes MP_ERR_NOT_IMPLEMENTED, never a crash; a dry trace skips the kernel. */
+#define BE_CALL(be, slot, ...) (mp_ops_skip_kernels ? MP_OK : MP_BACKEND_CALL(be, slot, __VA_ARGS__))
 /* Nonzero while a dry trace runs an op nobody may read (graph.h): kernels are skipped. */
 extern _Thread_local int mp_ops_skip_kernels;
-mp_status mp_backend_missing_slot(const mp_backend *be, const char *slot);
 
 /* Convolution and pooling ops (ops_window.c): validation, shapes, the conv/pool slots. */
 mp_status mp_run_window(mp_op op, mp_tensor *const *in, const mp_attrs *at, const mp_backend *be, mp_tensor **out);

@@ -15,10 +15,12 @@
 #include "graph.h"
 #include "mixprec.h"
 
-#define SLOT_OR_FAIL(be, slot)                                                                                  \
-    do {                                                                                                        \
-        if (!(be)->slot)                                                                                        \
-            return mp_error_set(MP_ERR_NOT_IMPLEMENTED, "the %s backend has no %s kernel", (be)->name, #slot); \
+/* Checks a slot before the work that needs it starts (the step is not half done when the
+ * backend lacks it); the calls themselves go through MP_BACKEND_CALL. */
+#define SLOT_OR_FAIL(be, slot, dev)                              \
+    do {                                                         \
+        if (!(be)->slot)                                         \
+            return mp_backend_missing_slot((be), #slot, (dev));  \
     } while (0)
 
 static const char *dev_name(mp_device d, char *buf, size_t cap) {
@@ -41,8 +43,8 @@ static mp_status read_to_host(mp_variable *v, void *dst, size_t nbytes) {
     mp_device dev = mp_tensor_device(t);
     const mp_backend *be;
     MP_TRY(backend_of(dev, &be));
-    SLOT_OR_FAIL(be, copy_d2h);
-    return be->copy_d2h(dev, dst, mp_tensor_data(t), nbytes);
+    SLOT_OR_FAIL(be, copy_d2h, dev);
+    return MP_BACKEND_CALL(be, copy_d2h, dev, dst, mp_tensor_data(t), nbytes);
 }
 
 /* ------------------------------------------------------------------ loss scale */
@@ -133,13 +135,13 @@ mp_status mp_loss_scale_update(mp_loss_scale *ls, int finite) {
     mp_device dev = mp_tensor_device(mp_variable_peek(ls->scale));
     const mp_backend *be;
     MP_TRY(backend_of(dev, &be));
-    SLOT_OR_FAIL(be, step_end);
+    SLOT_OR_FAIL(be, step_end, dev);
     float *scale;
     int64_t *good;
     MP_TRY(ls_state_for_write(ls, dev, &scale, &good));
     mp_tensor *flag;
     MP_TRY(mp_scalar(MP_BOOL, finite ? 0.0 : 1.0, dev, &flag));
-    mp_status st = be->step_end(dev, mp_tensor_data(flag), scale, good, &ls->params, NULL);
+    mp_status st = MP_BACKEND_CALL(be, step_end, dev, mp_tensor_data(flag), scale, good, &ls->params, NULL);
     mp_tensor_decref(flag);
     return st;
 }
@@ -151,7 +153,7 @@ static mp_status check_on_device(mp_device dev, int n, mp_tensor *const *ts, mp_
     const mp_backend *be;
     *flag = NULL;
     MP_TRY(backend_of(dev, &be));
-    SLOT_OR_FAIL(be, finite_check);
+    SLOT_OR_FAIL(be, finite_check, dev);
     mp_span *spans = malloc(sizeof(mp_span) * (size_t)(n ? n : 1));
     if (!spans)
         return mp_error_set(MP_ERR_MEMORY, "out of host memory for a finite check over %d tensors", n);
@@ -161,7 +163,7 @@ static mp_status check_on_device(mp_device dev, int n, mp_tensor *const *ts, mp_
             spans[m++] = (mp_span){ts[i]->dtype, mp_tensor_data(ts[i]), ts[i]->numel};
     mp_status st = mp_scalar(MP_BOOL, 0.0, dev, flag);
     if (st == MP_OK && m > 0)
-        st = be->finite_check(dev, m, spans, mp_tensor_data(*flag));
+        st = MP_BACKEND_CALL(be, finite_check, dev, m, spans, mp_tensor_data(*flag));
     free(spans);
     if (st != MP_OK) {
         mp_tensor_decref(*flag);
@@ -237,7 +239,7 @@ mp_status mp_optimizer_apply(mp_optim_kind kind, const mp_optim_hparams *hp, int
     mp_tensor *flag = NULL;
     if (found_inf)
         *found_inf = NULL;
-    if (mp_graph_dry()) {
+    if (mp_graph_effects_dry()) {
         if (check_finite && found_inf) {
             mp_device dev = n > 0 ? mp_tensor_device(vars[0]->value) : (mp_device){MP_DEV_CPU, 0};
             MP_TRY(mp_full(MP_BOOL, 0, NULL, 0.0, dev, &flag));
@@ -322,11 +324,11 @@ static mp_status optimizer_apply_exec(mp_optim_kind kind, const mp_optim_hparams
     const mp_backend *be;
     MP_TRY(backend_of(dev, &be));
     if (check_finite)
-        SLOT_OR_FAIL(be, finite_check);
+        SLOT_OR_FAIL(be, finite_check, dev);
     if (m > 0)
-        SLOT_OR_FAIL(be, optim_update);
+        SLOT_OR_FAIL(be, optim_update, dev);
     if (iterations || (ls && ls->dynamic))
-        SLOT_OR_FAIL(be, step_end);
+        SLOT_OR_FAIL(be, step_end, dev);
 
     /* The state follows the variables (an explicit copy, once); its pointers are taken
      * once: the updates read them, the step's end writes them, in stream order. */
@@ -392,14 +394,14 @@ static mp_status optimizer_apply_exec(mp_optim_kind kind, const mp_optim_hparams
                               .loss_scale = unscale ? scale_read : NULL,
                               .iterations = it,
                               .found_inf = flag ? mp_tensor_data(flag) : NULL};
-        st = be->optim_update(dev, kind, &step, m, ov);
+        st = MP_BACKEND_CALL(be, optim_update, dev, kind, &step, m, ov);
     }
     if (st == MP_OK) {
         for (int i = 0; i < n; i++)
             if (refresh[i])
                 vars[i]->cache_version = vars[i]->version;
         if (it || scale)
-            st = be->step_end(dev, flag ? mp_tensor_data(flag) : NULL, scale, good, ls ? &ls->params : NULL, it);
+            st = MP_BACKEND_CALL(be, step_end, dev, flag ? mp_tensor_data(flag) : NULL, scale, good, ls ? &ls->params : NULL, it);
     }
 done:
     free(ov);

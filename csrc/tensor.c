@@ -8,6 +8,7 @@
 
 static int64_t id_counter;
 
+int64_t mp_ids_issued(void) { return __atomic_load_n(&id_counter, __ATOMIC_RELAXED); }
 int64_t mp_next_id(void) { return __atomic_add_fetch(&id_counter, 1, __ATOMIC_RELAXED); }
 
 mp_status mp_shape_check(int ndim, const int64_t *shape, int64_t *numel_out) {
@@ -85,7 +86,7 @@ mp_status mp_tensor_new(mp_dtype dt, int ndim, const int64_t *shape, mp_device d
     s->refcount = 1;
     s->device = dev;
     s->nbytes = (size_t)t->numel * mp_dtype_size(dt);
-    mp_status st = be->alloc(dev, s->nbytes, &s->data);
+    mp_status st = MP_BACKEND_CALL(be, alloc, dev, s->nbytes, &s->data);
     if (st != MP_OK) {
         free(s);
         free(t);

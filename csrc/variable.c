@@ -23,13 +23,9 @@ static mp_status copy_or_cast(mp_device dev, const mp_tensor *src, mp_tensor *ds
     if (!be)
         return mp_error_set(MP_ERR_DEVICE, "variable: the backend of its device is gone");
     if (src->dtype == dst->dtype) {
-        if (!be->copy_d2d)
-            return mp_error_set(MP_ERR_NOT_IMPLEMENTED, "the %s backend does not implement copy_d2d", be->name);
-        return be->copy_d2d(dev, mp_tensor_data(dst), mp_tensor_data(src), mp_tensor_nbytes(dst));
+        return MP_BACKEND_CALL(be, copy_d2d, dev, mp_tensor_data(dst), mp_tensor_data(src), mp_tensor_nbytes(dst));
     }
-    if (!be->cast)
-        return mp_error_set(MP_ERR_NOT_IMPLEMENTED, "the %s backend does not implement cast", be->name);
-    return be->cast(dev, mp_tensor_data(src), src->dtype, mp_tensor_data(dst), dst->dtype, dst->numel);
+    return MP_BACKEND_CALL(be, cast, dev, mp_tensor_data(src), src->dtype, mp_tensor_data(dst), dst->dtype, dst->numel);
 }
 
 static mp_status clone(mp_tensor *x, mp_dtype dt, mp_tensor **out) {
@@ -147,7 +143,7 @@ mp_status mp_variable_assign(mp_variable *v, mp_tensor *x) {
     }
     if (mp_graph_recording()) {
         MP_TRY(mp_graph_record_assign(v, x));
-        if (mp_graph_dry()) /* a trace without side effects: the replay assigns */
+        if (mp_graph_effects_dry()) /* a trace without side effects: the replay assigns */
             return MP_OK;
     }
     mp_tensor *src = x;

@@ -11,6 +11,38 @@ const mp_c_api *mp_cuda_api = nullptr;
 
 static mp_backend table;
 
+// The memory_stats slot: bytes in use in the device's pool and the pool's high-water mark
+// (cudaMemPoolAttrUsedMemHigh); reset_peak restarts the mark.
+static mp_status cuda_memory_stats(mp_device dev, int reset_peak, int64_t *current, int64_t *peak) {
+    mp_cuda_ctx *c;
+    mp_status st = mp_cuda_ctx_get(dev, &c);
+    if (st != MP_OK)
+        return st;
+    uint64_t used = 0, high = 0, zero = 0;
+    MP_CUDA_CHECK(cudaMemPoolGetAttribute(c->pool, cudaMemPoolAttrUsedMemCurrent, &used));
+    MP_CUDA_CHECK(cudaMemPoolGetAttribute(c->pool, cudaMemPoolAttrUsedMemHigh, &high));
+    if (reset_peak)
+        MP_CUDA_CHECK(cudaMemPoolSetAttribute(c->pool, cudaMemPoolAttrUsedMemHigh, &zero));
+    *current = (int64_t)used;
+    *peak = (int64_t)high;
+    return MP_OK;
+}
+
+// The synchronize slot: waits for the device's stream (counted as a host synchronisation).
+static mp_status cuda_synchronize(mp_device dev) {
+    mp_cuda_ctx *c;
+    mp_status st = mp_cuda_ctx_get(dev, &c);
+    return st == MP_OK ? mp_cuda_stream_sync(c) : st;
+}
+
+// The host_syncs slot: the plugin's counter (every GPU's waits together).
+static mp_status cuda_host_syncs(mp_device, int64_t *count) {
+    *count = mp_cuda_sync_count();
+    return MP_OK;
+}
+
+// Explicit (not generated from backend.def): which function fills which slot is read here.
+// A slot left out stays NULL, "not supported on the GPU" (MP_BACKEND_CALL reports it).
 static void fill_table(void) {
     table.name = "cuda";
     table.alloc = mp_cuda_alloc;
@@ -35,6 +67,10 @@ static void fill_table(void) {
     table.finite_check = mp_cuda_finite_check;
     table.optim_update = mp_cuda_optim_update;
     table.step_end = mp_cuda_step_end;
+    // conv, pool, batch_norm: not yet on the GPU (NULL)
+    table.memory_stats = cuda_memory_stats;
+    table.synchronize = cuda_synchronize;
+    table.host_syncs = cuda_host_syncs;
 }
 
 static int device_count(void) {
@@ -124,25 +160,6 @@ static PyObject *raise_status(mp_status st) {
     return NULL;
 }
 
-// synchronize(): waits for every registered GPU's stream (benchmarks and tests only)
-static PyObject *py_synchronize(PyObject *, PyObject *) {
-    if (!mp_cuda_api)
-        Py_RETURN_NONE;
-    int n = device_count();
-    for (int i = 0; i < n; i++) {
-        mp_cuda_ctx *c;
-        mp_status st;
-        Py_BEGIN_ALLOW_THREADS
-        st = mp_cuda_ctx_get(mp_device{MP_DEV_CUDA, i}, &c);
-        if (st == MP_OK)
-            st = mp_cuda_stream_sync(c);
-        Py_END_ALLOW_THREADS
-        if (st != MP_OK)
-            return raise_status(st);
-    }
-    Py_RETURN_NONE;
-}
-
 // memory_info(index) -> {"free", "total", "pool_reserved", "pool_used"} in bytes
 static PyObject *py_memory_info(PyObject *, PyObject *arg) {
     long i = PyLong_AsLong(arg);
@@ -169,31 +186,6 @@ static PyObject *py_memory_info(PyObject *, PyObject *arg) {
                          "pool_reserved", (unsigned long long)reserved, "pool_used", (unsigned long long)used);
 }
 
-// memory_stats(index, reset_peak) -> (current, peak): bytes in use in the device's pool and
-// the pool's high-water mark (cudaMemPoolAttrUsedMemHigh); reset_peak restarts the mark.
-static PyObject *py_memory_stats(PyObject *, PyObject *args) {
-    int i, reset;
-    if (!PyArg_ParseTuple(args, "ip", &i, &reset))
-        return NULL;
-    if (!mp_cuda_api || i < 0 || i >= device_count()) {
-        PyErr_Format(PyExc_ValueError, "no GPU %d is registered", i);
-        return NULL;
-    }
-    mp_cuda_ctx *c;
-    mp_status st = mp_cuda_ctx_get(mp_device{MP_DEV_CUDA, i}, &c);
-    if (st != MP_OK)
-        return raise_status(st);
-    uint64_t used = 0, high = 0, zero = 0;
-    if (cudaMemPoolGetAttribute(c->pool, cudaMemPoolAttrUsedMemCurrent, &used) != cudaSuccess ||
-        cudaMemPoolGetAttribute(c->pool, cudaMemPoolAttrUsedMemHigh, &high) != cudaSuccess ||
-        (reset && cudaMemPoolSetAttribute(c->pool, cudaMemPoolAttrUsedMemHigh, &zero) != cudaSuccess)) {
-        cudaError_t e = cudaGetLastError();
-        PyErr_Format(PyExc_RuntimeError, "CUDA error reading memory statistics: %s", cudaGetErrorString(e));
-        return NULL;
-    }
-    return Py_BuildValue("(KK)", (unsigned long long)used, (unsigned long long)high);
-}
-
 static PyMethodDef methods[] = {
     {"register", py_register, METH_O, "register(_core._C_API) -> GPUs registered (0 when there is none)."},
     {"devices", py_devices, METH_NOARGS, "The CUDA devices this process can see."},
@@ -201,9 +193,7 @@ static PyMethodDef methods[] = {
     {"driver_version", py_driver_version, METH_NOARGS, "CUDA driver version (0 without a driver)."},
     {"set_tf32", py_set_tf32, METH_O, "TF32 for float32 matmuls on or off; returns the previous setting."},
     {"sync_count", py_sync_count, METH_NOARGS, "Host synchronisations so far (debug counter)."},
-    {"synchronize", py_synchronize, METH_NOARGS, "Waits for all queued GPU work."},
     {"memory_info", py_memory_info, METH_O, "memory_info(index) -> free/total/pool bytes of a GPU."},
-    {"memory_stats", py_memory_stats, METH_VARARGS, "memory_stats(index, reset_peak) -> (current, peak) pool bytes."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -41,7 +41,7 @@ from mixprec._function import TensorSpec, function  # noqa: F401
 from mixprec._control import cond, print, while_loop  # noqa: F401,A004
 from mixprec import _nest as nest  # noqa: F401
 from mixprec import config, data, debugging, distribute, errors, math, nn, random  # noqa: F401
-from mixprec import experimental  # noqa: F401
+from mixprec import autograph, experimental  # noqa: F401
 from mixprec import keras, mixed_precision, train  # noqa: F401
 from mixprec import compat  # noqa: F401
 from mixprec._amp import state as _amp_state  # noqa: E402
@@ -52,6 +52,7 @@ if _amp_state.env_enabled:  # TF_ENABLE_AUTO_MIXED_PRECISION=1: the rewrite for 
 
 __version__ = "0.1.0"
 newaxis = None
+config.experimental._mark_import_done()
 
 from mixprec import _unsupported  # noqa: E402
 

@@ -108,6 +108,11 @@ def _on_break(reason):
 
 _core._set_graph_break_hook(_on_break)
 
+# Breaks that are the documented way a construct runs, not a surprise: no warning.
+# tf.distribute: strategy.run runs replicas on threads and sums through collectives,
+# neither of which a trace of the calling thread can record.
+_SILENT_BREAKS = ("tf.distribute:",)
+
 # Graph passes run on every traced graph after recording and before its first replay:
 # callables pass(graph: _core.Graph, name: str) (the automatic-mixed-precision rewrite
 # registers itself here). A pass may change dtypes and insert casts (csrc/graph.h).
@@ -225,6 +230,8 @@ class Function:
                     raise TypeError("input_signature must be a possibly nested sequence of "
                                     "TensorSpec objects, got invalid args %r" % (s,))
         self._python_function = python_function
+        self._autograph = bool(autograph)
+        self._converted = None           # the autograph form, made at the first trace
         self.input_signature = None if input_signature is None else list(input_signature)
         self.jit_compile = jit_compile
         self.reduce_retracing = bool(reduce_retracing or kwargs.get("experimental_relax_shapes"))
@@ -253,7 +260,8 @@ class Function:
         import copy
         return Function(copy.deepcopy(self._python_function, memo),
                         input_signature=self.input_signature, jit_compile=self.jit_compile,
-                        reduce_retracing=self.reduce_retracing, **self.experimental_options)
+                        reduce_retracing=self.reduce_retracing, autograph=self._autograph,
+                        **self.experimental_options)
 
     @property
     def function_spec(self):
@@ -271,7 +279,8 @@ class Function:
         if f is None:
             f = Function(types.MethodType(self._python_function, instance),
                          input_signature=self.input_signature, jit_compile=self.jit_compile,
-                         reduce_retracing=self.reduce_retracing, **self.experimental_options)
+                         reduce_retracing=self.reduce_retracing, autograph=self._autograph,
+                        **self.experimental_options)
             try:
                 self._descriptor_cache[instance] = f
             except TypeError:
@@ -424,8 +433,8 @@ class Function:
         if trace is not None and trace.eager:
             return self._run_eagerly(call_args, call_kwargs)
         if _core.graph_recording() is not None:
-            # called while another function traces: inlined there
-            return self._python_function(*call_args, **call_kwargs)
+            # called while another function traces: inlined there (converted as well)
+            return self._traceable()(*call_args, **call_kwargs)
         g = trace.shapes.get(shape_key) if trace is not None else None
         if g is None:
             out = self._trace_and_run(tkey, trace, shape_key, call_args, call_kwargs, inputs)
@@ -507,6 +516,16 @@ class Function:
             return self._replay(trace, g, inputs)
         return result
 
+    def _traceable(self):
+        """The Python function as traced: its autograph form (mixprec/_autograph.py: a
+        Python `if` on a traced tensor traces both branches, the replay selects on the
+        device), or itself with autograph=False."""
+        if self._converted is None:
+            from mixprec import _autograph
+            self._converted = _autograph.convert(self._python_function) if self._autograph \
+                else self._python_function
+        return self._converted
+
     def _run_eagerly(self, call_args, call_kwargs):
         """The Python function run op by op (a signature whose graph broke); under automatic
         mixed precision as a rewritten function: autocast, float32 results (mixprec._amp)."""
@@ -524,21 +543,25 @@ class Function:
             self._tracing_count += 1
         g = _core.Graph()
         _state.break_site = None
+        fn = self._traceable()
+        outer, _state.graph = getattr(_state, "graph", None), g
         g.begin(dry)
         try:
             for x in inputs:
                 g.add_input(x)
-            out = self._python_function(*call_args, **call_kwargs)
+            out = fn(*call_args, **call_kwargs)
             if not g.broken:
                 out, keep = self._outputs(g, out)
         except BaseException:
             g.abort()
             raise
+        finally:
+            _state.graph = outer
         if g.broken:
             g.abort()
             site, reason = _state.break_site or ("<unknown>", g.break_reason)
             _state.break_site = None
-            if site not in self._warned:
+            if site not in self._warned and not str(reason).startswith(_SILENT_BREAKS):
                 self._warned.add(site)
                 warnings.warn("mixprec.function %r: graph break at %s: %s needs a concrete value "
                               "while tracing; this input signature runs eagerly from now on "
@@ -711,7 +734,8 @@ def function(func=None, input_signature=None, autograph=True, jit_compile=None,
     """Decorator usable exactly as ``@tf.function`` (with or without arguments)."""
     def decorate(f):
         return Function(f, input_signature=input_signature, jit_compile=jit_compile,
-                        reduce_retracing=bool(reduce_retracing or experimental_relax_shapes))
+                        reduce_retracing=bool(reduce_retracing or experimental_relax_shapes),
+                        autograph=autograph)
     if func is not None:
         return decorate(func)
     return decorate

@@ -88,15 +88,12 @@ def set_tf32(enabled):
 def host_sync_count():
     """How many times the host has waited for the GPU so far (copies to the host, stream
     synchronisations): the backend's debug counter. 0 without a GPU."""
-    name = _core.backend_name(1)
-    if name == "cuda":
-        return _cuda.sync_count()
-    if name == "emulated-gpu":
-        return _core._emulated_d2h_copies()
-    return 0
+    if not _core.device_count(1):
+        return 0
+    return _core.host_syncs(1, 0)  # the backend's host_syncs slot
 
 
 def synchronize():
     """Waits for every GPU's queued work (benchmarks; never needed for correctness)."""
-    if registered:
-        _cuda.synchronize()
+    for index in range(_core.device_count(1)):  # the backend's synchronize slot
+        _core.synchronize(1, index)

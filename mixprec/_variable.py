@@ -6,6 +6,7 @@ only adds what a user types and sees.
 """
 
 import enum
+import sys
 import weakref
 
 from mixprec import _core
@@ -60,6 +61,14 @@ def _init(self, initial_value=None, trainable=None, validate_shape=True, caching
     self._synchronization = synchronization
     self._aggregation = aggregation
     _registry[self._id] = self
+    ctx_mod = sys.modules.get("mixprec.distribute._context")
+    if ctx_mod is not None:  # created in a strategy's scope or replica: the strategy's
+        strategy = ctx_mod._variable_strategy()
+        if strategy is not None:
+            self._distribute_strategy = strategy
+            hook = getattr(strategy, "_on_variable_created", None)
+            if hook is not None:
+                hook(self)
 
 
 def lookup(var_id):
@@ -142,6 +151,19 @@ Variable.aggregation = property(
 Variable.synchronization = property(
     lambda self: self.__dict__.get("_synchronization", VariableSynchronization.AUTO))
 Variable.assign = _assign
+
+
+def _values(self):
+    """The variable's copy on each replica of the strategy it was created under
+    (tf.distribute's MirroredVariable.values); the replicas of one host share one storage."""
+    strategy = self.__dict__.get("_distribute_strategy")
+    if strategy is None:
+        raise AttributeError("'Variable' object has no attribute 'values' (it was not created "
+                             "in a tf.distribute strategy's scope)")
+    return strategy.experimental_local_results(self)
+
+
+Variable.values = property(_values)
 Variable.assign_add = _assign_add
 Variable.assign_sub = _assign_sub
 Variable.ref = lambda self: _VariableRef(self)

@@ -4,13 +4,13 @@ MemoryError, OutOfRangeError an IndexError, dtype mismatches also TypeErrors."""
 
 from mixprec._core import (  # noqa: F401
     CudaError, InternalError, InvalidArgumentError, InvalidDTypeError, OutOfRangeError,
-    ResourceExhaustedError)
+    ResourceExhaustedError, UnavailableError)
 
 OpError = InvalidArgumentError
 
 __all__ = [
     "CudaError", "InternalError", "InvalidArgumentError", "InvalidDTypeError", "OpError",
-    "OutOfRangeError", "ResourceExhaustedError",
+    "OutOfRangeError", "ResourceExhaustedError", "UnavailableError",
 ]
 
 

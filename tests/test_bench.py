@@ -70,3 +70,11 @@ def test_checkpoint():
     out = run("checkpoint.py", "--mb", "2", "--parts", "2", "--no-tf")
     rows = table_rows(out)
     assert len(rows) == 2 and "mixprec" in rows[1]
+
+
+def test_distribute():
+    out = run("distribute.py", "--mib", "1", "--examples", "256", "--repeat", "2",
+              "--cnn-examples", "256")
+    rows = table_rows(out)
+    assert len(rows) == 7  # header, threads, mpiexec (or "no MPICH"), MLP and CNN x 1, 2
+    assert "2 replica threads" in out and "2 replicas" in out

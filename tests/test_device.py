@@ -260,9 +260,57 @@ def test_a_missing_backend_slot_is_not_implemented_error(partial_gpu):
     with pytest.raises(NotImplementedError, match="does not implement softmax_xent"):
         tf.nn.sparse_softmax_cross_entropy_with_logits(labels=tf.constant([0, 1]), logits=x)
     v = tf.Variable([1.0])
-    with pytest.raises(NotImplementedError, match="no optim_update kernel"):
+    with pytest.raises(NotImplementedError, match=r"does not implement optim_update \(GPU:0\)"):
         keras.optimizers.SGD().apply_gradients([(tf.constant([1.0]), v)])
     np.testing.assert_array_equal((x + x).numpy(), 2 * np.ones((2, 2)))  # the rest still works
+
+
+def test_a_missing_copy_slot_fails_dlpack_and_variables_cleanly(partial_gpu):
+    """Every slot is called through MP_BACKEND_CALL (mixprec.h): a backend without copy_d2d
+    or cast is a NotImplementedError naming the slot and the device, never a crash."""
+    partial_gpu("copy_d2d,cast")
+    x = tf.constant(np.arange(4, dtype=np.float32))
+    assert x.device.endswith(GPU)
+    with pytest.raises(NotImplementedError, match=r"emulated-gpu backend does not implement copy_d2d \(GPU:0\)"):
+        x.__dlpack__(copy=True)
+    with pytest.raises(NotImplementedError, match="does not implement copy_d2d"):
+        tf.Variable(x).assign(x)
+    with pytest.raises(NotImplementedError, match=r"does not implement cast \(GPU:0\)"):
+        tf.cast(x, tf.float16)
+    np.testing.assert_array_equal((x * 2.0).numpy(), [0.0, 2.0, 4.0, 6.0])  # the rest still works
+
+
+def test_missing_device_services_are_not_implemented_error(partial_gpu):
+    partial_gpu("memory_stats,synchronize,host_syncs")
+    with pytest.raises(NotImplementedError, match="does not implement memory_stats"):
+        tf.config.experimental.get_memory_info("GPU:0")
+    with pytest.raises(NotImplementedError, match="does not implement synchronize"):
+        _gpu_info.synchronize()
+    with pytest.raises(NotImplementedError, match=r"does not implement host_syncs \(GPU:0\)"):
+        _gpu_info.host_sync_count()
+    assert tf.config.experimental.get_memory_info("CPU:0")["current"] >= 0
+
+
+def test_device_services_go_through_the_table(any_gpu):
+    """memory_stats and synchronize are slots (backend.def): the same Python call for CPU
+    and GPU, no branching on the device type."""
+    _gpu_info.synchronize()
+    _core.synchronize(0, 0)
+    before = tf.config.experimental.get_memory_info("GPU:0")["current"]
+    x = tf.zeros([1024])  # 4 KiB on GPU:0
+    assert tf.config.experimental.get_memory_info("GPU:0")["current"] - before == 4096
+    del x
+    with pytest.raises(ValueError, match="No GPU 1"):
+        tf.config.experimental.get_memory_info("GPU:1")
+    with pytest.raises(tf.errors.InvalidArgumentError, match="GPU:7 is not available"):
+        _core.synchronize(1, 7)
+
+
+def test_the_cpu_table_fills_every_slot_of_backend_def():
+    slots = _core._backend_slots(0)
+    assert slots and all(slots.values()), [k for k, v in slots.items() if not v]
+    assert {"copy_d2d", "memory_stats", "synchronize", "host_syncs", "conv"} <= set(slots)
+    assert _core._backend_slots(5) is None
 
 
 def test_a_gpu_without_allocation_cannot_make_tensors(partial_gpu):

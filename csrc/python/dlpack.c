@@ -178,7 +178,8 @@ PyObject *mp_py_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t nargs, 
     if (copy) {
         mp_status st = mp_tensor_new(t->dtype, t->ndim, t->shape, dev, &c->t);
         if (st == MP_OK)
-            st = mp_backend_get(dev.type)->copy_d2d(dev, mp_tensor_data(c->t), mp_tensor_data(t), mp_tensor_nbytes(t));
+            st = MP_BACKEND_CALL(mp_backend_get(dev.type), copy_d2d, dev, mp_tensor_data(c->t), mp_tensor_data(t),
+                                 mp_tensor_nbytes(t));
         if (st != MP_OK) {
             mp_tensor_decref(c->t);
             free(c);

@@ -18,6 +18,7 @@ PyObject *mp_py_raise(mp_status st) {
     case MP_ERR_INDEX: exc = MpExc_OutOfRange; break;
     case MP_ERR_CUDA: exc = MpExc_Cuda; break;
     case MP_ERR_NOT_IMPLEMENTED: exc = PyExc_NotImplementedError; break;
+    case MP_ERR_UNAVAILABLE: exc = MpExc_Unavailable; break;
     default: exc = MpExc_Internal; break;
     }
     if (st == MP_ERR_INTERNAL || st == MP_OK || st >= MP_STATUS_COUNT)

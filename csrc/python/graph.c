@@ -381,7 +381,23 @@ static PyObject *py_recording(PyObject *m, PyObject *unused) {
     mp_graph *g = mp_graph_recording();
     if (!g)
         Py_RETURN_NONE;
-    return PyBool_FromLong(g->dry);
+    return PyBool_FromLong(g->dry || g->effects_dry);
+}
+
+/* graph_set_effects_dry(flag) -> the previous flag: while set, the recording graph's
+ * variable writes, optimizer steps and host callbacks are recorded, not executed (ops
+ * still compute). None when nothing records. */
+static PyObject *py_set_effects_dry(PyObject *m, PyObject *flag) {
+    (void)m;
+    mp_graph *g = mp_graph_recording();
+    if (!g)
+        Py_RETURN_NONE;
+    int prev = g->effects_dry;
+    int f = PyObject_IsTrue(flag);
+    if (f < 0)
+        return NULL;
+    g->effects_dry = f;
+    return PyBool_FromLong(prev);
 }
 
 /* graph_suspend() -> token: recording stops on this thread until graph_resume(token). */
@@ -466,6 +482,7 @@ static PyMethodDef graph_functions[] = {
     {"graph_suspend", py_suspend, METH_NOARGS, NULL},
     {"graph_resume", py_resume, METH_O, NULL},
     {"graph_is_traced", py_is_traced, METH_O, NULL},
+    {"graph_set_effects_dry", py_set_effects_dry, METH_O, NULL},
     {"_set_graph_break_hook", py_set_break_hook, METH_O, NULL},
     {NULL},
 };

@@ -17,8 +17,6 @@ const char *mp_blas_config(void);
 void mp_blas_set_num_threads(int n);
 void mp_cpu_cache_clear(void);
 size_t mp_cpu_cache_bytes(void);
-void mp_cpu_memory_stats(int64_t *current, int64_t *peak);
-void mp_cpu_memory_reset_peak(void);
 
 /* _register(dtypes: tuple of 9 DType objects in enum order, TensorShape, as_dtype) */
 static PyObject *py_register(PyObject *m, PyObject *args) {
@@ -145,19 +143,55 @@ static PyObject *py_cpu_cache(PyObject *m, PyObject *arg) {
     return PyLong_FromSize_t(mp_cpu_cache_bytes());
 }
 
-/* cpu_memory(reset_peak) -> (current, peak): bytes of host memory held by tensors and
- * scratch (not the block cache), and the high-water mark since the last reset; with
- * reset_peak the mark restarts from the current value (after reading it). */
-static PyObject *py_cpu_memory(PyObject *m, PyObject *arg) {
+/* memory_stats(device_type, index, reset_peak) -> (current, peak): the device's memory_stats
+ * slot (backend.def): bytes held for tensors and the high-water mark since the last reset;
+ * with reset_peak the mark restarts from the current value (after reading it). */
+static PyObject *py_memory_stats(PyObject *m, PyObject *args) {
     (void)m;
-    int reset = PyObject_IsTrue(arg);
-    if (reset < 0)
+    int type, index, reset;
+    if (!PyArg_ParseTuple(args, "iip:memory_stats", &type, &index, &reset))
         return NULL;
-    int64_t cur, peak;
-    mp_cpu_memory_stats(&cur, &peak);
-    if (reset)
-        mp_cpu_memory_reset_peak();
+    int64_t cur = 0, peak = 0;
+    mp_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = mp_device_memory_stats((mp_device){type, index}, reset, &cur, &peak);
+    Py_END_ALLOW_THREADS
+    if (st != MP_OK)
+        return mp_py_raise(st);
     return Py_BuildValue("(LL)", (long long)cur, (long long)peak);
+}
+
+/* synchronize(device_type, index): waits for the device's queued work (synchronize slot). */
+static PyObject *py_synchronize(PyObject *m, PyObject *args) {
+    (void)m;
+    int type, index;
+    if (!PyArg_ParseTuple(args, "ii:synchronize", &type, &index))
+        return NULL;
+    mp_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = mp_device_synchronize((mp_device){type, index});
+    Py_END_ALLOW_THREADS
+    if (st != MP_OK)
+        return mp_py_raise(st);
+    Py_RETURN_NONE;
+}
+
+/* _backend_slots(device_type) -> {slot: implemented} over backend.def's slots, or None when
+ * no backend is registered for the type (tests: the CPU table is complete). */
+static PyObject *py_backend_slots(PyObject *m, PyObject *arg) {
+    (void)m;
+    long t = PyLong_AsLong(arg);
+    if (t == -1 && PyErr_Occurred())
+        return NULL;
+    const mp_backend *be = mp_backend_get((int)t);
+    if (!be)
+        Py_RETURN_NONE;
+    PyObject *d = PyDict_New();
+    for (int i = 0; d && i < mp_backend_slot_count(); i++)
+        if (PyDict_SetItemString(d, mp_backend_slot_info(i, NULL), mp_backend_has_slot(be, i) ? Py_True : Py_False)) {
+            Py_CLEAR(d);
+        }
+    return d;
 }
 
 /* _emulate_gpu(on, without=None): the test aid of backend.c (the CPU kernels as one "GPU",
@@ -175,10 +209,17 @@ static PyObject *py_emulate_gpu(PyObject *m, PyObject *args) {
     return PyLong_FromLong(mp_device_count(MP_DEV_CUDA));
 }
 
-static PyObject *py_emulated_d2h_copies(PyObject *m, PyObject *unused) {
+/* host_syncs(device_type, index) -> int: the backend's host_syncs slot (debug counter). */
+static PyObject *py_host_syncs(PyObject *m, PyObject *args) {
     (void)m;
-    (void)unused;
-    return PyLong_FromLongLong(mp_backend_emulated_d2h_copies());
+    int type, index;
+    if (!PyArg_ParseTuple(args, "ii:host_syncs", &type, &index))
+        return NULL;
+    int64_t n = 0;
+    mp_status st = mp_device_host_syncs((mp_device){type, index}, &n);
+    if (st != MP_OK)
+        return mp_py_raise(st);
+    return PyLong_FromLongLong(n);
 }
 
 static PyObject *py_backend_name(PyObject *m, PyObject *arg) {
@@ -267,7 +308,10 @@ static PyMethodDef module_methods[] = {
     {"check_numerics", py_check_numerics, METH_O, "check_numerics(on) -> previous: fail ops that produce inf/NaN"},
     {"set_scope", py_set_scope, METH_O, "set_scope(name or None) -> previous: name shown by check_numerics"},
     {"_register", py_register, METH_VARARGS, NULL},
-    {"cpu_memory", py_cpu_memory, METH_O, "cpu_memory(reset_peak) -> (current, peak) bytes of host tensor memory."},
+    {"memory_stats", py_memory_stats, METH_VARARGS,
+     "memory_stats(device_type, index, reset_peak) -> (current, peak) bytes of tensor memory."},
+    {"synchronize", py_synchronize, METH_VARARGS, "synchronize(device_type, index): waits for queued work."},
+    {"_backend_slots", py_backend_slots, METH_O, "_backend_slots(device_type) -> {slot: implemented} or None."},
     {"_threads_used", py_threads_used, METH_O, "_threads_used(n): distinct threads in one parallel loop (tests)."},
     {"crc32c", py_crc32c, METH_VARARGS, "crc32c(buffer, crc=0) -> CRC-32C of the bytes, continuing crc."},
     {"cast_isa", py_cast_isa, METH_NOARGS, "Which cast kernels run: 'avx2+f16c' or 'scalar'."},
@@ -282,7 +326,7 @@ static PyMethodDef module_methods[] = {
     {"backend_name", py_backend_name, METH_O, "backend_name(type): the registered backend's name, or None."},
     {"_emulate_gpu", py_emulate_gpu, METH_VARARGS,
      "_emulate_gpu(on, without=None): test aid, the CPU kernels registered as one GPU (or removed)."},
-    {"_emulated_d2h_copies", py_emulated_d2h_copies, METH_NOARGS, "Copies from the emulated GPU to the host."},
+    {"host_syncs", py_host_syncs, METH_VARARGS, "host_syncs(device_type, index) -> host synchronisations so far."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -312,7 +356,8 @@ PyMODINIT_FUNC PyInit__core(void) {
     if (PyModule_AddFunctions(m, module_methods) < 0 || PyModule_AddFunctions(m, mp_py_functions) < 0)
         goto fail;
     if (mp_py_tensor_type_init(m) < 0 || mp_py_variable_type_init(m) < 0 || mp_py_train_init(m) < 0 ||
-        mp_py_graph_init(m) < 0 || mp_py_amp_init(m) < 0 || mp_py_nn_init(m) < 0)
+        mp_py_graph_init(m) < 0 || mp_py_amp_init(m) < 0 || mp_py_nn_init(m) < 0 ||
+        mp_py_collective_init(m) < 0)
         goto fail;
     PyObject *b;
     if (!(MpExc_InvalidArgument = new_exc(m, "InvalidArgumentError", PyExc_ValueError,

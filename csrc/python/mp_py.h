@@ -87,6 +87,10 @@ int mp_py_variable_type_init(PyObject *module);
 int mp_py_train_init(PyObject *module);
 int mp_py_nn_init(PyObject *module);
 
+/* collective.c: communicators (csrc/collective.h) */
+extern PyObject *MpExc_Unavailable;        /* UnavailableError(RuntimeError) */
+int mp_py_collective_init(PyObject *module);
+
 /* dlpack.c */
 PyObject *mp_py_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);
 PyObject *mp_py_dlpack_device(PyObject *self, PyObject *unused);

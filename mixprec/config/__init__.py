@@ -8,11 +8,16 @@ import collections
 
 from mixprec import _core
 from mixprec.config import experimental, optimizer, threading  # noqa: F401
+from mixprec.config.experimental import (  # noqa: F401
+    LogicalDeviceConfiguration, get_logical_device_configuration,
+    set_logical_device_configuration)
 from mixprec._function import functions_run_eagerly, run_functions_eagerly  # noqa: F401
 
 __all__ = ["run_functions_eagerly", "functions_run_eagerly", "PhysicalDevice", "LogicalDevice",
            "list_physical_devices", "list_logical_devices", "get_visible_devices",
-           "set_visible_devices", "experimental", "optimizer", "threading"]
+           "set_visible_devices", "experimental", "optimizer", "threading",
+           "LogicalDeviceConfiguration", "set_logical_device_configuration",
+           "get_logical_device_configuration"]
 
 PhysicalDevice = collections.namedtuple("PhysicalDevice", ["name", "device_type"])
 LogicalDevice = collections.namedtuple("LogicalDevice", ["name", "device_type"])
@@ -43,16 +48,18 @@ def set_visible_devices(devices, device_type=None):
 
 
 def list_logical_devices(device_type=None):
-    """Logical devices: the physical ones, or the CPU replicas configured with
-    ``experimental.set_logical_device_configuration``."""
+    """Logical devices ('/device:CPU:0', '/device:CPU:1', ... when the CPU was split with
+    ``set_logical_device_configuration``); initializes the runtime, as TensorFlow's does,
+    so the logical configuration is fixed from then on."""
+    experimental._initialize_runtime()
     out = []
     for d in list_physical_devices(device_type):
         n = experimental._logical_counts.get(d.name, 1)
+        first = sum(experimental._logical_counts.get(p.name, 1)
+                    for p in _physical() if p.device_type == d.device_type
+                    and int(p.name.rsplit(":", 1)[1]) < int(d.name.rsplit(":", 1)[1]))
         for i in range(n):
-            index = i if n > 1 else int(d.name.rsplit(":", 1)[1])
-            out.append(LogicalDevice(
-                "/job:localhost/replica:0/task:0/device:%s:%d" % (d.device_type, index),
-                d.device_type))
+            out.append(LogicalDevice("/device:%s:%d" % (d.device_type, first + i), d.device_type))
     return out
 
 from mixprec import _unsupported  # noqa: E402

@@ -5,6 +5,7 @@ import collections
 __all__ = ["enable_tensor_float_32_execution", "tensor_float_32_execution_enabled",
            "set_memory_growth", "get_memory_growth", "set_logical_device_configuration",
            "get_logical_device_configuration", "LogicalDeviceConfiguration",
+           "set_virtual_device_configuration", "get_virtual_device_configuration",
            "VirtualDeviceConfiguration", "get_device_details", "get_memory_info",
            "reset_memory_stats", "get_memory_usage"]
 
@@ -41,17 +42,89 @@ def get_memory_growth(device):
     return _memory_growth.get(getattr(device, "name", device), False)
 
 
+# The runtime counts as initialized ("devices used") once a tensor or variable was created
+# after `import mixprec` (the core's id counter moved), or list_logical_devices was called,
+# or a distribution strategy was built: logical devices are fixed from then on, as in
+# TensorFlow, which fixes them when its eager context initializes.
+_ids_at_import = None
+_initialized = False
+
+
+def _mark_import_done():
+    global _ids_at_import
+    from mixprec import _core
+
+    _ids_at_import = _core.ids_issued()
+
+
+def _runtime_initialized():
+    from mixprec import _core
+
+    return _initialized or (_ids_at_import is not None and _core.ids_issued() > _ids_at_import)
+
+
+def _initialize_runtime():
+    global _initialized
+    _initialized = True
+
+
+def _physical_by_name(device):
+    from mixprec import config
+
+    if not hasattr(device, "name") or not hasattr(device, "device_type"):
+        raise ValueError("Unrecognized device: %r (pass an element of "
+                         "tf.config.list_physical_devices())" % (device,))
+    for d in config.list_physical_devices():
+        if d.name == device.name:
+            return d
+    raise ValueError("Unrecognized device: %s" % (device,))
+
+
 def set_logical_device_configuration(device, logical_devices):
-    """Splits a physical device into several logical ones (used to test multi-replica
-    code on one CPU, as TensorFlow's virtual CPU devices)."""
-    name = getattr(device, "name", device)
-    configs = list(logical_devices or [])
-    _logical_configs[name] = configs
-    _logical_counts[name] = max(1, len(configs))
+    """Splits a physical device into logical ones: ``logical_devices`` is a list of
+    ``LogicalDeviceConfiguration`` (several logical CPUs are how multi-replica code is tested
+    on one CPU; a GPU's entries take ``memory_limit`` in MiB). Only before the runtime is
+    initialized (RuntimeError after, unless the configuration is unchanged)."""
+    dev = _physical_by_name(device)
+    if logical_devices is None:
+        configs = None
+    else:
+        if isinstance(logical_devices, LogicalDeviceConfiguration):
+            logical_devices = [logical_devices]
+        configs = list(logical_devices)
+        for c in configs:
+            if not isinstance(c, LogicalDeviceConfiguration):
+                raise ValueError("Expected a list of tf.config.LogicalDeviceConfiguration, got %r"
+                                 % (c,))
+            if dev.device_type == "CPU" and c.memory_limit is not None:
+                raise ValueError("Setting memory limit on CPU virtual devices is currently not "
+                                 "supported")
+            if dev.device_type == "GPU" and c.memory_limit is None and len(configs) > 1:
+                raise ValueError("Setting memory limit is required for GPU virtual devices")
+        if not configs:
+            raise ValueError("logical_devices must contain at least one "
+                             "LogicalDeviceConfiguration")
+    if _logical_configs.get(dev.name) == configs:
+        return
+    if _runtime_initialized():
+        raise RuntimeError("Virtual devices cannot be modified after being initialized")
+    if configs is None:
+        _logical_configs.pop(dev.name, None)
+        _logical_counts.pop(dev.name, None)
+    else:
+        _logical_configs[dev.name] = configs
+        _logical_counts[dev.name] = len(configs)
 
 
 def get_logical_device_configuration(device):
-    return _logical_configs.get(getattr(device, "name", device))
+    """The list given to set_logical_device_configuration for ``device``, or None."""
+    dev = _physical_by_name(device)
+    configs = _logical_configs.get(dev.name)
+    return None if configs is None else list(configs)
+
+
+set_virtual_device_configuration = set_logical_device_configuration
+get_virtual_device_configuration = get_logical_device_configuration
 
 
 def get_device_details(device):
@@ -69,21 +142,20 @@ def get_device_details(device):
 
 
 def _memory(device, reset_peak):
-    from mixprec import _core, _gpu_info
+    """(current, peak) from the device's backend table (its memory_stats slot)."""
+    from mixprec import _core
     from mixprec._ops import _parse_device
 
     spec = _parse_device(getattr(device, "name", device))
     if spec is None:
         raise ValueError("A device is required: 'CPU:0' or 'GPU:0', got None")
     kind, index = spec
-    if kind == 0 or _gpu_info.emulated:  # the emulated GPU allocates from the host
-        if index != 0:
+    if not 0 <= index < _core.device_count(kind):
+        if kind == 0:
             raise ValueError("Unknown device %r: there is one CPU, 'CPU:0'" % (device,))
-        return _core.cpu_memory(reset_peak)
-    if _gpu_info._cuda is None or index >= len(_gpu_info.devices()):
         raise ValueError("No GPU %d on this machine (list_physical_devices('GPU') is empty or "
                          "shorter): cannot read its memory" % index)
-    return _gpu_info._cuda.memory_stats(index, reset_peak)
+    return _core.memory_stats(kind, index, bool(reset_peak))
 
 
 def get_memory_info(device):

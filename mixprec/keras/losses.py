@@ -6,6 +6,8 @@ through ``_keras_logits``; otherwise probabilities are clipped to [eps, 1 - eps]
 sparse one then takes the fused op on their log, as tf-keras).
 """
 
+import sys
+
 from mixprec import _core, _ops, errors
 from mixprec._dtypes import int64
 from mixprec.keras import activations, backend
@@ -66,6 +68,12 @@ def _reduce(losses, reduction, sample_weight=None):
     return total / max(n, 1) if n else total * 0
 
 
+def _under_strategy():
+    """A tf.distribute strategy other than the default is in scope (or running)."""
+    ctx = sys.modules.get("mixprec.distribute._context")
+    return ctx is not None and ctx.has_strategy()
+
+
 class Loss:
     """Base class: ``loss(y_true, y_pred, sample_weight=None)`` -> reduced loss."""
 
@@ -75,6 +83,15 @@ class Loss:
         self.name = name
 
     def __call__(self, y_true, y_pred, sample_weight=None):
+        if self.reduction in (Reduction.AUTO, Reduction.SUM_OVER_BATCH_SIZE) and \
+                not getattr(self, "_allow_sum_over_batch_size", False) and _under_strategy():
+            raise ValueError(
+                "Please use `tf.keras.losses.Reduction.SUM` or `tf.keras.losses.Reduction.NONE` "
+                "for loss reduction when losses are used with `tf.distribute.Strategy`, except "
+                "for specifying losses in `Model.compile()` for use by the built-in training "
+                "looop `Model.fit()`.\nPlease see "
+                "https://www.tensorflow.org/tutorials/distribute/custom_training for more "
+                "details.")
         losses = self.call(y_true, y_pred)
         reduction = Reduction.SUM_OVER_BATCH_SIZE if self.reduction == Reduction.AUTO \
             else self.reduction

@@ -5,6 +5,9 @@ A metric's state lives in float32 variables (``total``, ``count``); updates are 
 (sums on the device), ``result()`` is a float32 scalar tensor.
 """
 
+import functools
+import sys
+
 from mixprec import _core
 from mixprec._dtypes import as_dtype, float32
 from mixprec._variable import Variable
@@ -21,6 +24,31 @@ __all__ = ["Metric", "Mean", "Sum", "MeanMetricWrapper", "Accuracy", "SparseCate
            "sparse_categorical_crossentropy"]
 
 
+def _across_workers(result_fn):
+    """``result`` of a metric created under a multi-worker strategy, read outside a replica:
+    computed from its state summed over the workers (TensorFlow's sync-on-read SUM
+    variables), so every worker reports the global value. Every worker must read it (it is
+    a collective), as in TensorFlow."""
+    @functools.wraps(result_fn)
+    def result(self):
+        s = self.__dict__.get("_strategy")
+        ctx = sys.modules.get("mixprec.distribute._context")
+        if s is None or s.extended._num_workers <= 1 or ctx is None or \
+                ctx._current_replica_context() is not None or not self._variables:
+            return result_fn(self)
+        saved = [v._peek() for v in self._variables]
+        wide = [x if x.dtype.is_floating else _core.cast(x, "float64") for x in saved]
+        summed = s.extended._cross_worker_all_reduce(wide, None)
+        try:
+            for v, x, old in zip(self._variables, summed, saved):
+                v.assign(x if x.dtype == old.dtype else _core.cast(x, old.dtype))
+            return result_fn(self)
+        finally:
+            for v, old in zip(self._variables, saved):
+                v.assign(old)
+    return result
+
+
 class Metric:
     """Base class: ``update_state`` accumulates, ``result`` reads, ``reset_state`` clears."""
 
@@ -29,6 +57,13 @@ class Metric:
         self._dtype = as_dtype(dtype or float32)
         self._variables = []
         self.stateful = False
+        ctx = sys.modules.get("mixprec.distribute._context")
+        self._strategy = ctx._variable_strategy() if ctx is not None else None
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "result" in cls.__dict__:
+            cls.result = _across_workers(cls.__dict__["result"])
 
     @property
     def dtype(self):

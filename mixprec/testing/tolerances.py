@@ -108,8 +108,17 @@ TOLERANCE[("bfloat16", "optimizer")] = (2.0**-6, 2.0**-8)
 TOLERANCE[("float32", "optimizer")] = (2e-5, 1e-6)
 TOLERANCE[("float64", "optimizer")] = (1e-12, 1e-13)
 
+# replicas (tests/distribute): N replicas x B/N examples against 1 replica x B after a step:
+# the gradient is summed as N partial sums instead of one (a few ulp of the gradient), which
+# the update then carries into the weights; Adam's first step divides by sqrt(v) ~ |g|,
+# which keeps that relative
+TOLERANCE[("float16", "replicas")] = (2.0**-9, 2.0**-11)
+TOLERANCE[("bfloat16", "replicas")] = (2.0**-6, 2.0**-8)
+TOLERANCE[("float32", "replicas")] = (1e-5, 1e-6)
+TOLERANCE[("float64", "replicas")] = (1e-12, 1e-13)
+
 KINDS = ("exact", "elementwise", "transcendental", "reduction", "matmul", "convolution", "softmax",
-         "random_moment", "finite_difference", "backprop", "optimizer")
+         "random_moment", "finite_difference", "backprop", "optimizer", "replicas")
 FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 
 NP_DTYPE = {

@@ -12,6 +12,7 @@ import inspect
 import threading
 
 from mixprec import _core, _nest
+from mixprec._autograph import call as _ag_call
 from mixprec import debugging as _debugging
 from mixprec._dtypes import as_dtype
 from mixprec._shape import TensorShape
@@ -26,6 +27,7 @@ from mixprec.train import _checkpoint
 
 __all__ = ["Layer", "Node"]
 
+_BUILD_LOCK = threading.RLock()  # one build at a time (replica threads share layers)
 _ctx = threading.local()  # .training: the training flag of the outermost model call
 
 
@@ -394,6 +396,12 @@ class Layer:
     def _maybe_build(self, inputs):
         if self.built:
             return
+        # replicas run as threads (tf.distribute): the first one to arrive builds
+        with _BUILD_LOCK:
+            if not self.built:
+                self._maybe_build_locked(inputs)
+
+    def _maybe_build_locked(self, inputs):
         flat = _nest.flatten(inputs)
         shapes = [getattr(x, "shape", None) for x in flat]
         input_shape = shapes[0] if len(shapes) == 1 else _nest.pack_sequence_as(inputs, shapes)
@@ -471,7 +479,11 @@ class Layer:
         scope = _core.set_scope(self._name) if _debugging._enabled else None
         try:
             with CallScope(self):
-                outputs = self.call(inputs, *args[1:], **kwargs)
+                # while a function traces, a user's call() gets autograph (its Python `if`
+                # on a tensor traces both branches), as tf-keras converts call
+                outputs = _ag_call(self.call, inputs, *args[1:], **kwargs) \
+                    if _core.graph_recording() is not None else \
+                    self.call(inputs, *args[1:], **kwargs)
                 if self._activity_regularizer is not None:
                     self._handle_activity_regularization(outputs)
             return outputs

@@ -69,9 +69,13 @@ class Sequential(Model):
 
     def __call__(self, *args, **kwargs):
         if not self._is_graph_network and args and not isinstance(args[0], KerasTensor):
-            x = args[0]
-            x = x if isinstance(x, _core.Tensor) else _core.convert_to_tensor(x)
-            dtype = x.dtype.name if x.dtype.is_floating else None
-            self._input_kt = Input(batch_shape=(None,) + tuple(x.shape[1:]), dtype=dtype)
-            self._rebuild()
+            from mixprec.keras.engine.base_layer import _BUILD_LOCK
+
+            with _BUILD_LOCK:  # replica threads (tf.distribute): one builds, the others wait
+                if not self._is_graph_network:
+                    x = args[0]
+                    x = x if isinstance(x, _core.Tensor) else _core.convert_to_tensor(x)
+                    dtype = x.dtype.name if x.dtype.is_floating else None
+                    self._input_kt = Input(batch_shape=(None,) + tuple(x.shape[1:]), dtype=dtype)
+                    self._rebuild()
         return super().__call__(*args, **kwargs)

@@ -9,7 +9,7 @@ optimizer changes); the loops stay in training.py and the numbers in the core.
 
 import weakref
 
-from mixprec import _function
+from mixprec import _autograph, _function
 
 # model -> {kind: (key, function)}; kept outside the model so that copying or pickling a
 # model never meets a traced graph, and the functions hold the model weakly
@@ -72,7 +72,7 @@ def train_function(model):
     def make():
         def step(data):
             m = mref()
-            logs = m.train_step(data)
+            logs = _autograph.call(m.train_step, data)  # a user's train_step: autograph
             opt, applied = _optimizer_flag(m)
             return logs, applied
 
@@ -94,7 +94,7 @@ def test_function(model):
         return model.test_step
     mref = weakref.ref(model)
     return _cached(model, "test", lambda: _function.Function(
-        lambda data: mref().test_step(data), reduce_retracing=True, name="test_function"))
+        lambda data: _autograph.call(mref().test_step, data), reduce_retracing=True, name="test_function"))
 
 
 def predict_function(model):
@@ -102,5 +102,5 @@ def predict_function(model):
         return model.predict_step
     mref = weakref.ref(model)
     return _cached(model, "predict", lambda: _function.Function(
-        lambda data: mref().predict_step(data), reduce_retracing=True,
+        lambda data: _autograph.call(mref().predict_step, data), reduce_retracing=True,
         name="predict_function"))

@@ -23,6 +23,7 @@ from mixprec.keras import callbacks as _callbacks
 from mixprec.keras import losses as _losses
 from mixprec.keras import metrics as _metrics
 from mixprec.keras import optimizers as _optimizers
+from mixprec.keras.engine import distributed as _distributed
 from mixprec.keras.engine.base_layer import Layer
 from mixprec.keras.engine.input_layer import InputLayer
 from mixprec.keras.engine.keras_tensor import KerasTensor
@@ -281,6 +282,7 @@ class Model(_steps.RunEagerlyMixin, Layer):
         self._metric_objs = None
         self._loss_tracker = _metrics.Mean(name="loss")
         self._output_loss_trackers = None  # '<output>_loss' per output (several outputs)
+        _distributed.record_strategy(self)  # compiled in a tf.distribute strategy's scope
         self._compiled = True
         self.compiled_loss = loss
         # tf-keras: steps are traced unless run_eagerly (docs/function.md)
@@ -324,10 +326,11 @@ class Model(_steps.RunEagerlyMixin, Layer):
         fns = [_losses.get(s) for s in self._per_output(self._loss_spec, n_out, "loss")]
         out = []
         for fn in fns:
-            if fn is None or isinstance(fn, _losses.Loss):
-                out.append(fn)
-            else:
-                out.append(_losses.LossFunctionWrapper(fn, name=getattr(fn, "__name__", None)))
+            if fn is not None and not isinstance(fn, _losses.Loss):
+                fn = _losses.LossFunctionWrapper(fn, name=getattr(fn, "__name__", None))
+            if fn is not None:  # compiled losses may average per batch under a strategy
+                fn._allow_sum_over_batch_size = True
+            out.append(fn)
         return out
 
     def _targets(self, y):
@@ -472,7 +475,9 @@ class Model(_steps.RunEagerlyMixin, Layer):
         with GradientTape() as tape:
             y_pred = self(x, training=True)
             loss = self.compute_loss(x, y, y_pred, sample_weight)
-        self.optimizer.minimize(loss, self.trainable_variables, tape=tape)
+            # divided by the replica count under a strategy (summed gradients = global mean)
+            replica_loss = _distributed.scale_loss_for_distribution(loss)
+        self.optimizer.minimize(replica_loss, self.trainable_variables, tape=tape)
         self._track_losses(loss, y, y_pred)
         return self.compute_metrics(x, y, y_pred, sample_weight)
 
@@ -569,7 +574,10 @@ class Model(_steps.RunEagerlyMixin, Layer):
                 opt = self.optimizer
                 scaled = isinstance(opt, lso._LossScaleOptimizerBase)
                 scale = opt._scale_tensor() if scaled else None  # no wait
-                logs = _steps.train_function(self)(batch)  # per step: see `opt` above
+                if _distributed.strategy_of(self) is not None:  # split over the replicas
+                    logs = _distributed.train_step(self, batch)
+                else:
+                    logs = _steps.train_function(self)(batch)  # per step: see `opt` above
                 if scaled:
                     history._record_step(epoch, scale, opt._last_applied)
                 last = (step + 1) % per_exec == 0 or step + 1 == data.steps
@@ -612,7 +620,8 @@ class Model(_steps.RunEagerlyMixin, Layer):
             ran = True
             if cb is not None:
                 cb.on_test_batch_begin(step)
-            logs = test_fn(batch)
+            logs = _distributed.test_step(self, batch) if _distributed.strategy_of(self) \
+                is not None else test_fn(batch)
             if batch_logs:  # read back per step only when a callback looks (as in fit)
                 logs = _to_floats(logs)
             if cb is not None:
@@ -656,7 +665,8 @@ class Model(_steps.RunEagerlyMixin, Layer):
         predict_fn = _steps.predict_function(self)
         for step, batch in enumerate(data.batches(0)):
             cb.on_predict_batch_begin(step)
-            out = predict_fn(batch)
+            out = _distributed.predict_step(self, batch) if _distributed.strategy_of(self) \
+                is not None else predict_fn(batch)
             outs.append([np.asarray(o) for o in _nest.flatten(out)])
             cb.on_predict_batch_end(step, {"outputs": out})
         cb.on_predict_end()

@@ -121,7 +121,16 @@ class _LossScaleOptimizerBase:
 
     def _apply_scaled(self, grads_and_vars, unscale):
         """One fused step; ``unscale``: the gradients are still scaled (divided by the
-        scale on the device, inside the update)."""
+        scale on the device, inside the update). In a replica of a tf.distribute strategy
+        the gradients are summed across replicas *before* the finite check (tf-keras'
+        order), so every replica takes the same skip/apply decision and the loss-scale
+        state, updated once, stays the same everywhere."""
+        from mixprec.distribute import _sync
+
+        return _sync.apply_in_replica(
+            grads_and_vars, lambda pairs: self._apply_scaled_local(pairs, unscale))
+
+    def _apply_scaled_local(self, grads_and_vars, unscale):
         inner = self._optimizer
         pairs = [(g, v) for g, v in grads_and_vars]
         grads, variables = inner._prepare(pairs, clip=False)

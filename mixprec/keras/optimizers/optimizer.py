@@ -337,7 +337,14 @@ class Optimizer:
         return applied
 
     def apply_gradients(self, grads_and_vars, name=None, experimental_aggregate_gradients=True):
-        """Applies (gradient, variable) pairs; returns the iterations variable."""
+        """Applies (gradient, variable) pairs; returns the iterations variable. In a replica
+        of a tf.distribute strategy the gradients are summed across replicas first."""
+        from mixprec.distribute import _sync
+
+        return _sync.apply_in_replica(grads_and_vars, self._apply_gradients_local,
+                                      experimental_aggregate_gradients)
+
+    def _apply_gradients_local(self, grads_and_vars):
         grads, variables = self._prepare(grads_and_vars)
         self._apply(grads, variables)
         return self._iterations

@@ -1,0 +1,195 @@
+"""tf.distribute costs: all-reduce of one float32 buffer (replica threads in one process,
+and 2 MPI processes under mpiexec), and one epoch of a tutorial-shaped custom training loop
+(a Dense model on Fashion-MNIST-sized data) with 1 and 2 replicas (logical CPUs).
+
+    python bench/distribute.py                 # the table (mpiexec row when MPICH is installed)
+    python bench/distribute.py --mib 1 --examples 512   # tiny (tests/test_bench.py)
+"""
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _common  # noqa: E402
+
+
+def _allreduce_threads(mib, repeat):
+    import numpy as np
+
+    import mixprec as tf
+    from mixprec import _core
+
+    n = (mib << 20) // 4
+    comm = _core.comm_threads(2, 60.0)
+    bufs = [tf.constant(np.full(n, r + 1.0, np.float32)) for r in range(2)]
+    times = []
+    for _ in range(repeat + 1):
+        barrier = threading.Barrier(2)
+        spans = [0.0, 0.0]
+
+        def body(r):
+            barrier.wait()
+            t0 = time.perf_counter()
+            _core.comm_all_reduce(comm, r, [bufs[r]], 0)
+            spans[r] = time.perf_counter() - t0
+
+        ts = [threading.Thread(target=body, args=(r,)) for r in range(2)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        times.append(max(spans))
+    times = sorted(times[1:])
+    return times[len(times) // 2]
+
+
+def _allreduce_mpi_worker(mib, repeat):
+    import numpy as np
+
+    import mixprec as tf
+    from mixprec import _core
+    from mixprec.distribute import multi_worker
+
+    comm = multi_worker.mpi_world()
+    rank = _core.comm_info(comm)[2]
+    buf = tf.constant(np.full((mib << 20) // 4, rank + 1.0, np.float32))
+    times = []
+    for _ in range(repeat + 1):
+        _core.comm_barrier(comm, rank)
+        t0 = time.perf_counter()
+        _core.comm_all_reduce(comm, rank, [buf], 0)
+        times.append(time.perf_counter() - t0)
+    times = sorted(times[1:])
+    if rank == 0:
+        print("MPI_ALLREDUCE_SECONDS %.6f" % times[len(times) // 2])
+
+
+def _mpiexec():
+    if "libasan" in os.environ.get("LD_PRELOAD", ""):  # MPICH is not built for ASan
+        return None
+    exe = shutil.which("mpiexec", path=os.path.dirname(sys.executable)) or shutil.which("mpiexec")
+    from mixprec.distribute import multi_worker
+
+    lib = multi_worker._mpi_library()
+    return exe if exe and os.path.exists(lib) else None
+
+
+def _epoch_worker(replicas, examples, batch_per_replica, cnn=False):
+    import numpy as np
+
+    import mixprec as tf
+    from mixprec import keras
+
+    cpu = tf.config.list_physical_devices("CPU")[0]
+    tf.config.set_logical_device_configuration(
+        cpu, [tf.config.LogicalDeviceConfiguration()] * replicas)
+    strategy = tf.distribute.MirroredStrategy()
+    gbs = batch_per_replica * strategy.num_replicas_in_sync
+    if cnn:  # seed 004's model on the Fashion-MNIST subset shipped with mixprec
+        (x, y), _ = keras.datasets.fashion_mnist.load_embedded()
+        x, y = x[:examples, ..., None] / np.float32(255), y[:examples]
+    else:
+        rng = np.random.default_rng(0)
+        x = rng.random((examples, 784), dtype=np.float32)
+        y = rng.integers(0, 10, examples)
+    ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(gbs)
+    dist = strategy.experimental_distribute_dataset(ds)
+    with strategy.scope():
+        if cnn:
+            model = keras.Sequential([
+                keras.layers.Conv2D(32, 3, activation="relu"), keras.layers.MaxPooling2D(),
+                keras.layers.Conv2D(64, 3, activation="relu"), keras.layers.MaxPooling2D(),
+                keras.layers.Flatten(), keras.layers.Dense(64, activation="relu"),
+                keras.layers.Dense(10)])
+        else:
+            model = keras.Sequential([
+                keras.layers.Dense(256, activation="relu", input_shape=(784,)),
+                keras.layers.Dense(64, activation="relu"), keras.layers.Dense(10)])
+        opt = keras.optimizers.Adam()
+        loss_obj = keras.losses.SparseCategoricalCrossentropy(
+            from_logits=True, reduction=keras.losses.Reduction.NONE)
+
+    def step(inputs):
+        xb, yb = inputs
+        with tf.GradientTape() as tape:
+            loss = tf.nn.compute_average_loss(loss_obj(yb, model(xb, training=True)),
+                                              global_batch_size=gbs)
+        grads = tape.gradient(loss, model.trainable_variables)
+        opt.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
+
+    def epoch():
+        for b in dist:
+            strategy.reduce("SUM", strategy.run(step, args=(b,)), axis=None)
+
+    epoch()  # warm-up (builds the model)
+    t0 = time.perf_counter()
+    epoch()
+    print("EPOCH_SECONDS %.6f" % (time.perf_counter() - t0))
+
+
+def _sub(args, env=None):
+    out = subprocess.run(args, capture_output=True, text=True, timeout=600, env=env)
+    if out.returncode != 0:
+        raise RuntimeError(out.stdout[-2000:] + out.stderr[-3000:])
+    return out.stdout
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--mib", type=int, default=64)
+    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--examples", type=int, default=60000)
+    p.add_argument("--batch-per-replica", type=int, default=64)
+    p.add_argument("--mpi-worker", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--epoch-worker", type=int, default=0, help=argparse.SUPPRESS)
+    p.add_argument("--cnn", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--cnn-examples", type=int, default=6000,
+                   help="seed 004's CNN epoch on this many shipped Fashion-MNIST images (0: skip)")
+    a = p.parse_args()
+    if a.mpi_worker:
+        return _allreduce_mpi_worker(a.mib, a.repeat)
+    if a.epoch_worker:
+        return _epoch_worker(a.epoch_worker, a.examples, a.batch_per_replica, a.cnn)
+    rows = []
+    t = _allreduce_threads(a.mib, a.repeat)
+    rows.append(["all-reduce %d MiB float32" % a.mib, "2 replica threads",
+                 "%.1f ms" % (t * 1e3), "%.2f GB/s" % ((a.mib << 20) / t / 1e9)])
+    exe = _mpiexec()
+    if exe:
+        out = _sub([exe, "-n", "2", sys.executable, os.path.abspath(__file__), "--mpi-worker",
+                    "--mib", str(a.mib), "--repeat", str(a.repeat)])
+        t = float(out.split("MPI_ALLREDUCE_SECONDS")[1].split()[0])
+        rows.append(["all-reduce %d MiB float32" % a.mib, "mpiexec -n 2 (MPICH)",
+                     "%.1f ms" % (t * 1e3), "%.2f GB/s" % ((a.mib << 20) / t / 1e9)])
+    else:
+        rows.append(["all-reduce %d MiB float32" % a.mib, "mpiexec -n 2", "(no MPICH)", ""])
+    for n in (1, 2):
+        out = _sub([sys.executable, os.path.abspath(__file__), "--epoch-worker", str(n),
+                    "--examples", str(a.examples), "--batch-per-replica",
+                    str(a.batch_per_replica)])
+        t = float(out.split("EPOCH_SECONDS")[1].split()[0])
+        rows.append(["epoch, %d examples, MLP 784-256-64-10, Adam" % a.examples,
+                     "%d replica%s (batch %d each)" % (n, "s" if n > 1 else "",
+                                                       a.batch_per_replica),
+                     "%.2f s" % t, "%.0f examples/s" % (a.examples / t)])
+    for n in (1, 2) if a.cnn_examples else ():
+        out = _sub([sys.executable, os.path.abspath(__file__), "--epoch-worker", str(n), "--cnn",
+                    "--examples", str(a.cnn_examples), "--batch-per-replica",
+                    str(a.batch_per_replica)])
+        t = float(out.split("EPOCH_SECONDS")[1].split()[0])
+        rows.append(["epoch, %d examples, seed 004 CNN, Adam" % a.cnn_examples,
+                     "%d replica%s (batch %d each)" % (n, "s" if n > 1 else "",
+                                                       a.batch_per_replica),
+                     "%.2f s" % t, "%.0f examples/s" % (a.cnn_examples / t)])
+    print(_common.machine())
+    _common.print_table("tf.distribute", ["what", "how", "time", "rate"], rows)
+
+
+if __name__ == "__main__":
+    main()

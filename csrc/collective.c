@@ -1,0 +1,97 @@
+/* collective.c — what every collectives engine shares: the rank-ordered reduction of a
+ * fused bucket (16-bit widened to float32, rounded once) and freeing a communicator.
+ * No engine-specific code here (threads: collective_threads.c, MPI: collective_mpi.c,
+ * NCCL: collective_nccl.c). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "collective.h"
+
+int mp_coll_dtype_ok(mp_dtype dt) {
+    return dt == MP_F32 || dt == MP_F16 || dt == MP_BF16 || dt == MP_F64;
+}
+
+void mp_comm_free(mp_comm *c) {
+    if (c && c->be && c->be->destroy)
+        c->be->destroy(c);
+    else
+        free(c);
+}
+
+#define CHUNK 256 /* 64 ranks x 256 floats of widened 16-bit input stay on the stack */
+
+/* acc = in_0 (op) in_1 (op) ... in rank order; MEAN divides once at the end. */
+static void reduce_f32(mp_coll_op op, int nranks, const float *const *in, float *acc, int64_t m) {
+    memcpy(acc, in[0], (size_t)m * sizeof(float));
+    for (int k = 1; k < nranks; k++) {
+        const float *x = in[k];
+        if (op == MP_COLL_MAX)
+            for (int64_t i = 0; i < m; i++)
+                acc[i] = (x[i] > acc[i] || x[i] != x[i]) ? x[i] : acc[i];
+        else
+            for (int64_t i = 0; i < m; i++)
+                acc[i] += x[i];
+    }
+    if (op == MP_COLL_MEAN) {
+        float d = (float)nranks;
+        for (int64_t i = 0; i < m; i++)
+            acc[i] /= d;
+    }
+}
+
+static void reduce_f64(mp_coll_op op, int nranks, const double *const *in, double *acc, int64_t m) {
+    memcpy(acc, in[0], (size_t)m * sizeof(double));
+    for (int k = 1; k < nranks; k++) {
+        const double *x = in[k];
+        if (op == MP_COLL_MAX)
+            for (int64_t i = 0; i < m; i++)
+                acc[i] = (x[i] > acc[i] || x[i] != x[i]) ? x[i] : acc[i];
+        else
+            for (int64_t i = 0; i < m; i++)
+                acc[i] += x[i];
+    }
+    if (op == MP_COLL_MEAN)
+        for (int64_t i = 0; i < m; i++)
+            acc[i] /= (double)nranks;
+}
+
+void mp_coll_reduce_range(mp_dtype dt, mp_coll_op op, int nranks, int n,
+                          const void *const *const *ins, void *const *const *outs, int nouts,
+                          const int64_t *counts, int64_t begin, int64_t end) {
+    size_t es = mp_dtype_size(dt);
+    int64_t base = 0;
+    const void *src[64];
+    float wide[64][CHUNK];
+    float accf[CHUNK];
+    double accd[CHUNK];
+    for (int b = 0; b < n && base < end; base += counts[b], b++) {
+        int64_t lo = begin > base ? begin - base : 0;
+        int64_t hi = end < base + counts[b] ? end - base : counts[b];
+        for (int64_t i = lo; i < hi; i += CHUNK) {
+            int64_t m = hi - i < CHUNK ? hi - i : CHUNK;
+            size_t off = (size_t)i * es;
+            if (dt == MP_F64) {
+                for (int k = 0; k < nranks; k++)
+                    src[k] = (const char *)ins[k][b] + off;
+                reduce_f64(op, nranks, (const double *const *)src, accd, m);
+                for (int k = 0; k < nouts; k++)
+                    memcpy((char *)outs[k][b] + off, accd, (size_t)m * es);
+            } else if (dt == MP_F32) {
+                for (int k = 0; k < nranks; k++)
+                    src[k] = (const char *)ins[k][b] + off;
+                reduce_f32(op, nranks, (const float *const *)src, accf, m);
+                for (int k = 0; k < nouts; k++)
+                    memcpy((char *)outs[k][b] + off, accf, (size_t)m * es);
+            } else { /* 16-bit: widen each rank's chunk, sum in float32, round once */
+                for (int k = 0; k < nranks; k++) {
+                    mp_cast_host((const char *)ins[k][b] + off, dt, wide[k], MP_F32, m);
+                    src[k] = wide[k];
+                }
+                reduce_f32(op, nranks, (const float *const *)src, accf, m);
+                mp_cast_host(accf, MP_F32, (char *)outs[0][b] + off, dt, m);
+                for (int k = 1; k < nouts; k++)
+                    memcpy((char *)outs[k][b] + off, (char *)outs[0][b] + off, (size_t)m * es);
+            }
+        }
+    }
+}

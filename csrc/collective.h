@@ -1,0 +1,68 @@
+/* collective.h — THE collectives table: all-reduce / broadcast / barrier of host (or, for
+ * NCCL, device) buffers across replicas, one implementation per engine (in-process threads,
+ * MPI between processes, NCCL between GPUs), chosen when a communicator is created.
+ * It knows buffers, dtypes and ranks only: never tensors, variables or strategies. */
+#ifndef MP_COLLECTIVE_H
+#define MP_COLLECTIVE_H
+
+#include "mixprec.h"
+
+typedef enum mp_coll_op { MP_COLL_SUM = 0, MP_COLL_MEAN = 1, MP_COLL_MAX = 2 } mp_coll_op;
+
+typedef struct mp_comm mp_comm;
+
+/* One engine. `rank` names the caller: for the in-process engine each replica thread calls
+ * with its own rank; for MPI/NCCL it must equal the communicator's rank.
+ * A call works on a bucket of `n` buffers of one dtype (counts[i] elements each), reduced as
+ * one fused buffer; in[i] and out[i] may be the same pointer. Every rank must issue the same
+ * sequence of calls with the same dtypes and counts (checked where the engine can).
+ * 16-bit buffers are summed in float32 and rounded once; float32 in float32, float64 in
+ * double, always in rank order 0, 1, ... so every rank gets the same bits. */
+typedef struct mp_coll_backend {
+    const char *name;
+    mp_status (*all_reduce)(mp_comm *c, int rank, mp_dtype dt, mp_coll_op op, int n,
+                            const void *const *in, void *const *out, const int64_t *counts);
+    mp_status (*broadcast)(mp_comm *c, int rank, int root, mp_dtype dt, int n,
+                           const void *const *in, void *const *out, const int64_t *counts);
+    mp_status (*barrier)(mp_comm *c, int rank);
+    /* Makes every pending and later call on the communicator fail with `why` (a replica
+     * that raised: the others must not wait for it). */
+    void (*abort)(mp_comm *c, int rank, const char *why);
+    void (*destroy)(mp_comm *c);
+} mp_coll_backend;
+
+struct mp_comm {
+    const mp_coll_backend *be;
+    int size;            /* replicas (threads) or processes */
+    int rank;            /* this process's rank (MPI/NCCL); -1 for the in-process engine */
+    double timeout_s;    /* a call that waits longer fails with MP_ERR_UNAVAILABLE */
+    void *impl;
+};
+
+/* In-process engine: `size` replicas run as threads of this process. */
+mp_status mp_comm_threads_new(int size, double timeout_s, mp_comm **out);
+/* MPI engine over MPI_COMM_WORLD through the standard ABI library (libmpi_abi.so),
+ * dlopen'ed from `library` (a path or soname); initialises MPI once per process. */
+mp_status mp_comm_mpi_new(const char *library, double timeout_s, mp_comm **out);
+/* Process-wide MPI state for the binding: whether this process started under mpiexec
+ * (MPI initialised by mp_comm_mpi_new), and finalisation at exit. */
+void mp_comm_mpi_finalize(void);
+/* NCCL engine: one communicator per local GPU (`ndev` devices, single process,
+ * ncclCommInitAll), or one rank of a multi-process job whose unique id is broadcast over
+ * the MPI communicator `mpi` (ncclCommInitRank). libnccl.so.2 is dlopen'ed. Buffers are
+ * device pointers; `stream` is the CUDA stream of each call (NULL: the default stream). */
+mp_status mp_comm_nccl_new(const char *library, int ndev, mp_comm *mpi, double timeout_s,
+                           mp_comm **out);
+
+/* Frees the communicator (engine state included). NULL is a no-op. */
+void mp_comm_free(mp_comm *c);
+
+/* Shared helper of the host engines: out[r-range] = op over ranks of in_k, accumulated in
+ * rank order (see above); `ins[k]` is rank k's bucket. Elements [begin, end) of the fused
+ * bucket only. */
+void mp_coll_reduce_range(mp_dtype dt, mp_coll_op op, int nranks, int n,
+                          const void *const *const *ins, void *const *const *outs, int nouts,
+                          const int64_t *counts, int64_t begin, int64_t end);
+int mp_coll_dtype_ok(mp_dtype dt);
+
+#endif

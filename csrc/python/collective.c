@@ -1,0 +1,289 @@
+/* collective.c (binding) — communicators as capsules and the calls on them: all-reduce,
+ * broadcast, barrier and abort of lists of tensors, grouped by dtype into one fused bucket
+ * per dtype; the engine runs with the GIL released. Parses, converts and raises only:
+ * the numbers are reduced in csrc/collective*.c. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mp_py.h"
+#include "../collective.h"
+
+static const char *CAPSULE = "mixprec.comm";
+PyObject *MpExc_Unavailable;
+
+static void comm_capsule_free(PyObject *cap) {
+    mp_comm *c = PyCapsule_GetPointer(cap, CAPSULE);
+    if (c)
+        mp_comm_free(c);
+}
+
+static mp_comm *get_comm(PyObject *o) {
+    if (!PyCapsule_IsValid(o, CAPSULE)) {
+        PyErr_Format(PyExc_TypeError, "expected a communicator (from comm_threads/comm_mpi), "
+                     "got %.80s", Py_TYPE(o)->tp_name);
+        return NULL;
+    }
+    return PyCapsule_GetPointer(o, CAPSULE);
+}
+
+static PyObject *wrap_comm(mp_comm *c) {
+    PyObject *cap = PyCapsule_New(c, CAPSULE, comm_capsule_free);
+    if (!cap)
+        mp_comm_free(c);
+    return cap;
+}
+
+static PyObject *py_comm_threads(PyObject *self, PyObject *args) {
+    int size;
+    double timeout;
+    if (!PyArg_ParseTuple(args, "id", &size, &timeout))
+        return NULL;
+    mp_comm *c = NULL;
+    mp_status st = mp_comm_threads_new(size, timeout, &c);
+    return st != MP_OK ? mp_py_raise(st) : wrap_comm(c);
+}
+
+static PyObject *py_comm_mpi(PyObject *self, PyObject *args) {
+    const char *lib;
+    double timeout;
+    if (!PyArg_ParseTuple(args, "sd", &lib, &timeout))
+        return NULL;
+    mp_comm *c = NULL;
+    mp_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = mp_comm_mpi_new(lib, timeout, &c);
+    Py_END_ALLOW_THREADS
+    return st != MP_OK ? mp_py_raise(st) : wrap_comm(c);
+}
+
+static PyObject *py_comm_nccl(PyObject *self, PyObject *args) {
+    const char *lib;
+    int ndev;
+    PyObject *mpi_o;
+    double timeout;
+    if (!PyArg_ParseTuple(args, "siOd", &lib, &ndev, &mpi_o, &timeout))
+        return NULL;
+    mp_comm *mpi = NULL;
+    if (mpi_o != Py_None && !(mpi = get_comm(mpi_o)))
+        return NULL;
+    mp_comm *c = NULL;
+    mp_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = mp_comm_nccl_new(lib, ndev, mpi, timeout, &c);
+    Py_END_ALLOW_THREADS
+    return st != MP_OK ? mp_py_raise(st) : wrap_comm(c);
+}
+
+static PyObject *py_comm_info(PyObject *self, PyObject *o) {
+    mp_comm *c = get_comm(o);
+    if (!c)
+        return NULL;
+    return Py_BuildValue("(siid)", c->be->name, c->size, c->rank, c->timeout_s);
+}
+
+/* Whether a tensor on `dev` lives in device memory (the emulated GPU of the tests keeps
+ * its tensors in host memory, so the host engines take them). */
+static int device_memory(mp_device dev) {
+    if (dev.type != MP_DEV_CUDA)
+        return 0;
+    const mp_backend *be = mp_backend_get(MP_DEV_CUDA);
+    return !(be && be->name && strcmp(be->name, "emulated-gpu") == 0);
+}
+
+/* tensors (a list) -> new reference to a fast sequence of Tensor objects */
+static PyObject *tensor_list(PyObject *o) {
+    PyObject *seq = PySequence_Fast(o, "collectives take a list of tensors");
+    if (!seq)
+        return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (!MpTensor_Check(PySequence_Fast_GET_ITEM(seq, i))) {
+            PyErr_Format(PyExc_TypeError, "collectives take tensors, got %.80s at position %zd",
+                         Py_TYPE(PySequence_Fast_GET_ITEM(seq, i))->tp_name, i);
+            Py_DECREF(seq);
+            return NULL;
+        }
+    return seq;
+}
+
+/* kind 0: all-reduce (arg = op), 1: broadcast (arg = root) */
+static PyObject *collective_call(PyObject *args, int kind) {
+    PyObject *cap, *lst;
+    int rank, arg;
+    if (!PyArg_ParseTuple(args, "OiOi", &cap, &rank, &lst, &arg))
+        return NULL;
+    mp_comm *c = get_comm(cap);
+    if (!c)
+        return NULL;
+    if (kind == 0 && (arg < 0 || arg > MP_COLL_MAX))
+        return PyErr_Format(PyExc_ValueError, "all_reduce: unknown reduction %d", arg);
+    PyObject *seq = tensor_list(lst);
+    if (!seq)
+        return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject *result = PyList_New(n);
+    const void **in = calloc((size_t)n + 1, sizeof *in);
+    void **out = calloc((size_t)n + 1, sizeof *out);
+    int64_t *counts = calloc((size_t)n + 1, sizeof *counts);
+    mp_tensor **outs = calloc((size_t)n + 1, sizeof *outs);
+    int is_nccl = strcmp(c->be->name, "nccl") == 0;
+    if (!result || !in || !out || !counts || !outs) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        mp_tensor *t = MpTensor_T(PySequence_Fast_GET_ITEM(seq, i));
+        if (!mp_coll_dtype_ok(t->dtype)) {
+            PyErr_Format(MpExc_DType, "collectives reduce float32, float16, bfloat16 and float64 "
+                         "tensors, got %s at position %zd", mp_dtype_name(t->dtype), i);
+            goto fail;
+        }
+        if (device_memory(mp_tensor_device(t)) != is_nccl) {
+            PyErr_Format(MpExc_InvalidArgument, "the %s collectives engine takes %s tensors; "
+                         "position %zd is on %s:%d", c->be->name, is_nccl ? "GPU" : "host",
+                         i, mp_tensor_device(t).type == MP_DEV_CUDA ? "GPU" : "CPU",
+                         mp_tensor_device(t).index);
+            goto fail;
+        }
+        mp_status st = mp_tensor_new(t->dtype, t->ndim, t->shape, mp_tensor_device(t), &outs[i]);
+        if (st != MP_OK) {
+            mp_py_raise(st);
+            goto fail;
+        }
+    }
+    mp_status st = MP_OK;
+    /* one fused bucket per dtype, in dtype order: every replica makes the same calls */
+    for (int dt = 0; dt < MP_DTYPE_COUNT && st == MP_OK; dt++) {
+        int m = 0;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            mp_tensor *t = MpTensor_T(PySequence_Fast_GET_ITEM(seq, i));
+            if ((int)t->dtype != dt)
+                continue;
+            in[m] = mp_tensor_data(t);
+            out[m] = mp_tensor_data(outs[i]);
+            counts[m] = t->numel;
+            m++;
+        }
+        if (!m)
+            continue;
+        Py_BEGIN_ALLOW_THREADS
+        if (kind == 0)
+            st = c->be->all_reduce(c, rank, (mp_dtype)dt, (mp_coll_op)arg, m, in, out, counts);
+        else
+            st = c->be->broadcast(c, rank, arg, (mp_dtype)dt, m, in, out, counts);
+        Py_END_ALLOW_THREADS
+    }
+    if (st != MP_OK) {
+        mp_py_raise(st);
+        goto fail;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *w = mp_py_wrap(outs[i]);
+        outs[i] = NULL;
+        if (!w)
+            goto fail;
+        PyList_SET_ITEM(result, i, w);
+    }
+    free(in);
+    free(out);
+    free(counts);
+    free(outs);
+    Py_DECREF(seq);
+    return result;
+fail:
+    if (outs)
+        for (Py_ssize_t i = 0; i < n; i++)
+            if (outs[i])
+                mp_tensor_decref(outs[i]);
+    free(in);
+    free(out);
+    free(counts);
+    free(outs);
+    Py_XDECREF(result);
+    Py_DECREF(seq);
+    return NULL;
+}
+
+static PyObject *py_comm_all_reduce(PyObject *self, PyObject *args) {
+    return collective_call(args, 0);
+}
+
+static PyObject *py_comm_broadcast(PyObject *self, PyObject *args) {
+    return collective_call(args, 1);
+}
+
+static PyObject *py_comm_barrier(PyObject *self, PyObject *args) {
+    PyObject *cap;
+    int rank;
+    if (!PyArg_ParseTuple(args, "Oi", &cap, &rank))
+        return NULL;
+    mp_comm *c = get_comm(cap);
+    if (!c)
+        return NULL;
+    mp_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = c->be->barrier(c, rank);
+    Py_END_ALLOW_THREADS
+    if (st != MP_OK)
+        return mp_py_raise(st);
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_comm_abort(PyObject *self, PyObject *args) {
+    PyObject *cap;
+    int rank;
+    const char *why;
+    if (!PyArg_ParseTuple(args, "Ois", &cap, &rank, &why))
+        return NULL;
+    mp_comm *c = get_comm(cap);
+    if (!c)
+        return NULL;
+    c->be->abort(c, rank, why);
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_mpi_finalize(PyObject *self, PyObject *noargs) {
+    Py_BEGIN_ALLOW_THREADS
+    mp_comm_mpi_finalize();
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_ids_issued(PyObject *self, PyObject *noargs) {
+    return PyLong_FromLongLong((long long)mp_ids_issued());
+}
+
+static PyMethodDef collective_methods[] = {
+    {"comm_threads", py_comm_threads, METH_VARARGS,
+     "comm_threads(size, timeout_s): in-process communicator for `size` replica threads."},
+    {"comm_mpi", py_comm_mpi, METH_VARARGS,
+     "comm_mpi(library, timeout_s): MPI_COMM_WORLD through the standard-ABI library."},
+    {"comm_nccl", py_comm_nccl, METH_VARARGS,
+     "comm_nccl(library, ndev, mpi_comm_or_None, timeout_s): NCCL communicator(s)."},
+    {"comm_info", py_comm_info, METH_O, "comm_info(c) -> (engine, size, rank, timeout_s)"},
+    {"comm_all_reduce", py_comm_all_reduce, METH_VARARGS,
+     "comm_all_reduce(c, rank, tensors, op) -> new tensors (op: 0 sum, 1 mean, 2 max)"},
+    {"comm_broadcast", py_comm_broadcast, METH_VARARGS,
+     "comm_broadcast(c, rank, tensors, root) -> root's tensors"},
+    {"comm_barrier", py_comm_barrier, METH_VARARGS, "comm_barrier(c, rank)"},
+    {"comm_abort", py_comm_abort, METH_VARARGS, "comm_abort(c, rank, why): fail the others' calls"},
+    {"mpi_finalize", py_mpi_finalize, METH_NOARGS, "MPI_Finalize unless a peer was lost."},
+    {"ids_issued", py_ids_issued, METH_NOARGS, "How many tensor ids were issued (devices used)."},
+    {NULL},
+};
+
+int mp_py_collective_init(PyObject *module) {
+    MpExc_Unavailable = PyErr_NewExceptionWithDoc(
+        "mixprec._core.UnavailableError",
+        "A collective's peer is lost or did not answer in time (tf.errors.UnavailableError).",
+        PyExc_RuntimeError, NULL);
+    if (!MpExc_Unavailable)
+        return -1;
+    Py_INCREF(MpExc_Unavailable);
+    if (PyModule_AddObject(module, "UnavailableError", MpExc_Unavailable) < 0)
+        return -1;
+    PyModule_AddIntConstant(module, "COLL_SUM", MP_COLL_SUM);
+    PyModule_AddIntConstant(module, "COLL_MEAN", MP_COLL_MEAN);
+    PyModule_AddIntConstant(module, "COLL_MAX", MP_COLL_MAX);
+    return PyModule_AddFunctions(module, collective_methods);
+}

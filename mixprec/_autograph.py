@@ -1,0 +1,520 @@
+"""AutoGraph for the common case: a Python ``if`` on a traced tensor inside a function.
+
+Owns the source rewrite (``ast``) of a ``mixprec.function``'s Python function and the
+run-time ``if_stmt`` it calls: a traced predicate runs both branches (tf.cond's way), a
+Python one runs only the taken branch. It must not compute tensor values itself, and it
+leaves every construct it does not handle as plain Python (the graph break then applies).
+"""
+
+import ast
+import inspect
+import textwrap
+import types
+import weakref
+
+import numpy as np
+
+from mixprec import _core, _nest
+
+__all__ = ["convert", "if_stmt", "do_not_convert", "to_graph", "to_code"]
+
+_AG = "ag__"
+
+
+class _Undefined:
+    """A name not bound (yet) when an ``if`` starts or at the end of a branch."""
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return "<undefined %s>" % self.name
+
+
+def ld(thunk, name):
+    """The current value of a local name, or an _Undefined when it is unbound."""
+    try:
+        return thunk()
+    except NameError:
+        return _Undefined(name)
+
+
+def is_undefined(x):
+    return isinstance(x, _Undefined)
+
+
+def _side_effect_nodes(g):
+    return sum(1 for n in g.nodes() if n["kind"] in ("AssignVariable", "OptimizerStep", "Host"))
+
+
+def if_stmt(pred, true_fn, false_fn, init, names, live):
+    """Runs a converted ``if``. ``true_fn``/``false_fn`` take the names' values before the
+    ``if`` and return them after (followed by the returned value when the branches end in
+    ``return``). ``live``: the names read after the ``if`` (one bound in a single branch is
+    then TensorFlow's error)."""
+    from mixprec import _function
+    if isinstance(pred, _core.Variable):
+        pred = pred.read_value()
+    g = getattr(_function._state, "graph", None)
+    traced = (isinstance(pred, _core.Tensor) and _core.graph_recording() is not None and
+              g is not None and not g.broken and _core.graph_is_traced(pred))
+    if not traced:
+        return true_fn(*init) if pred else false_fn(*init)
+    # both branches are traced (their Python side effects happen); the branch this call does
+    # not take runs with its variable writes and prints recorded only, so a branch that
+    # writes state can still break the graph without having changed anything
+    outer_dry = bool(_core.graph_recording())  # a dry trace, or inside a branch not taken
+    taken = True
+    if not outer_dry:  # this call runs for real: its predicate has a value
+        tok = _core.graph_suspend()
+        try:
+            taken = bool(pred)
+        finally:
+            _core.graph_resume(tok)
+    before = _side_effect_nodes(g)
+    results = []
+    for branch, fn in ((True, true_fn), (False, false_fn)):
+        prev = _core.graph_set_effects_dry(outer_dry or branch != taken)
+        try:
+            results.append(fn(*init))
+        finally:
+            _core.graph_set_effects_dry(prev)
+    a, b = results
+    if _side_effect_nodes(g) != before:
+        _core.graph_break("a variable write or tf.print inside an `if` on a traced tensor")
+        return a if taken else b
+    outs_a, outs_b = [], []
+    for i, (x, y) in enumerate(zip(a, b)):
+        if i < len(names):
+            name = names[i]
+            ux, uy = is_undefined(x), is_undefined(y)
+            if ux and uy or ((ux or uy) and name not in live):
+                x = y = None if ux or uy else x
+            elif ux or uy:
+                raise ValueError("'%s' must also be initialized in the %s branch" % (
+                    name, "main" if ux else "else"))
+            elif (x is None) != (y is None) and isinstance(
+                    x if y is None else y, (_core.Tensor, _core.Variable)):
+                raise ValueError("'%s' is None at the end of the %s branch" % (
+                    name, "main" if x is None else "else"))
+        if type(x) is type(y) and type(x) in (int, float, bool) and x != y or \
+                isinstance(x, (np.ndarray, np.generic)) or isinstance(y, (np.ndarray, np.generic)):
+            # as tf.cond: Python numbers that differ between the branches, and NumPy
+            # values, become tensors
+            x, y = _core.convert_to_tensor(x), _core.convert_to_tensor(y)
+        elif not _same_python_value(x, y):
+            # a Python value that depends on the predicate needs its value: the graph
+            # breaks, and this call goes on eagerly with the branch it takes
+            _core.graph_break("a Python value that differs between the branches of an `if` "
+                              "on a traced tensor")
+            return a if taken else b
+        outs_a.append(x)
+        outs_b.append(y)
+    from mixprec import _control
+    out = _control.cond(pred, lambda: tuple(outs_a), lambda: tuple(outs_b))
+    return tuple(_Undefined(names[i]) if i < len(names) and (is_undefined(a[i]) or
+                                                             is_undefined(b[i])) else v
+                 for i, v in enumerate(out))
+
+
+def _same_python_value(x, y):
+    """False when the branches produced Python values (not tensors) that differ."""
+    if x is y:
+        return True
+    if isinstance(x, (_core.Tensor, _core.Variable)) or isinstance(y, (_core.Tensor,
+                                                                       _core.Variable)):
+        return True  # tf.cond's selection (or its structure error)
+    if _nest.is_nested(x) or _nest.is_nested(y):
+        try:
+            _nest.map_structure(lambda p, q: None, x, y)
+        except (ValueError, TypeError):
+            return False
+        return all(_same_python_value(p, q) for p, q in zip(_nest.flatten(x), _nest.flatten(y)))
+    try:
+        return bool(x == y)
+    except Exception:  # noqa: BLE001 - values without a plain equality differ
+        return False
+
+
+# ---------------------------------------------------------------------------- the rewrite
+
+class _Unsupported(Exception):
+    pass
+
+
+_NO_DESCEND = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
+               ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _walk(node):
+    """ast.walk that does not enter nested scopes."""
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        yield n
+        for c in ast.iter_child_nodes(n):
+            if not isinstance(c, _NO_DESCEND):
+                todo.append(c)
+
+
+def _walk_stmts(stmts):
+    for s in stmts:
+        yield from _walk(s)
+
+
+def _stored(stmts):
+    out = []
+    for n in _walk_stmts(stmts):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id not in out:
+            out.append(n.id)
+    return out
+
+
+def _loaded(stmts):
+    """Every name these statements read (nested scopes included: closures read too)."""
+    return {n.id for st in stmts for n in ast.walk(st) if isinstance(n, ast.Name) and
+            isinstance(n.ctx, (ast.Load, ast.Del))}
+
+
+def _check_branch(stmts):
+    """Raises _Unsupported for what a branch function cannot hold."""
+    loops = 0
+
+    def visit(n, in_loop):
+        if getattr(n, "_ag_gen", False):
+            return  # written by this rewrite (a nested converted if)
+        if isinstance(n, _NO_DESCEND[:4]) or isinstance(n, (ast.Import, ast.ImportFrom,
+                                                              ast.Global, ast.Nonlocal,
+                                                              ast.Try, ast.Delete, ast.Yield,
+                                                              ast.YieldFrom, ast.Await)):
+            raise _Unsupported(type(n).__name__)
+        if isinstance(n, (ast.Break, ast.Continue)) and not in_loop:
+            raise _Unsupported("break")
+        if isinstance(n, ast.Return):
+            raise _Unsupported("return")
+        if isinstance(n, (ast.Attribute, ast.Subscript, ast.Starred)) and \
+                isinstance(n.ctx, ast.Store):
+            # an object mutated by both traced branches would keep the else branch's value
+            raise _Unsupported("attribute")
+        for c in ast.iter_child_nodes(n):
+            if isinstance(c, _NO_DESCEND):
+                if isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    raise _Unsupported("def")
+                continue
+            visit(c, in_loop or isinstance(n, (ast.For, ast.While)) and c not in
+                  (getattr(n, "iter", None), getattr(n, "test", None)))
+    for s in stmts:
+        visit(s, loops > 0)
+
+
+def _ends_in_return(stmts):
+    return bool(stmts) and isinstance(stmts[-1], ast.Return)
+
+
+class _Rewriter:
+    def __init__(self):
+        self.n = 0
+        self.converted = 0
+
+    def block(self, stmts, live_after, in_loop):
+        """The statements rewritten; live_after: names read after this block."""
+        stmts = list(stmts)
+        out = []
+        i = 0
+        while i < len(stmts):
+            s = stmts[i]
+            rest = stmts[i + 1:]
+            if isinstance(s, ast.If) and not s.orelse and _ends_in_return(s.body) and rest \
+                    and _ends_in_return(rest) and not in_loop:
+                # `if c: ...; return a` then `...; return b`: the rest is the else branch
+                s = ast.If(test=s.test, body=s.body, orelse=rest)
+                ast.copy_location(s, stmts[i])
+                rest = []
+                stmts = stmts[:i + 1]
+            live = live_after | _loaded(rest) | (in_loop or set())
+            if isinstance(s, ast.If):
+                out.extend(self.if_(s, live, in_loop))
+            elif isinstance(s, (ast.For, ast.While)):
+                body_live = live | _loaded(s.body) | _loaded([s.test] if isinstance(s, ast.While)
+                                                            else [s.iter])
+                s.body = self.block(s.body, body_live, body_live)
+                s.orelse = self.block(s.orelse, live, in_loop)
+                out.append(s)
+            elif isinstance(s, ast.With):
+                s.body = self.block(s.body, live, in_loop)
+                out.append(s)
+            else:
+                out.append(s)
+            i += 1
+        return out
+
+    def if_(self, s, live, in_loop):
+        body = self.block(s.body, live, in_loop)
+        orelse = self.block(s.orelse, live, in_loop)
+        returns = _ends_in_return(body) and _ends_in_return(orelse)
+        try:
+            _check_branch(body[:-1] if returns else body)
+            _check_branch(orelse[:-1] if returns else orelse)
+            for st in (body[-1:] + orelse[-1:]) if returns else []:
+                _check_branch([ast.Expr(st.value)] if st.value is not None else [])
+        except _Unsupported:
+            s.body, s.orelse = body, orelse
+            return [s]
+        self.n += 1
+        self.converted += 1
+        k = self.n
+        names = _stored(body + orelse)
+        tname, fname = "if_true_%d__" % k, "if_false_%d__" % k
+
+        def ld(x):
+            return ast.Call(ast.Attribute(ast.Name(_AG, ast.Load()), "ld", ast.Load()),
+                            [ast.Lambda(ast.arguments(posonlyargs=[], args=[], vararg=None,
+                                                      kwonlyargs=[], kw_defaults=[], kwarg=None,
+                                                      defaults=[]), ast.Name(x, ast.Load())),
+                             ast.Constant(x)], [])
+
+        def branch_fn(name, stmts):
+            ret_names = ast.Tuple([ld(x) for x in names], ast.Load())
+            if returns:
+                last = stmts[-1]
+                val = last.value if last.value is not None else ast.Constant(None)
+                stmts = stmts[:-1] + [ast.Return(ast.Tuple(ret_names.elts + [val], ast.Load()))]
+            else:
+                stmts = stmts + [ast.Return(ret_names)]
+            args = ast.arguments(posonlyargs=[], args=[ast.arg(x) for x in names],
+                                 vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
+                                 defaults=[])
+            return ast.FunctionDef(name=name, args=args, body=stmts or [ast.Pass()],
+                                   decorator_list=[], returns=None, type_comment=None)
+
+        init = ast.Tuple([ld(x) for x in names], ast.Load())
+        call = ast.Call(ast.Attribute(ast.Name(_AG, ast.Load()), "if_stmt", ast.Load()),
+                        [s.test, ast.Name(tname, ast.Load()), ast.Name(fname, ast.Load()), init,
+                         ast.Tuple([ast.Constant(x) for x in names], ast.Load()),
+                         ast.Tuple([ast.Constant(x) for x in names if x in live and
+                                    not returns], ast.Load())], [])
+        res = "if_res_%d__" % k
+        new = [branch_fn(tname, body), branch_fn(fname, orelse),
+               ast.Assign([ast.Name(res, ast.Store())], call)]
+        for j, x in enumerate(names):
+            item = ast.Subscript(ast.Name(res, ast.Load()), ast.Constant(j), ast.Load())
+            new.append(ast.Assign([ast.Name(x, ast.Store())], item))
+            # an unbound name stays unbound (Python's UnboundLocalError if it is read)
+            new.append(ast.If(ast.Call(ast.Attribute(ast.Name(_AG, ast.Load()), "is_undefined",
+                                                     ast.Load()), [ast.Name(x, ast.Load())], []),
+                              [ast.Delete([ast.Name(x, ast.Del())])], []))
+        if returns:
+            new.append(ast.Return(ast.Subscript(ast.Name(res, ast.Load()),
+                                                ast.Constant(len(names)), ast.Load())))
+        for n in new:
+            n._ag_gen = True
+            ast.copy_location(n, s)
+            for c in ast.walk(n):
+                if getattr(c, "lineno", None) is None:
+                    # generated code reports the `if` line (a graph break's warning names it)
+                    c.lineno = c.end_lineno = s.lineno
+                    c.col_offset, c.end_col_offset = s.col_offset, s.col_offset + 2
+        return new
+
+
+# builtins that act on their caller's frame: called directly, never through ag__.call
+_FRAME_BUILTINS = {"super", "locals", "globals", "vars", "eval", "exec", "dir"}
+
+
+class _CallRewriter(ast.NodeTransformer):
+    """``f(a, b=c)`` -> ``ag__.call(f, a, b=c)``: a user function called while tracing is
+    converted too (TensorFlow's recursive conversion). Nested scopes are left alone."""
+
+    def __init__(self):
+        self.n = 0
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id in _FRAME_BUILTINS:
+            return node
+        self.n += 1
+        new = ast.Call(ast.Attribute(ast.Name(_AG, ast.Load()), "call", ast.Load()),
+                       [node.func] + node.args, node.keywords)
+        return ast.copy_location(new, node)
+
+    def _leave(self, node):
+        return node
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda = _leave
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _leave
+
+
+def _library_dirs():
+    import os
+    import sysconfig
+    dirs = {os.path.dirname(os.path.abspath(__file__))}
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        p = sysconfig.get_paths().get(key)
+        if p:
+            dirs.add(os.path.abspath(p))
+    return tuple(d + os.sep for d in dirs)
+
+
+_LIBRARY_DIRS = None
+_converted_cache = weakref.WeakKeyDictionary()  # function -> its converted form
+
+
+def _user_function(fn):
+    """True for a Python function written by the user (not mixprec's, the standard
+    library's nor an installed package's): those are converted when called while
+    tracing."""
+    global _LIBRARY_DIRS
+    import os
+    if not isinstance(fn, types.FunctionType):
+        return False
+    name = fn.__code__.co_filename
+    if name.startswith("<"):
+        return False
+    if _LIBRARY_DIRS is None:
+        _LIBRARY_DIRS = _library_dirs()
+    return not os.path.abspath(name).startswith(_LIBRARY_DIRS)
+
+
+def call(f, *args, **kwargs):
+    """A call in converted code: a user function is converted (once) while tracing."""
+    if _core.graph_recording() is not None:
+        target = f.__func__ if isinstance(f, types.MethodType) else f
+        if _user_function(target):
+            try:
+                conv = _converted_cache[target]
+            except KeyError:
+                conv = convert(target)
+                # (None: left as written; the value must not refer back to its key)
+                _converted_cache[target] = None if conv is target else conv
+            if conv is not None and conv is not target:
+                f = types.MethodType(conv, f.__self__) if isinstance(
+                    f, types.MethodType) else conv
+    return f(*args, **kwargs)
+
+
+def _source_tree(fn):
+    try:
+        src = textwrap.dedent(inspect.getsource(fn))
+        filename = inspect.getsourcefile(fn) or "<autograph>"
+        _, first = inspect.getsourcelines(fn)
+    except (OSError, TypeError):
+        return None
+    try:
+        mod = ast.parse(src)
+    except SyntaxError:
+        return None
+    if not mod.body or not isinstance(mod.body[0], ast.FunctionDef) or \
+            mod.body[0].name != fn.__code__.co_name or \
+            filename != fn.__code__.co_filename:
+        return None
+    ast.increment_lineno(mod, first - 1)
+    return mod, filename
+
+
+def _rewrite(fn):
+    """(converted function, its source) or None when fn stays as it is."""
+    if getattr(fn, "__ag_do_not_convert__", False) or not isinstance(fn, types.FunctionType):
+        return None
+    if inspect.unwrap(fn) is not fn:
+        return None  # a decorator's wrapper: its source is not the wrapped function's
+    code = fn.__code__
+    if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE |
+                        inspect.CO_ASYNC_GENERATOR):
+        return None
+    parsed = _source_tree(fn)
+    if parsed is None:
+        return None
+    mod, filename = parsed
+    fdef = mod.body[0]
+    if any(isinstance(n, (ast.Global, ast.Nonlocal)) for n in _walk_stmts(fdef.body)):
+        return None
+    calls = _CallRewriter()
+    fdef.body = [calls.visit(st) for st in fdef.body]
+    rw = _Rewriter()
+    fdef.body = rw.block(fdef.body, set(), None)
+    if not rw.converted and not calls.n:
+        return None
+    fdef.decorator_list = []
+    freevars = list(code.co_freevars)
+    factory = ast.FunctionDef(
+        name="ag_factory__",
+        args=ast.arguments(posonlyargs=[], args=[ast.arg(x) for x in freevars + [_AG]],
+                           vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
+                           defaults=[]),
+        body=[fdef, ast.Return(ast.Name(fdef.name, ast.Load()))], decorator_list=[],
+        returns=None, type_comment=None)
+    ast.copy_location(factory, fdef)
+    module = ast.Module([factory], [])
+    ast.fix_missing_locations(module)
+    try:
+        compiled = compile(module, filename, "exec")
+    except (SyntaxError, ValueError, TypeError):
+        return None
+    ns = {}
+    exec(compiled, dict(fn.__globals__), ns)  # defines the factory only
+    import sys
+    inner = ns["ag_factory__"](*([None] * len(freevars)), sys.modules[__name__])
+    new_code = inner.__code__
+    cells = dict(zip(code.co_freevars, fn.__closure__ or ()))
+    closure = []
+    for name in new_code.co_freevars:
+        if name == _AG:
+            closure.append(types.CellType(sys.modules[__name__]))
+        elif name in cells:
+            closure.append(cells[name])
+        else:
+            return None
+    out = types.FunctionType(new_code, fn.__globals__, fn.__name__, fn.__defaults__,
+                             tuple(closure) or None)
+    out.__kwdefaults__ = fn.__kwdefaults__
+    out.__dict__.update(fn.__dict__)
+    return out, ast.unparse(fdef)
+
+
+def convert(fn):
+    """The converted form of ``fn`` (a function or bound method), or ``fn`` itself when
+    there is nothing to convert or its source is unavailable."""
+    if isinstance(fn, types.MethodType):
+        inner = convert(fn.__func__)
+        return fn if inner is fn.__func__ else types.MethodType(inner, fn.__self__)
+    if not _user_function(fn):
+        return fn  # mixprec's own functions, the standard library's, installed packages'
+    try:
+        r = _rewrite(fn)
+    except Exception:  # noqa: BLE001 - a rewrite failure leaves the function as written
+        r = None
+    return fn if r is None else r[0]
+
+
+# ---------------------------------------------------------------------------- tf.autograph
+
+def do_not_convert(func=None):
+    """``tf.autograph.experimental.do_not_convert``: the function keeps its Python
+    control flow when a ``mixprec.function`` traces it."""
+    def mark(f):
+        try:
+            f.__ag_do_not_convert__ = True
+        except AttributeError:
+            pass
+        return f
+    return mark if func is None else mark(func)
+
+
+def to_graph(entity, recursive=True, experimental_optional_features=None):
+    """``tf.autograph.to_graph``: the converted function."""
+    return convert(entity)
+
+
+def to_code(entity, recursive=True, experimental_optional_features=None):
+    """``tf.autograph.to_code``: the converted function's source (the source as written
+    when nothing is converted)."""
+    fn = entity.__func__ if isinstance(entity, types.MethodType) else entity
+    r = None
+    try:
+        r = _rewrite(fn)
+    except Exception:  # noqa: BLE001
+        r = None
+    if r is not None:
+        return r[1]
+    return textwrap.dedent(inspect.getsource(fn))

@@ -1,0 +1,604 @@
+"""The strategies: the default (one replica), ``OneDeviceStrategy``, ``MirroredStrategy``
+(one replica per logical device; on CPUs the replicas are threads of this process) and the
+cross-device-ops names. Orchestration only: replica threads, merge_call, scopes; every
+number a strategy combines goes through the C collectives (``_core.comm_*``) or C ops."""
+
+import os
+import queue
+import threading
+import weakref
+
+from mixprec import _core, _nest
+from mixprec._variable import Variable
+from mixprec.distribute import _context
+from mixprec.distribute._context import ReduceOp, ReplicaContext, _as_reduce_op
+from mixprec.distribute.values import (DistributedValues, Mirrored, PerReplica, regroup,
+                                       select_replica)
+
+_OPS = {ReduceOp.SUM: 0, ReduceOp.MEAN: 1}
+
+
+def _timeout():
+    """Seconds a collective waits for its peers (MIXPREC_COLLECTIVE_TIMEOUT, default 300)."""
+    try:
+        t = float(os.environ.get("MIXPREC_COLLECTIVE_TIMEOUT", "300"))
+    except ValueError:
+        t = 300.0
+    return t if t > 0 else 300.0
+
+
+# ----------------------------------------------------------------- cross-device ops (names)
+
+def _untraceable(what):
+    """Inside a traced tf.function: the signature runs eagerly (replica threads and the
+    collectives are not ops a trace of this thread could record), without a warning."""
+    if _core.graph_recording() is not None:
+        _core.graph_break("tf.distribute: %s (replicas run on threads)" % what)
+
+
+class CrossDeviceOps:
+    """How gradients cross devices. mixprec's collectives engine is chosen by the devices
+    (threads on CPUs, NCCL between GPUs, MPI between processes); these classes are accepted
+    for TensorFlow code and recorded, not used to pick another engine."""
+
+    def __init__(self, *args, **kwargs):
+        self._args, self._kwargs = args, kwargs
+
+
+class NcclAllReduce(CrossDeviceOps):
+    def __init__(self, num_packs=1):
+        super().__init__(num_packs=num_packs)
+
+
+class HierarchicalCopyAllReduce(CrossDeviceOps):
+    def __init__(self, num_packs=1):
+        super().__init__(num_packs=num_packs)
+
+
+class ReductionToOneDevice(CrossDeviceOps):
+    def __init__(self, reduce_to_device=None, accumulation_fn=None):
+        super().__init__(reduce_to_device=reduce_to_device)
+
+
+# ----------------------------------------------------------------- a run across threads
+
+class _Run:
+    """One ``strategy.run`` across local replica threads: the merge_call rendezvous."""
+
+    def __init__(self, n, timeout):
+        self.n = n
+        self.timeout = timeout
+        self.cv = threading.Condition()
+        self.arrived = 0
+        self.gen = 0
+        self.slots = [None] * n
+        self.result = None
+        self.error = None
+        self.aborted = None
+
+    def abort(self, why):
+        with self.cv:
+            if self.aborted is None:
+                self.aborted = why
+            self.cv.notify_all()
+
+
+def _to_tensor(x):
+    if isinstance(x, Variable):
+        return x.value()
+    return x if isinstance(x, _core.Tensor) else _core.convert_to_tensor(x)
+
+
+class StrategyExtended:
+    """The strategy's machinery (``strategy.extended``)."""
+
+    def __init__(self, container, devices):
+        self._container = container
+        self._devices = tuple(devices)
+        self._comm = None
+        self._comm_lock = threading.Lock()
+
+    # number of replicas in this process / in the job, and this process's offset
+    @property
+    def _num_local(self):
+        return len(self._devices)
+
+    @property
+    def _num_workers(self):
+        return 1
+
+    @property
+    def _worker_index(self):
+        return 0
+
+    def _global_replica_id(self, local_id):
+        return self._worker_index * self._num_local + local_id
+
+    @property
+    def worker_devices(self):
+        return self._devices
+
+    @property
+    def parameter_devices(self):
+        return self._devices
+
+    @property
+    def experimental_between_graph(self):
+        return False
+
+    @property
+    def experimental_should_init(self):
+        return True
+
+    @property
+    def should_checkpoint(self):
+        return self._worker_index == 0
+
+    @property
+    def should_save_summary(self):
+        return self._worker_index == 0
+
+    # -- communicators
+    def _local_comm(self):
+        with self._comm_lock:
+            if self._comm is None:
+                self._comm = _core.comm_threads(self._num_local, _timeout())
+            return self._comm
+
+    def _replica_threads(self):
+        with self._comm_lock:
+            if getattr(self, "_threads", None) is None:
+                self._threads = _ReplicaThreads(self._num_local)
+                weakref.finalize(self, self._threads.stop)
+            return self._threads
+
+    def _renew_comm(self):
+        with self._comm_lock:
+            self._comm = None
+
+    def _cross_worker_all_reduce(self, tensors, op):
+        """Hook of the multi-worker strategy: the local result reduced across processes."""
+        return tensors
+
+    def _cross_worker_gather(self, tensor, axis):
+        return tensor
+
+    # -- running
+    def _call_for_each_replica(self, fn, args, kwargs):
+        strategy = self._container
+        n = self._num_local
+        if n == 1:
+            prev_ctx = _context._set_replica_context(ReplicaContext(strategy, 0, None))
+            stack = _context._stack()
+            stack.append(strategy)
+            try:
+                return fn(*select_replica(0, args), **select_replica(0, kwargs))
+            finally:
+                stack.pop()
+                _context._set_replica_context(prev_ctx)
+        run = _Run(n, _timeout())
+        comm = self._local_comm()
+        results = [None] * n
+        errors = [None] * n
+
+        def body(i):
+            ctx = ReplicaContext(strategy, i, run)
+            prev_ctx = _context._set_replica_context(ctx)
+            stack = _context._stack()
+            stack.append(strategy)
+            try:
+                results[i] = fn(*select_replica(i, args), **select_replica(i, kwargs))
+            except BaseException as e:  # noqa: BLE001 — re-raised by the caller
+                errors[i] = e
+                run.abort("replica %d raised %s: %s" % (i, type(e).__name__, e))
+                _core.comm_abort(comm, i, "%s: %s" % (type(e).__name__, e))
+            finally:
+                stack.pop()
+                _context._set_replica_context(prev_ctx)
+
+        self._replica_threads().run(body)
+        if any(e is not None for e in errors):
+            self._renew_comm()
+            # the replica that failed first, not the others' "aborted" errors
+            primary = [e for e in errors if e is not None
+                       and not isinstance(e, (_core.UnavailableError, _ReplicaAborted))]
+            raise (primary or [e for e in errors if e is not None])[0]
+        return regroup(results)
+
+    def _merge_call(self, ctx, merge_fn, args, kwargs):
+        strategy = self._container
+        run = ctx._run
+
+        def call_cross_replica(a, k, fn=None):
+            prev_ctx = _context._set_replica_context(None)
+            stack = _context._stack()
+            stack.append(strategy)
+            try:
+                return (fn or merge_fn)(strategy, *a, **k)
+            finally:
+                stack.pop()
+                _context._set_replica_context(prev_ctx)
+
+        if run is None:  # one local replica
+            return call_cross_replica(args, kwargs)
+        rid = ctx._replica_id
+        with run.cv:
+            if run.aborted is not None:
+                raise _ReplicaAborted(run.aborted)
+            run.slots[rid] = (args, kwargs, merge_fn)
+            run.arrived += 1
+            gen = run.gen
+            if run.arrived == run.n:
+                gathered = regroup([s[0] for s in run.slots]) if args else ()
+                kws = regroup([s[1] for s in run.slots]) if kwargs else {}
+                if run.n > 1 and args and not isinstance(gathered, tuple):
+                    gathered = (gathered,)
+                first_fn = run.slots[0][2]  # replica 0's, as TensorFlow
+                try:
+                    run.result, run.error = call_cross_replica(tuple(gathered), dict(kws),
+                                                               first_fn), None
+                except BaseException as e:  # noqa: BLE001 — every replica re-raises it
+                    run.result, run.error = None, e
+                run.arrived = 0
+                run.slots = [None] * run.n
+                run.gen += 1
+                run.cv.notify_all()
+            else:
+                while run.gen == gen and run.aborted is None:
+                    if not run.cv.wait(run.timeout):
+                        run.aborted = ("merge_call timed out after %g s waiting for the other "
+                                       "replicas" % run.timeout)
+                        run.cv.notify_all()
+                if run.gen == gen:
+                    raise _ReplicaAborted(run.aborted)
+            result, error = run.result, run.error
+        if error is not None:
+            raise error
+        return select_replica(rid, result)
+
+    def _replica_all_reduce(self, ctx, op, value):
+        flat = _nest.flatten(value)
+        tensors = [_to_tensor(x) for x in flat]
+        if self._num_local * self._num_workers == 1:
+            return _nest.pack_sequence_as(value, tensors) if _nest.is_nested(value) else tensors[0]
+        kinds = [t.dtype for t in tensors]
+        wide = [t if t.dtype.is_floating else _core.cast(t, "float64") for t in tensors]
+        if self._num_local > 1:
+            out = _core.comm_all_reduce(self._local_comm(), ctx._replica_id, wide,
+                                        _OPS[ReduceOp.SUM])
+        else:
+            out = wide
+        out = self._cross_worker_all_reduce(out, ReduceOp.SUM)
+        if op == ReduceOp.MEAN:
+            n = self._num_local * self._num_workers
+            out = [o / _core.cast(_core.constant(n), o.dtype) for o in out]
+        out = [o if o.dtype == k else _core.cast(o, k) for o, k in zip(out, kinds)]
+        return _nest.pack_sequence_as(value, out) if _nest.is_nested(value) else out[0]
+
+    def _replica_all_gather(self, ctx, value, axis):
+        def gather_fn(strategy, v):
+            return strategy.gather(v, axis)
+        return ctx.merge_call(gather_fn, args=(value,))
+
+    # -- cross-replica helpers (TensorFlow's strategy.extended API)
+    def update(self, var, fn, args=(), kwargs=None, group=True):
+        """``fn(var, *args)`` applied to the variable (its replicas share one copy on one
+        host; every process applies it to its own)."""
+        return fn(var, *select_replica(0, args), **select_replica(0, kwargs or {}))
+
+    def value_container(self, value):
+        return value
+
+    def reduce_to(self, reduce_op, value, destinations=None, options=None):
+        return self._container.reduce(reduce_op, value, axis=None)
+
+    def batch_reduce_to(self, reduce_op, value_destination_pairs, options=None):
+        return [self.reduce_to(reduce_op, v, d) for v, d in value_destination_pairs]
+
+    def colocate_vars_with(self, colocate_with_variable):
+        import contextlib
+
+        return contextlib.nullcontext()
+
+    def call_for_each_replica(self, fn, args=(), kwargs=None):
+        return self._call_for_each_replica(fn, tuple(args), dict(kwargs or {}))
+
+
+class _ReplicaThreads:
+    """Threads 1..N-1 of a strategy's replicas, started once and parked between runs (a
+    thread per replica per step cost its start-up every step); replica 0 runs on the
+    caller's thread."""
+
+    def __init__(self, n):
+        self._queues = [queue.SimpleQueue() for _ in range(n)]
+        self._threads = [threading.Thread(target=self._loop, args=(i,), name="replica-%d" % i,
+                                          daemon=True) for i in range(1, n)]
+        for t in self._threads:
+            t.start()
+
+    def _loop(self, i):
+        while True:
+            job = self._queues[i].get()
+            if job is None:
+                return
+            body, done = job
+            try:
+                body(i)
+            finally:
+                done.release()
+            job = body = done = None  # NOTE: a parked thread must not keep its strategy alive
+
+    def run(self, body):
+        done = threading.Semaphore(0)
+        for i in range(1, len(self._queues)):
+            self._queues[i].put((body, done))
+        try:
+            body(0)
+        finally:
+            for _ in range(1, len(self._queues)):
+                done.acquire()
+
+    def stop(self):
+        for q in self._queues[1:]:
+            q.put(None)
+
+
+class _ReplicaAborted(RuntimeError):
+    """Another replica failed while this one waited (the caller raises that one's error)."""
+
+
+# ----------------------------------------------------------------- the public strategies
+
+class Strategy:
+    """Base of the strategies: scope, run, reduce, gather and the distributed inputs."""
+
+    def __init__(self, extended):
+        self._extended = extended
+        from mixprec.config import experimental as _cfg
+
+        _cfg._initialize_runtime()
+
+    @property
+    def extended(self):
+        return self._extended
+
+    @property
+    def num_replicas_in_sync(self):
+        e = self._extended
+        return e._num_local * e._num_workers
+
+    @property
+    def cluster_resolver(self):
+        return getattr(self._extended, "_cluster_resolver", None)
+
+    def scope(self):
+        """Variables (and Keras models, optimizers, metrics) created inside are the
+        strategy's; ``get_strategy()`` returns it."""
+        return _Scope(self)
+
+    def run(self, fn, args=(), kwargs=None, options=None):
+        """``fn`` once per replica, in its replica context, with each PerReplica argument's
+        component for that replica; the results regrouped (PerReplica where they differ)."""
+        if _context._current_replica_context() is not None and \
+                _context._current_replica_context().strategy is not _default_strategy():
+            raise RuntimeError("`run` cannot be called inside a replica context (it was "
+                               "called from inside `strategy.run`)")
+        _untraceable("strategy.run")
+        return self._extended._call_for_each_replica(fn, tuple(args or ()), dict(kwargs or {}))
+
+    def experimental_local_results(self, value):
+        """The components of a distributed value on this worker (a tuple); a plain value: a
+        tuple of it."""
+        if isinstance(value, DistributedValues):
+            return value.values
+        if isinstance(value, Variable) and getattr(value, "_distribute_strategy", None) is self:
+            return (value,) * self._extended._num_local
+        if _nest.is_nested(value):
+            flat = _nest.flatten(value)
+            per = [self.experimental_local_results(x) for x in flat]
+            return tuple(_nest.pack_sequence_as(value, list(parts)) for parts in zip(*per))
+        return (value,)
+
+    def _local_values(self, v):
+        if isinstance(v, DistributedValues):
+            return list(v.values)
+        return None
+
+    def reduce(self, reduce_op, value, axis):
+        """``value`` (a PerReplica, a nest of them, or a plain value) summed or averaged across
+        replicas; ``axis``: also reduce along this axis of each component (MEAN then weighs
+        each replica by its length on that axis)."""
+        op = _as_reduce_op(reduce_op)
+        _untraceable("strategy.reduce")
+        if _context._current_replica_context() is not None and \
+                _context._current_replica_context().strategy is self:
+            raise RuntimeError("`reduce` must be called in cross-replica context (outside "
+                               "`strategy.run`)")
+        if _nest.is_nested(value):
+            return _nest.map_structure(lambda v: self.reduce(op, v, axis), value)
+        parts = self._local_values(value)
+        e = self._extended
+        if parts is None and e._num_workers > 1 and e._num_local == 1:
+            parts = [value]  # a worker's one replica returns plain values (multi-worker)
+        if parts is None:
+            if isinstance(value, Variable):
+                value = value.value()
+            if e._num_workers == 1 and e._num_local == 1 or op == ReduceOp.MEAN:
+                if axis is None:
+                    return _to_tensor(value)
+                t = _to_tensor(value)
+                return (_core.reduce_sum if op == ReduceOp.SUM else _core.reduce_mean)(t, axis)
+            if isinstance(value, (int, float)) and value == 0:
+                return value
+            raise ValueError("A non-DistributedValues value %s cannot be reduced with the given "
+                             "reduce op %s." % (value, op))
+        parts = [_to_tensor(p) for p in parts]
+        if axis is None:
+            total = parts[0]
+            for p in parts[1:]:
+                total = total + p
+            count = len(parts)
+        else:
+            total = None
+            count = 0
+            for p in parts:
+                s = _core.reduce_sum(p, axis)
+                total = s if total is None else total + s
+                count += int(p.shape[axis])
+        if e._num_workers > 1:
+            dt = total.dtype
+            wide = total if dt.is_floating else _core.cast(total, "float64")
+            extra = [_core.constant(float(count), "float64")]
+            out = e._cross_worker_all_reduce([wide] + extra, ReduceOp.SUM)
+            total = out[0] if dt.is_floating else _core.cast(out[0], dt)
+            count = int(float(out[1]))
+        if op == ReduceOp.MEAN:
+            if count == 0:
+                return total
+            return total / _core.cast(_core.constant(count), total.dtype)
+        return total
+
+    def gather(self, value, axis):
+        """The components of ``value`` concatenated along ``axis`` (replica order)."""
+        if _nest.is_nested(value):
+            return _nest.map_structure(lambda v: self.gather(v, axis), value)
+        parts = self._local_values(value)
+        if parts is None:
+            parts = [_to_tensor(value)] * self._extended._num_local
+        parts = [_to_tensor(p) for p in parts]
+        local = parts[0] if len(parts) == 1 else _core.concat(parts, axis)
+        return self._extended._cross_worker_gather(local, axis) \
+            if self._extended._num_workers > 1 else local
+
+    # -- inputs
+    def experimental_distribute_dataset(self, dataset, options=None):
+        """Each global batch of ``dataset`` split over the replicas (TensorFlow's rebatching:
+        see ``docs/distribute.md``)."""
+        from mixprec.distribute import input_lib
+
+        return input_lib.DistributedDataset(self, dataset)
+
+    def distribute_datasets_from_function(self, dataset_fn, options=None):
+        """``dataset_fn(InputContext)`` once per worker; its elements are per-replica batches,
+        handed to the replicas in turn."""
+        from mixprec.distribute import input_lib
+
+        return input_lib.DistributedDatasetsFromFunction(self, dataset_fn)
+
+    experimental_distribute_datasets_from_function = distribute_datasets_from_function
+
+    def experimental_distribute_values_from_function(self, value_fn):
+        from mixprec.distribute.input_lib import ValueContext
+
+        n = self._extended._num_local
+        vals = [value_fn(ValueContext(self._extended._global_replica_id(i),
+                                      self.num_replicas_in_sync)) for i in range(n)]
+        return vals[0] if n == 1 else regroup(vals)
+
+    def __repr__(self):
+        return "<%s with %d replica(s)>" % (type(self).__name__, self.num_replicas_in_sync)
+
+
+class _Scope:
+    def __init__(self, strategy):
+        self._strategy = strategy
+
+    def __enter__(self):
+        cur = _context._current_scope_strategy()
+        if cur is not None and cur is not self._strategy and \
+                not isinstance(cur, _DefaultStrategy) and \
+                not isinstance(self._strategy, _DefaultStrategy):
+            raise ValueError("Mixing different tf.distribute.Strategy objects: %s is not %s"
+                             % (self._strategy, cur))
+        _context._stack().append(self._strategy)
+        return self._strategy
+
+    def __exit__(self, *exc):
+        _context._stack().pop()
+        return False
+
+
+def _device_name(d):
+    """'/cpu:1', 'CPU:1', '/device:GPU:0' -> '/device:CPU:1' style names; checked against
+    the logical devices."""
+    text = str(getattr(d, "name", d)).strip()
+    low = text.lower()
+    for part in low.split("/"):
+        if part.startswith("device:"):
+            part = part[len("device:"):]
+        if part.startswith("cpu:") or part.startswith("gpu:"):
+            kind, idx = part.split(":", 1)
+            try:
+                return "/device:%s:%d" % (kind.upper(), int(idx))
+            except ValueError:
+                break
+    raise ValueError("Unknown device %r: expected '/cpu:N', '/gpu:N' or a LogicalDevice" % (d,))
+
+
+class MirroredStrategy(Strategy):
+    """Synchronous training on several devices of one machine: one replica per device (by
+    default every logical GPU, else every logical CPU), variables created in ``scope()``
+    mirrored, gradients summed across replicas before every update. Logical CPUs (set with
+    ``tf.config.set_logical_device_configuration``) run as threads of this process."""
+
+    def __init__(self, devices=None, cross_device_ops=None):
+        from mixprec import config
+
+        logical = config.list_logical_devices()
+        names = [d.name for d in logical]
+        if devices is None:
+            gpus = [n for n in names if ":GPU:" in n]
+            chosen = gpus or [n for n in names if ":CPU:" in n]
+        else:
+            if isinstance(devices, str):
+                devices = [devices]
+            chosen = [_device_name(d) for d in devices]
+            if not chosen:
+                raise ValueError("`devices` cannot be empty")
+            if len(set(chosen)) != len(chosen):
+                raise ValueError("No duplicates allowed in `devices` argument: %s" % (devices,))
+            for c in chosen:
+                if c not in names:
+                    raise ValueError("Device %s is not a logical device of this process (%s). "
+                                     "hint: tf.config.set_logical_device_configuration"
+                                     % (c, ", ".join(names)))
+        if cross_device_ops is not None and not isinstance(cross_device_ops, CrossDeviceOps):
+            raise ValueError("cross_device_ops must be a tf.distribute.CrossDeviceOps, got %r"
+                             % (cross_device_ops,))
+        kinds = {c.split(":")[1] for c in chosen}
+        if "GPU" in kinds and len(chosen) > 1:
+            raise NotImplementedError(
+                "MirroredStrategy over several GPUs needs the NCCL engine in the CUDA plugin "
+                "(csrc/collective_nccl.c is built but not yet wired to GPU replicas); use "
+                "logical CPUs or one process per GPU with MultiWorkerMirroredStrategy")
+        self._cross_device_ops = cross_device_ops
+        super().__init__(StrategyExtended(self, tuple(
+            "/job:localhost/replica:0/task:0" + c for c in chosen)))
+        from mixprec import _logging
+
+        _logging.get_logger().info("Using MirroredStrategy with devices %s",
+                                   self._extended.worker_devices)
+
+
+class OneDeviceStrategy(Strategy):
+    """Everything on one device (``'/cpu:0'``, ``'/gpu:0'``): one replica."""
+
+    def __init__(self, device):
+        name = _device_name(device)
+        super().__init__(StrategyExtended(self, ("/job:localhost/replica:0/task:0" + name,)))
+
+
+class _DefaultStrategy(Strategy):
+    _is_default = True
+
+    def __init__(self):
+        self._extended = StrategyExtended(self, ("/job:localhost/replica:0/task:0/device:CPU:0",))
+
+
+_default = []
+
+
+def _default_strategy():
+    if not _default:
+        _default.append(_DefaultStrategy())
+    return _default[0]

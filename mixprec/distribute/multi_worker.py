@@ -1,0 +1,155 @@
+"""``MultiWorkerMirroredStrategy``: one worker per process (started with ``mpiexec -n N``),
+one replica per worker, gradients summed across workers by the MPI engine of the C core
+(csrc/collective_mpi.c, libmpi_abi.so loaded at run time). ``TF_CONFIG``, when set, must
+describe the same world as MPI. Without mpiexec it is a single worker, as TensorFlow's
+without a cluster. No numbers here."""
+
+import atexit
+import json
+import os
+import sys
+
+from mixprec import _core
+from mixprec.distribute._context import ReduceOp
+from mixprec.distribute._strategy import Strategy, StrategyExtended, _timeout
+
+_MPI_ENV = ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS")
+_world = []
+
+
+def _mpi_library():
+    lib = os.environ.get("MIXPREC_MPI_LIBRARY")
+    if lib:
+        return lib
+    for prefix in (sys.prefix, sys.base_prefix):
+        for name in ("libmpi_abi.so.1", "libmpi_abi.so"):
+            path = os.path.join(prefix, "lib", name)
+            if os.path.exists(path):
+                return path
+    return "libmpi_abi.so.1"
+
+
+def launched_by_mpi():
+    """Whether this process was started by mpiexec (its environment says so)."""
+    return any(k in os.environ for k in _MPI_ENV)
+
+
+def mpi_world():
+    """The MPI communicator of this process (created once), or None outside mpiexec."""
+    if not _world:
+        if not launched_by_mpi():
+            _world.append(None)
+        else:
+            _world.append(_core.comm_mpi(_mpi_library(), _timeout()))
+            atexit.register(_core.mpi_finalize)
+    return _world[0]
+
+
+class ClusterResolver:
+    """The task this process is (from MPI, or TF_CONFIG when set)."""
+
+    def __init__(self, task_type, task_id, num_workers, cluster_spec):
+        self.task_type = task_type
+        self.task_id = task_id
+        self._num_workers = num_workers
+        self._cluster_spec = cluster_spec
+        self.rpc_layer = "grpc"
+
+    def cluster_spec(self):
+        return self._cluster_spec
+
+    def num_accelerators(self, task_type=None, task_id=None, config_proto=None):
+        return {}
+
+
+def _check_tf_config(rank, size):
+    raw = os.environ.get("TF_CONFIG")
+    if not raw:
+        return {"worker": ["localhost:%d" % (12345 + i) for i in range(size)]}, "worker", rank
+    try:
+        cfg = json.loads(raw)
+    except ValueError as e:
+        raise ValueError("TF_CONFIG is not valid JSON: %s" % e) from None
+    cluster = cfg.get("cluster", {}) or {}
+    task = cfg.get("task", {}) or {}
+    workers = list(cluster.get("worker", [])) + list(cluster.get("chief", []))
+    if workers and len(workers) != size:
+        raise ValueError("TF_CONFIG describes %d workers (cluster %s) but mpiexec started %d "
+                         "processes" % (len(workers), cluster, size))
+    ttype = task.get("type", "worker")
+    tid = int(task.get("index", rank))
+    flat_id = tid + (len(cluster.get("chief", [])) if ttype == "worker" else 0)
+    if flat_id != rank:
+        raise ValueError("TF_CONFIG says this process is task %s:%d, but its MPI rank is %d: "
+                         "start rank r with task index r" % (ttype, tid, rank))
+    return cluster, ttype, tid
+
+
+class _MultiWorkerExtended(StrategyExtended):
+    def __init__(self, container, comm):
+        super().__init__(container, ("/job:worker/replica:0/task:%d/device:CPU:0"
+                                     % (_core.comm_info(comm)[2] if comm else 0),))
+        self._mpi = comm
+        info = _core.comm_info(comm) if comm else ("none", 1, 0, 0.0)
+        self._size, self._rank = info[1], max(info[2], 0)
+
+    @property
+    def _num_workers(self):
+        return self._size
+
+    @property
+    def _worker_index(self):
+        return self._rank
+
+    @property
+    def experimental_between_graph(self):
+        return True
+
+    def _cross_worker_all_reduce(self, tensors, op):
+        if self._mpi is None or self._size == 1:
+            return tensors
+        return _core.comm_all_reduce(self._mpi, self._rank, list(tensors), 0)
+
+    def _broadcast_from_0(self, tensors):
+        if self._mpi is None or self._size == 1:
+            return tensors
+        return _core.comm_broadcast(self._mpi, self._rank, list(tensors), 0)
+
+    def _cross_worker_gather(self, tensor, axis):
+        if self._mpi is None or self._size == 1:
+            return tensor
+        rows = [0.0] * self._size
+        rows[self._rank] = float(tensor.shape[axis])
+        counts = _core.comm_all_reduce(self._mpi, self._rank,
+                                       [_core.constant(rows, "float64")], 0)[0].numpy()
+        pieces = []
+        for r in range(self._size):
+            shape = list(tensor.shape)
+            shape[axis] = int(counts[r])
+            mine = tensor if r == self._rank else _core.fill(shape, 0, tensor.dtype)
+            pieces.append(_core.comm_broadcast(self._mpi, self._rank, [mine], r)[0])
+        return _core.concat(pieces, axis)
+
+
+class MultiWorkerMirroredStrategy(Strategy):
+    """Synchronous data parallelism across processes: ``mpiexec -n N python train.py`` runs
+    N workers of one replica each; gradients, ``reduce`` and metrics cross processes over
+    MPI. Variables created in ``scope()`` start from worker 0's values."""
+
+    def __init__(self, cluster_resolver=None, communication_options=None):
+        comm = mpi_world()
+        size, rank = (_core.comm_info(comm)[1], _core.comm_info(comm)[2]) if comm else (1, 0)
+        cluster, ttype, tid = _check_tf_config(rank, size)
+        super().__init__(_MultiWorkerExtended(self, comm))
+        self._extended._cluster_resolver = cluster_resolver or ClusterResolver(
+            ttype, tid, size, cluster)
+
+    def _on_variable_created(self, var):
+        """Every worker starts from worker 0's initial value (TensorFlow broadcasts too)."""
+        e = self._extended
+        if e._size > 1 and var.dtype.is_floating:
+            var.assign(e._broadcast_from_0([var._peek()])[0])
+
+    def __repr__(self):
+        return "<MultiWorkerMirroredStrategy worker %d of %d>" % (self._extended._rank,
+                                                                  self._extended._size)
