@@ -27,8 +27,8 @@ test-emulated:  ## the whole suite with the emulated GPU (CPU kernels as GPU:0) 
 sanitize:       ## ASan+UBSan build in build/san and the suite under it
 	MIXPREC_SANITIZE="address;undefined" MIXPREC_CUDA=OFF $(PY) -m pip install --no-build-isolation -e . -Cbuild-dir=build/san
 	LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)" PYTHONMALLOC=malloc \
-	    ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1 \
-	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 pytest -m "not slow" -q
+	    ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:allocator_may_return_null=1 \
+	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 pytest -m "not slow" -p no:cacheprovider -q
 	CUDAARCHS="$(DEV_CUDAARCHS)" $(PY) -m pip install --no-build-isolation -e . -Cbuild-dir=$(BUILD)
 
 bench:          ## benchmark tables (mixprec vs the reference, same work, one run)
