@@ -1,6 +1,6 @@
 /* crc32c.c — CRC-32C (Castagnoli, reflected 0x82F63B78), the checksum of TensorFlow's
  * checkpoint files (tensor bundles, LevelDB-style tables). Owns only the checksum: the
- * masking and the file formats live in mixprec/train/_bundle.py. SSE4.2's crc32
+ * masking and the file formats live in src/mixprec/train/_bundle.py. SSE4.2's crc32
  * instruction when the CPU has it (checked at run time), else slicing-by-8 tables. */
 #include "mixprec.h"
 

@@ -4,7 +4,7 @@
  * a run-time AVX2 check; elsewhere, or without libmvec, the scalar libm loop.
  * NOTE: libmvec's AVX2 expf is within 2 ulp of glibc's scalar expf (measured on every
  * 2^16 random input in [-20, 20]; NaN, ±inf, overflow and underflow equal); the float32
- * "transcendental" row of mixprec/testing/tolerances.py allows 8. Every element, the
+ * "transcendental" row of src/mixprec/testing/tolerances.py allows 8. Every element, the
  * tail of a call included (padded into one vector), goes through the vector routine, so
  * a result depends only on its input, never on how the work was split across threads. */
 #include <math.h>

@@ -1,6 +1,6 @@
 // plugin.cpp — the Python module mixprec._cuda: finds the GPUs and, when there is one,
 // registers the CUDA backend table with the core through the core's C API capsule
-// (_core._C_API). Also the GPU facts and debug knobs mixprec/_gpu_info.py reads.
+// (_core._C_API). Also the GPU facts and debug knobs src/mixprec/_gpu_info.py reads.
 // Must import on machines without a driver or a GPU, and then register nothing.
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>

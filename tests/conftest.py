@@ -1,5 +1,5 @@
 """Fixtures for every test. The tolerance table lives in the package
-(mixprec/testing/tolerances.py); tests import it as ``from tolerances import assert_close``
+(src/mixprec/testing/tolerances.py); tests import it as ``from tolerances import assert_close``
 (this directory is put on sys.path here, since pytest runs with --import-mode=importlib).
 
 Each test starts with the global random seed set to 0 (so weight initialisation and

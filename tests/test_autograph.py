@@ -1,4 +1,4 @@
-"""AutoGraph's common case (mixprec/_autograph.py): a Python ``if`` on a traced tensor
+"""AutoGraph's common case (src/mixprec/_autograph.py): a Python ``if`` on a traced tensor
 inside a ``mixprec.function`` traces both branches once and replays with the device's
 choice; a Python condition keeps Python's semantics; what is not converted still breaks
 the graph with one warning."""

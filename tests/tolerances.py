@@ -1,5 +1,5 @@
 """The suite's tolerance helpers: the one table lives in the package
-(mixprec/testing/tolerances.py) so users' tests and ours share it."""
+(src/mixprec/testing/tolerances.py) so users' tests and ours share it."""
 
 from mixprec.testing.tolerances import (  # noqa: F401
     FLOAT_DTYPES, GPU_KINDS, GPU_TOLERANCE, KINDS, NP_DTYPE, TOLERANCE, assert_bits_equal,

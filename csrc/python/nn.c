@@ -1,6 +1,6 @@
 /* nn.c — bindings of the convolution and pooling ops (ops.def's window ops) and of the
  * oneDNN switches. Argument spelling (TensorFlow's strides/padding/data_format forms) is
- * resolved by mixprec/nn.py; this file only converts and runs. */
+ * resolved by src/mixprec/nn.py; this file only converts and runs. */
 #define NO_IMPORT_ARRAY
 #include "numpy_api.h"
 

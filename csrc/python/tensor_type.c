@@ -1,7 +1,7 @@
 /* tensor_type.c — the mixprec.Tensor type: an immutable handle on an mp_tensor.
  * Owns the type's slots: lifetime, attributes, the number/sequence/mapping protocols
  * (mapped onto ops), rich comparison, the buffer protocol and NumPy interop.
- * It is a heap type, so mixprec/_tensor.py adds the printing methods in Python. */
+ * It is a heap type, so src/mixprec/_tensor.py adds the printing methods in Python. */
 #define NO_IMPORT_ARRAY
 #include "numpy_api.h"
 

@@ -1,7 +1,7 @@
 /* variable_type.c — mixprec.Variable: a handle on an mp_variable (tf.Variable).
  * Owns the C slots: reads (autocast + tape, done by the core), assignment, the number
  * protocol through reads, and the per-thread autocast scope functions. A heap type with a
- * __dict__: mixprec/_variable.py supplies __init__'s TensorFlow signature, names, repr. */
+ * __dict__: src/mixprec/_variable.py supplies __init__'s TensorFlow signature, names, repr. */
 #include "mp_py.h"
 
 #include <stddef.h>

@@ -5,6 +5,9 @@ import contextlib
 import io
 import os
 import re
+import shutil
+import subprocess
+import sys
 
 import pytest
 
@@ -69,3 +72,22 @@ def test_epochs_default_from_the_environment(monkeypatch):
     with pytest.raises(SystemExit, match="MIXPREC_GUIDE_EPOCHS must be a positive integer"):
         mixed_precision_guide.main(["--embedded"])
 
+
+
+def test_installed_command_and_module_run_from_a_source_checkout_root(tmp_path):
+    # a newcomer runs the README's command in the clone's root, where `python -m` puts the
+    # working directory first on sys.path: the installed package must still be the one found
+    import mixprec
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, MIXPREC_GUIDE_EPOCHS="1")
+    r = subprocess.run([sys.executable, "-m", "mixprec.examples.mixed_precision_guide",
+                        "--embedded", "--no-custom-loop", "--units", "8"], cwd=root, env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "Outputs dtype: float32" in r.stdout
+    script = shutil.which("mixprec-guide", path=os.path.dirname(sys.executable))
+    assert script, "the mixprec-guide console script is not installed next to %s" % sys.executable
+    r = subprocess.run([script, "--help"], cwd=root, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and "--epochs" in r.stdout
+    assert mixprec.__file__

@@ -1,4 +1,4 @@
-"""The tensor-bundle codec (mixprec/train/_bundle.py) against TensorFlow's own files
+"""The tensor-bundle codec (src/mixprec/train/_bundle.py) against TensorFlow's own files
 (tests/train/fixtures, written by make_fixtures.py with TF 2.21) and its damage rules."""
 
 import os

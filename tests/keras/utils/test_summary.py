@@ -1,4 +1,4 @@
-"""Model.summary's table layout (mixprec/keras/utils/summary.py)."""
+"""Model.summary's table layout (src/mixprec/keras/utils/summary.py)."""
 
 import pytest
 

@@ -517,7 +517,7 @@ class Function:
         return result
 
     def _traceable(self):
-        """The Python function as traced: its autograph form (mixprec/_autograph.py: a
+        """The Python function as traced: its autograph form (src/mixprec/_autograph.py: a
         Python `if` on a traced tensor traces both branches, the replay selects on the
         device), or itself with autograph=False."""
         if self._converted is None:

@@ -717,14 +717,14 @@ class Model(_steps.RunEagerlyMixin, Layer):
         print_summary(self, line_length=line_length, positions=positions, print_fn=print_fn)
 
     def save_weights(self, filepath, overwrite=True, save_format=None, options=None):
-        """Saves the weights (and optimizer state); see mixprec/keras/saving/."""
+        """Saves the weights (and optimizer state); see src/mixprec/keras/saving/."""
         from mixprec.keras.saving import weights_io
 
         return weights_io.save_weights(self, filepath, overwrite=overwrite,
                                        save_format=save_format, options=options)
 
     def load_weights(self, filepath, by_name=False, skip_mismatch=False, options=None):
-        """Loads weights saved by ``save_weights``; see mixprec/keras/saving/."""
+        """Loads weights saved by ``save_weights``; see src/mixprec/keras/saving/."""
         from mixprec.keras.saving import weights_io
 
         return weights_io.load_weights(self, filepath, by_name=by_name,

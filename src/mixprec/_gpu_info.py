@@ -1,6 +1,6 @@
 """The CUDA plugin (``mixprec._cuda``): loading, registration with the core, GPU facts.
 
-``mixprec/__init__.py`` calls ``load()`` right after importing ``_core``. Without an NVIDIA
+``src/mixprec/__init__.py`` calls ``load()`` right after importing ``_core``. Without an NVIDIA
 device node (``gpu_present()``) the plugin is not even imported. When the plugin was built and
 imports (it needs the CUDA libraries), its ``register()`` installs the CUDA backend table in
 the core if the CUDA runtime sees a GPU; otherwise nothing changes and every tensor lives on

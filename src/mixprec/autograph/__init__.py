@@ -1,4 +1,4 @@
-"""``tf.autograph``: the public face of mixprec/_autograph.py (what a traced function's
+"""``tf.autograph``: the public face of src/mixprec/_autograph.py (what a traced function's
 Python ``if`` on a tensor becomes). Names only; the rewrite lives in ``_autograph``.
 """
 
