@@ -20,40 +20,29 @@ void mp_comm_free(mp_comm *c) {
 
 #define CHUNK 256 /* 64 ranks x 256 floats of widened 16-bit input stay on the stack */
 
-/* acc = in_0 (op) in_1 (op) ... in rank order; MEAN divides once at the end. */
-static void reduce_f32(mp_coll_op op, int nranks, const float *const *in, float *acc, int64_t m) {
-    memcpy(acc, in[0], (size_t)m * sizeof(float));
-    for (int k = 1; k < nranks; k++) {
-        const float *x = in[k];
-        if (op == MP_COLL_MAX)
-            for (int64_t i = 0; i < m; i++)
-                acc[i] = (x[i] > acc[i] || x[i] != x[i]) ? x[i] : acc[i];
-        else
-            for (int64_t i = 0; i < m; i++)
-                acc[i] += x[i];
+/* acc = in_0 (op) in_1 (op) ... in rank order; MEAN divides once at the end. One body for
+ * float32 and float64 (16-bit inputs are widened to float32 before they get here). */
+#define DEFINE_REDUCE(NAME, T)                                                               \
+    static void NAME(mp_coll_op op, int nranks, const T *const *in, T *acc, int64_t m) {     \
+        memcpy(acc, in[0], (size_t)m * sizeof(T));                                           \
+        for (int k = 1; k < nranks; k++) {                                                   \
+            const T *x = in[k];                                                              \
+            if (op == MP_COLL_MAX)                                                           \
+                for (int64_t i = 0; i < m; i++)                                              \
+                    acc[i] = (x[i] > acc[i] || x[i] != x[i]) ? x[i] : acc[i];                \
+            else                                                                             \
+                for (int64_t i = 0; i < m; i++)                                              \
+                    acc[i] += x[i];                                                          \
+        }                                                                                    \
+        if (op == MP_COLL_MEAN) {                                                            \
+            T d = (T)nranks;                                                                 \
+            for (int64_t i = 0; i < m; i++)                                                  \
+                acc[i] /= d;                                                                 \
+        }                                                                                    \
     }
-    if (op == MP_COLL_MEAN) {
-        float d = (float)nranks;
-        for (int64_t i = 0; i < m; i++)
-            acc[i] /= d;
-    }
-}
-
-static void reduce_f64(mp_coll_op op, int nranks, const double *const *in, double *acc, int64_t m) {
-    memcpy(acc, in[0], (size_t)m * sizeof(double));
-    for (int k = 1; k < nranks; k++) {
-        const double *x = in[k];
-        if (op == MP_COLL_MAX)
-            for (int64_t i = 0; i < m; i++)
-                acc[i] = (x[i] > acc[i] || x[i] != x[i]) ? x[i] : acc[i];
-        else
-            for (int64_t i = 0; i < m; i++)
-                acc[i] += x[i];
-    }
-    if (op == MP_COLL_MEAN)
-        for (int64_t i = 0; i < m; i++)
-            acc[i] /= (double)nranks;
-}
+DEFINE_REDUCE(reduce_f32, float)
+DEFINE_REDUCE(reduce_f64, double)
+#undef DEFINE_REDUCE
 
 void mp_coll_reduce_range(mp_dtype dt, mp_coll_op op, int nranks, int n,
                           const void *const *const *ins, void *const *const *outs, int nouts,
