@@ -145,6 +145,13 @@ mp_status mp_cuda_optim_update(mp_device dev, mp_optim_kind kind, const mp_optim
                                const mp_optim_var *vars);
 mp_status mp_cuda_step_end(mp_device dev, const uint8_t *found_inf, float *scale, int64_t *good_steps,
                            const mp_loss_scale_params *p, int64_t *iterations);
+mp_status mp_cuda_conv(mp_device dev, mp_conv_kind k, mp_dtype dt, const mp_window *win, const void *a,
+                       const void *b, void *out); // conv_cudnn.cpp (cuDNN, loaded at run time)
+mp_status mp_cuda_pool(mp_device dev, mp_pool_kind k, mp_dtype dt, const mp_window *win, const void *a,
+                       const void *b, void *out); // pool.cu
+mp_status mp_cuda_batch_norm(mp_device dev, mp_dtype dt, mp_dtype sdt, const void *x, const void *scale,
+                             const void *offset, const void *mean, const void *var, double eps, void *y,
+                             int64_t outer, int64_t C, int64_t inner); // batch_norm.cu
 }
 
 #endif

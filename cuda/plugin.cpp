@@ -6,6 +6,9 @@
 #include <Python.h>
 
 #include "mp_cuda.h"
+#ifdef MP_WITH_CUDNN
+#include "cudnn_load.h"
+#endif
 
 const mp_c_api *mp_cuda_api = nullptr;
 
@@ -67,7 +70,11 @@ static void fill_table(void) {
     table.finite_check = mp_cuda_finite_check;
     table.optim_update = mp_cuda_optim_update;
     table.step_end = mp_cuda_step_end;
-    // conv, pool, batch_norm: not yet on the GPU (NULL)
+#ifdef MP_WITH_CUDNN
+    table.conv = mp_cuda_conv; // cuDNN, opened on first use (a clear error when it is missing)
+#endif
+    table.pool = mp_cuda_pool;
+    table.batch_norm = mp_cuda_batch_norm;
     table.memory_stats = cuda_memory_stats;
     table.synchronize = cuda_synchronize;
     table.host_syncs = cuda_host_syncs;
@@ -186,7 +193,31 @@ static PyObject *py_memory_info(PyObject *, PyObject *arg) {
                          "pool_reserved", (unsigned long long)reserved, "pool_used", (unsigned long long)used);
 }
 
+// cudnn_probe(path=None) -> (version, where): opens cuDNN as a convolution would (or the file
+// at path) without keeping it: (91900, "/.../libcudnn.so.9"), or (0, the message a user sees).
+static PyObject *py_cudnn_probe(PyObject *, PyObject *args) {
+    const char *path = NULL;
+    if (!PyArg_ParseTuple(args, "|z:cudnn_probe", &path))
+        return NULL;
+#ifdef MP_WITH_CUDNN
+    char msg[4096];
+    size_t version = 0;
+    int ok;
+    Py_BEGIN_ALLOW_THREADS
+    ok = mp_cudnn_probe(path, &version, msg, sizeof msg);
+    Py_END_ALLOW_THREADS
+    return Py_BuildValue("(ns)", ok ? (Py_ssize_t)version : (Py_ssize_t)0, msg);
+#else
+    (void)path;
+    return Py_BuildValue("(is)", 0,
+                         "mixprec's GPU plugin was built without cuDNN's headers (cudnn_graph.h), so convolutions do "
+                         "not run on the GPU. hint: install cuDNN 9 (e.g. pip install nvidia-cudnn-cu13) and rebuild");
+#endif
+}
+
 static PyMethodDef methods[] = {
+    {"cudnn_probe", py_cudnn_probe, METH_VARARGS,
+     "cudnn_probe(path=None) -> (version, where or why not): can cuDNN 9 be opened here?"},
     {"register", py_register, METH_O, "register(_core._C_API) -> GPUs registered (0 when there is none)."},
     {"devices", py_devices, METH_NOARGS, "The CUDA devices this process can see."},
     {"runtime_version", py_runtime_version, METH_NOARGS, "CUDA runtime version (e.g. 13000)."},

@@ -363,8 +363,8 @@ def test_random_streams_match(dt):
 
 
 # --------------------------------------------------------------------------- convolution, pooling, batch norm
-# The CUDA backend has no conv/pool/batch_norm slots yet (cuDNN: issue 12's GPU half): on a
-# real GPU these ops raise NotImplementedError naming the slot; the emulated GPU runs them.
+# cuDNN's convolutions, pool.cu and batch_norm.cu on a real GPU; the grid of shapes is
+# test_cuda_cnn.py's.
 
 covers("conv2d", "conv2d_backprop_input", "conv2d_backprop_filter", "max_pool", "max_pool_grad",
        "max_pool_grad_grad", "avg_pool", "avg_pool_grad", "batch_norm")
@@ -383,17 +383,6 @@ def test_convolution_pooling_batch_norm(dt):
     arrays = [round_to(rng.standard_normal((2, 6, 5, 3)), dt).astype(NP_DTYPE[dt]),
               round_to(rng.standard_normal((3, 3, 3, 4)), dt).astype(NP_DTYPE[dt]),
               rng.uniform(0.5, 1.5, 4).astype(np.float32), rng.standard_normal(4).astype(np.float32)]
-    if _core.backend_name(1) == "cuda":
-        with tf.device(GPU):
-            x, f = tf.constant(arrays[0]), tf.constant(arrays[1])
-            with pytest.raises(NotImplementedError, match="does not implement conv"):
-                tf.nn.conv2d(x, f, 1, "SAME")
-            with pytest.raises(NotImplementedError, match="does not implement pool"):
-                tf.nn.max_pool2d(x, 2, 2, "SAME")
-            with pytest.raises(NotImplementedError, match="does not implement batch_norm"):
-                _core.batch_norm(x, *[tf.constant(a) for a in (arrays[2], arrays[3], arrays[3], arrays[2])],
-                                 1e-3, False)
-        return
     check(_cnn_block, arrays, dt, "convolution", grad=True, err="conv + BN + pooling")
 
 

@@ -105,3 +105,54 @@ def test_without_a_gpu_device_import_does_not_load_the_plugin():
             "mixprec.constant(1.0).device)")
     loaded, emulated, device = _fresh(code, CUDA_VISIBLE_DEVICES="-1", MIXPREC_EMULATE_GPU="1")
     assert (loaded, emulated) == ("0", "1") and device.endswith("GPU:0")
+
+
+# --------------------------------------------------------------------------- cuDNN, opened at run time
+# Convolutions on the GPU need cuDNN 9, which the plugin opens with dlopen on first use (never
+# linked: the plugin imports without it). cudnn_probe runs the same search and builds the same
+# message a GPU convolution raises (as NotImplementedError) when cuDNN is missing.
+
+
+def _linked_libraries(path):
+    out = subprocess.run(["ldd", path], capture_output=True, text=True, timeout=60)
+    return out.stdout
+
+
+def test_the_plugin_does_not_link_cudnn():
+    path = _gpu_info.plugin().__file__
+    assert "libcudnn" not in _linked_libraries(path)
+    with open(path, "rb") as fh:  # the cudnn* names are strings for dlsym, not undefined symbols
+        assert b"cudnnBackendExecute" in fh.read()
+
+
+def test_missing_cudnn_says_what_to_install(tmp_path):
+    cuda = _gpu_info.plugin()
+    version, msg = cuda.cudnn_probe(str(tmp_path / "libcudnn.so.9"))
+    assert version == 0
+    if "built without cuDNN" in msg:
+        return
+    assert str(tmp_path / "libcudnn.so.9") in msg
+    assert "pip install nvidia-cudnn-cu%d" % (cuda.runtime_version() // 1000) in msg
+    assert "MIXPREC_CUDNN_LIBRARY" in msg and "/CPU:0" in msg
+    # a library that is not cuDNN: named, and why
+    version, msg = cuda.cudnn_probe("libm.so.6")
+    assert version == 0 and "has no cudnnGetVersion" in msg
+
+
+def test_mixprec_cudnn_library_overrides_the_search(monkeypatch, tmp_path):
+    cuda = _gpu_info.plugin()
+    monkeypatch.setenv("MIXPREC_CUDNN_LIBRARY", str(tmp_path / "nowhere.so"))
+    version, msg = cuda.cudnn_probe()
+    assert version == 0
+    if "built without cuDNN" not in msg:
+        assert "nowhere.so" in msg and "nvidia/cudnn/lib" not in msg  # only the named file is tried
+
+
+def test_cudnn_is_found_where_installed():
+    """Where cuDNN 9 is installed (the toolkit's directory, LD_LIBRARY_PATH, or the pip wheel
+    nvidia-cudnn-cu13 beside mixprec), the probe opens it and reads its version."""
+    version, where = _gpu_info.plugin().cudnn_probe()
+    if version == 0:
+        pytest.skip("no cuDNN 9 on this machine: %s" % where.splitlines()[0])
+    assert 90000 <= version < 100000
+    assert where.endswith("libcudnn.so.9") and os.path.exists(where)

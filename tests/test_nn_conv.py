@@ -389,7 +389,7 @@ def test_bias_add_both_layouts_and_errors():
 
 
 def test_unsupported_device_slot_is_an_error_not_a_crash():
-    """A backend without the conv/pool slots (the CUDA plugin today) reports it."""
+    """A backend without the conv/pool slots (a CUDA plugin built without cuDNN's headers) reports it."""
     if _core.backend_name(1) == "cuda":
         pytest.skip("a real GPU is registered; slot removal needs the emulated one")
     was_on = _core.device_count(1) > 0
