@@ -197,8 +197,9 @@ const char *kind_name(int64_t k) {
     return k == MP_CONV_FWD ? "Conv2D" : k == MP_CONV_BWD_DATA ? "Conv2DBackpropInput" : "Conv2DBackpropFilter";
 }
 
-// Builds the graph of one convolution and its plan (uids: 1 x/dx, 2 w/dw, 3 y/dy).
-mp_status build(const conv_key &k, cudnnHandle_t h, conv_plan *p) {
+// The tensors, convolution and operation of k, finalized (uids: 1 x/dx, 2 w/dw, 3 y/dy).
+// Needs no handle and no GPU (mixprec._cuda._cudnn_describe_conv checks it anywhere).
+mp_status describe(const conv_key &k, conv_plan *p, cudnnBackendDescriptor_t *op_out) {
     cudnnDataType_t dt = k.dt == MP_F32    ? CUDNN_DATA_FLOAT
                          : k.dt == MP_F16  ? CUDNN_DATA_HALF
                          : k.dt == MP_BF16 ? CUDNN_DATA_BFLOAT16
@@ -210,7 +211,7 @@ mp_status build(const conv_key &k, cudnnHandle_t h, conv_plan *p) {
     act_strides((int)k.nchw, k.c, k.h, k.w, xs);
     act_strides((int)k.nchw, k.oc, k.oh, k.ow, ys);
     filter_strides(k.nchw ? 1 : 2, k.oc, cg, k.kh, k.kw, ws);
-    cudnnBackendDescriptor_t X, W, Y, conv, op, graph;
+    cudnnBackendDescriptor_t X, W, Y, conv, op;
     MP_TRY(tensor(p, 1, dt, xd, xs, k.al_x, &X));
     MP_TRY(tensor(p, 2, dt, wd, ws, k.al_w, &W));
     MP_TRY(tensor(p, 3, dt, yd, ys, k.al_y, &Y));
@@ -258,7 +259,14 @@ mp_status build(const conv_key &k, cudnnHandle_t h, conv_plan *p) {
         SET(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA, st, 1, beta);
     }
     MP_CUDNN_CHECK(L, cudnnBackendFinalize(op));
+    *op_out = op;
+    return MP_OK;
+}
 
+// Builds the graph of one convolution and its plan.
+mp_status build(const conv_key &k, cudnnHandle_t h, conv_plan *p) {
+    cudnnBackendDescriptor_t op, graph;
+    MP_TRY(describe(k, p, &op));
     MP_TRY(p->make(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, &graph));
     SET(graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &h);
     SET(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &op);
@@ -267,6 +275,7 @@ mp_status build(const conv_key &k, cudnnHandle_t h, conv_plan *p) {
     MP_TRY(try_mode(p, h, graph, CUDNN_HEUR_MODE_A, k));
     if (!p->plan)
         MP_TRY(try_mode(p, h, graph, CUDNN_HEUR_MODE_FALLBACK, k));
+    const int64_t cg = k.c / k.groups;
     if (!p->plan)
         return MP_CUDA_FAIL(MP_ERR_NOT_IMPLEMENTED,
                             "%s on the GPU: cuDNN %zu has no engine for %s data of shape [%lld, %lld, %lld, %lld] "
@@ -334,7 +343,44 @@ struct scratch {
     }
 };
 
+// TensorFlow's SAME padding puts the odd pixel after: the symmetric part is cuDNN's, the rest
+// an explicit zero border of a copy of x (of dx for the backward-data pass).
+struct geom {
+    int64_t ph, pw, et, eb, el, er, h2, w2, cg;
+    bool bordered;
+};
+geom geometry(const mp_window &w) {
+    geom g;
+    g.ph = w.pt < w.pb ? w.pt : w.pb, g.pw = w.pl < w.pr ? w.pl : w.pr;
+    g.et = w.pt - g.ph, g.eb = w.pb - g.ph, g.el = w.pl - g.pw, g.er = w.pr - g.pw;
+    g.bordered = g.et || g.eb || g.el || g.er;
+    g.h2 = w.h + g.et + g.eb, g.w2 = w.w + g.el + g.er;
+    g.cg = w.c / w.groups;
+    return g;
+}
+
+conv_key key_of(mp_conv_kind kind, mp_dtype dt, const mp_window &w, const geom &g, int64_t al_x, int64_t al_w,
+                int64_t al_y) {
+    conv_key k;
+    memset(&k, 0, sizeof k);
+    k.kind = kind, k.dt = dt, k.n = w.n, k.c = w.c, k.h = g.h2, k.w = g.w2, k.oc = w.oc, k.oh = w.oh, k.ow = w.ow;
+    k.kh = w.kh, k.kw = w.kw, k.sh = w.sh, k.sw = w.sw, k.dh = w.dh, k.dw = w.dw, k.ph = g.ph, k.pw = g.pw;
+    k.groups = w.groups, k.nchw = w.nchw, k.tf32 = dt == MP_F32 ? mp_cuda_tf32.load() : 0;
+    k.al_x = al_x, k.al_w = al_w, k.al_y = al_y;
+    return k;
+}
+
 } // namespace
+
+mp_status mp_cudnn_conv_describe(mp_conv_kind kind, mp_dtype dt, const mp_window *win) {
+    const mp_cudnn_api *api = mp_cudnn("a convolution's description");
+    if (!api)
+        return MP_ERR_NOT_IMPLEMENTED;
+    L = api;
+    conv_plan p;
+    cudnnBackendDescriptor_t op;
+    return describe(key_of(kind, dt, *win, geometry(*win), 16, 16, 16), &p, &op);
+}
 
 extern "C" mp_status mp_cuda_conv(mp_device dev, mp_conv_kind kind, mp_dtype dt, const mp_window *win, const void *a,
                                   const void *b, void *out) {
@@ -350,13 +396,9 @@ extern "C" mp_status mp_cuda_conv(mp_device dev, mp_conv_kind kind, mp_dtype dt,
     L = api;
     const mp_window &w = *win;
     const size_t es = mp_cuda_dtype_size(dt);
-    const int64_t cg = w.c / w.groups;
-    // TensorFlow's SAME padding puts the odd pixel after: the symmetric part is cuDNN's, the
-    // rest an explicit zero border of a copy of x (of dx for the backward-data pass)
-    const int64_t ph = w.pt < w.pb ? w.pt : w.pb, pw = w.pl < w.pr ? w.pl : w.pr;
-    const int64_t et = w.pt - ph, eb = w.pb - ph, el = w.pl - pw, er = w.pr - pw;
-    const bool bordered = et || eb || el || er;
-    const int64_t h2 = w.h + et + eb, w2 = w.w + el + er;
+    const geom g = geometry(w);
+    const int64_t cg = g.cg, h2 = g.h2, w2 = g.w2, et = g.et, el = g.el;
+    const bool bordered = g.bordered;
     const int64_t xshape[4] = {w.n, w.c, w.h, w.w}, fshape[4] = {w.oc, cg, w.kh, w.kw};
     int64_t xs[4], x2s[4], hwio[4], cud[4];
     act_strides(w.nchw, w.c, w.h, w.w, xs);
@@ -393,12 +435,7 @@ extern "C" mp_status mp_cuda_conv(mp_device dev, mp_conv_kind kind, mp_dtype dt,
     const void *xptr = kind == MP_CONV_BWD_DATA ? (const void *)outp : xp;
     const void *yptr = kind == MP_CONV_FWD ? yp : dyp;
 
-    conv_key k;
-    memset(&k, 0, sizeof k);
-    k.kind = kind, k.dt = dt, k.n = w.n, k.c = w.c, k.h = h2, k.w = w2, k.oc = w.oc, k.oh = w.oh, k.ow = w.ow;
-    k.kh = w.kh, k.kw = w.kw, k.sh = w.sh, k.sw = w.sw, k.dh = w.dh, k.dw = w.dw, k.ph = ph, k.pw = pw;
-    k.groups = w.groups, k.nchw = w.nchw, k.tf32 = dt == MP_F32 ? mp_cuda_tf32.load() : 0;
-    k.al_x = align_of(xptr, es), k.al_w = align_of(fbuf, es), k.al_y = align_of(yptr, es);
+    const conv_key k = key_of(kind, dt, w, g, align_of(xptr, es), align_of(fbuf, es), align_of(yptr, es));
 
     dev_state *s = &states[dev.index];
     {

@@ -4,6 +4,7 @@
 // Must import on machines without a driver or a GPU, and then register nothing.
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <string.h>
 
 #include "mp_cuda.h"
 #ifdef MP_WITH_CUDNN
@@ -215,7 +216,54 @@ static PyObject *py_cudnn_probe(PyObject *, PyObject *args) {
 #endif
 }
 
+// _cudnn_describe_conv(capsule, kind, dtype, window) -> None: builds and finalizes the cuDNN
+// descriptions (tensors, convolution, operation) of a conv slot call, with no GPU needed;
+// raises RuntimeError with cuDNN's message when one is refused. kind 0/1/2 = forward,
+// backward-data, backward-filter; window = mp_window's fields in order (n, c, h, w, oc, oh, ow,
+// kh, kw, sh, sw, dh, dw, pt, pb, pl, pr, groups, nchw). A test aid.
+static PyObject *py_cudnn_describe_conv(PyObject *, PyObject *args) {
+    PyObject *capsule;
+    int kind;
+    const char *dtn;
+    mp_window w;
+    memset(&w, 0, sizeof w);
+    if (!PyArg_ParseTuple(args, "Ois(LLLLLLLLLLLLLLLLLLi):_cudnn_describe_conv", &capsule, &kind, &dtn, &w.n, &w.c,
+                          &w.h, &w.w, &w.oc, &w.oh, &w.ow, &w.kh, &w.kw, &w.sh, &w.sw, &w.dh, &w.dw, &w.pt, &w.pb,
+                          &w.pl, &w.pr, &w.groups, &w.nchw))
+        return NULL;
+    const mp_c_api *api = (const mp_c_api *)PyCapsule_GetPointer(capsule, MP_C_API_CAPSULE);
+    if (!api)
+        return NULL;
+    if (kind < 0 || kind > 2 || w.groups < 1 || w.c % w.groups != 0) {
+        PyErr_SetString(PyExc_ValueError, "_cudnn_describe_conv: bad kind or groups");
+        return NULL;
+    }
+    mp_dtype dt = strcmp(dtn, "float32") == 0   ? MP_F32
+                  : strcmp(dtn, "float16") == 0 ? MP_F16
+                  : strcmp(dtn, "bfloat16") == 0 ? MP_BF16
+                  : strcmp(dtn, "float64") == 0 ? MP_F64
+                                                : MP_I32;
+    if (dt == MP_I32) {
+        PyErr_Format(PyExc_ValueError, "_cudnn_describe_conv: no convolution of %s", dtn);
+        return NULL;
+    }
+#ifdef MP_WITH_CUDNN
+    if (!mp_cuda_api)
+        mp_cuda_api = api; // the error record (register() sets the same pointer)
+    if (mp_cudnn_conv_describe((mp_conv_kind)kind, dt, &w) != MP_OK) {
+        PyErr_SetString(PyExc_RuntimeError, mp_cuda_api->error_message());
+        return NULL;
+    }
+    Py_RETURN_NONE;
+#else
+    PyErr_SetString(PyExc_NotImplementedError, "mixprec's GPU plugin was built without cuDNN's headers");
+    return NULL;
+#endif
+}
+
 static PyMethodDef methods[] = {
+    {"_cudnn_describe_conv", py_cudnn_describe_conv, METH_VARARGS,
+     "_cudnn_describe_conv(_core._C_API, kind, dtype, window): the cuDNN descriptions of a convolution (test aid)."},
     {"cudnn_probe", py_cudnn_probe, METH_VARARGS,
      "cudnn_probe(path=None) -> (version, where or why not): can cuDNN 9 be opened here?"},
     {"register", py_register, METH_O, "register(_core._C_API) -> GPUs registered (0 when there is none)."},

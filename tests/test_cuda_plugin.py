@@ -156,3 +156,43 @@ def test_cudnn_is_found_where_installed():
         pytest.skip("no cuDNN 9 on this machine: %s" % where.splitlines()[0])
     assert 90000 <= version < 100000
     assert where.endswith("libcudnn.so.9") and os.path.exists(where)
+
+
+def _window(n, c, h, w, oc, kh, kw, s, d, padding, groups, nchw):
+    """mp_window's fields as ops_window.c resolves them (TensorFlow's SAME: the odd pixel after)."""
+    def dim(size, k, st, dl, explicit):
+        eff = (k - 1) * dl + 1
+        if padding == "SAME":
+            o = -(-size // st)
+            total = max((o - 1) * st + eff - size, 0)
+            return o, total // 2, total - total // 2
+        a, b = explicit if padding != "VALID" else (0, 0)
+        return (size + a + b - eff + st) // st, a, b
+    oh, pt, pb = dim(h, kh, s[0], d[0], padding[0] if isinstance(padding, tuple) else None)
+    ow, pl, pr = dim(w, kw, s[1], d[1], padding[1] if isinstance(padding, tuple) else None)
+    return (n, c, h, w, oc, oh, ow, kh, kw, s[0], s[1], d[0], d[1], pt, pb, pl, pr, groups, int(nchw))
+
+
+def test_cudnn_accepts_the_descriptions_of_every_convolution():
+    """The graph API's tensors, convolution and operation of the conv slot (forward, backward
+    data, backward filter) finalize for the grid of test_nn_conv.py in every dtype and both
+    layouts: checked without a GPU (finding an engine and running it needs one)."""
+    cuda = _gpu_info.plugin()
+    version, where = cuda.cudnn_probe()
+    if version == 0:
+        pytest.skip("no cuDNN 9 here: %s" % where.splitlines()[0])
+    import itertools
+    paddings = ("VALID", "SAME", ((1, 2), (2, 0)))
+    cases = 0
+    for dt, kind, padding, s, d, g, nchw in itertools.product(
+            ("float32", "float16", "bfloat16", "float64"), (0, 1, 2), paddings, ((1, 1), (2, 1), (2, 3)),
+            ((1, 1), (2, 1)), (1, 2, 4), (False, True)):
+        win = _window(2, 4, 7, 6, 8, 3, 2, s, d, padding, g, nchw)
+        cuda._cudnn_describe_conv(_core._C_API, kind, dt, win)
+        cases += 1
+    assert cases == 4 * 3 * 3 * 3 * 2 * 3 * 2
+    # a description cuDNN must refuse (an output size the window cannot give) is refused
+    bad = list(_window(2, 4, 7, 6, 8, 3, 2, (1, 1), (1, 1), "VALID", 1, False))
+    bad[5] += 1
+    with pytest.raises(RuntimeError, match="cuDNN error"):
+        cuda._cudnn_describe_conv(_core._C_API, 0, "float32", tuple(bad))
