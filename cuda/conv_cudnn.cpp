@@ -24,8 +24,11 @@ namespace {
 
 const mp_cudnn_api *L; // set by mp_cuda_conv before any other function here runs
 
+// kind: mp_conv_kind, or a forward with the bias added (FUSED_BIAS) and then ReLU (FUSED_RELU)
+enum { FUSED_BIAS = 3, FUSED_RELU = 4 };
+
 struct conv_key {
-    int64_t kind, dt, n, c, h, w, oc, oh, ow, kh, kw, sh, sw, dh, dw, ph, pw, groups, nchw, tf32, al_x, al_w, al_y;
+    int64_t kind, al_b, dt, n, c, h, w, oc, oh, ow, kh, kw, sh, sw, dh, dw, ph, pw, groups, nchw, tf32, al_x, al_w, al_y;
 };
 
 // A built plan and every descriptor it was built from (kept alive with it).
@@ -85,9 +88,11 @@ int64_t align_of(const void *p, size_t es) {
 }
 
 mp_status tensor(conv_plan *p, int64_t uid, cudnnDataType_t dt, const int64_t dims[4], const int64_t strides[4],
-                 int64_t align, cudnnBackendDescriptor_t *out) {
+                 int64_t align, cudnnBackendDescriptor_t *out, bool is_virtual = false) {
     cudnnBackendDescriptor_t t;
     MP_TRY(p->make(CUDNN_BACKEND_TENSOR_DESCRIPTOR, &t));
+    if (is_virtual)
+        SET(t, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &is_virtual);
     SET(t, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &dt);
     SET(t, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, dims);
     SET(t, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 4, strides);
@@ -194,12 +199,37 @@ mp_status try_mode(conv_plan *p, cudnnHandle_t h, cudnnBackendDescriptor_t graph
 }
 
 const char *kind_name(int64_t k) {
-    return k == MP_CONV_FWD ? "Conv2D" : k == MP_CONV_BWD_DATA ? "Conv2DBackpropInput" : "Conv2DBackpropFilter";
+    return k == MP_CONV_FWD        ? "Conv2D"
+           : k == MP_CONV_BWD_DATA ? "Conv2DBackpropInput"
+           : k == MP_CONV_BWD_FILTER ? "Conv2DBackpropFilter"
+                                     : "_FusedConv2D";
 }
 
-// The tensors, convolution and operation of k, finalized (uids: 1 x/dx, 2 w/dw, 3 y/dy).
-// Needs no handle and no GPU (mixprec._cuda._cudnn_describe_conv checks it anywhere).
-mp_status describe(const conv_key &k, conv_plan *p, cudnnBackendDescriptor_t *op_out) {
+// A pointwise operation y = mode(x[, b]) in float32 (ReLU's lower clip 0).
+mp_status pointwise(conv_plan *p, cudnnPointwiseMode_t mode, cudnnBackendDescriptor_t x, cudnnBackendDescriptor_t b,
+                    cudnnBackendDescriptor_t y, cudnnBackendDescriptor_t *out) {
+    cudnnBackendDescriptor_t pw, op;
+    cudnnDataType_t prec = CUDNN_DATA_FLOAT;
+    MP_TRY(p->make(CUDNN_BACKEND_POINTWISE_DESCRIPTOR, &pw));
+    SET(pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode);
+    SET(pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &prec);
+    MP_CUDNN_CHECK(L, cudnnBackendFinalize(pw));
+    MP_TRY(p->make(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, &op));
+    SET(op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &pw);
+    SET(op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x);
+    if (b)
+        SET(op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &b);
+    SET(op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y);
+    MP_CUDNN_CHECK(L, cudnnBackendFinalize(op));
+    *out = op;
+    return MP_OK;
+}
+
+// The tensors and operations of k, finalized (uids: 1 x/dx, 2 w/dw, 3 y/dy, 4 bias; 101 and
+// 102 the fused forward's float32 intermediates, never in memory). Needs no handle and no GPU
+// (mixprec._cuda._cudnn_describe_conv checks it anywhere).
+mp_status describe(const conv_key &k, conv_plan *p, cudnnBackendDescriptor_t *ops, int *n_ops) {
+    const bool fused = k.kind == FUSED_BIAS || k.kind == FUSED_RELU;
     cudnnDataType_t dt = k.dt == MP_F32    ? CUDNN_DATA_FLOAT
                          : k.dt == MP_F16  ? CUDNN_DATA_HALF
                          : k.dt == MP_BF16 ? CUDNN_DATA_BFLOAT16
@@ -215,6 +245,15 @@ mp_status describe(const conv_key &k, conv_plan *p, cudnnBackendDescriptor_t *op
     MP_TRY(tensor(p, 1, dt, xd, xs, k.al_x, &X));
     MP_TRY(tensor(p, 2, dt, wd, ws, k.al_w, &W));
     MP_TRY(tensor(p, 3, dt, yd, ys, k.al_y, &Y));
+    cudnnBackendDescriptor_t conv_y = Y, B = nullptr, C1 = nullptr, C2 = nullptr;
+    if (fused) { // conv -> (float32) + bias -> (float32) ReLU -> y, rounded once
+        int64_t bd[4] = {1, k.oc, 1, 1}, bs[4] = {k.oc, 1, k.oc, k.oc};
+        MP_TRY(tensor(p, 4, dt, bd, bs, k.al_b, &B));
+        MP_TRY(tensor(p, 101, CUDNN_DATA_FLOAT, yd, ys, 16, &C1, true));
+        if (k.kind == FUSED_RELU)
+            MP_TRY(tensor(p, 102, CUDNN_DATA_FLOAT, yd, ys, 16, &C2, true));
+        conv_y = C1;
+    }
 
     MP_TRY(p->make(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR, &conv));
     cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
@@ -233,11 +272,11 @@ mp_status describe(const conv_key &k, conv_plan *p, cudnnBackendDescriptor_t *op
     cudnnBackendAttributeType_t st = k.dt == MP_F64 ? CUDNN_TYPE_DOUBLE : CUDNN_TYPE_FLOAT;
     const void *alpha = k.dt == MP_F64 ? (const void *)&ad : (const void *)&af;
     const void *beta = k.dt == MP_F64 ? (const void *)&bd : (const void *)&bf;
-    if (k.kind == MP_CONV_FWD) {
+    if (k.kind == MP_CONV_FWD || fused) {
         MP_TRY(p->make(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, &op));
         SET(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &X);
         SET(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &W);
-        SET(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &Y);
+        SET(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &conv_y);
         SET(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &conv);
         SET(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, st, 1, alpha);
         SET(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, st, 1, beta);
@@ -259,17 +298,27 @@ mp_status describe(const conv_key &k, conv_plan *p, cudnnBackendDescriptor_t *op
         SET(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA, st, 1, beta);
     }
     MP_CUDNN_CHECK(L, cudnnBackendFinalize(op));
-    *op_out = op;
+    ops[0] = op;
+    *n_ops = 1;
+    if (fused) {
+        MP_TRY(pointwise(p, CUDNN_POINTWISE_ADD, C1, B, k.kind == FUSED_RELU ? C2 : Y, &ops[1]));
+        *n_ops = 2;
+        if (k.kind == FUSED_RELU) {
+            MP_TRY(pointwise(p, CUDNN_POINTWISE_RELU_FWD, C2, nullptr, Y, &ops[2]));
+            *n_ops = 3;
+        }
+    }
     return MP_OK;
 }
 
 // Builds the graph of one convolution and its plan.
 mp_status build(const conv_key &k, cudnnHandle_t h, conv_plan *p) {
-    cudnnBackendDescriptor_t op, graph;
-    MP_TRY(describe(k, p, &op));
+    cudnnBackendDescriptor_t ops[3], graph;
+    int n_ops = 0;
+    MP_TRY(describe(k, p, ops, &n_ops));
     MP_TRY(p->make(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, &graph));
     SET(graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &h);
-    SET(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &op);
+    SET(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, n_ops, ops);
     MP_CUDNN_CHECK(L, cudnnBackendFinalize(graph));
 
     MP_TRY(try_mode(p, h, graph, CUDNN_HEUR_MODE_A, k));
@@ -295,18 +344,23 @@ mp_status get_plan(dev_state *s, const conv_key &k, conv_plan **out) {
     std::string key((const char *)&k, sizeof k);
     auto it = s->plans.find(key);
     if (it != s->plans.end()) {
+        if (!it->second) // known to have no engine (a fused graph: the caller falls back)
+            return MP_CUDA_FAIL(MP_ERR_NOT_IMPLEMENTED, "%s: cuDNN has no engine for this graph",
+                                kind_name(k.kind));
         *out = it->second;
         return MP_OK;
     }
     if (s->plans.size() >= MAX_PLANS) {
         for (auto &kv : s->plans)
-            delete kv.second;
+            delete kv.second; // (NULL for shapes without an engine: a no-op)
         s->plans.clear();
     }
     conv_plan *p = new conv_plan();
     mp_status st = build(k, s->handle, p);
     if (st != MP_OK) {
         delete p;
+        if (st == MP_ERR_NOT_IMPLEMENTED)
+            s->plans.emplace(key, nullptr); // not asked again for this shape
         return st;
     }
     s->plans.emplace(key, p);
@@ -359,31 +413,35 @@ geom geometry(const mp_window &w) {
     return g;
 }
 
-conv_key key_of(mp_conv_kind kind, mp_dtype dt, const mp_window &w, const geom &g, int64_t al_x, int64_t al_w,
-                int64_t al_y) {
+conv_key key_of(int kind, mp_dtype dt, const mp_window &w, const geom &g, int64_t al_x, int64_t al_w, int64_t al_y,
+                int64_t al_b) {
     conv_key k;
     memset(&k, 0, sizeof k);
     k.kind = kind, k.dt = dt, k.n = w.n, k.c = w.c, k.h = g.h2, k.w = g.w2, k.oc = w.oc, k.oh = w.oh, k.ow = w.ow;
     k.kh = w.kh, k.kw = w.kw, k.sh = w.sh, k.sw = w.sw, k.dh = w.dh, k.dw = w.dw, k.ph = g.ph, k.pw = g.pw;
     k.groups = w.groups, k.nchw = w.nchw, k.tf32 = dt == MP_F32 ? mp_cuda_tf32.load() : 0;
-    k.al_x = al_x, k.al_w = al_w, k.al_y = al_y;
+    k.al_x = al_x, k.al_w = al_w, k.al_y = al_y, k.al_b = al_b;
     return k;
 }
 
 } // namespace
 
-mp_status mp_cudnn_conv_describe(mp_conv_kind kind, mp_dtype dt, const mp_window *win) {
+mp_status mp_cudnn_conv_describe(int kind, mp_dtype dt, const mp_window *win) {
     const mp_cudnn_api *api = mp_cudnn("a convolution's description");
     if (!api)
         return MP_ERR_NOT_IMPLEMENTED;
     L = api;
     conv_plan p;
-    cudnnBackendDescriptor_t op;
-    return describe(key_of(kind, dt, *win, geometry(*win), 16, 16, 16), &p, &op);
+    cudnnBackendDescriptor_t ops[3];
+    int n_ops;
+    return describe(key_of(kind, dt, *win, geometry(*win), 16, 16, 16, kind >= FUSED_BIAS ? 16 : 0), &p, ops, &n_ops);
 }
 
-extern "C" mp_status mp_cuda_conv(mp_device dev, mp_conv_kind kind, mp_dtype dt, const mp_window *win, const void *a,
-                                  const void *b, void *out) {
+// One convolution through its cached plan: kind is mp_conv_kind or FUSED_BIAS / FUSED_RELU (a
+// forward with `bias` (oc) added and the ReLU applied in float32). A fused graph without an
+// engine returns MP_ERR_NOT_IMPLEMENTED having run nothing (the caller falls back).
+static mp_status run(mp_device dev, int kind, mp_dtype dt, const mp_window *win, const void *a, const void *b,
+                     const void *bias, void *out) {
     mp_cuda_ctx *c;
     MP_TRY(mp_cuda_ctx_get(dev, &c));
     if (dt != MP_F32 && dt != MP_F16 && dt != MP_BF16 && dt != MP_F64)
@@ -394,6 +452,7 @@ extern "C" mp_status mp_cuda_conv(mp_device dev, mp_conv_kind kind, mp_dtype dt,
     if (!api)
         return MP_ERR_NOT_IMPLEMENTED;
     L = api;
+    const bool fwd = kind == MP_CONV_FWD || kind == FUSED_BIAS || kind == FUSED_RELU;
     const mp_window &w = *win;
     const size_t es = mp_cuda_dtype_size(dt);
     const geom g = geometry(w);
@@ -408,75 +467,88 @@ extern "C" mp_status mp_cuda_conv(mp_device dev, mp_conv_kind kind, mp_dtype dt,
     const int64_t interior = et * x2s[2] + el * x2s[3]; // elements from the bordered copy's start to x's
     const size_t xbytes = (size_t)(w.n * w.c * h2 * w2) * es, fbytes = (size_t)(w.oc * cg * w.kh * w.kw) * es;
 
+    // the plan first: a fused graph without an engine must leave before any work is queued
+    const void *xptr, *yptr; // the operands' addresses decide the plan (alignment): the
+    // bordered copies and the transposed filter are fresh pool blocks (256-byte aligned)
+    if (kind == MP_CONV_BWD_DATA)
+        xptr = bordered ? nullptr : out, yptr = b;
+    else
+        xptr = bordered ? nullptr : a, yptr = fwd ? out : b;
+    const int64_t pool_align = 16;
+    const conv_key k = key_of(kind, dt, w, g, xptr ? align_of(xptr, es) : pool_align, pool_align,
+                              align_of(yptr, es), bias ? align_of(bias, es) : 0);
+    dev_state *s = &states[dev.index];
+    std::lock_guard<std::mutex> lock(s->mu);
+    if (!s->handle) {
+        cudnnHandle_t h = nullptr;
+        MP_CUDNN_CHECK(api, cudnnCreate(&h));
+        if (api->cudnnSetStream(h, c->stream) != CUDNN_STATUS_SUCCESS) {
+            api->cudnnDestroy(h);
+            return MP_CUDA_FAIL(MP_ERR_CUDA, "cuDNN: could not set the stream of GPU:%d", dev.index);
+        }
+        s->handle = h;
+    }
+    conv_plan *p = nullptr;
+    MP_TRY(get_plan(s, k, &p));
+
     scratch tmp(dev);
-    void *fbuf, *xbuf = nullptr;
+    void *fbuf, *xbuf = nullptr, *ws = nullptr;
     MP_TRY(tmp.get(fbytes, &fbuf));
     if (bordered)
         MP_TRY(tmp.get(xbytes, &xbuf));
-    const void *xp = nullptr, *dyp = nullptr, *yp = nullptr;
-    void *outp = nullptr;
-    if (kind == MP_CONV_FWD || kind == MP_CONV_BWD_FILTER) {
-        if (bordered) {
-            MP_CUDA_CHECK(cudaMemsetAsync(xbuf, 0, xbytes, c->stream));
-            MP_TRY(copy4(dev, dt, xshape, xs, x2s, a, (char *)xbuf + interior * (int64_t)es));
-        }
-        xp = bordered ? xbuf : a;
+    if (p->workspace > 0)
+        MP_TRY(tmp.get((size_t)p->workspace, &ws));
+    if (kind != MP_CONV_BWD_DATA && bordered) { // x inside a zero border
+        MP_CUDA_CHECK(cudaMemsetAsync(xbuf, 0, xbytes, c->stream));
+        MP_TRY(copy4(dev, dt, xshape, xs, x2s, a, (char *)xbuf + interior * (int64_t)es));
     }
-    if (kind == MP_CONV_FWD) {
-        MP_TRY(copy4(dev, dt, fshape, hwio, cud, b, fbuf));
-        yp = out;
-    } else if (kind == MP_CONV_BWD_DATA) {
-        MP_TRY(copy4(dev, dt, fshape, hwio, cud, a, fbuf));
-        dyp = b;
-        outp = bordered ? xbuf : out;
-    } else {
-        dyp = b;
-    }
-    const void *xptr = kind == MP_CONV_BWD_DATA ? (const void *)outp : xp;
-    const void *yptr = kind == MP_CONV_FWD ? yp : dyp;
+    if (kind != MP_CONV_BWD_FILTER) // TensorFlow's HWIO filter in cuDNN's layout
+        MP_TRY(copy4(dev, dt, fshape, hwio, cud, kind == MP_CONV_BWD_DATA ? a : b, fbuf));
+    if (bordered)
+        xptr = xbuf;
 
-    const conv_key k = key_of(kind, dt, w, g, align_of(xptr, es), align_of(fbuf, es), align_of(yptr, es));
-
-    dev_state *s = &states[dev.index];
-    {
-        std::lock_guard<std::mutex> lock(s->mu);
-        if (!s->handle) {
-            cudnnHandle_t h = nullptr;
-            MP_CUDNN_CHECK(api, cudnnCreate(&h));
-            if (api->cudnnSetStream(h, c->stream) != CUDNN_STATUS_SUCCESS) {
-                api->cudnnDestroy(h);
-                return MP_CUDA_FAIL(MP_ERR_CUDA, "cuDNN: could not set the stream of GPU:%d", dev.index);
-            }
-            s->handle = h;
-        }
-        conv_plan *p;
-        MP_TRY(get_plan(s, k, &p));
-        void *ws = nullptr;
-        if (p->workspace > 0)
-            MP_TRY(tmp.get((size_t)p->workspace, &ws));
-        int64_t uids[3] = {1, 2, 3};
-        void *ptrs[3] = {(void *)xptr, fbuf, (void *)yptr};
-        cudnnBackendDescriptor_t pack = nullptr;
-        MP_CUDNN_CHECK(api, cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &pack));
-        cudnnStatus_t r = api->cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 3,
-                                                        uids);
-        if (r == CUDNN_STATUS_SUCCESS)
-            r = api->cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 3,
-                                              ptrs);
-        if (r == CUDNN_STATUS_SUCCESS)
-            r = api->cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws);
-        if (r == CUDNN_STATUS_SUCCESS)
-            r = api->cudnnBackendFinalize(pack);
-        if (r == CUDNN_STATUS_SUCCESS)
-            r = api->cudnnBackendExecute(s->handle, p->plan, pack);
-        api->cudnnBackendDestroyDescriptor(pack);
-        if (r != CUDNN_STATUS_SUCCESS)
-            return mp_cudnn_error(__FILE__, __LINE__, kind_name(kind), r);
-    }
+    int64_t uids[4] = {1, 2, 3, 4};
+    void *ptrs[4] = {(void *)xptr, fbuf, (void *)yptr, (void *)bias};
+    const int64_t n_ptrs = bias ? 4 : 3;
+    cudnnBackendDescriptor_t pack = nullptr;
+    MP_CUDNN_CHECK(api, cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &pack));
+    cudnnStatus_t r =
+        api->cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, n_ptrs, uids);
+    if (r == CUDNN_STATUS_SUCCESS)
+        r = api->cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, n_ptrs,
+                                          ptrs);
+    if (r == CUDNN_STATUS_SUCCESS)
+        r = api->cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws);
+    if (r == CUDNN_STATUS_SUCCESS)
+        r = api->cudnnBackendFinalize(pack);
+    if (r == CUDNN_STATUS_SUCCESS)
+        r = api->cudnnBackendExecute(s->handle, p->plan, pack);
+    api->cudnnBackendDestroyDescriptor(pack);
+    if (r != CUDNN_STATUS_SUCCESS)
+        return mp_cudnn_error(__FILE__, __LINE__, kind_name(kind), r);
     if (kind == MP_CONV_BWD_DATA && bordered) // dx is the bordered gradient's interior
         MP_TRY(copy4(dev, dt, xshape, x2s, xs, (const char *)xbuf + interior * (int64_t)es, out));
     if (kind == MP_CONV_BWD_FILTER) // cuDNN's layout back to HWIO
         MP_TRY(copy4(dev, dt, fshape, cud, hwio, fbuf, out));
     return MP_OK;
+}
+
+extern "C" mp_status mp_cuda_conv(mp_device dev, mp_conv_kind kind, mp_dtype dt, const mp_window *win, const void *a,
+                                  const void *b, void *out) {
+    return run(dev, (int)kind, dt, win, a, b, nullptr, out);
+}
+
+// y = act(conv(x, f) + bias): one cuDNN graph (convolution, add, ReLU; float32 between them,
+// rounded once) where cuDNN has an engine for it, else the convolution and bias_act.cu's pass.
+extern "C" mp_status mp_cuda_conv_bias_act(mp_device dev, mp_dtype dt, const mp_window *win, const void *x,
+                                           const void *f, const void *bias, int act, void *y) {
+    if (dt != MP_F64) { // (float64: no fused engines; its intermediates would be float32)
+        mp_status st = run(dev, act ? FUSED_RELU : FUSED_BIAS, dt, win, x, f, bias, y);
+        if (st != MP_ERR_NOT_IMPLEMENTED || !L) // done, a real failure, or no cuDNN at all
+            return st;
+    }
+    MP_TRY(run(dev, MP_CONV_FWD, dt, win, x, f, nullptr, y));
+    const int64_t inner = win->nchw ? win->oh * win->ow : 1;
+    return mp_cuda_bias_act(dev, dt, y, bias, win->n * win->oc * win->oh * win->ow, win->oc, inner, act);
 }
 #endif

@@ -147,6 +147,13 @@ mp_status mp_cuda_step_end(mp_device dev, const uint8_t *found_inf, float *scale
                            const mp_loss_scale_params *p, int64_t *iterations);
 mp_status mp_cuda_conv(mp_device dev, mp_conv_kind k, mp_dtype dt, const mp_window *win, const void *a,
                        const void *b, void *out); // conv_cudnn.cpp (cuDNN, loaded at run time)
+// y = act(conv(x, f) + bias) (act 0 none, 1 ReLU): the conv_bias_act slot's contract, which the
+// core gains with the fused _FusedConv2D op (conv_cudnn.cpp)
+mp_status mp_cuda_conv_bias_act(mp_device dev, mp_dtype dt, const mp_window *win, const void *x, const void *f,
+                                const void *bias, int act, void *y);
+// y = act(y + bias[(i / inner) % C]) in place, n elements (bias_act.cu)
+mp_status mp_cuda_bias_act(mp_device dev, mp_dtype dt, void *y, const void *bias, int64_t n, int64_t C,
+                           int64_t inner, int act);
 mp_status mp_cuda_pool(mp_device dev, mp_pool_kind k, mp_dtype dt, const mp_window *win, const void *a,
                        const void *b, void *out); // pool.cu
 mp_status mp_cuda_batch_norm(mp_device dev, mp_dtype dt, mp_dtype sdt, const void *x, const void *scale,

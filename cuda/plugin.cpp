@@ -219,7 +219,7 @@ static PyObject *py_cudnn_probe(PyObject *, PyObject *args) {
 // _cudnn_describe_conv(capsule, kind, dtype, window) -> None: builds and finalizes the cuDNN
 // descriptions (tensors, convolution, operation) of a conv slot call, with no GPU needed;
 // raises RuntimeError with cuDNN's message when one is refused. kind 0/1/2 = forward,
-// backward-data, backward-filter; window = mp_window's fields in order (n, c, h, w, oc, oh, ow,
+// backward-data, backward-filter, 3/4 = forward + bias / + bias + ReLU fused; window = mp_window's fields in order (n, c, h, w, oc, oh, ow,
 // kh, kw, sh, sw, dh, dw, pt, pb, pl, pr, groups, nchw). A test aid.
 static PyObject *py_cudnn_describe_conv(PyObject *, PyObject *args) {
     PyObject *capsule;
@@ -234,7 +234,7 @@ static PyObject *py_cudnn_describe_conv(PyObject *, PyObject *args) {
     const mp_c_api *api = (const mp_c_api *)PyCapsule_GetPointer(capsule, MP_C_API_CAPSULE);
     if (!api)
         return NULL;
-    if (kind < 0 || kind > 2 || w.groups < 1 || w.c % w.groups != 0) {
+    if (kind < 0 || kind > 4 || w.groups < 1 || w.c % w.groups != 0) {
         PyErr_SetString(PyExc_ValueError, "_cudnn_describe_conv: bad kind or groups");
         return NULL;
     }
@@ -250,7 +250,7 @@ static PyObject *py_cudnn_describe_conv(PyObject *, PyObject *args) {
 #ifdef MP_WITH_CUDNN
     if (!mp_cuda_api)
         mp_cuda_api = api; // the error record (register() sets the same pointer)
-    if (mp_cudnn_conv_describe((mp_conv_kind)kind, dt, &w) != MP_OK) {
+    if (mp_cudnn_conv_describe(kind, dt, &w) != MP_OK) {
         PyErr_SetString(PyExc_RuntimeError, mp_cuda_api->error_message());
         return NULL;
     }

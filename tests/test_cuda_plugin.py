@@ -174,8 +174,8 @@ def _window(n, c, h, w, oc, kh, kw, s, d, padding, groups, nchw):
 
 
 def test_cudnn_accepts_the_descriptions_of_every_convolution():
-    """The graph API's tensors, convolution and operation of the conv slot (forward, backward
-    data, backward filter) finalize for the grid of test_nn_conv.py in every dtype and both
+    """The graph API's tensors, convolution and operations of the conv slot (forward, backward
+    data, backward filter, and the forward with bias and ReLU fused) finalize for the grid of test_nn_conv.py in every dtype and both
     layouts: checked without a GPU (finding an engine and running it needs one)."""
     cuda = _gpu_info.plugin()
     version, where = cuda.cudnn_probe()
@@ -185,12 +185,12 @@ def test_cudnn_accepts_the_descriptions_of_every_convolution():
     paddings = ("VALID", "SAME", ((1, 2), (2, 0)))
     cases = 0
     for dt, kind, padding, s, d, g, nchw in itertools.product(
-            ("float32", "float16", "bfloat16", "float64"), (0, 1, 2), paddings, ((1, 1), (2, 1), (2, 3)),
+            ("float32", "float16", "bfloat16", "float64"), (0, 1, 2, 3, 4), paddings, ((1, 1), (2, 1), (2, 3)),
             ((1, 1), (2, 1)), (1, 2, 4), (False, True)):
         win = _window(2, 4, 7, 6, 8, 3, 2, s, d, padding, g, nchw)
         cuda._cudnn_describe_conv(_core._C_API, kind, dt, win)
         cases += 1
-    assert cases == 4 * 3 * 3 * 3 * 2 * 3 * 2
+    assert cases == 4 * 5 * 3 * 3 * 2 * 3 * 2
     # a description cuDNN must refuse (an output size the window cannot give) is refused
     bad = list(_window(2, 4, 7, 6, 8, 3, 2, (1, 1), (1, 1), "VALID", 1, False))
     bad[5] += 1
