@@ -261,7 +261,11 @@ static PyObject *py_cudnn_describe_conv(PyObject *, PyObject *args) {
 #endif
 }
 
+PyObject *mp_cuda_py_pool_on_host(PyObject *, PyObject *args); // host_check.cpp (a test aid)
+
 static PyMethodDef methods[] = {
+    {"_pool_on_host", mp_cuda_py_pool_on_host, METH_VARARGS,
+     "_pool_on_host(kind, dtype, window, x, b) -> bytes: pool.cu's element rules run on the host (test aid)."},
     {"_cudnn_describe_conv", py_cudnn_describe_conv, METH_VARARGS,
      "_cudnn_describe_conv(_core._C_API, kind, dtype, window): the cuDNN descriptions of a convolution (test aid)."},
     {"cudnn_probe", py_cudnn_probe, METH_VARARGS,

@@ -1,111 +1,42 @@
 // pool.cu — the pool slot on the GPU: max and average pooling, their gradients and the
-// max-pool gradient's gradient, with the CPU backend's exact rules (window_ref.c): TensorFlow's
-// possibly asymmetric padding, averages over the window's part inside the input (padding not
-// counted), the gradient of a max going to the window's first maximum in row-major order (NaN
-// counts as the maximum), 16-bit data accumulated in float32 and rounded once. Gradients are
-// gathered per input element (no atomics: deterministic). Not cuDNN: docs/architecture.md says why.
+// max-pool gradient's gradient, with the CPU backend's rules: TensorFlow's possibly asymmetric
+// padding, averages over the window's part inside the input (padding not counted), the
+// gradient of a max going to the window's first maximum in row-major order (NaN skipped, as
+// oneDNN and TensorFlow do), 16-bit data accumulated in float32 and rounded once. Gradients are
+// gathered per input element (no atomics: deterministic). The element rules are pool_rules.h's,
+// shared with the host check (host_check.cpp). Not cuDNN: docs/architecture.md says why.
 // Must not validate shapes (ops_window.c did) nor synchronise.
 #include "kernels.cuh"
+#include "pool_rules.h"
 
-struct pool_geom { // mp_window, as kernel arguments
-    int64_t n, c, h, w, oh, ow, kh, kw, sh, sw, pt, pl;
-    int nchw;
+template <int DT> struct pool_ld { // loads element j of a tensor of dtype DT in its compute type
+    const typename mp_dt<DT>::T *p;
+    __device__ __forceinline__ typename mp_dt<DT>::C operator()(int64_t j) const { return mp_dt<DT>::load(p, j); }
 };
 
-// Flat index of (n, c, y, x) in a (n, C, H, W) tensor of the layout.
-__device__ __forceinline__ int64_t at4(int nchw, int64_t n, int64_t c, int64_t y, int64_t x, int64_t C, int64_t H,
-                                       int64_t W) {
-    return nchw ? ((n * C + c) * H + y) * W + x : ((n * H + y) * W + x) * C + c;
-}
-
-// The inverse of at4.
-__device__ __forceinline__ void split4(int nchw, int64_t i, int64_t C, int64_t H, int64_t W, int64_t *n, int64_t *c,
-                                       int64_t *y, int64_t *x) {
-    if (nchw) {
-        *x = i % W, i /= W, *y = i % H, i /= H, *c = i % C, *n = i / C;
-    } else {
-        *c = i % C, i /= C, *x = i % W, i /= W, *y = i % H, *n = i / H;
-    }
-}
-
-// The part of output (oy, ox)'s window inside the input: rows [*ya, *yb), columns [*xa, *xb).
-__device__ __forceinline__ void window(const pool_geom &g, int64_t oy, int64_t ox, int64_t *ya, int64_t *yb,
-                                       int64_t *xa, int64_t *xb) {
-    int64_t y0 = oy * g.sh - g.pt, x0 = ox * g.sw - g.pl;
-    *ya = y0 < 0 ? 0 : y0, *yb = y0 + g.kh > g.h ? g.h : y0 + g.kh;
-    *xa = x0 < 0 ? 0 : x0, *xb = x0 + g.kw > g.w ? g.w : x0 + g.kw;
-}
-
-// Forward (max or average) and, for max, the first maximum's position y * w + x in its plane
-// (-1 for an empty window) into arg when arg is not NULL. One thread per output element.
+// Forward (max or average); for max also each window's first maximum into arg (when not NULL;
+// y may then be NULL). One thread per output element.
 template <int DT>
 static __global__ void pool_fwd_kernel(pool_geom g, int is_max, const typename mp_dt<DT>::T *x,
                                        typename mp_dt<DT>::T *y, int64_t *arg) {
-    typedef mp_dt<DT> D;
-    typedef typename D::C Acc;
+    const pool_ld<DT> ld{x};
     MP_GRID_STRIDE(i, g.n * g.c * g.oh * g.ow) {
-        int64_t n, c, oy, ox, ya, yb, xa, xb;
-        split4(g.nchw, i, g.c, g.oh, g.ow, &n, &c, &oy, &ox);
-        window(g, oy, ox, &ya, &yb, &xa, &xb);
-        if (is_max) {
-            Acc best = -INFINITY;
-            int64_t bi = -1;
-            for (int64_t yy = ya; yy < yb; yy++)
-                for (int64_t xx = xa; xx < xb; xx++) {
-                    Acc v = D::load(x, at4(g.nchw, n, c, yy, xx, g.c, g.h, g.w));
-                    if (bi < 0 || v > best || (v != v && best == best)) {
-                        best = v;
-                        bi = yy * g.w + xx;
-                    }
-                }
-            if (y)
-                D::store(y, i, best);
-            if (arg)
-                arg[i] = bi;
-        } else {
-            int64_t cnt = (yb - ya) * (xb - xa);
-            Acc s = 0;
-            for (int64_t yy = ya; yy < yb; yy++)
-                for (int64_t xx = xa; xx < xb; xx++)
-                    s += D::load(x, at4(g.nchw, n, c, yy, xx, g.c, g.h, g.w));
-            D::store(y, i, cnt > 0 ? s / (Acc)cnt : (Acc)0);
-        }
+        int64_t bi;
+        typename mp_dt<DT>::C v = pool_fwd_at<typename mp_dt<DT>::C>(g, is_max, ld, i, &bi);
+        if (y)
+            mp_dt<DT>::store(y, i, v);
+        if (arg)
+            arg[i] = bi;
     }
 }
 
-// Backward, gathered: dx at each input element is the sum over the windows that contain it
-// of dy (max: only windows whose first maximum it is; average: dy / the window's count).
+// Backward, gathered: one thread per input element (no atomics: deterministic).
 template <int DT>
 static __global__ void pool_bwd_kernel(pool_geom g, int is_max, const int64_t *arg, const typename mp_dt<DT>::T *dy,
                                        typename mp_dt<DT>::T *dx) {
-    typedef mp_dt<DT> D;
-    typedef typename D::C Acc;
+    const pool_ld<DT> ld{dy};
     MP_GRID_STRIDE(i, g.n * g.c * g.h * g.w) {
-        int64_t n, c, yy, xx;
-        split4(g.nchw, i, g.c, g.h, g.w, &n, &c, &yy, &xx);
-        // windows oy with oy * sh - pt <= yy < oy * sh - pt + kh
-        int64_t lo_y = yy + g.pt - g.kh + 1, lo_x = xx + g.pl - g.kw + 1;
-        int64_t oy0 = lo_y <= 0 ? 0 : (lo_y + g.sh - 1) / g.sh, ox0 = lo_x <= 0 ? 0 : (lo_x + g.sw - 1) / g.sw;
-        int64_t oy1 = (yy + g.pt) / g.sh, ox1 = (xx + g.pl) / g.sw;
-        if (oy1 > g.oh - 1)
-            oy1 = g.oh - 1;
-        if (ox1 > g.ow - 1)
-            ox1 = g.ow - 1;
-        const int64_t me = yy * g.w + xx;
-        Acc acc = 0;
-        for (int64_t oy = oy0; oy <= oy1; oy++)
-            for (int64_t ox = ox0; ox <= ox1; ox++) {
-                int64_t oi = at4(g.nchw, n, c, oy, ox, g.c, g.oh, g.ow);
-                if (is_max) {
-                    if (arg[oi] == me)
-                        acc += D::load(dy, oi);
-                } else {
-                    int64_t ya, yb, xa, xb;
-                    window(g, oy, ox, &ya, &yb, &xa, &xb);
-                    acc += D::load(dy, oi) / (Acc)((yb - ya) * (xb - xa));
-                }
-            }
-        D::store(dx, i, acc);
+        mp_dt<DT>::store(dx, i, pool_bwd_at<typename mp_dt<DT>::C>(g, is_max, arg, ld, i));
     }
 }
 
@@ -113,13 +44,9 @@ static __global__ void pool_bwd_kernel(pool_geom g, int is_max, const int64_t *a
 template <int DT>
 static __global__ void pool_gradgrad_kernel(pool_geom g, const int64_t *arg, const typename mp_dt<DT>::T *gg,
                                             typename mp_dt<DT>::T *out) {
-    typedef mp_dt<DT> D;
     MP_GRID_STRIDE(i, g.n * g.c * g.oh * g.ow) {
-        int64_t n, c, oy, ox;
-        split4(g.nchw, i, g.c, g.oh, g.ow, &n, &c, &oy, &ox);
-        int64_t bi = arg[i];
-        D::store(out, i, bi >= 0 ? D::load(gg, at4(g.nchw, n, c, bi / g.w, bi % g.w, g.c, g.h, g.w))
-                                 : (typename D::C)0);
+        int64_t j = pool_gradgrad_src(g, arg, i);
+        mp_dt<DT>::store(out, i, j >= 0 ? mp_dt<DT>::load(gg, j) : (typename mp_dt<DT>::C)0);
     }
 }
 

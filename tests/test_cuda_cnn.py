@@ -135,8 +135,8 @@ def test_pool2d_grid(dt, fmt, kind):
 
 @pytest.mark.parametrize("fmt", ["NHWC", "NCHW"])
 def test_max_pool_ties_nan_and_second_order(fmt):
-    """Ties go to the window's first maximum, NaN is the maximum (the CPU's rules, exactly), and
-    MaxPoolGradGrad (the gradient of a max-pool gradient) agrees."""
+    """Ties go to the window's first maximum, NaN is skipped while a window has a number (the
+    CPU's and TensorFlow's rule), and MaxPoolGradGrad (the gradient of a max-pool gradient) agrees."""
     rng = np.random.default_rng(35)
     x = rng.integers(0, 3, (2, 6, 6, 2)).astype(np.float32)
     x[0, 1, 1, 0] = np.nan

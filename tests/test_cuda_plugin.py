@@ -196,3 +196,70 @@ def test_cudnn_accepts_the_descriptions_of_every_convolution():
     bad[5] += 1
     with pytest.raises(RuntimeError, match="cuDNN error"):
         cuda._cudnn_describe_conv(_core._C_API, 0, "float32", tuple(bad))
+
+
+# --------------------------------------------------------------------------- pooling's rules on the host
+# pool.cu's kernels call the element functions of cuda/pool_rules.h; _pool_on_host runs the
+# same functions on the host, so the rules (windows, first maxima, NaN skipped, averages over the
+# window's part inside the input, the gathered gradients) are checked here against the CPU
+# backend on any machine. Launch configurations are not (that needs a GPU: test_cuda_cnn.py).
+
+
+def _cpu_pool(kind, x, b, k, s, padding, fmt):
+    import mixprec as tf
+    pool = tf.nn.max_pool2d if kind in (0, 2, 4) else tf.nn.avg_pool2d
+    with tf.device("/CPU:0"):
+        xt = tf.constant(x)
+        if kind in (0, 1):
+            return pool(xt, k, s, padding, data_format=fmt).numpy()
+        if kind in (2, 3):
+            with tf.GradientTape() as tape:
+                tape.watch(xt)
+                y = pool(xt, k, s, padding, data_format=fmt)
+            return tape.gradient(y, xt, output_gradients=tf.constant(b)).numpy()
+        dy = tf.ones(pool(xt, k, s, padding, data_format=fmt).shape, xt.dtype)
+        with tf.GradientTape() as outer:
+            outer.watch(dy)
+            with tf.GradientTape() as inner:
+                inner.watch(xt)
+                y = pool(xt, k, s, padding, data_format=fmt)
+            g = inner.gradient(y, xt, output_gradients=dy)
+        return outer.gradient(g, dy, output_gradients=tf.constant(b)).numpy()
+
+
+@pytest.mark.parametrize("dt", ["float32", "float16", "bfloat16", "float64"])
+def test_gpu_pooling_rules_match_the_cpu_backend(dt):
+    import itertools
+
+    import numpy as np
+
+    from tolerances import NP_DTYPE, assert_gpu_close, round_to
+    cuda = _gpu_info.plugin()
+    rng = np.random.default_rng(41)
+    n, h, w, c = 2, 7, 6, 3
+    cases = 0
+    for (k, s, padding), fmt, kind in itertools.product(
+            [((2, 2), (2, 2), "VALID"), ((2, 2), (2, 2), "SAME"), ((3, 3), (2, 2), "SAME"),
+             ((3, 2), (1, 2), "SAME"), ((3, 3), (1, 1), "VALID"), ((1, 3), (2, 1), "SAME"), ((4, 4), (3, 3), "SAME")],
+            ("NHWC", "NCHW"), range(5)):
+        nchw = fmt == "NCHW"
+        win = _window(n, c, h, w, c, k[0], k[1], s, (1, 1), padding, 1, nchw)
+        oh, ow = win[5], win[6]
+        x = round_to(rng.integers(-2, 3, (n, c, h, w) if nchw else (n, h, w, c)) * 0.5, dt).astype(NP_DTYPE[dt])
+        # NaN is skipped by the CPU's oneDNN max pooling and its gradient; the CPU's loop kernels
+        # (float64, and MaxPoolGradGrad in every dtype) take it as the maximum instead
+        if kind in (0, 2) and dt != "float64" and cases % 3 == 0:
+            x.reshape(-1)[rng.integers(0, x.size)] = np.nan
+        yshape = (n, c, oh, ow) if nchw else (n, oh, ow, c)
+        b = {0: None, 1: None, 2: yshape, 3: yshape, 4: x.shape}[kind]
+        b = None if b is None else round_to(rng.standard_normal(b), dt).astype(NP_DTYPE[dt])
+        out = cuda._pool_on_host(kind, dt, win, x.tobytes() if kind != 3 else b"", b"" if b is None else b.tobytes())
+        got = np.frombuffer(out, NP_DTYPE[dt]).reshape(yshape if kind in (0, 1, 4) else x.shape)
+        expected = _cpu_pool(kind, x, b, list(k), list(s), padding, fmt)
+        case = "kind %d %s %s ksize=%s strides=%s %s" % (kind, dt, fmt, k, s, padding)
+        if kind in (0, 4):  # selections: exact
+            np.testing.assert_array_equal(got.astype(np.float64), expected.astype(np.float64), err_msg=case)
+        else:
+            assert_gpu_close(got, expected, dt, "convolution", err_msg=case)
+        cases += 1
+    assert cases == 7 * 2 * 5
