@@ -19,7 +19,7 @@ test:           ## the README's test command
 	pytest
 
 test-gpu:       ## the GPU tests: plugin, device plumbing, CUDA behaviour, GPU-vs-CPU parity (needs a GPU)
-	pytest -ra tests/test_cuda_plugin.py tests/test_device.py tests/test_cuda.py tests/test_cuda_parity.py
+	pytest -ra tests/test_cuda_plugin.py tests/test_device.py tests/test_cuda.py tests/test_cuda_parity.py tests/test_cuda_cnn.py
 
 test-emulated:  ## the whole suite with the emulated GPU (CPU kernels as GPU:0) as the default device
 	MIXPREC_EMULATE_GPU=1 pytest
