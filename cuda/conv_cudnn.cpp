@@ -1,5 +1,6 @@
 // conv_cudnn.cpp — the conv slot on the GPU: forward, backward-data and backward-filter
-// convolutions through cuDNN's graph (backend) API: one operation per graph, engine configs from
+// convolutions through cuDNN's graph (backend) API: one operation per graph (the forward with
+// bias and ReLU fused for the conv_bias_act slot: three), engine configs from
 // the heuristics (mode A, then the fallback list), the first that finalizes is kept as the
 // execution plan, cached per shape, dtype, layout, TF32 mode and pointer alignment. float32
 // accumulation for 16-bit data (float64 in double); the workspace comes from the device's
@@ -22,7 +23,7 @@
 
 namespace {
 
-const mp_cudnn_api *L; // set by mp_cuda_conv before any other function here runs
+const mp_cudnn_api *L; // the opened library: set by run() (or the describe check) before use
 
 // kind: mp_conv_kind, or a forward with the bias added (FUSED_BIAS) and then ReLU (FUSED_RELU)
 enum { FUSED_BIAS = 3, FUSED_RELU = 4 };
