@@ -27,6 +27,18 @@ def _strict_float32():
     config_experimental.enable_tensor_float_32_execution(prev)
 
 
+@pytest.fixture
+def cudnn():
+    """Convolutions on a real GPU need cuDNN 9 (optional, opened at run time): skipped, saying
+    why, where it cannot be opened (test_conv_without_cudnn_raises_what_to_install checks the
+    error a user then gets)."""
+    if _core.backend_name(1) == "cuda":
+        from mixprec import _gpu_info
+        version, where = _gpu_info.plugin().cudnn_probe()
+        if version == 0:
+            pytest.skip(where)
+
+
 def _run(device, fn, arrays, seed):
     """fn(*tensors) on device: its output and the gradients of sum(output * w) for every
     floating input, as numpy."""
@@ -74,7 +86,7 @@ CONV_CASES = [
 
 @pytest.mark.parametrize("dt", DTYPES)
 @pytest.mark.parametrize("fmt", ["NHWC", "NCHW"])
-def test_conv2d_grid(dt, fmt):
+def test_conv2d_grid(dt, fmt, cudnn):
     rng = np.random.default_rng(31)
     n, h, w, c = 2, 9, 8, 4
     for padding, s, d, g in CONV_CASES:
@@ -94,7 +106,7 @@ def test_conv2d_grid(dt, fmt):
 
 
 @pytest.mark.parametrize("dt", ["float32", "float16"])
-def test_conv_shapes_of_a_cnn(dt):
+def test_conv_shapes_of_a_cnn(dt, cudnn):
     """Seed 004's first layers and a ResNet-style 3x3 block at a small batch."""
     rng = np.random.default_rng(32)
     for (n, h, w, c, oc, k, s, padding) in [(8, 28, 28, 1, 32, 3, 1, "VALID"), (8, 13, 13, 32, 64, 3, 1, "VALID"),
@@ -105,7 +117,7 @@ def test_conv_shapes_of_a_cnn(dt):
                "conv2d %s x=%s filter=%s stride %d %s" % (dt, x.shape, f.shape, s, padding))
 
 
-def test_conv_tf32():
+def test_conv_tf32(cudnn):
     """TF32 on (the default): float32 convolutions within the TF32 row."""
     config_experimental.enable_tensor_float_32_execution(True)
     rng = np.random.default_rng(33)
@@ -189,7 +201,7 @@ def test_batch_norm_training_inference_and_gradients(dt, fmt):
            kind="reduction")
 
 
-def test_a_cnn_block_in_mixed_float16():
+def test_a_cnn_block_in_mixed_float16(cudnn):
     """conv -> batch norm -> relu -> max pool -> avg pool under float16 data, float32 statistics."""
     rng = np.random.default_rng(37)
     x, f = _rnd((4, 10, 10, 8), "float16", rng), _rnd((3, 3, 8, 16), "float16", rng)
