@@ -151,6 +151,11 @@ mp_status mp_cuda_conv(mp_device dev, mp_conv_kind k, mp_dtype dt, const mp_wind
 // core gains with the fused _FusedConv2D op (conv_cudnn.cpp)
 mp_status mp_cuda_conv_bias_act(mp_device dev, mp_dtype dt, const mp_window *win, const void *x, const void *f,
                                 const void *bias, int act, void *y);
+// The batch_stats slot's contract (kind as mp_stats_kind: 0 moments, 1 batch norm's gradient
+// sums, 2 the moments' gradient), which the core gains with the CPU side's batch-statistics
+// ops (batch_stats.cu)
+mp_status mp_cuda_batch_stats(mp_device dev, int kind, mp_dtype dt, mp_dtype sdt, const void *x, const void *y,
+                              const void *mean, const void *g, void *out, int64_t outer, int64_t C, int64_t inner);
 // y = act(y + bias[(i / inner) % C]) in place, n elements (bias_act.cu)
 mp_status mp_cuda_bias_act(mp_device dev, mp_dtype dt, void *y, const void *bias, int64_t n, int64_t C,
                            int64_t inner, int act);
