@@ -6,12 +6,16 @@
 // slots): this file must not compute statistics. Not cuDNN: docs/architecture.md says why.
 #include "kernels.cuh"
 
-__device__ __forceinline__ float bn_sqrt(float v) { return sqrtf(v); }
-__device__ __forceinline__ double bn_sqrt(double v) { return sqrt(v); }
+__device__ __forceinline__ float bn_sqrt(float v) {
+    return sqrtf(v);
+}
+__device__ __forceinline__ double bn_sqrt(double v) {
+    return sqrt(v);
+}
 
 template <typename S>
-static __global__ void bn_factors_kernel(int64_t C, const S *scale, const S *offset, const S *mean, const S *var,
-                                         S eps, S *ab) {
+static __global__ void bn_factors_kernel(int64_t C, const S *scale, const S *offset, const S *mean, const S *var, S eps,
+                                         S *ab) {
     MP_GRID_STRIDE(k, C) {
         S a = (S)1 / bn_sqrt(var[k] + eps) * scale[k]; // rsqrt(var + eps) * scale, as tf.nn (and the CPU)
         ab[k] = a;
@@ -20,8 +24,8 @@ static __global__ void bn_factors_kernel(int64_t C, const S *scale, const S *off
 }
 
 template <int DT, typename S>
-static __global__ void bn_apply_kernel(int64_t n, int64_t C, int64_t inner, const S *ab,
-                                       const typename mp_dt<DT>::T *x, typename mp_dt<DT>::T *y) {
+static __global__ void bn_apply_kernel(int64_t n, int64_t C, int64_t inner, const S *ab, const typename mp_dt<DT>::T *x,
+                                       typename mp_dt<DT>::T *y) {
     typedef mp_dt<DT> D;
     typedef typename D::C Acc;
     MP_GRID_STRIDE(i, n) {
@@ -55,8 +59,7 @@ static mp_status bn_launch(mp_cuda_ctx *c, mp_device dev, mp_dtype sdt, const vo
             C, (const float *)scale, (const float *)offset, (const float *)mean, (const float *)var, (float)eps,
             (float *)ab);
         if (cudaPeekAtLastError() == cudaSuccess)
-            bn_apply_kernel<DT, float><<<mp_cuda_grid(c, n), MP_THREADS, 0, c->stream>>>(n, C, inner,
-                                                                                         (const float *)ab,
+            bn_apply_kernel<DT, float><<<mp_cuda_grid(c, n), MP_THREADS, 0, c->stream>>>(n, C, inner, (const float *)ab,
                                                                                          (const T *)x, (T *)y);
     }
     cudaError_t e = cudaGetLastError();

@@ -91,9 +91,8 @@ static mp_status stats_launch(mp_cuda_ctx *c, int kind, mp_dtype sdt, const void
         return MP_OK;
     }
     if (C > 0) {
-        stats_sums_kernel<DT, S><<<(unsigned)C, STATS_THREADS, 0, c->stream>>>(kind, (const T *)x, (const T *)y,
-                                                                                (const S *)mean, (S *)out, outer, C,
-                                                                                inner);
+        stats_sums_kernel<DT, S><<<(unsigned)C, STATS_THREADS, 0, c->stream>>>(
+            kind, (const T *)x, (const T *)y, (const S *)mean, (S *)out, outer, C, inner);
         MP_LAUNCH_CHECK();
     }
     return MP_OK;

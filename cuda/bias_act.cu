@@ -21,8 +21,7 @@ template <int DT>
 static mp_status bias_act_launch(mp_cuda_ctx *c, void *y, const void *bias, int64_t n, int64_t C, int64_t inner,
                                  int act) {
     typedef typename mp_dt<DT>::T T;
-    bias_act_kernel<DT><<<mp_cuda_grid(c, n), MP_THREADS, 0, c->stream>>>(n, C, inner, act, (T *)y,
-                                                                           (const T *)bias);
+    bias_act_kernel<DT><<<mp_cuda_grid(c, n), MP_THREADS, 0, c->stream>>>(n, C, inner, act, (T *)y, (const T *)bias);
     MP_LAUNCH_CHECK();
     return MP_OK;
 }

@@ -29,7 +29,8 @@ const mp_cudnn_api *L; // the opened library: set by run() (or the describe chec
 enum { FUSED_BIAS = 3, FUSED_RELU = 4 };
 
 struct conv_key {
-    int64_t kind, al_b, dt, n, c, h, w, oc, oh, ow, kh, kw, sh, sw, dh, dw, ph, pw, groups, nchw, tf32, al_x, al_w, al_y;
+    int64_t kind, al_b, dt, n, c, h, w, oc, oh, ow, kh, kw, sh, sw, dh, dw, ph, pw, groups, nchw, tf32, al_x, al_w,
+        al_y;
 };
 
 // A built plan and every descriptor it was built from (kept alive with it).
@@ -171,8 +172,7 @@ mp_status try_mode(conv_plan *p, cudnnHandle_t h, cudnnBackendDescriptor_t graph
     for (int pass = 0; pass < 2; pass++) {
         for (cudnnBackendDescriptor_t cfg : pass == 0 ? first : big) {
             cudnnBackendDescriptor_t plan = nullptr;
-            if (L->cudnnBackendCreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &plan) !=
-                CUDNN_STATUS_SUCCESS)
+            if (L->cudnnBackendCreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &plan) != CUDNN_STATUS_SUCCESS)
                 continue;
             int64_t ws = 0, n = 0;
             bool ok = L->cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &h) ==
@@ -180,8 +180,8 @@ mp_status try_mode(conv_plan *p, cudnnHandle_t h, cudnnBackendDescriptor_t graph
                       L->cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
                                                   CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cfg) == CUDNN_STATUS_SUCCESS &&
                       L->cudnnBackendFinalize(plan) == CUDNN_STATUS_SUCCESS &&
-                      L->cudnnBackendGetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64,
-                                                  1, &n, &ws) == CUDNN_STATUS_SUCCESS &&
+                      L->cudnnBackendGetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1,
+                                                  &n, &ws) == CUDNN_STATUS_SUCCESS &&
                       ws >= 0;
             if (ok && pass == 0 && ws > WORKSPACE_CAP) {
                 big.push_back(cfg);
@@ -200,8 +200,8 @@ mp_status try_mode(conv_plan *p, cudnnHandle_t h, cudnnBackendDescriptor_t graph
 }
 
 const char *kind_name(int64_t k) {
-    return k == MP_CONV_FWD        ? "Conv2D"
-           : k == MP_CONV_BWD_DATA ? "Conv2DBackpropInput"
+    return k == MP_CONV_FWD          ? "Conv2D"
+           : k == MP_CONV_BWD_DATA   ? "Conv2DBackpropInput"
            : k == MP_CONV_BWD_FILTER ? "Conv2DBackpropFilter"
                                      : "_FusedConv2D";
 }
@@ -331,11 +331,10 @@ mp_status build(const conv_key &k, cudnnHandle_t h, conv_plan *p) {
                             "%s on the GPU: cuDNN %zu has no engine for %s data of shape [%lld, %lld, %lld, %lld] "
                             "(%s), filter [%lld, %lld, %lld, %lld], strides [%lld, %lld], dilations [%lld, %lld], "
                             "%lld group(s)%s. hint: run it on the CPU (with mixprec.device('/CPU:0'): ...)",
-                            kind_name(k.kind), L->version, mp_cuda_api->dtype_name((mp_dtype)k.dt),
-                            (long long)k.n, (long long)k.c, (long long)k.h, (long long)k.w,
-                            k.nchw ? "NCHW" : "NHWC", (long long)k.kh, (long long)k.kw, (long long)cg,
-                            (long long)k.oc, (long long)k.sh, (long long)k.sw, (long long)k.dh, (long long)k.dw,
-                            (long long)k.groups,
+                            kind_name(k.kind), L->version, mp_cuda_api->dtype_name((mp_dtype)k.dt), (long long)k.n,
+                            (long long)k.c, (long long)k.h, (long long)k.w, k.nchw ? "NCHW" : "NHWC", (long long)k.kh,
+                            (long long)k.kw, (long long)cg, (long long)k.oc, (long long)k.sh, (long long)k.sw,
+                            (long long)k.dh, (long long)k.dw, (long long)k.groups,
                             k.dt == MP_F32 && !k.tf32 ? " with TF32 off" : "");
     return MP_OK;
 }
@@ -346,8 +345,7 @@ mp_status get_plan(dev_state *s, const conv_key &k, conv_plan **out) {
     auto it = s->plans.find(key);
     if (it != s->plans.end()) {
         if (!it->second) // known to have no engine (a fused graph: the caller falls back)
-            return MP_CUDA_FAIL(MP_ERR_NOT_IMPLEMENTED, "%s: cuDNN has no engine for this graph",
-                                kind_name(k.kind));
+            return MP_CUDA_FAIL(MP_ERR_NOT_IMPLEMENTED, "%s: cuDNN has no engine for this graph", kind_name(k.kind));
         *out = it->second;
         return MP_OK;
     }
@@ -476,8 +474,8 @@ static mp_status run(mp_device dev, int kind, mp_dtype dt, const mp_window *win,
     else
         xptr = bordered ? nullptr : a, yptr = fwd ? out : b;
     const int64_t pool_align = 16;
-    const conv_key k = key_of(kind, dt, w, g, xptr ? align_of(xptr, es) : pool_align, pool_align,
-                              align_of(yptr, es), bias ? align_of(bias, es) : 0);
+    const conv_key k = key_of(kind, dt, w, g, xptr ? align_of(xptr, es) : pool_align, pool_align, align_of(yptr, es),
+                              bias ? align_of(bias, es) : 0);
     dev_state *s = &states[dev.index];
     std::lock_guard<std::mutex> lock(s->mu);
     if (!s->handle) {

@@ -43,12 +43,12 @@ static int open_one(const char *path, mp_cudnn_api *a, void **handle, char *err,
         return 0;
     }
     memset(a, 0, sizeof *a);
-#define MP_CUDNN_RESOLVE(name)                                                                                  \
-    a->name = (decltype(a->name))dlsym(h, #name);                                                                \
-    if (!a->name) {                                                                                               \
-        snprintf(err + used, cap - used, "\n  %s: has no %s (not cuDNN 9?)", path, #name);                       \
-        dlclose(h);                                                                                               \
-        return 0;                                                                                                 \
+#define MP_CUDNN_RESOLVE(name)                                                                                         \
+    a->name = (decltype(a->name))dlsym(h, #name);                                                                      \
+    if (!a->name) {                                                                                                    \
+        snprintf(err + used, cap - used, "\n  %s: has no %s (not cuDNN 9?)", path, #name);                             \
+        dlclose(h);                                                                                                    \
+        return 0;                                                                                                      \
     }
     MP_CUDNN_FUNCS(MP_CUDNN_RESOLVE)
 #undef MP_CUDNN_RESOLVE

@@ -10,19 +10,19 @@
 #include "mp_cuda.h"
 
 // Every cuDNN function the plugin uses, with the header's own signature.
-#define MP_CUDNN_FUNCS(X)              \
-    X(cudnnGetVersion)                 \
-    X(cudnnGetCudartVersion)           \
-    X(cudnnGetErrorString)             \
-    X(cudnnGetLastErrorString)         \
-    X(cudnnCreate)                     \
-    X(cudnnDestroy)                    \
-    X(cudnnSetStream)                  \
-    X(cudnnBackendCreateDescriptor)    \
-    X(cudnnBackendDestroyDescriptor)   \
-    X(cudnnBackendFinalize)            \
-    X(cudnnBackendSetAttribute)        \
-    X(cudnnBackendGetAttribute)        \
+#define MP_CUDNN_FUNCS(X)                                                                                              \
+    X(cudnnGetVersion)                                                                                                 \
+    X(cudnnGetCudartVersion)                                                                                           \
+    X(cudnnGetErrorString)                                                                                             \
+    X(cudnnGetLastErrorString)                                                                                         \
+    X(cudnnCreate)                                                                                                     \
+    X(cudnnDestroy)                                                                                                    \
+    X(cudnnSetStream)                                                                                                  \
+    X(cudnnBackendCreateDescriptor)                                                                                    \
+    X(cudnnBackendDestroyDescriptor)                                                                                   \
+    X(cudnnBackendFinalize)                                                                                            \
+    X(cudnnBackendSetAttribute)                                                                                        \
+    X(cudnnBackendGetAttribute)                                                                                        \
     X(cudnnBackendExecute)
 
 struct mp_cudnn_api {
@@ -55,11 +55,11 @@ mp_status mp_cudnn_conv_describe(int kind, mp_dtype dt, const mp_window *win);
 
 // A failed cuDNN call: its status name and cuDNN's last error text, recorded with file:line.
 mp_status mp_cudnn_error(const char *file, int line, const char *expr, cudnnStatus_t s);
-#define MP_CUDNN_CHECK(api, expr)                                        \
-    do {                                                                 \
-        cudnnStatus_t mp_cudnn_s_ = (api)->expr;                         \
-        if (mp_cudnn_s_ != CUDNN_STATUS_SUCCESS)                         \
-            return mp_cudnn_error(__FILE__, __LINE__, #expr, mp_cudnn_s_); \
+#define MP_CUDNN_CHECK(api, expr)                                                                                      \
+    do {                                                                                                               \
+        cudnnStatus_t mp_cudnn_s_ = (api)->expr;                                                                       \
+        if (mp_cudnn_s_ != CUDNN_STATUS_SUCCESS)                                                                       \
+            return mp_cudnn_error(__FILE__, __LINE__, #expr, mp_cudnn_s_);                                             \
     } while (0)
 
 #endif

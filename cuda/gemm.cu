@@ -1,8 +1,9 @@
 // gemm.cu — matrix products on the GPU (the backend's gemm slot), through cuBLASLt:
 // float16 / bfloat16 inputs with float32 accumulation and float32 alpha/beta, float32 on the
 // TF32 tensor cores unless TF32 is disabled (TensorFlow's default on Ampere and later),
-// float64 in double. Integers (and any shape cuBLASLt has no algorithm for) go to a plain
-// kernel with the CPU's accumulation types (int64 with wrap-around, float32, double).
+// float64 in double; a bias (+ ReLU) epilogue for the fused MatMul (gemm_bias_act). Integers
+// (and any shape cuBLASLt has no algorithm for) go to a plain kernel with the CPU's
+// accumulation types (int64 with wrap-around, float32, double).
 // Row-major C = op(A) op(B) is computed as the column-major C^T = op(B)^T op(A)^T. A plan (the
 // descriptors and the heuristic's algorithm) is cached per dtype, shape, transposes, batch
 // strides, TF32 mode and pointer alignment; the workspace is the context's, allocated once.
@@ -14,6 +15,7 @@
 
 struct gemm_key {
     int64_t dt, ta, tb, M, N, K, batch, sa, sb, sc, tf32, align_a, align_b, align_c;
+    int64_t epi; // 0: none; else the cuBLASLt epilogue (bias, or ReLU and bias: gemm_bias_act)
     bool operator==(const gemm_key &o) const { return memcmp(this, &o, sizeof *this) == 0; }
 };
 struct gemm_key_hash {
@@ -104,7 +106,7 @@ static mp_status layout(cublasLtMatrixLayout_t *l, cudaDataType_t t, uint64_t ro
     return MP_OK;
 }
 
-static mp_status plan_build(mp_cuda_ctx *c, const gemm_key &k, gemm_plan *p) {
+static mp_status plan_build(mp_cuda_ctx *c, const gemm_key &k, gemm_plan *p, const void *bias = nullptr) {
     memset(p, 0, sizeof *p); // plan_destroy may run on a half-built plan
     cudaDataType_t t, scale;
     cublasComputeType_t compute;
@@ -133,6 +135,11 @@ static mp_status plan_build(mp_cuda_ctx *c, const gemm_key &k, gemm_plan *p) {
     cublasOperation_t opa = k.tb ? CUBLAS_OP_T : CUBLAS_OP_N, opb = k.ta ? CUBLAS_OP_T : CUBLAS_OP_N;
     MP_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, &opa, sizeof opa));
     MP_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSB, &opb, sizeof opb));
+    if (k.epi) { // D = act(A B + bias), the bias (our N columns = cuBLASLt's rows) of D's type
+        cublasLtEpilogue_t epi = (cublasLtEpilogue_t)k.epi;
+        MP_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi));
+        MP_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
+    }
     // cuBLASLt's A is our B: stored (N, K) column-major (ld N), or (K, N) (ld K) when tb
     uint64_t ar = k.tb ? k.K : k.N, ac = k.tb ? k.N : k.K;
     // its B is our A: (K, M) (ld K), or (M, K) (ld M) when ta; C is (N, M) (ld N)
@@ -256,4 +263,70 @@ extern "C" mp_status mp_cuda_gemm(mp_device dev, mp_dtype dt, int ta, int tb, in
         return MP_OK;
     }
     return gemm_one(c, dt, ta, tb, M, N, K, alpha, A, B, beta, C, batch, sa, sb, sc);
+}
+
+// ------------------------------------------------------------------ epilogues
+
+// C (M, N) = act(op(A) op(B) + bias) with bias (N) of dtype dt, act 0 none, 1 ReLU: one
+// cuBLASLt call (CUBLASLT_EPILOGUE_BIAS / RELU_BIAS: float32 accumulation, the bias added and
+// the ReLU applied before the one rounding). Shapes cuBLASLt has no epilogue algorithm for, an
+// unaligned bias, integers and K == 0 run the composition _FusedMatMul's op layer uses (bias
+// rows, gemm with beta = 1, ReLU). The contract of the gemm_bias_act slot (plugin.cpp fills it
+// when the core's backend.def has it).
+extern "C" mp_status mp_cuda_gemm_bias_act(mp_device dev, mp_dtype dt, int ta, int tb, int64_t M, int64_t N,
+                                           int64_t K, const void *A, const void *B, const void *bias, int act,
+                                           void *C) {
+    mp_cuda_ctx *c;
+    if (M <= 0 || N <= 0)
+        return MP_OK;
+    MP_TRY(mp_cuda_ctx_get(dev, &c));
+    if (mp_is_float(dt) && K > 0 && alignment(bias, 0) >= 16) {
+        std::lock_guard<std::mutex> lock(c->gemm_mu);
+        gemm_key key;
+        memset(&key, 0, sizeof key);
+        key.dt = dt, key.ta = ta, key.tb = tb, key.M = M, key.N = N, key.K = K, key.batch = 1;
+        key.tf32 = dt == MP_F32 && mp_cuda_tf32.load(std::memory_order_relaxed);
+        key.align_a = alignment(A, 0), key.align_b = alignment(B, 0), key.align_c = alignment(C, 0);
+        key.epi = act ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
+        if (!c->gemm_plans)
+            c->gemm_plans = new plan_map();
+        plan_map &plans = *(plan_map *)c->gemm_plans;
+        auto it = plans.find(key);
+        if (it == plans.end()) {
+            if (plans.size() >= MAX_PLANS) {
+                for (auto &kv : plans)
+                    plan_destroy(&kv.second);
+                plans.clear();
+            }
+            gemm_plan p;
+            mp_status st = plan_build(c, key, &p, bias);
+            if (st != MP_OK) {
+                plan_destroy(&p);
+                return st;
+            }
+            it = plans.emplace(key, p).first;
+        }
+        const gemm_plan &p = it->second;
+        if (p.ok) {
+            MP_CUBLAS_CHECK(
+                cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
+            double one = 1.0, zero = 0.0;
+            float onef = 1.0f, zerof = 0.0f;
+            const void *pa = dt == MP_F64 ? (const void *)&one : (const void *)&onef;
+            const void *pb = dt == MP_F64 ? (const void *)&zero : (const void *)&zerof;
+            MP_CUBLAS_CHECK(cublasLtMatmul(c->lt, p.desc, pa, B, p.a, A, p.b, pb, C, p.c, C, p.c, &p.algo,
+                                           c->workspace, MP_GEMM_WORKSPACE_BYTES, c->stream));
+            return MP_OK;
+        }
+    }
+    // the composition: C = the bias rows, C += op(A) op(B), ReLU in place
+    mp_strided bc;
+    memset(&bc, 0, sizeof bc);
+    bc.ndim = 2, bc.shape[0] = M, bc.shape[1] = N, bc.sstride[1] = 1, bc.dstride[0] = N, bc.dstride[1] = 1;
+    MP_TRY(mp_cuda_strided_copy(dev, dt, &bc, bias, C));
+    if (K > 0)
+        MP_TRY(mp_cuda_gemm(dev, dt, ta, tb, M, N, K, 1.0, A, B, 1.0, C, 1, 0, 0, 0));
+    if (act)
+        MP_TRY(mp_cuda_unary(dev, MP_UNARY_RELU, dt, C, C, M * N, 0.0));
+    return MP_OK;
 }

@@ -86,12 +86,12 @@ PyObject *mp_cuda_py_pool_on_host(PyObject *, PyObject *args) {
     // which operand has which size: a is x (absent for the avg gradient); b is dy (n_out) or gg (n_in)
     const int64_t want_a = kind == MP_POOL_AVG_BWD ? 0 : n_in;
     const int64_t want_b = kind == MP_POOL_MAX_BWD || kind == MP_POOL_AVG_BWD ? n_out
-                           : kind == MP_POOL_MAX_GRADGRAD                    ? n_in
+                           : kind == MP_POOL_MAX_GRADGRAD                     ? n_in
                                                                               : 0;
     PyObject *res = NULL;
     if (kind < 0 || kind > 4 || g.n < 0 || g.c < 0 || g.h < 1 || g.w < 1 || g.kh < 1 || g.kw < 1 || g.sh < 1 ||
-        g.sw < 1 || (strcmp(dtn, "float32") && strcmp(dtn, "float64") && strcmp(dtn, "float16") &&
-                     strcmp(dtn, "bfloat16"))) {
+        g.sw < 1 ||
+        (strcmp(dtn, "float32") && strcmp(dtn, "float64") && strcmp(dtn, "float16") && strcmp(dtn, "bfloat16"))) {
         PyErr_SetString(PyExc_ValueError, "_pool_on_host: bad kind, dtype or window");
     } else if ((want_a && a.len != (Py_ssize_t)(want_a * (int64_t)es)) ||
                (want_b && b.len != (Py_ssize_t)(want_b * (int64_t)es))) {

@@ -156,6 +156,10 @@ mp_status mp_cuda_conv_bias_act(mp_device dev, mp_dtype dt, const mp_window *win
 // ops (batch_stats.cu)
 mp_status mp_cuda_batch_stats(mp_device dev, int kind, mp_dtype dt, mp_dtype sdt, const void *x, const void *y,
                               const void *mean, const void *g, void *out, int64_t outer, int64_t C, int64_t inner);
+// C (M, N) = act(op(A) op(B) + bias), bias (N) of dtype dt, act 0 none, 1 ReLU: the
+// gemm_bias_act slot's contract (a cuBLASLt epilogue; gemm.cu)
+mp_status mp_cuda_gemm_bias_act(mp_device dev, mp_dtype dt, int ta, int tb, int64_t M, int64_t N, int64_t K,
+                                const void *A, const void *B, const void *bias, int act, void *C);
 // y = act(y + bias[(i / inner) % C]) in place, n elements (bias_act.cu)
 mp_status mp_cuda_bias_act(mp_device dev, mp_dtype dt, void *y, const void *bias, int64_t n, int64_t C,
                            int64_t inner, int act);

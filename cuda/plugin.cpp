@@ -46,7 +46,7 @@ static mp_status cuda_host_syncs(mp_device, int64_t *count) {
 }
 
 // Slots the core gains with the CPU side's fused and batch-statistics ops (conv_bias_act,
-// batch_stats): filled when this core's backend.def has them, left alone when it does not, so
+// batch_stats; gemm_bias_act, proposed in docs/cuda.md): filled when this core's backend.def has them, left alone when it does not, so
 // the plugin builds against a core with or without them. NOTE: once every branch has those
 // slots, replace these with plain assignments in fill_table.
 template <typename B>
@@ -58,6 +58,12 @@ static auto wire_conv_bias_act(B &t, int) -> decltype((void)(t.conv_bias_act = m
 #endif
 }
 template <typename B> static void wire_conv_bias_act(B &, long) {}
+
+template <typename B>
+static auto wire_gemm_bias_act(B &t, int) -> decltype((void)(t.gemm_bias_act = mp_cuda_gemm_bias_act)) {
+    t.gemm_bias_act = mp_cuda_gemm_bias_act;
+}
+template <typename B> static void wire_gemm_bias_act(B &, long) {}
 
 // The batch_stats slot's kind parameter is the core's enum: adapted to batch_stats.cu's int.
 template <typename F> struct stats_adapter;
@@ -102,6 +108,7 @@ static void fill_table(void) {
     table.pool = mp_cuda_pool;
     table.batch_norm = mp_cuda_batch_norm;
     wire_conv_bias_act(table, 0);
+    wire_gemm_bias_act(table, 0);
     wire_batch_stats(table, 0);
     table.memory_stats = cuda_memory_stats;
     table.synchronize = cuda_synchronize;

@@ -57,13 +57,12 @@ static mp_status pool_launch(mp_cuda_ctx *c, mp_device dev, mp_pool_kind k, cons
     const int64_t n_out = g.n * g.c * g.oh * g.ow, n_in = g.n * g.c * g.h * g.w;
     if (k == MP_POOL_MAX || k == MP_POOL_AVG) {
         pool_fwd_kernel<DT><<<mp_cuda_grid(c, n_out), MP_THREADS, 0, c->stream>>>(g, k == MP_POOL_MAX, (const T *)a,
-                                                                                    (T *)out, nullptr);
+                                                                                  (T *)out, nullptr);
         MP_LAUNCH_CHECK();
         return MP_OK;
     }
     if (k == MP_POOL_AVG_BWD) {
-        pool_bwd_kernel<DT><<<mp_cuda_grid(c, n_in), MP_THREADS, 0, c->stream>>>(g, 0, nullptr, (const T *)b,
-                                                                                   (T *)out);
+        pool_bwd_kernel<DT><<<mp_cuda_grid(c, n_in), MP_THREADS, 0, c->stream>>>(g, 0, nullptr, (const T *)b, (T *)out);
         MP_LAUNCH_CHECK();
         return MP_OK;
     }
@@ -75,11 +74,10 @@ static mp_status pool_launch(mp_cuda_ctx *c, mp_device dev, mp_pool_kind k, cons
     cudaError_t e = cudaGetLastError();
     if (e == cudaSuccess) {
         if (k == MP_POOL_MAX_BWD)
-            pool_bwd_kernel<DT><<<mp_cuda_grid(c, n_in), MP_THREADS, 0, c->stream>>>(g, 1, arg, (const T *)b,
-                                                                                       (T *)out);
+            pool_bwd_kernel<DT><<<mp_cuda_grid(c, n_in), MP_THREADS, 0, c->stream>>>(g, 1, arg, (const T *)b, (T *)out);
         else
-            pool_gradgrad_kernel<DT><<<mp_cuda_grid(c, n_out), MP_THREADS, 0, c->stream>>>(g, arg, (const T *)b,
-                                                                                            (T *)out);
+            pool_gradgrad_kernel<DT>
+                <<<mp_cuda_grid(c, n_out), MP_THREADS, 0, c->stream>>>(g, arg, (const T *)b, (T *)out);
         e = cudaGetLastError();
     }
     mp_cuda_free(dev, arg, bytes); // stream-ordered: after the kernels that read it

@@ -33,8 +33,7 @@ MP_HD void pool_split(int nchw, int64_t i, int64_t C, int64_t H, int64_t W, int6
 }
 
 // The part of output (oy, ox)'s window inside the input: rows [*ya, *yb), columns [*xa, *xb).
-MP_HD void pool_window(const pool_geom &g, int64_t oy, int64_t ox, int64_t *ya, int64_t *yb, int64_t *xa,
-                       int64_t *xb) {
+MP_HD void pool_window(const pool_geom &g, int64_t oy, int64_t ox, int64_t *ya, int64_t *yb, int64_t *xa, int64_t *xb) {
     int64_t y0 = oy * g.sh - g.pt, x0 = ox * g.sw - g.pl;
     *ya = y0 < 0 ? 0 : y0, *yb = y0 + g.kh > g.h ? g.h : y0 + g.kh;
     *xa = x0 < 0 ? 0 : x0, *xb = x0 + g.kw > g.w ? g.w : x0 + g.kw;
