@@ -129,22 +129,6 @@ mp_status mp_cuda_reduce(mp_device dev, mp_reduce_kind k, mp_dtype dt, const voi
 mp_status mp_cuda_argreduce(mp_device dev, int is_min, mp_dtype dt, const void *x, int64_t *y, int64_t outer,
                             int64_t red, int64_t inner);
 mp_status mp_cuda_strided_copy(mp_device dev, mp_dtype dt, const mp_strided *s, const void *src, void *dst);
-mp_status mp_cuda_gemm(mp_device dev, mp_dtype dt, int ta, int tb, int64_t M, int64_t N, int64_t K, double alpha,
-                       const void *A, const void *B, double beta, void *C, int64_t batch, int64_t sa, int64_t sb,
-                       int64_t sc);
-mp_status mp_cuda_softmax(mp_device dev, int is_log, mp_dtype dt, const void *x, void *y, int64_t rows,
-                          int64_t cols);
-mp_status mp_cuda_one_hot(mp_device dev, mp_dtype dt, const int64_t *idx, void *y, int64_t n, int64_t depth,
-                          double on, double off);
-mp_status mp_cuda_random(mp_device dev, int dist, mp_dtype dt, void *y, int64_t n, uint64_t seed, uint64_t stream,
-                         double a, double b);
-mp_status mp_cuda_softmax_xent(mp_device dev, int sparse, mp_dtype dt, const void *logits, const void *labels,
-                               void *loss, int64_t rows, int64_t cols);
-mp_status mp_cuda_finite_check(mp_device dev, int n, const mp_span *xs, uint8_t *found_inf);
-mp_status mp_cuda_optim_update(mp_device dev, mp_optim_kind kind, const mp_optim_step *step, int n,
-                               const mp_optim_var *vars);
-mp_status mp_cuda_step_end(mp_device dev, const uint8_t *found_inf, float *scale, int64_t *good_steps,
-                           const mp_loss_scale_params *p, int64_t *iterations);
 mp_status mp_cuda_conv(mp_device dev, mp_conv_kind k, mp_dtype dt, const mp_window *win, const void *a,
                        const void *b, void *out); // conv_cudnn.cpp (cuDNN, loaded at run time)
 // y = act(conv(x, f) + bias) (act 0 none, 1 ReLU): the conv_bias_act slot's contract, which the
@@ -168,6 +152,22 @@ mp_status mp_cuda_pool(mp_device dev, mp_pool_kind k, mp_dtype dt, const mp_wind
 mp_status mp_cuda_batch_norm(mp_device dev, mp_dtype dt, mp_dtype sdt, const void *x, const void *scale,
                              const void *offset, const void *mean, const void *var, double eps, void *y,
                              int64_t outer, int64_t C, int64_t inner); // batch_norm.cu
+mp_status mp_cuda_gemm(mp_device dev, mp_dtype dt, int ta, int tb, int64_t M, int64_t N, int64_t K, double alpha,
+                       const void *A, const void *B, double beta, void *C, int64_t batch, int64_t sa, int64_t sb,
+                       int64_t sc);
+mp_status mp_cuda_softmax(mp_device dev, int is_log, mp_dtype dt, const void *x, void *y, int64_t rows,
+                          int64_t cols);
+mp_status mp_cuda_one_hot(mp_device dev, mp_dtype dt, const int64_t *idx, void *y, int64_t n, int64_t depth,
+                          double on, double off);
+mp_status mp_cuda_random(mp_device dev, int dist, mp_dtype dt, void *y, int64_t n, uint64_t seed, uint64_t stream,
+                         double a, double b);
+mp_status mp_cuda_softmax_xent(mp_device dev, int sparse, mp_dtype dt, const void *logits, const void *labels,
+                               void *loss, int64_t rows, int64_t cols);
+mp_status mp_cuda_finite_check(mp_device dev, int n, const mp_span *xs, uint8_t *found_inf);
+mp_status mp_cuda_optim_update(mp_device dev, mp_optim_kind kind, const mp_optim_step *step, int n,
+                               const mp_optim_var *vars);
+mp_status mp_cuda_step_end(mp_device dev, const uint8_t *found_inf, float *scale, int64_t *good_steps,
+                           const mp_loss_scale_params *p, int64_t *iterations);
 }
 
 #endif
