@@ -412,6 +412,7 @@ class Layer:
         finally:
             _core.autocast(prev)
         self.built = True
+        self._build_input_shape = input_shape  # get_build_config (saving)
 
     def _check_input_spec(self, inputs):
         spec = self.__dict__.get("input_spec")
@@ -583,6 +584,19 @@ class Layer:
     @classmethod
     def from_config(cls, config):
         return cls(**config)
+
+    def get_build_config(self):
+        """``{'input_shape': ...}``: the shape the layer was built with (None when it was
+        not built by a call), stored with the layer's config by ``model.save``."""
+        from mixprec.keras.saving import model_config
+
+        return model_config.layer_build_config(self)
+
+    def build_from_config(self, config):
+        """Builds the layer's weights from ``get_build_config()``'s dict."""
+        from mixprec.keras.saving import model_config
+
+        model_config.layer_build_from_config(self, config)
 
     def __repr__(self):
         return "<%s name=%s, built=%s>" % (type(self).__name__, self.name, self.built)

@@ -53,6 +53,13 @@ def _match_rank(yt, yp):
 class Model(_steps.RunEagerlyMixin, Layer):
     """Groups layers into an object with training and inference features."""
 
+    def __new__(cls, *args, **kwargs):
+        self = super().__new__(cls)
+        from mixprec.keras.saving import model_config
+
+        model_config.record_init_args(self, cls, args, kwargs)  # get_config's auto-config
+        return self
+
     def __init__(self, *args, **kwargs):
         inputs = kwargs.pop("inputs", None)
         outputs = kwargs.pop("outputs", None)
@@ -275,6 +282,10 @@ class Model(_steps.RunEagerlyMixin, Layer):
                 # TF_ENABLE_AUTO_MIXED_PRECISION=1 scales the loss automatically (NVIDIA's builds)
                 opt = lso.LossScaleOptimizer(opt)
         self.optimizer = opt
+        self._compile_config = dict(  # the user's arguments: get_compile_config (saving)
+            optimizer=optimizer, loss=loss, metrics=metrics, loss_weights=loss_weights,
+            weighted_metrics=weighted_metrics, run_eagerly=run_eagerly,
+            steps_per_execution=steps_per_execution, jit_compile=jit_compile)
         self._loss_spec = loss
         self._loss_weights = loss_weights
         self._metric_specs = metrics
@@ -730,9 +741,43 @@ class Model(_steps.RunEagerlyMixin, Layer):
         return weights_io.load_weights(self, filepath, by_name=by_name,
                                        skip_mismatch=skip_mismatch, options=options)
 
+    # ---------------------------------------------------------------- saving (keras/saving/)
+
     def get_config(self):
-        config = {"name": self.name}
-        return config
+        """A functional model's layers and wiring (tf-keras 2.21's layout); a subclassed
+        model's constructor arguments, as tf-keras' auto-config records them."""
+        from mixprec.keras.saving import model_config
+
+        return model_config.model_get_config(self)
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        from mixprec.keras.saving import model_config
+
+        return model_config.model_from_class_config(cls, config, custom_objects)
+
+    def to_json(self, **kwargs):
+        from mixprec.keras.saving import model_config
+
+        return model_config.model_to_json(self, **kwargs)
+
+    def get_compile_config(self):
+        from mixprec.keras.saving import model_config
+
+        return model_config.get_compile_config(self)
+
+    def compile_from_config(self, config):
+        from mixprec.keras.saving import model_config
+
+        model_config.compile_from_config(self, config)
+
+    def save(self, filepath, overwrite=True, save_format=None, **kwargs):
+        """Saves the model: ``.keras`` (a zip of config, metadata and HDF5 weights, as
+        tf-keras 2.21) or ``.h5``; see docs/saving.md."""
+        from mixprec.keras.saving import saving_api
+
+        return saving_api.save_model(self, filepath, overwrite=overwrite,
+                                     save_format=save_format, **kwargs)
 
 
 # -------------------------------------------------------------------- data

@@ -169,6 +169,11 @@ class Flatten(Layer):
         super().__init__(**kwargs)
         self.data_format = data_format
 
+    def get_config(self):
+        config = super().get_config()
+        config["data_format"] = self.data_format or "channels_last"
+        return config
+
     def call(self, inputs):
         if inputs.ndim == 0:
             return _core.reshape(inputs, [1, 1])
