@@ -286,6 +286,11 @@ def serialize(loss):
 
 
 def deserialize(name, custom_objects=None):
+    from mixprec.keras.saving import object_registration as _reg
+
+    found = _reg.deserialize_registered(name, custom_objects)
+    if found is not _reg._MISSING:
+        return found
     if custom_objects and isinstance(name, str) and name in custom_objects:
         return custom_objects[name]
     if isinstance(name, dict):

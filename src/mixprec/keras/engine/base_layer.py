@@ -557,11 +557,20 @@ class Layer:
         concrete_kwargs = _nest.map_structure(placeholder, kwargs)
         batch_unknown = any(len(x.shape) and x.shape[0] is None for x in flat_in)
         was_symbolic = getattr(_ctx, "symbolic", False)
+        was_built = self.built
         _ctx.symbolic = True  # a placeholder run: layers must not update their state
         try:
             outputs = self.__call__(*concrete_args, **concrete_kwargs)
         finally:
             _ctx.symbolic = was_symbolic
+        if not was_built and "_build_input_shape" in self.__dict__:
+            # built on placeholders (unknown dimensions as 1): the build config records the
+            # symbolic shape, None included, as tf-keras
+            first = args[0]
+            self._build_input_shape = _nest.map_structure(
+                lambda x: x.shape if isinstance(x, KerasTensor) else getattr(x, "shape", None),
+                first) if isinstance(first, (list, tuple, dict)) else getattr(first, "shape",
+                                                                               None)
 
         def to_keras(t):
             shape = list(t.shape)

@@ -417,6 +417,16 @@ class Optimizer:
     @classmethod
     def from_config(cls, config, custom_objects=None):
         config = dict(config)
+        # tf-keras 2.21's optimizer configs (its 'new' optimizers, the .keras file) carry
+        # arguments mixprec does not implement: accepted at their defaults, refused otherwise
+        for key, default in (("weight_decay", None), ("use_ema", False),
+                             ("ema_momentum", None), ("ema_overwrite_frequency", None),
+                             ("jit_compile", None), ("is_legacy_optimizer", None)):
+            value = config.pop(key, default)
+            if key in ("weight_decay", "use_ema") and value not in (None, False, 0, 0.0):
+                raise NotImplementedError(
+                    "The optimizer config has %s=%r, which mixprec's optimizers do not "
+                    "implement (weight decay and EMA of weights)" % (key, value))
         if "lr" in config:
             config["learning_rate"] = config.pop("lr")
         if isinstance(config.get("learning_rate"), dict):

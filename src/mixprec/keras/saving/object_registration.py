@@ -118,3 +118,27 @@ def lookup_config(config, custom_objects=None):
     if config.get("class_name") == "function":
         return get_registered_object(config.get("config"), custom_objects)
     return None
+
+
+_MISSING = object()
+
+
+def deserialize_registered(config, custom_objects=None):
+    """For the per-module ``deserialize`` functions: the object a config (or name) gives
+    when it names a registered or custom object (a class is built with ``from_config``, a
+    function returned), else ``_MISSING``."""
+    obj = lookup_config(config, custom_objects)
+    if obj is None:
+        return _MISSING
+    if inspect.isclass(obj):
+        inner = config.get("config") if isinstance(config, dict) else None
+        if isinstance(inner, dict) and hasattr(obj, "from_config"):
+            return obj.from_config(inner)
+        return obj() if not isinstance(inner, dict) else obj(**inner)
+    return obj
+
+
+def registered_name_or_none(cls, builtin):
+    """The 'registered_name' of a config: None for a built-in, else the registered name
+    (or the class name), as tf-keras writes it."""
+    return None if builtin else get_registered_name(cls)
