@@ -66,19 +66,35 @@ def save_weights(model, filepath):
     h5py = _h5.h5py("save_weights to an HDF5 file (.h5, .hdf5, .keras)")
     buf = io.BytesIO()
     with h5py.File(buf, "w") as f:
-        _save_attr(f, "layer_names", [layer.name for layer in model.layers])
-        f.attrs["backend"] = b"tensorflow"
-        f.attrs["keras_version"] = saving_lib.KERAS_VERSION.encode("utf8")
-        for layer in sorted(model.layers, key=lambda la: la.name):
-            _write_subset(f.create_group(layer.name), _layer_weights(layer))
-        in_layers = {id(w) for la in model.layers for w in _layer_weights(la)}
-        top = [w for w in model._trainable_weights + model._non_trainable_weights
-               if id(w) not in in_layers]
-        _write_subset(f.create_group("top_level_model_weights"), top)
+        write_weights_group(f, model)
         if model.optimizer is not None:
             saving_lib.write_h5(f.create_group(OPTIMIZER_GROUP), model.optimizer)
     data = buf.getvalue()
     _fileio.atomic_write(filepath, lambda fh: fh.write(data))
+
+
+def write_weights_group(f, model):
+    """The legacy weights layout into ``f`` (a file or a group)."""
+    _save_attr(f, "layer_names", [layer.name for layer in model.layers])
+    f.attrs["backend"] = b"tensorflow"
+    f.attrs["keras_version"] = saving_lib.KERAS_VERSION.encode("utf8")
+    for layer in sorted(model.layers, key=lambda la: la.name):
+        _write_subset(f.create_group(layer.name), _layer_weights(layer))
+    in_layers = {id(w) for la in model.layers for w in _layer_weights(la)}
+    top = [w for w in model._trainable_weights + model._non_trainable_weights
+           if id(w) not in in_layers]
+    _write_subset(f.create_group("top_level_model_weights"), top)
+
+
+def assign_checked(pairs):
+    """Assigns (variable, array) pairs after checking every shape (all or nothing)."""
+    for var, value in pairs:
+        if tuple(value.shape) != tuple(var.shape):
+            raise ValueError("Shape mismatch in layer weights: %s has shape %s, the file "
+                             "holds %s" % (var.name, tuple(var.shape), tuple(value.shape)))
+    for var, value in pairs:
+        dtype = var.true_dtype if hasattr(var, "true_dtype") else var.dtype
+        var.assign(np.asarray(value).astype(dtype.as_numpy_dtype))
 
 
 def _values(group):
@@ -105,13 +121,8 @@ def load_weights(model, filepath, by_name=False, skip_mismatch=False):
             raise ValueError("Unable to load weights from %r: an HDF5 file without Keras "
                              "weights (no 'layer_names' attribute)" % filepath)
         pairs = _by_name(f, model, skip_mismatch) if by_name else _by_topology(f, model)
-        for var, value in pairs:
-            if tuple(value.shape) != tuple(var.shape):
-                raise ValueError("Shape mismatch in layer weights: %s has shape %s, the file "
-                                 "holds %s" % (var.name, tuple(var.shape), tuple(value.shape)))
         opt_root = f[OPTIMIZER_GROUP] if OPTIMIZER_GROUP in f else None
-        for var, value in pairs:
-            var.assign(value.astype(var.true_dtype.as_numpy_dtype))
+        assign_checked(pairs)
         if opt_root is not None and model.optimizer is not None:
             model.optimizer.build(model.trainable_variables)
             saving_lib.read_h5(opt_root, model.optimizer)
