@@ -398,6 +398,13 @@ class Optimizer:
         v = self._hyper[name]
         if isinstance(v, _schedules.LearningRateSchedule):
             return _schedules.serialize(v)
+        exact = self.__dict__.get("_hyper_exact", {})
+        if name != "learning_rate" and name in exact and isinstance(v, Variable) and \
+                float(v._peek()) == float(_np.float32(exact[name])):
+            # tf-keras keeps beta_1, beta_2, rho and momentum as the user's Python floats
+            # (its config says 0.9, not 0.8999999761581421): a reloaded optimizer then
+            # forms 1 - beta_1 from the same number (only the learning rate is a variable)
+            return exact[name]
         if isinstance(v, Variable):
             return float(v._peek())
         return v
