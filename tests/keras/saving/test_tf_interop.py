@@ -1,0 +1,169 @@
+"""Model files between mixprec and real tf-keras 2.21, both ways: the .keras file (a
+mixed_float16 Sequential with BatchNormalization, a functional model with a shared layer
+and a nested model), the legacy whole-model .h5, save_weights' .h5 and .weights.h5. Runs
+where TensorFlow is importable, by this interpreter or the one in MIXPREC_TF_PYTHON."""
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from mixprec import keras
+from mixprec.testing.tolerances import assert_close
+
+pytest.importorskip("h5py")
+L = keras.layers
+
+
+def _tf_python():
+    if importlib.util.find_spec("tensorflow") is not None:
+        return sys.executable
+    exe = os.environ.get("MIXPREC_TF_PYTHON")
+    if exe and os.path.exists(exe):
+        return exe
+    pytest.skip("TensorFlow is not importable (set MIXPREC_TF_PYTHON to a Python that has it)")
+
+
+# The same three models on both sides (built by BUILD, with `keras` bound to the side's)
+BUILD = textwrap.dedent("""
+    def build_models(keras):
+        L = keras.layers
+        keras.mixed_precision.set_global_policy("mixed_float16")
+        seq = keras.Sequential([keras.Input((4,)), L.Dense(8, activation="relu"),
+                                L.BatchNormalization(), L.Dense(3),
+                                L.Activation("softmax", dtype="float32")])
+        keras.mixed_precision.set_global_policy("float32")
+        seq.compile(keras.optimizers.Adam(0.01), "sparse_categorical_crossentropy",
+                    metrics=["accuracy"])
+        a, b = keras.Input((4,), name="a"), keras.Input((4,), name="b")
+        shared = L.Dense(4, activation="tanh", name="shared")
+        inner = keras.Sequential([L.Dense(3, name="in_d")], name="inner")
+        out = inner(shared(a))
+        fun = keras.Model([a, b], [out, shared(b)], name="fun")
+        fun.compile(keras.optimizers.SGD(0.1, momentum=0.9), ["mse", "mse"])
+        plain = keras.Sequential([keras.Input((4,)), L.Dense(5, activation="relu", name="p1"),
+                                  L.Dense(2, name="p2")])
+        plain.compile(keras.optimizers.RMSprop(0.01), "mse")
+        return seq, fun, plain
+
+    def data():
+        rng = np.random.default_rng(7)
+        x = rng.random((16, 4), dtype=np.float32)
+        return x, np.arange(16) % 3, [x, x[::-1].copy()], [np.ones((16, 3), "float32"),
+                                                           np.zeros((16, 4), "float32")]
+
+    def train(seq, fun, plain):
+        x, y, fx, fy = data()
+        seq.fit(x, y, epochs=2, verbose=0, shuffle=False)
+        fun.fit(fx, fy, epochs=1, verbose=0, shuffle=False)
+        plain.fit(x, np.ones((16, 2), "float32"), verbose=0, shuffle=False)
+
+    def predictions(seq, fun, plain):
+        x, y, fx, fy = data()
+        out = {"seq": seq.predict(x, verbose=0).tolist(),
+               "plain": plain.predict(x, verbose=0).tolist()}
+        out["fun"] = [p.tolist() for p in fun.predict(fx, verbose=0)]
+        return out
+
+    def iterations(model):
+        opt = model.optimizer
+        opt = getattr(opt, "inner_optimizer", opt)
+        return int(opt.iterations.numpy())
+""")
+
+TF_SCRIPT = textwrap.dedent("""
+    import json, os, sys
+    os.environ["TF_USE_LEGACY_KERAS"] = "1"
+    os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
+    import warnings
+    warnings.simplefilter("ignore")
+    import numpy as np
+    import tf_keras as keras
+""") + BUILD + textwrap.dedent("""
+    job = json.loads(sys.argv[1])
+    d = job["dir"]
+    out = {}
+    if job["mode"] == "write":
+        seq, fun, plain = build_models(keras)
+        train(seq, fun, plain)
+        seq.save(d + "/seq.keras")
+        fun.save(d + "/fun.keras")
+        plain.save(d + "/plain.h5")
+        plain.save_weights(d + "/plain_w.h5")
+        plain.save_weights(d + "/plain.weights.h5")
+        out["pred"] = predictions(seq, fun, plain)
+        out["iters"] = [iterations(m) for m in (seq, fun, plain)]
+    else:
+        seq = keras.models.load_model(d + "/seq.keras")
+        fun = keras.models.load_model(d + "/fun.keras")
+        plain = keras.models.load_model(d + "/plain.h5")
+        out["iters"] = [iterations(m) for m in (seq, fun, plain)]
+        out["pred"] = predictions(seq, fun, plain)
+        plain2 = build_models(keras)[2]
+        plain2.load_weights(d + "/plain_w.h5")
+        out["w_h5"] = [w.tolist() for w in plain2.get_weights()]
+        plain2.load_weights(d + "/plain.weights.h5")
+        out["w_v3"] = [w.tolist() for w in plain2.get_weights()]
+        train(seq, fun, plain)  # loaded models train on
+        out["iters_after"] = [iterations(m) for m in (seq, fun, plain)]
+    print("RESULT" + json.dumps(out))
+""")
+
+exec(BUILD)  # noqa: S102 - the mixprec side's copies of build_models, data, train, ...
+
+
+def _run_tf(job):
+    p = subprocess.run([_tf_python(), "-c", TF_SCRIPT, json.dumps(job)], capture_output=True,
+                       text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    line = [ln for ln in p.stdout.splitlines() if ln.startswith("RESULT")][-1]
+    return json.loads(line[len("RESULT"):])
+
+
+def _compare(mine, theirs):
+    assert_close(np.array(mine["seq"]), np.array(theirs["seq"]), "float16", "matmul",
+                 "mixed_float16 Sequential")
+    assert_close(np.array(mine["plain"]), np.array(theirs["plain"]), "float32", "matmul")
+    for p, q in zip(mine["fun"], theirs["fun"]):
+        assert_close(np.array(p), np.array(q), "float32", "matmul", "functional")
+
+
+def test_tf_keras_files_load_in_mixprec(tmp_path):
+    ref = _run_tf({"mode": "write", "dir": str(tmp_path)})
+    seq = keras.models.load_model(tmp_path / "seq.keras")
+    fun = keras.models.load_model(str(tmp_path / "fun.keras"))
+    plain = keras.models.load_model(str(tmp_path / "plain.h5"))
+    assert seq.layers[0].dtype_policy.name == "mixed_float16"
+    assert [iterations(m) for m in (seq, fun, plain)] == ref["iters"] == [2, 1, 1]
+    _compare(predictions(seq, fun, plain), ref["pred"])
+    plain2 = build_models(keras)[2]
+    plain2.load_weights(str(tmp_path / "plain_w.h5"))
+    np.testing.assert_array_equal(plain2.get_weights()[0], plain.get_weights()[0])
+    plain2 = build_models(keras)[2]
+    plain2.load_weights(str(tmp_path / "plain.weights.h5"))
+    np.testing.assert_array_equal(plain2.get_weights()[0], plain.get_weights()[0])
+    train(seq, fun, plain)
+    assert [iterations(m) for m in (seq, fun, plain)] == [4, 2, 2]
+
+
+def test_mixprec_files_load_in_tf_keras(tmp_path):
+    seq, fun, plain = build_models(keras)
+    train(seq, fun, plain)
+    seq.save(tmp_path / "seq.keras")
+    fun.save(str(tmp_path / "fun.keras"))
+    plain.save(str(tmp_path / "plain.h5"))
+    plain.save_weights(str(tmp_path / "plain_w.h5"))
+    plain.save_weights(str(tmp_path / "plain.weights.h5"))
+    res = _run_tf({"mode": "read", "dir": str(tmp_path)})
+    assert res["iters"] == [iterations(m) for m in (seq, fun, plain)] == [2, 1, 1]
+    _compare(res["pred"], predictions(seq, fun, plain))
+    for w, mine in zip(res["w_h5"], plain.get_weights()):
+        np.testing.assert_array_equal(np.array(w, np.float32), mine)
+    for w, mine in zip(res["w_v3"], plain.get_weights()):
+        np.testing.assert_array_equal(np.array(w, np.float32), mine)
+    assert res["iters_after"] == [4, 2, 2]
