@@ -224,3 +224,15 @@ def test_without_h5py_the_error_says_what_to_install(tmp_path, monkeypatch):
         m.save_weights(str(tmp_path / "w.h5"))
     m.save_weights(str(tmp_path / "w.npz"))  # mixprec's own format needs nothing
     assert not (tmp_path / "m.keras").exists()
+
+
+def test_model_checkpoint_saves_whole_models(tmp_path):
+    m = _model()
+    m.compile("adam", "sparse_categorical_crossentropy")
+    x, y = _xy()
+    cb = keras.callbacks.ModelCheckpoint(str(tmp_path / "m-{epoch}.keras"),
+                                         save_weights_only=False)
+    m.fit(x, y, epochs=2, verbose=0, callbacks=[cb])
+    assert sorted(os.listdir(tmp_path)) == ["m-1.keras", "m-2.keras"]
+    restored = keras.models.load_model(tmp_path / "m-2.keras")
+    np.testing.assert_array_equal(m.predict(x, verbose=0), restored.predict(x, verbose=0))
