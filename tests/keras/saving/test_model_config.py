@@ -163,3 +163,61 @@ def test_bad_functional_config():
                                  "output_layers": [["nope", 0, 0]]})
     with pytest.raises(TypeError, match="expects a dictionary"):
         keras.models.model_from_config([])
+
+
+def test_operators_on_keras_tensors_are_tf_op_layers():
+    i = keras.Input((3, 4), name="i")
+    k = keras.Input((4, 2), name="k")
+    outs = [i[:, 1:3], i @ k, 1.0 + i, 2.0 - i, -i, abs(i) * i, i ** 2, i / 2.0]
+    m = keras.Model([i, k], outs)
+    cfg = m.get_config()
+    by_name = {c["name"]: c for c in cfg["layers"]}
+    sub = by_name["tf.math.subtract"]
+    assert (sub["class_name"], sub["module"]) == ("TFOpLambda",
+                                                  "tf_keras.src.layers.core.tf_op_layer")
+    assert sub["config"]["function"] == "math.subtract"
+    # as tf-keras records `2.0 - i`: the constant first, the tensor as y, unwrapped
+    assert sub["inbound_nodes"] == [["_CONSTANT_VALUE", -1, 2.0, {"y": ["i", 0, 0],
+                                                                  "name": None}]]
+    sl = by_name["tf.__operators__.getitem"]
+    assert sl["class_name"] == "SlicingOpLambda"
+    assert sl["inbound_nodes"] == [["i", 0, 0, {"slice_spec": [
+        {"start": None, "stop": None, "step": None}, {"start": 1, "stop": 3, "step": None}]}]]
+    assert by_name["tf.linalg.matmul"]["inbound_nodes"] == [["i", 0, 0, {"b": ["k", 0, 0],
+                                                                         "name": None}]]
+    m2 = keras.Model.from_config(json.loads(json.dumps(cfg)))
+    rng = np.random.default_rng(3)
+    x = [rng.random((2, 3, 4), dtype=np.float32), rng.random((2, 4, 2), dtype=np.float32)]
+    got = m2.predict(x, verbose=0)
+    for p, q in zip(m.predict(x, verbose=0), got):
+        np.testing.assert_array_equal(p, q)
+    np.testing.assert_array_equal(got[3], 2.0 - x[0])
+    np.testing.assert_array_equal(got[0], x[0][:, 1:3])
+    with pytest.raises(ValueError, match="Ellipsis"):
+        i[..., 0]
+
+
+def test_op_layers_follow_the_input_dtype():
+    keras.mixed_precision.set_global_policy("mixed_float16")
+    i = keras.Input((3,))
+    h = L.Dense(3)(i)
+    m = keras.Model(i, 1.0 - h)
+    keras.mixed_precision.set_global_policy("float32")
+    assert m.outputs[0].dtype == tf.float16
+    m2 = keras.Model.from_config(m.get_config())
+    assert m2.predict(np.ones((1, 3), "float32"), verbose=0).dtype == np.float16
+
+
+def test_lambda_layer_config_and_safe_mode():
+    m = keras.Sequential([keras.Input((3,)), L.Lambda(lambda x: x * 3.0, name="lam")])
+    cfg = m.get_config()["layers"][1]["config"]
+    assert cfg["function_type"] == "lambda" and cfg["output_shape_type"] == "raw"
+    assert isinstance(cfg["function"], tuple) and cfg["module"] == __name__
+    with pytest.raises(ValueError, match="safe_mode=False"):
+        keras.saving.deserialize_keras_object(
+            json.loads(json.dumps(keras.saving.serialize_keras_object(m))))
+    m2 = keras.saving.deserialize_keras_object(
+        json.loads(json.dumps(keras.saving.serialize_keras_object(m))), safe_mode=False)
+    np.testing.assert_array_equal(m2.predict(np.ones((1, 3), "float32"), verbose=0),
+                                  np.full((1, 3), 3.0, "float32"))
+    assert L.Lambda.from_config(cfg)(np.ones((1, 3), "float32")).numpy()[0, 0] == 3.0

@@ -8,7 +8,6 @@ import zipfile
 import numpy as np
 import pytest
 
-import mixprec as tf
 from mixprec import keras
 
 h5py = pytest.importorskip("h5py")

@@ -1,6 +1,6 @@
 """Model files between mixprec and real tf-keras 2.21, both ways: the .keras file (a
-mixed_float16 Sequential with BatchNormalization, a functional model with a shared layer
-and a nested model), the legacy whole-model .h5, save_weights' .h5 and .weights.h5. Runs
+mixed_float16 Sequential with BatchNormalization, a functional model with a shared layer,
+a nested model and operators on KerasTensors), the legacy whole-model .h5, save_weights' .h5 and .weights.h5. Runs
 where TensorFlow is importable, by this interpreter or the one in MIXPREC_TF_PYTHON."""
 
 import importlib.util
@@ -16,6 +16,9 @@ import pytest
 from mixprec import keras
 from mixprec.testing.tolerances import assert_close
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # --import-mode=importlib
+from interop_models import build_models, iterations, predictions, train  # noqa: E402
+
 pytest.importorskip("h5py")
 L = keras.layers
 
@@ -29,53 +32,6 @@ def _tf_python():
     pytest.skip("TensorFlow is not importable (set MIXPREC_TF_PYTHON to a Python that has it)")
 
 
-# The same three models on both sides (built by BUILD, with `keras` bound to the side's)
-BUILD = textwrap.dedent("""
-    def build_models(keras):
-        L = keras.layers
-        keras.mixed_precision.set_global_policy("mixed_float16")
-        seq = keras.Sequential([keras.Input((4,)), L.Dense(8, activation="relu"),
-                                L.BatchNormalization(), L.Dense(3),
-                                L.Activation("softmax", dtype="float32")])
-        keras.mixed_precision.set_global_policy("float32")
-        seq.compile(keras.optimizers.Adam(0.01), "sparse_categorical_crossentropy",
-                    metrics=["accuracy"])
-        a, b = keras.Input((4,), name="a"), keras.Input((4,), name="b")
-        shared = L.Dense(4, activation="tanh", name="shared")
-        inner = keras.Sequential([L.Dense(3, name="in_d")], name="inner")
-        out = inner(shared(a))
-        fun = keras.Model([a, b], [out, shared(b)], name="fun")
-        fun.compile(keras.optimizers.SGD(0.1, momentum=0.9), ["mse", "mse"])
-        plain = keras.Sequential([keras.Input((4,)), L.Dense(5, activation="relu", name="p1"),
-                                  L.Dense(2, name="p2")])
-        plain.compile(keras.optimizers.RMSprop(0.01), "mse")
-        return seq, fun, plain
-
-    def data():
-        rng = np.random.default_rng(7)
-        x = rng.random((16, 4), dtype=np.float32)
-        return x, np.arange(16) % 3, [x, x[::-1].copy()], [np.ones((16, 3), "float32"),
-                                                           np.zeros((16, 4), "float32")]
-
-    def train(seq, fun, plain):
-        x, y, fx, fy = data()
-        seq.fit(x, y, epochs=2, verbose=0, shuffle=False)
-        fun.fit(fx, fy, epochs=1, verbose=0, shuffle=False)
-        plain.fit(x, np.ones((16, 2), "float32"), verbose=0, shuffle=False)
-
-    def predictions(seq, fun, plain):
-        x, y, fx, fy = data()
-        out = {"seq": seq.predict(x, verbose=0).tolist(),
-               "plain": plain.predict(x, verbose=0).tolist()}
-        out["fun"] = [p.tolist() for p in fun.predict(fx, verbose=0)]
-        return out
-
-    def iterations(model):
-        opt = model.optimizer
-        opt = getattr(opt, "inner_optimizer", opt)
-        return int(opt.iterations.numpy())
-""")
-
 TF_SCRIPT = textwrap.dedent("""
     import json, os, sys
     os.environ["TF_USE_LEGACY_KERAS"] = "1"
@@ -84,8 +40,9 @@ TF_SCRIPT = textwrap.dedent("""
     warnings.simplefilter("ignore")
     import numpy as np
     import tf_keras as keras
-""") + BUILD + textwrap.dedent("""
     job = json.loads(sys.argv[1])
+    sys.path.insert(0, job["helpers"])
+    from interop_models import build_models, iterations, predictions, train
     d = job["dir"]
     out = {}
     if job["mode"] == "write":
@@ -114,10 +71,8 @@ TF_SCRIPT = textwrap.dedent("""
     print("RESULT" + json.dumps(out))
 """)
 
-exec(BUILD)  # noqa: S102 - the mixprec side's copies of build_models, data, train, ...
-
-
 def _run_tf(job):
+    job["helpers"] = os.path.dirname(os.path.abspath(__file__))
     p = subprocess.run([_tf_python(), "-c", TF_SCRIPT, json.dumps(job)], capture_output=True,
                        text=True, timeout=600)
     assert p.returncode == 0, p.stderr[-3000:]

@@ -46,6 +46,7 @@ def _call_arg_names(layer):
 def functional_get_config(model):
     from mixprec.keras.engine.input_layer import InputLayer
     from mixprec.keras.engine.keras_tensor import KerasTensor
+    from mixprec.keras.layers.tf_op_layer import SlicingOpLambda, TFOpLambda
 
     nodes = {id(n) for n in model._nodes}
     for t in model.inputs:
@@ -76,13 +77,16 @@ def functional_get_config(model):
     for layer in model.layers:
         filtered = []
         if not isinstance(layer, InputLayer):
-            names = _call_arg_names(layer)[1:]
+            op_layer = isinstance(layer, TFOpLambda)
+            names = [] if op_layer else _call_arg_names(layer)[1:]
             for node in layer._inbound_nodes:
                 if id(node) not in nodes:
                     continue
                 args = node.call_args
                 kwargs = dict(zip(names, args[1:]))
                 kwargs.update(node.call_kwargs)
+                if op_layer and not isinstance(layer, SlicingOpLambda):
+                    kwargs.setdefault("name", None)  # as tf-keras records tf.* calls
                 kwargs = _nest.map_structure(plain, kwargs)
                 try:
                     json.dumps(kwargs)
@@ -101,6 +105,8 @@ def functional_get_config(model):
                 first_arg = args[0] if args else None
                 if isinstance(first_arg, (list, tuple, dict)):
                     data = _map_leaves(first, first_arg)
+                elif op_layer:  # tf-keras keeps an op layer's input structure unwrapped
+                    data = first(first_arg)
                 else:
                     data = [first(first_arg)]
                 filtered.append(data)

@@ -29,6 +29,7 @@ BUILTIN_MODULES = ("activations", "constraints", "initializers", "losses", "metr
                    "optimizers", "regularizers")
 _FUNCTIONAL = ("tf_keras.src.engine.functional", "Functional")
 _LSO = ("tf_keras.src.mixed_precision.loss_scale_optimizer", "LossScaleOptimizerV3")
+_OP_LAYER_MODULE = "tf_keras.src.layers.core.tf_op_layer"
 
 
 # ------------------------------------------------------------------ scopes
@@ -131,6 +132,11 @@ def _tables():
         by_module["mixed_precision"][name] = lso.LossScaleOptimizer
     by_module["mixed_precision"]["LossScaleOptimizerV1"] = lso.LossScaleOptimizerV1
     public[lso.LossScaleOptimizer] = _LSO
+    from mixprec.keras.layers import tf_op_layer
+
+    for cls in (tf_op_layer.TFOpLambda, tf_op_layer.SlicingOpLambda):
+        by_module["layers"][cls.__name__] = cls
+        public[cls] = (_OP_LAYER_MODULE, cls.__name__)
     _PUBLIC, _BY_MODULE = public, by_module
     return public, by_module
 
@@ -165,14 +171,87 @@ def _func_dump(fn):
     return code, fn.__defaults__, closure
 
 
-def _func_load(value):
-    code, defaults, closure = (list(value) + [None, None])[:3]
-    code = marshal.loads(base64.decodebytes(code.encode("ascii")))
+def _func_load(value, globs=None):
+    if isinstance(value, (list, tuple)):
+        code, defaults, closure = (list(value) + [None, None])[:3]
+    else:
+        code, defaults, closure = value, None, None
+    try:
+        code = marshal.loads(base64.decodebytes(code.encode("ascii")))
+    except (ValueError, EOFError, TypeError) as e:
+        raise ValueError("Could not load the function's code (written by another Python "
+                         "version?): %s" % e) from None
     if closure is not None:
         closure = tuple(types.CellType(v) for v in closure)
     if isinstance(defaults, list):
         defaults = tuple(defaults)
-    return types.FunctionType(code, globals(), code.co_name, defaults, closure)
+    return types.FunctionType(code, globs if globs is not None else globals(), code.co_name,
+                              defaults, closure)
+
+
+# ------------------------------------------------------------------ Lambda layers
+
+
+def lambda_layer_config(layer, config):
+    """tf-keras' Lambda config: the function as code ('function_type': 'lambda'; a named
+    Python function too, as tf-keras), its module (for its globals), the output shape."""
+    fn = layer.function
+    if isinstance(fn, types.FunctionType):
+        function, ftype = _func_dump(fn), "lambda"
+    else:
+        function, ftype = getattr(fn, "__name__", repr(fn)), "function"
+    shape = layer._output_shape
+    if isinstance(shape, types.FunctionType):
+        shape_cfg, shape_type, shape_module = _func_dump(shape), "lambda", shape.__module__
+    else:
+        shape_cfg, shape_type, shape_module = shape, "raw", None
+    config.update(function=function, function_type=ftype,
+                  module=getattr(fn, "__module__", None), output_shape=shape_cfg,
+                  output_shape_type=shape_type, output_shape_module=shape_module,
+                  arguments=serialize_keras_object(dict(layer.arguments)))
+    return config
+
+
+def _parse_function(config, custom_objects, attr, module_attr, type_attr):
+    import sys
+
+    globs = dict(globals())
+    module = config.pop(module_attr, None)
+    if module in sys.modules:
+        globs.update(vars(sys.modules[module]))
+    elif module is not None:
+        warnings.warn("%s is not loaded, but a Lambda layer uses it. It may cause errors."
+                      % module, UserWarning, stacklevel=3)
+    if custom_objects:
+        globs.update(custom_objects)
+    ftype = config.pop(type_attr, "raw")
+    value = config.get(attr)
+    if ftype == "function":
+        return deserialize_keras_object(value, custom_objects)
+    if ftype == "lambda":
+        if in_safe_mode():
+            raise ValueError("Requested the deserialization of a Lambda layer with a Python "
+                             "`lambda` inside it. This carries a potential risk of arbitrary "
+                             "code execution and thus it is disallowed by default. If you "
+                             "trust the source of the saved model, you can pass "
+                             "`safe_mode=False` to the loading function in order to allow "
+                             "Lambda layer loading.")
+        return _func_load(value, globs)
+    return value
+
+
+def lambda_layer_from_config(cls, config, custom_objects=None):
+    config = dict(config)
+    config["function"] = _parse_function(config, custom_objects, "function", "module",
+                                         "function_type")
+    if "output_shape" in config:
+        config["output_shape"] = _parse_function(config, custom_objects, "output_shape",
+                                                 "output_shape_module", "output_shape_type")
+    config.pop("output_shape_module", None)
+    config.pop("output_shape_type", None)
+    if config.get("arguments"):
+        config["arguments"] = deserialize_keras_object(config["arguments"], custom_objects)
+    return cls(**config)
 
 
 def serialize_dict(obj):
