@@ -125,9 +125,22 @@ class LossFunctionWrapper(Loss):
         return self.fn(y_true, y_pred, **self._fn_kwargs)
 
     def get_config(self):
+        from mixprec.keras.saving import object_registration
+
         config = super().get_config()
         config.update(self._fn_kwargs)
+        config["fn"] = object_registration.get_registered_name(self.fn)  # as tf-keras 2.21
         return config
+
+    @classmethod
+    def from_config(cls, config):
+        """tf-keras' rule: a subclass knows its function ('fn' is dropped); the wrapper
+        itself looks it up by name."""
+        config = dict(config)
+        fn = config.pop("fn", None)
+        if cls is LossFunctionWrapper and fn is not None:
+            config["fn"] = get(fn) if isinstance(fn, str) else fn
+        return cls(**config)
 
 
 # ------------------------------------------------------------------ functions

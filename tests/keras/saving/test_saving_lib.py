@@ -235,3 +235,21 @@ def test_model_checkpoint_saves_whole_models(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["m-1.keras", "m-2.keras"]
     restored = keras.models.load_model(tmp_path / "m-2.keras")
     np.testing.assert_array_equal(m.predict(x, verbose=0), restored.predict(x, verbose=0))
+
+
+def test_compile_objects_round_trip(tmp_path):
+    m = _model()
+    m.compile(keras.optimizers.SGD(0.1, momentum=0.9, nesterov=True),
+              loss=keras.losses.SparseCategoricalCrossentropy(),
+              metrics=[keras.metrics.SparseCategoricalAccuracy(), "mae"])
+    cfg = m.get_compile_config()
+    assert cfg["loss"]["class_name"] == "SparseCategoricalCrossentropy"
+    assert cfg["loss"]["config"]["fn"] == "sparse_categorical_crossentropy"  # as tf-keras
+    assert cfg["optimizer"]["config"]["momentum"] == 0.9
+    x, y = _xy()
+    m.fit(x, y, verbose=0)
+    m.save(tmp_path / "m.keras")
+    m2 = keras.models.load_model(tmp_path / "m.keras")
+    assert type(m2.optimizer) is keras.optimizers.SGD and m2.optimizer.nesterov
+    h = m2.fit(x, y, verbose=0)
+    assert set(h.history) == {"loss", "sparse_categorical_accuracy", "mae"}
