@@ -253,3 +253,50 @@ def test_compile_objects_round_trip(tmp_path):
     assert type(m2.optimizer) is keras.optimizers.SGD and m2.optimizer.nesterov
     h = m2.fit(x, y, verbose=0)
     assert set(h.history) == {"loss", "sparse_categorical_accuracy", "mae"}
+
+
+class _Sub(keras.Model):
+    def __init__(self, units=3, **kwargs):
+        super().__init__(**kwargs)
+        self.units = units
+        self.d = L.Dense(units)
+
+    def call(self, x):
+        return self.d(x)
+
+
+class _AutoLayer(L.Layer):
+    """No get_config: tf-keras' auto-config records units and scale."""
+
+    def __init__(self, units=2, scale=1.0):
+        super().__init__()
+        self.units, self.scale = units, scale
+
+    def build(self, shape):
+        self.w = self.add_weight("w", (shape[-1], self.units))
+
+    def call(self, x):
+        return x @ self.w * self.scale
+
+
+def test_subclassed_model_and_auto_config_layer(tmp_path):
+    m = _Sub(4)
+    m.compile("adam", "mse")
+    m.fit(np.ones((4, 2), "float32"), np.ones((4, 4), "float32"), verbose=0)
+    m.save(tmp_path / "s.keras")
+    with zipfile.ZipFile(tmp_path / "s.keras") as zf:
+        cfg = json.loads(zf.read("config.json"))
+    assert cfg["config"] == {"units": 4}
+    assert cfg["build_config"] == {"input_shape": [None, 2]}
+    m2 = keras.models.load_model(tmp_path / "s.keras", custom_objects={"_Sub": _Sub})
+    x = np.ones((1, 2), "float32")
+    np.testing.assert_array_equal(m.predict(x, verbose=0), m2.predict(x, verbose=0))
+    assert int(m2.optimizer.iterations.numpy()) == 1
+
+    layer = _AutoLayer(3, scale=2.0)
+    assert layer.get_config() == {"units": 3, "scale": 2.0}
+    s = keras.Sequential([keras.Input((2,)), layer])
+    s.save(tmp_path / "a.keras")
+    s2 = keras.models.load_model(tmp_path / "a.keras", custom_objects={"_AutoLayer": _AutoLayer})
+    assert s2.layers[0].scale == 2.0
+    np.testing.assert_array_equal(s.predict(x, verbose=0), s2.predict(x, verbose=0))

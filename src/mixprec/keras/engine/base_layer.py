@@ -90,6 +90,14 @@ class Layer:
 
     _CALL_ACCEPTS = {}  # class -> (accepts training, accepts mask)
 
+    def __new__(cls, *args, **kwargs):
+        self = super().__new__(cls)
+        if not cls.__module__.startswith("mixprec."):  # a user's class: its auto-config
+            from mixprec.keras.saving import model_config
+
+            model_config.record_init_args(self, cls, args, kwargs)
+        return self
+
     def __init__(self, trainable=True, name=None, dtype=None, dynamic=False, autocast=True,
                  input_shape=None, batch_input_shape=None, batch_size=None, input_dim=None,
                  activity_regularizer=None, **kwargs):
@@ -588,6 +596,10 @@ class Layer:
                   "dtype": _policy_config(self._dtype_policy)}
         if self._batch_input_shape is not None:
             config["batch_input_shape"] = self._batch_input_shape
+        if type(self).get_config is Layer.get_config and "_auto_config" in self.__dict__:
+            from mixprec.keras.saving import model_config
+
+            return model_config.layer_auto_config(self, config)
         return config
 
     @classmethod

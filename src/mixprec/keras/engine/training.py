@@ -53,13 +53,6 @@ def _match_rank(yt, yp):
 class Model(_steps.RunEagerlyMixin, Layer):
     """Groups layers into an object with training and inference features."""
 
-    def __new__(cls, *args, **kwargs):
-        self = super().__new__(cls)
-        from mixprec.keras.saving import model_config
-
-        model_config.record_init_args(self, cls, args, kwargs)  # get_config's auto-config
-        return self
-
     def __init__(self, *args, **kwargs):
         inputs = kwargs.pop("inputs", None)
         outputs = kwargs.pop("outputs", None)

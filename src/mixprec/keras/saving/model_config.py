@@ -408,7 +408,12 @@ def layer_build_config(layer):
     shape = layer.__dict__.get("_build_input_shape")
     if shape is None:
         return None
-    return {"input_shape": _shape_value(shape)}
+    shape = _shape_value(shape)
+    from mixprec.keras.engine.training import Model
+
+    if isinstance(layer, Model) and isinstance(shape, tuple) and shape:
+        shape = (None,) + shape[1:]  # a model runs on batches of any size (tf-keras: None)
+    return {"input_shape": shape}
 
 
 def _as_shape(shape):
@@ -498,28 +503,57 @@ def model_from_class_config(cls, config, custom_objects=None):
             "encountered during deserialization: %s" % (cls, cls.__name__, config, e)) from e
 
 
-def record_init_args(model, cls, args, kwargs):
-    """Model.__new__'s hook: the explicit constructor arguments of a subclassed model (its
-    auto-config), as tf-keras records them."""
+def record_init_args(obj, cls, args, kwargs):
+    """Layer.__new__'s hook: the explicit constructor arguments of a user's layer or
+    subclassed model (their auto-config, as tf-keras records them). mixprec's own classes
+    and functional constructions (``Model(inputs, outputs)``) are skipped."""
+    import inspect
+
+    from mixprec.keras.engine.keras_tensor import KerasTensor
     from mixprec.keras.engine.sequential import Sequential
     from mixprec.keras.engine.training import Model
 
-    if cls is Model or issubclass(cls, Sequential) or "inputs" in kwargs or (
-            args and not isinstance(args[0], (int, float, str, bool, type(None)))):
+    if cls.__module__.startswith("mixprec.") or issubclass(cls, Sequential) or (
+            issubclass(cls, Model) and ("inputs" in kwargs or any(
+                isinstance(a, (KerasTensor, list, tuple, dict)) for a in args[:1]))):
         return
-    import inspect
-
     try:
-        bound = inspect.signature(cls.__init__).bind_partial(None, *args, **kwargs)
+        sig = inspect.signature(cls.__init__)
+        bound = sig.bind_partial(None, *args, **kwargs)
     except (TypeError, ValueError):
         return
     out = {}
     for name, value in list(bound.arguments.items())[1:]:
-        param = inspect.signature(cls.__init__).parameters[name]
+        param = sig.parameters[name]
         if param.kind == param.VAR_KEYWORD:
             out.update(value)
         elif param.kind == param.VAR_POSITIONAL:
             return
         else:
             out[name] = value
-    object.__setattr__(model, "_auto_config", out)
+    object.__setattr__(obj, "_auto_config", out)
+
+
+def layer_auto_config(layer, base):
+    """A user's layer without its own get_config: the base config plus its constructor
+    arguments (tf-keras' auto-config; base keys its __init__ cannot take are dropped)."""
+    import inspect
+
+    args = layer.__dict__.get("_auto_config")
+    if args is None:
+        return base
+    try:
+        extra = _ser.serialize_keras_object(dict(args))
+        json.dumps(extra, default=_json_default)
+    except (TypeError, ValueError):
+        raise NotImplementedError(
+            "Layer %s was passed non-JSON-serializable arguments. Arguments had types: %s. "
+            "They cannot be serialized out when saving the model. hint: define get_config() "
+            "(and from_config()) on %s" % (
+                type(layer).__name__, {k: type(v).__name__ for k, v in args.items()},
+                type(layer).__name__)) from None
+    params = inspect.signature(type(layer).__init__).parameters
+    if not any(p.kind == p.VAR_KEYWORD for p in params.values()):
+        base = {k: v for k, v in base.items() if k in params}
+    base.update(extra)
+    return base
