@@ -159,7 +159,17 @@ def load_model(filepath, custom_objects=None, compile=True):
                     "*not* compiled. Compile it manually.")
             return model
         model.compile(**_compile_args(training, custom_objects))
-        if "optimizer_weights" in f:
+        opt_cfg = training.get("optimizer_config")
+        legacy_opt = isinstance(opt_cfg, dict) and (opt_cfg.get("config") or {}).get(
+            "is_legacy_optimizer", True)
+        if "optimizer_weights" in f and legacy_opt:
+            # TF < 2.11's optimizers (OptimizerV2) order their slots by kind (every m, then
+            # every v): assigning them in the new optimizers' order would be silently wrong
+            _logging.get_logger().warning(
+                "The file's optimizer state comes from a legacy (TF < 2.11) optimizer, whose "
+                "variables mixprec does not map; the model starts with a freshly initialized "
+                "optimizer.")
+        elif "optimizer_weights" in f:
             group = f["optimizer_weights"]
             values = [np.asarray(group[n][()])
                       for n in legacy_h5._load_attr(group, "weight_names")]

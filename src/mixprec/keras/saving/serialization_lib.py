@@ -415,9 +415,13 @@ def _retrieve(name, registered_name, module, obj_type, full_config, custom_objec
             obj = getattr(vars(mod).get(outer), inner, None)
         if obj is not None:
             return obj
-    raise TypeError("Could not locate %s '%s'. Make sure custom classes are decorated with "
+    hint = ""
+    if hints is not None or module == "builtins":
+        hint = (" (a Keras built-in that mixprec does not implement yet, or a custom object "
+                "not passed in custom_objects; docs/porting.md lists what mixprec has)")
+    raise TypeError("Could not locate %s '%s'%s. Make sure custom classes are decorated with "
                     "`@keras.saving.register_keras_serializable()`. Full object config: %s"
-                    % (obj_type, name, full_config))
+                    % (obj_type, name, hint, full_config))
 
 
 def deserialize_keras_object(config, custom_objects=None, safe_mode=True, **kwargs):
