@@ -51,3 +51,39 @@ def iterations(model):
     opt = model.optimizer
     opt = getattr(opt, "inner_optimizer", opt)
     return int(opt.iterations.numpy())
+
+
+def config_models(keras):
+    """serialize_keras_object of models whose every name is fixed (clear_session resets
+    the op layers' counters), as JSON: equal on both sides."""
+    import json
+
+    keras.backend.clear_session()
+    L = keras.layers
+    out = {}
+    a = keras.Input((8, 8, 1), name="img")
+    x = L.Conv2D(4, 3, activation="relu", kernel_regularizer=keras.regularizers.L2(0.01),
+                 name="c1")(a)
+    x = L.BatchNormalization(name="bn")(x)
+    x = L.MaxPooling2D(name="mp")(x)
+    x = L.Flatten(name="fl")(x)
+    x = L.Dropout(0.5, name="do")(x)
+    o = L.Dense(3, activation="softmax", name="out")(x)
+    cnn = keras.Model(a, o, name="cnn")
+    cnn.compile(keras.optimizers.Adam(0.001), "sparse_categorical_crossentropy",
+                metrics=["accuracy"])
+    out["cnn"] = keras.saving.serialize_keras_object(cnn)
+    keras.mixed_precision.set_global_policy("mixed_float16")
+    seq = keras.Sequential([L.Dense(4, input_shape=(3,), name="d1"), L.ReLU(name="r"),
+                            L.Dense(2, name="d2"),
+                            L.Activation("softmax", dtype="float32", name="sm")], name="s")
+    keras.mixed_precision.set_global_policy("float32")
+    out["mixed_seq"] = keras.saving.serialize_keras_object(seq)
+    i, j = keras.Input((4,), name="i"), keras.Input((4,), name="j")
+    shared = L.Dense(4, name="shared")
+    inner = keras.Sequential([L.Dense(3, name="in_d")], name="inner")
+    y = 2.0 * inner(shared(i)) - j[:, 0:3]
+    fun = keras.Model([i, j], [y, shared(j)], name="fun")
+    fun.compile(keras.optimizers.SGD(0.1, momentum=0.9), ["mse", "mae"])
+    out["fun"] = keras.saving.serialize_keras_object(fun)
+    return json.loads(json.dumps(out, default=list))

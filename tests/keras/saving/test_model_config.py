@@ -221,3 +221,27 @@ def test_lambda_layer_config_and_safe_mode():
     np.testing.assert_array_equal(m2.predict(np.ones((1, 3), "float32"), verbose=0),
                                   np.full((1, 3), 3.0, "float32"))
     assert L.Lambda.from_config(cfg)(np.ones((1, 3), "float32")).numpy()[0, 0] == 3.0
+
+
+def test_functional_layers_are_in_tf_keras_depth_order():
+    """tf-keras 2.21 lists this model's layers as i, shared, inner, j, multiply, getitem,
+    subtract (deepest first, ties by first visit from the outputs): summary, weights and
+    the saved files' numbering follow that order."""
+    keras.backend.clear_session()
+    i, j = keras.Input((4,), name="i"), keras.Input((4,), name="j")
+    shared = L.Dense(4, name="shared")
+    inner = keras.Sequential([L.Dense(3, name="in_d")], name="inner")
+    y = 2.0 * inner(shared(i)) - j[:, 0:3]
+    m = keras.Model([i, j], [y, shared(j)])
+    assert [la.name for la in m.layers] == ["i", "shared", "inner", "j", "tf.math.multiply",
+                                            "tf.__operators__.getitem", "tf.math.subtract"]
+    cfg = m.get_config()
+    by_name = {c["name"]: c for c in cfg["layers"]}
+    assert by_name["tf.math.multiply"]["build_config"] == {"input_shape": ()}
+    assert by_name["tf.math.subtract"]["build_config"] == {"input_shape": (None, 3)}
+    # two branches of the same class are numbered in that order in the .keras file
+    a = keras.Input((2,), name="a")
+    left = L.Dense(5, name="left")(L.Dense(7, name="deep")(a))
+    right = L.Dense(3, name="right")(a)
+    m = keras.Model(a, [right, left])
+    assert [la.name for la in m.layers] == ["a", "deep", "right", "left"]

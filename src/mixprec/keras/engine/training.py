@@ -24,6 +24,7 @@ from mixprec.keras import losses as _losses
 from mixprec.keras import metrics as _metrics
 from mixprec.keras import optimizers as _optimizers
 from mixprec.keras.engine import distributed as _distributed
+from mixprec.keras.engine import functional_order
 from mixprec.keras.engine.base_layer import Layer
 from mixprec.keras.engine.input_layer import InputLayer
 from mixprec.keras.engine.keras_tensor import KerasTensor
@@ -123,10 +124,8 @@ class Model(_steps.RunEagerlyMixin, Layer):
                         "previous layers were accessed without issue: %s" % (
                             kt, [n.layer.name for n in order]))
         self._nodes = [n for n in order if not isinstance(n.layer, InputLayer)]
-        layers = [t._keras_history[0] for t in self.inputs]
-        for n in self._nodes:
-            if n.layer not in layers:
-                layers.append(n.layer)
+        # tf-keras' order (by depth from the outputs): summary, weights, saved files
+        layers = functional_order.layers_by_depth(self.inputs, self.outputs)
         self._graph_layers = layers
         for layer in layers:
             if layer not in self._layers:

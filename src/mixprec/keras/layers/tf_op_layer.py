@@ -63,6 +63,11 @@ class TFOpLambda(Layer):
         kwargs.pop("mask", None)
         if not any(_is_kt(a) for a in _nest.flatten((list(args), kwargs))):
             return self.call(*args, **kwargs)  # values: the op itself
+        if "_build_input_shape" not in self.__dict__ and args:
+            # its build config, as tf-keras records it: the first argument's shape
+            first = args[0]
+            self._build_input_shape = first.shape if _is_kt(first) else np.shape(first)
+            self.built = True
         return super().__call__(*args, **kwargs)
 
     def get_config(self):

@@ -410,13 +410,12 @@ class Optimizer:
         return v
 
     def get_config(self):
-        config = {"name": self._name}
-        if self.clipnorm is not None:
-            config["clipnorm"] = self.clipnorm
-        if self.clipvalue is not None:
-            config["clipvalue"] = self.clipvalue
-        if self.global_clipnorm is not None:
-            config["global_clipnorm"] = self.global_clipnorm
+        # tf-keras 2.21's keys, in its order (weight decay, EMA and XLA are not implemented
+        # by mixprec: their defaults; from_config refuses other values)
+        config = {"name": self._name, "weight_decay": None, "clipnorm": self.clipnorm,
+                  "global_clipnorm": self.global_clipnorm, "clipvalue": self.clipvalue,
+                  "use_ema": False, "ema_momentum": 0.99, "ema_overwrite_frequency": None,
+                  "jit_compile": False, "is_legacy_optimizer": False}
         if self._initial_decay:
             config["decay"] = self._initial_decay
         return config
