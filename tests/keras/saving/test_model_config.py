@@ -245,3 +245,32 @@ def test_functional_layers_are_in_tf_keras_depth_order():
     right = L.Dense(3, name="right")(a)
     m = keras.Model(a, [right, left])
     assert [la.name for la in m.layers] == ["a", "deep", "right", "left"]
+
+
+def test_tf_function_op_layers_from_a_config():
+    """tf-keras records tf.nn.relu(x), tf.concat([...]) on Keras tensors as TFOpLambda
+    layers naming the function; mixprec runs them with its own tf.* functions."""
+    cfg = {"name": "m", "trainable": True, "layers": [
+        {"module": "keras.layers", "class_name": "InputLayer", "registered_name": None,
+         "config": {"batch_input_shape": [None, 4], "dtype": "float32", "sparse": False,
+                    "ragged": False, "name": "i", "optional": False},
+         "name": "i", "inbound_nodes": []},
+        {"module": "tf_keras.src.layers.core.tf_op_layer", "class_name": "TFOpLambda",
+         "registered_name": "TFOpLambda",
+         "config": {"name": "tf.nn.relu", "trainable": True, "dtype": "float32",
+                    "function": "nn.relu"},
+         "name": "tf.nn.relu", "inbound_nodes": [["i", 0, 0, {"name": None}]]},
+        {"module": "tf_keras.src.layers.core.tf_op_layer", "class_name": "TFOpLambda",
+         "registered_name": "TFOpLambda",
+         "config": {"name": "tf.concat", "trainable": True, "dtype": "float32",
+                    "function": "concat"},
+         "name": "tf.concat", "inbound_nodes": [[["tf.nn.relu", 0, 0, {"axis": -1}],
+                                                 ["i", 0, 0, {"axis": -1}]]]}],
+        "input_layers": [["i", 0, 0]], "output_layers": [["tf.concat", 0, 0]]}
+    m = keras.Model.from_config(cfg)
+    x = np.array([[-1.0, 2.0, -3.0, 4.0]], np.float32)
+    np.testing.assert_array_equal(m.predict(x, verbose=0),
+                                  np.concatenate([np.maximum(x, 0), x], -1))
+    cfg["layers"][1]["config"]["function"] = "math.no_such_function"
+    with pytest.raises(ValueError, match="tf.math.no_such_function"):
+        keras.Model.from_config(cfg)

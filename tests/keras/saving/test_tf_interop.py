@@ -58,6 +58,15 @@ TF_SCRIPT = textwrap.dedent("""
         plain.save_weights(d + "/plain.weights.h5")
         out["pred"] = predictions(seq, fun, plain)
         out["iters"] = [iterations(m) for m in (seq, fun, plain)]
+        # TensorFlow functions on Keras tensors (TFOpLambda layers of tf.nn.relu, ...)
+        import tensorflow as tf
+        i = keras.Input((4,), name="i")
+        y = tf.nn.relu(i)
+        z = tf.concat([y, tf.reduce_mean(y, axis=-1, keepdims=True)], axis=-1)
+        fns = keras.Model(i, [z, tf.cast(i, "float16")])
+        fns.save(d + "/fns.keras")
+        x = np.arange(8, dtype="float32").reshape(2, 4) - 3
+        out["fns"] = [p.tolist() for p in fns.predict(x, verbose=0)]
     else:
         seq = keras.models.load_model(d + "/seq.keras")
         fun = keras.models.load_model(d + "/fun.keras")
@@ -107,6 +116,11 @@ def test_tf_keras_files_load_in_mixprec(tmp_path):
     np.testing.assert_array_equal(plain2.get_weights()[0], plain.get_weights()[0])
     train(seq, fun, plain)
     assert [iterations(m) for m in (seq, fun, plain)] == [4, 2, 2]
+    fns = keras.models.load_model(tmp_path / "fns.keras")
+    got = fns.predict(np.arange(8, dtype="float32").reshape(2, 4) - 3, verbose=0)
+    assert got[1].dtype == np.float16
+    for p, q in zip(got, ref["fns"]):
+        np.testing.assert_array_equal(p, np.array(q, p.dtype))
 
 
 def test_mixprec_files_load_in_tf_keras(tmp_path):

@@ -39,23 +39,52 @@ def _value(x):
     return _core.convert_to_tensor(x) if isinstance(x, np.ndarray) else x
 
 
+def _tf_function(function):
+    """``tf.<function>`` in mixprec ('nn.relu', 'math.reduce_mean', 'concat'): the calls
+    tf-keras records when a TensorFlow function is applied to Keras tensors."""
+    import inspect
+
+    import mixprec
+
+    obj = mixprec
+    try:
+        for part in function.split("."):
+            obj = getattr(obj, part)
+    except AttributeError:
+        obj = None
+    if not callable(obj):
+        raise ValueError("The model calls tf.%s on Keras tensors, which mixprec does not "
+                         "implement (docs/porting.md lists what it has)" % function)
+    try:
+        takes_name = "name" in inspect.signature(obj).parameters
+    except (TypeError, ValueError):
+        takes_name = True
+    return obj, takes_name
+
+
 class TFOpLambda(Layer):
-    """``function`` is tf-keras' name of the op (a key of the table above)."""
+    """``function`` is tf-keras' name of the op: an operator of the table above, or a
+    TensorFlow function mixprec has (``nn.relu``, ``math.reduce_mean``, ``concat``...)."""
 
     def __init__(self, function, name=None, **kwargs):
         if function not in _OPS and function != "__operators__.getitem":
-            raise ValueError("mixprec has no op layer for the TensorFlow function %r (it "
-                             "implements %s)" % (function, sorted(_OPS)))
+            self._fn = _tf_function(function)
         kwargs.pop("autocast", None)
         super().__init__(name=name or backend.unique_object_name("tf." + function),
                          autocast=False, **kwargs)
         self.function = function
 
-    def call(self, x, y=None, b=None, slice_spec=None, name=None):
+    def call(self, *args, **kwargs):
+        if self.function not in _OPS:
+            fn, takes_name = self.__dict__["_fn"]
+            if not takes_name:
+                kwargs.pop("name", None)
+            return fn(*[_value(a) for a in args], **kwargs)
         fn, second = _OPS[self.function]
+        x = args[0] if args else kwargs.pop("x")
         if second is None:
             return fn(_value(x))
-        other = b if second == "b" else y
+        other = args[1] if len(args) > 1 else kwargs.get(second)
         return fn(_value(x), _value(other))
 
     def __call__(self, *args, **kwargs):
