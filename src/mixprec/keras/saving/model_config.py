@@ -355,8 +355,7 @@ def input_shapes(model):
     nested = model._nested_inputs
     if isinstance(nested, dict):
         return dict(zip(nested.keys(), shapes))
-    return shapes[0] if len(shapes) == 1 and not isinstance(nested, (list, tuple)) or \
-        len(shapes) == 1 else shapes
+    return shapes[0] if len(shapes) == 1 else shapes  # [i] too, as tf-keras
 
 
 def get_compile_config(model):
