@@ -29,6 +29,7 @@ from mixprec.keras.engine.base_layer import Layer
 from mixprec.keras.engine.input_layer import InputLayer
 from mixprec.keras.engine.keras_tensor import KerasTensor
 from mixprec.keras.engine import step_functions as _steps
+from mixprec.keras.saving.model_methods import ModelSavingMixin
 
 __all__ = ["Model"]
 
@@ -51,7 +52,7 @@ def _match_rank(yt, yp):
     return _core.reshape(yt, [yt.shape[0], 1])
 
 
-class Model(_steps.RunEagerlyMixin, Layer):
+class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
     """Groups layers into an object with training and inference features."""
 
     def __init__(self, *args, **kwargs):
@@ -732,44 +733,6 @@ class Model(_steps.RunEagerlyMixin, Layer):
 
         return weights_io.load_weights(self, filepath, by_name=by_name,
                                        skip_mismatch=skip_mismatch, options=options)
-
-    # ---------------------------------------------------------------- saving (keras/saving/)
-
-    def get_config(self):
-        """A functional model's layers and wiring (tf-keras 2.21's layout); a subclassed
-        model's constructor arguments, as tf-keras' auto-config records them."""
-        from mixprec.keras.saving import model_config
-
-        return model_config.model_get_config(self)
-
-    @classmethod
-    def from_config(cls, config, custom_objects=None):
-        from mixprec.keras.saving import model_config
-
-        return model_config.model_from_class_config(cls, config, custom_objects)
-
-    def to_json(self, **kwargs):
-        from mixprec.keras.saving import model_config
-
-        return model_config.model_to_json(self, **kwargs)
-
-    def get_compile_config(self):
-        from mixprec.keras.saving import model_config
-
-        return model_config.get_compile_config(self)
-
-    def compile_from_config(self, config):
-        from mixprec.keras.saving import model_config
-
-        model_config.compile_from_config(self, config)
-
-    def save(self, filepath, overwrite=True, save_format=None, **kwargs):
-        """Saves the model: ``.keras`` (a zip of config, metadata and HDF5 weights, as
-        tf-keras 2.21) or ``.h5``; see docs/saving.md."""
-        from mixprec.keras.saving import saving_api
-
-        return saving_api.save_model(self, filepath, overwrite=overwrite,
-                                     save_format=save_format, **kwargs)
 
 
 # -------------------------------------------------------------------- data
