@@ -196,7 +196,7 @@ def read_h5(h5file, root, skip_mismatch=False):
         group = h5file[key] if key in h5file else {}
         names = sorted(group.keys(), key=lambda k: int(k) if k.isdigit() else -1)
         values = [np.asarray(group[k][()]) for k in names]
-        if path.endswith("/loss_scale") or path == "loss_scale":
+        if kind is None:  # a LossScaleOptimizer's loss scale (mixprec's extra group)
             if len(values) == len(variables):
                 assign.extend(zip(variables, values))
             continue
