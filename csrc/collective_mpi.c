@@ -1,8 +1,9 @@
 /* collective_mpi.c — the MPI collectives engine: one rank per process over MPI_COMM_WORLD,
  * through the MPI standard ABI library (libmpi_abi.so, MPI 5) dlopen'ed at run time, so
- * importing mixprec never needs MPI. Buckets are packed into one float32/float64 buffer,
- * reduced with non-blocking calls polled under a deadline, and a peer process that is
- * gone is named in the error; no call waits forever. Host buffers only. */
+ * importing mixprec never needs MPI. A single float32/float64 buffer is reduced straight
+ * into its output (reduce-scatter + all-gather); other buckets are packed into one
+ * float32/float64 buffer. Non-blocking calls are polled under a deadline, and a peer
+ * process that is gone is named in the error; no call waits forever. Host buffers only. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
@@ -45,6 +46,10 @@ typedef struct {
     int (*Ibcast)(void *, int, abi_handle, int, abi_handle, abi_handle *);
     int (*Ibarrier)(abi_handle, abi_handle *);
     int (*Iallgather)(const void *, int, abi_handle, void *, int, abi_handle, abi_handle, abi_handle *);
+    int (*Ireduce_scatter)(const void *, void *, const int *, abi_handle, abi_handle, abi_handle,
+                           abi_handle *);
+    int (*Iallgatherv)(const void *, int, abi_handle, void *, const int *, const int *, abi_handle,
+                       abi_handle, abi_handle *);
     int (*Test)(abi_handle *, int *, void *);
     int (*Error_string)(int, char *, int *);
 } mpi_api;
@@ -60,6 +65,7 @@ typedef struct {
     char host[64];
     char *stage;          /* packed bucket, reused between calls (under mu) */
     size_t stage_cap;
+    int *blocks, *displs; /* per-rank block counts and offsets of one chunk (under mu) */
 } mpi_impl;
 
 /* The staging buffer, grown to at least `nbytes` (kept: a fresh 64 MiB block per step
@@ -175,27 +181,61 @@ static mp_status wait_req(mp_comm *c, abi_handle *req, const char *what) {
     }
 }
 
-#define MAX_COUNT (1 << 30)
+/* A large bucket is reduced in chunks of CHUNK_BYTES, one after the other: MPICH's
+ * non-blocking algorithms malloc a temporary of about half a chunk per call, and glibc
+ * serves a temporary above its mmap threshold (at most 32 MiB) with fresh pages every
+ * time (8193 page faults per 64 MiB call, a third of its time); 16 MiB chunks keep the
+ * temporaries in the heap, reused. Below SMALL_BYTES one MPI_Iallreduce (one round). */
+#define CHUNK_BYTES ((size_t)16 << 20)
+#define SMALL_BYTES ((size_t)1 << 20)
+#define MAX_COUNT (1 << 30) /* bytes per MPI_Ibcast of a broadcast */
 
-/* buf = sum over ranks of (send, or buf itself when send is NULL). */
+/* out = op over ranks of `send`, out of place, as MPI_Ireduce_scatter straight into this
+ * rank's block of `out` then MPI_Iallgatherv in place: `send` is read once and never
+ * copied, and every element is reduced on one rank only, so all ranks get its bits. */
+static mp_status reduce_scatter_gather(mp_comm *c, const void *send, void *out, int m,
+                                       abi_handle dt, size_t es, abi_handle op) {
+    mpi_impl *mi = c->impl;
+    int per = m / c->size, extra = m % c->size, off = 0;
+    for (int r = 0; r < c->size; r++) {
+        mi->blocks[r] = per + (r < extra);
+        mi->displs[r] = off;
+        off += mi->blocks[r];
+    }
+    abi_handle req = NULL;
+    int rc = api.Ireduce_scatter(send, (char *)out + (size_t)mi->displs[c->rank] * es, mi->blocks,
+                                 dt, op, ABI_COMM_WORLD, &req);
+    if (rc)
+        return mpi_err(c, "all-reduce", rc);
+    MP_TRY(wait_req(c, &req, "all-reduce"));
+    rc = api.Iallgatherv(ABI_IN_PLACE, 0, dt, out, mi->blocks, mi->displs, dt, ABI_COMM_WORLD, &req);
+    if (rc)
+        return mpi_err(c, "all-reduce", rc);
+    return wait_req(c, &req, "all-reduce");
+}
+
+/* buf = op over ranks of (send, or buf itself when send is NULL). */
 static mp_status reduce_buffer(mp_comm *c, const void *send, void *buf, int64_t count,
                                abi_handle dt, size_t es, abi_handle op) {
-    for (int64_t off = 0; off < count; off += MAX_COUNT) {
-        int m = (int)(count - off < MAX_COUNT ? count - off : MAX_COUNT);
+    int64_t chunk = (int64_t)(CHUNK_BYTES / es);
+    for (int64_t off = 0; off < count; off += chunk) {
+        int m = (int)(count - off < chunk ? count - off : chunk);
         char *p = (char *)buf + (size_t)off * es;
         const void *sp = send ? (const char *)send + (size_t)off * es : ABI_IN_PLACE;
         abi_handle req = NULL;
         int rc;
-        if (c->size <= 2) { /* a+b == b+a: every rank gets the same bits */
+        if (send && (c->size > 2 || (size_t)m * es >= SMALL_BYTES)) {
+            MP_TRY(reduce_scatter_gather(c, sp, p, m, dt, es, op));
+        } else if (c->size <= 2) { /* a+b == b+a: every rank gets the same bits */
             rc = api.Iallreduce(sp, p, m, dt, op, ABI_COMM_WORLD, &req);
             if (rc)
                 return mpi_err(c, "all-reduce", rc);
             MP_TRY(wait_req(c, &req, "all-reduce"));
-        } else { /* reduce to rank 0, then broadcast: one summation order for everyone */
+        } else { /* in place: reduce to rank 0, then broadcast: one summation for everyone */
             if (c->rank == 0)
-                rc = api.Ireduce(sp, p, m, dt, op, 0, ABI_COMM_WORLD, &req);
+                rc = api.Ireduce(ABI_IN_PLACE, p, m, dt, op, 0, ABI_COMM_WORLD, &req);
             else
-                rc = api.Ireduce(send ? sp : p, NULL, m, dt, op, 0, ABI_COMM_WORLD, &req);
+                rc = api.Ireduce(p, NULL, m, dt, op, 0, ABI_COMM_WORLD, &req);
             if (rc)
                 return mpi_err(c, "all-reduce", rc);
             MP_TRY(wait_req(c, &req, "all-reduce"));
@@ -331,6 +371,8 @@ static void m_destroy(mp_comm *c) {
         pthread_mutex_destroy(&m->mu);
         free(m->peers);
         free(m->stage);
+        free(m->blocks);
+        free(m->displs);
         free(m);
     }
     free(c);
@@ -371,6 +413,8 @@ static mp_status load_api(const char *library) {
     LOAD(Ibcast);
     LOAD(Ibarrier);
     LOAD(Iallgather);
+    LOAD(Ireduce_scatter);
+    LOAD(Iallgatherv);
     LOAD(Test);
     LOAD(Error_string);
     api.lib = lib;
@@ -419,7 +463,9 @@ mp_status mp_comm_mpi_new(const char *library, double timeout_s, mp_comm **out) 
     gethostname(me.host, sizeof me.host - 1);
     memcpy(m->host, me.host, sizeof m->host);
     m->peers = calloc((size_t)c->size, sizeof *m->peers);
-    if (!m->peers) {
+    m->blocks = calloc((size_t)c->size, sizeof *m->blocks);
+    m->displs = calloc((size_t)c->size, sizeof *m->displs);
+    if (!m->peers || !m->blocks || !m->displs) {
         m_destroy(c);
         return mp_error_set(MP_ERR_MEMORY, "MPI: out of memory");
     }
