@@ -115,7 +115,7 @@ def _mpiexec():
     return exe if exe and os.path.exists(lib) else None
 
 
-def _epoch_worker(replicas, examples, batch_per_replica, cnn=False):
+def _epoch_worker(replicas, examples, batch_per_replica):
     import numpy as np
 
     import mixprec as tf
@@ -126,26 +126,15 @@ def _epoch_worker(replicas, examples, batch_per_replica, cnn=False):
         cpu, [tf.config.LogicalDeviceConfiguration()] * replicas)
     strategy = tf.distribute.MirroredStrategy()
     gbs = batch_per_replica * strategy.num_replicas_in_sync
-    if cnn:  # seed 004's model on the Fashion-MNIST subset shipped with mixprec
-        (x, y), _ = keras.datasets.fashion_mnist.load_embedded()
-        x, y = x[:examples, ..., None] / np.float32(255), y[:examples]
-    else:
-        rng = np.random.default_rng(0)
-        x = rng.random((examples, 784), dtype=np.float32)
-        y = rng.integers(0, 10, examples)
+    rng = np.random.default_rng(0)
+    x = rng.random((examples, 784), dtype=np.float32)
+    y = rng.integers(0, 10, examples)
     ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(gbs)
     dist = strategy.experimental_distribute_dataset(ds)
     with strategy.scope():
-        if cnn:
-            model = keras.Sequential([
-                keras.layers.Conv2D(32, 3, activation="relu"), keras.layers.MaxPooling2D(),
-                keras.layers.Conv2D(64, 3, activation="relu"), keras.layers.MaxPooling2D(),
-                keras.layers.Flatten(), keras.layers.Dense(64, activation="relu"),
-                keras.layers.Dense(10)])
-        else:
-            model = keras.Sequential([
-                keras.layers.Dense(256, activation="relu", input_shape=(784,)),
-                keras.layers.Dense(64, activation="relu"), keras.layers.Dense(10)])
+        model = keras.Sequential([
+            keras.layers.Dense(256, activation="relu", input_shape=(784,)),
+            keras.layers.Dense(64, activation="relu"), keras.layers.Dense(10)])
         opt = keras.optimizers.Adam()
         loss_obj = keras.losses.SparseCategoricalCrossentropy(
             from_logits=True, reduction=keras.losses.Reduction.NONE)
@@ -169,11 +158,121 @@ def _epoch_worker(replicas, examples, batch_per_replica, cnn=False):
     print("EPOCH_SECONDS %.6f" % (time.perf_counter() - t0))
 
 
+def _seed_epoch_worker(framework, replicas, data, batch_per_replica):
+    """Seed 004's training code as written (CNN, MirroredStrategy on `replicas` logical CPUs,
+    distributed dataset, strategy.run/reduce in tf.function, train accuracy metric), run
+    under `framework` ("mixprec" or "tensorflow": the same lines, only the import differs)
+    on the images saved in `data`; prints the second epoch's time (the first traces)."""
+    import numpy as np
+
+    if framework == "tensorflow":
+        import tensorflow as tf
+    else:
+        import mixprec as tf
+    cpu = tf.config.list_physical_devices("CPU")
+    tf.config.set_logical_device_configuration(
+        cpu[0], [tf.config.LogicalDeviceConfiguration()] * replicas)
+    d = np.load(data)
+    train_images, train_labels = d["x"][..., None] / np.float32(255), d["y"]
+    strategy = tf.distribute.MirroredStrategy()
+    assert strategy.num_replicas_in_sync == replicas, strategy.num_replicas_in_sync
+    GLOBAL_BATCH_SIZE = batch_per_replica * strategy.num_replicas_in_sync
+    train_dataset = tf.data.Dataset.from_tensor_slices((train_images, train_labels)).shuffle(
+        len(train_images)).batch(GLOBAL_BATCH_SIZE)
+    train_dist_dataset = strategy.experimental_distribute_dataset(train_dataset)
+    with strategy.scope():
+        loss_object = tf.keras.losses.SparseCategoricalCrossentropy(
+            from_logits=True, reduction=tf.keras.losses.Reduction.NONE)
+
+        def compute_loss(labels, predictions):
+            per_example_loss = loss_object(labels, predictions)
+            return tf.nn.compute_average_loss(per_example_loss,
+                                              global_batch_size=GLOBAL_BATCH_SIZE)
+
+        train_accuracy = tf.keras.metrics.SparseCategoricalAccuracy(name="train_accuracy")
+        model = tf.keras.Sequential([
+            tf.keras.layers.Conv2D(32, 3, activation="relu"), tf.keras.layers.MaxPooling2D(),
+            tf.keras.layers.Conv2D(64, 3, activation="relu"), tf.keras.layers.MaxPooling2D(),
+            tf.keras.layers.Flatten(), tf.keras.layers.Dense(64, activation="relu"),
+            tf.keras.layers.Dense(10)])
+        optimizer = tf.keras.optimizers.Adam()
+
+    def train_step(inputs):
+        images, labels = inputs
+        with tf.GradientTape() as tape:
+            predictions = model(images, training=True)
+            loss = compute_loss(labels, predictions)
+        gradients = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+        train_accuracy.update_state(labels, predictions)
+        return loss
+
+    @tf.function
+    def distributed_train_step(dataset_inputs):
+        per_replica_losses = strategy.run(train_step, args=(dataset_inputs,))
+        return strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica_losses, axis=None)
+
+    def epoch():
+        total_loss, num_batches = 0.0, 0
+        for x in train_dist_dataset:
+            total_loss += distributed_train_step(x)
+            num_batches += 1
+        return float(total_loss / num_batches)
+
+    epoch()  # traces, builds the model
+    t0 = time.perf_counter()
+    loss = epoch()
+    print("EPOCH_SECONDS %.6f loss %.4f accuracy %.4f" % (time.perf_counter() - t0, loss,
+                                                          float(train_accuracy.result())))
+
+
+def _seed_data(examples, path):
+    """The first `examples` shipped Fashion-MNIST training images, saved for both frameworks."""
+    import numpy as np
+
+    from mixprec import keras
+
+    (x, y), _ = keras.datasets.fashion_mnist.load_embedded()
+    np.savez(path, x=x[:examples], y=y[:examples])
+    return min(examples, len(x))
+
+
 def _sub(args, env=None):
     out = subprocess.run(args, capture_output=True, text=True, timeout=600, env=env)
     if out.returncode != 0:
         raise RuntimeError(out.stdout[-2000:] + out.stderr[-3000:])
     return out.stdout
+
+
+def _seed_rows(a):
+    """Seed 004's epoch, mixprec and (with --tf-python) TensorFlow, 1 and 2 logical CPUs,
+    the frameworks alternating so that the machine's load falls on both alike."""
+    import tempfile
+
+    rows, times = [], {}
+    with tempfile.TemporaryDirectory() as tmp:
+        data = os.path.join(tmp, "fashion.npz")
+        examples = _seed_data(a.cnn_examples, data)
+        runners = [("mixprec", sys.executable)]
+        if a.tf_python:
+            runners.append(("tensorflow", a.tf_python))
+        for n in (1, 2):
+            for name, python in runners:
+                env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", TF_USE_LEGACY_KERAS="1")
+                out = _sub([python, os.path.abspath(__file__), "--seed-worker", name,
+                            "--replicas", str(n), "--data", data, "--batch-per-replica",
+                            str(a.batch_per_replica)], env=env)
+                line = out.split("EPOCH_SECONDS")[1].split("\n")[0].split()
+                t = times[name, n] = float(line[0])
+                rows.append(["seed 004 epoch, %d images, CNN, Adam" % examples,
+                             "%s, %d logical CPU%s (batch %d each)" % (
+                                 name, n, "s" if n > 1 else "", a.batch_per_replica),
+                             "%.2f s" % t, "%.0f images/s (train acc %s)" % (examples / t,
+                                                                             line[4])])
+        for n in (1, 2) if a.tf_python else ():
+            rows.append(["", "mixprec / TensorFlow, %d logical CPU%s" % (n, "s" if n > 1 else ""),
+                         "%.2fx" % (times["mixprec", n] / times["tensorflow", n]), ""])
+    return rows
 
 
 def main():
@@ -184,14 +283,21 @@ def main():
     p.add_argument("--batch-per-replica", type=int, default=64)
     p.add_argument("--mpi-worker", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--epoch-worker", type=int, default=0, help=argparse.SUPPRESS)
-    p.add_argument("--cnn", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--seed-worker", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--replicas", type=int, default=1, help=argparse.SUPPRESS)
+    p.add_argument("--data", default=None, help=argparse.SUPPRESS)
     p.add_argument("--cnn-examples", type=int, default=6000,
-                   help="seed 004's CNN epoch on this many shipped Fashion-MNIST images (0: skip)")
+                   help="seed 004's epoch on this many shipped Fashion-MNIST images (0: skip)")
+    p.add_argument("--tf-python", default=None,
+                   help="a Python with TensorFlow 2.21: seed 004's epoch under TensorFlow's "
+                        "MirroredStrategy too, in the same run")
     a = p.parse_args()
     if a.mpi_worker:
         return _allreduce_mpi_worker(a.mib, a.repeat)
     if a.epoch_worker:
-        return _epoch_worker(a.epoch_worker, a.examples, a.batch_per_replica, a.cnn)
+        return _epoch_worker(a.epoch_worker, a.examples, a.batch_per_replica)
+    if a.seed_worker:
+        return _seed_epoch_worker(a.seed_worker, a.replicas, a.data, a.batch_per_replica)
     rows = []
     t = _allreduce_threads(a.mib, a.repeat)
     rows.append(["all-reduce %d MiB float32" % a.mib, "2 replica threads",
@@ -221,15 +327,8 @@ def main():
                      "%d replica%s (batch %d each)" % (n, "s" if n > 1 else "",
                                                        a.batch_per_replica),
                      "%.2f s" % t, "%.0f examples/s" % (a.examples / t)])
-    for n in (1, 2) if a.cnn_examples else ():
-        out = _sub([sys.executable, os.path.abspath(__file__), "--epoch-worker", str(n), "--cnn",
-                    "--examples", str(a.cnn_examples), "--batch-per-replica",
-                    str(a.batch_per_replica)])
-        t = float(out.split("EPOCH_SECONDS")[1].split()[0])
-        rows.append(["epoch, %d examples, seed 004 CNN, Adam" % a.cnn_examples,
-                     "%d replica%s (batch %d each)" % (n, "s" if n > 1 else "",
-                                                       a.batch_per_replica),
-                     "%.2f s" % t, "%.0f examples/s" % (a.cnn_examples / t)])
+    if a.cnn_examples:
+        rows += _seed_rows(a)
     print(_common.machine())
     _common.print_table("tf.distribute", ["what", "how", "time", "rate"], rows)
 
