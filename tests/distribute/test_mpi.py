@@ -1,6 +1,6 @@
 """MultiWorkerMirroredStrategy over 2 MPI processes (``mpiexec -n 2`` from the MPICH wheel of
 the test extras; skipped without it): a step on 2 workers x 32 examples equals 1 replica x 64,
-both ranks end bit-identical, TF_CONFIG is checked against the MPI world, and a rank that
+both ranks end bit-identical, a NaN on one rank skips the step on both, TF_CONFIG is checked against the MPI world, and a rank that
 dies makes the other fail with an error naming it instead of hanging."""
 
 import os
@@ -108,6 +108,9 @@ def test_two_processes_equal_one_replica(tmp_path, rng):
         done = json.loads((tmp_path / ("done%d.json" % r)).read_text())
         assert done["mean"] == 2.25  # (1 + 2 + 2 + 4) / 4
         assert done["accuracy"] == 0.75  # 1 of 2 right on rank 0, 2 of 2 on rank 1
+        # a NaN on rank 1 only: both workers skip the step and halve the loss scale
+        assert done["nan_skipped"] and done["nan_halved"], done
+        assert done["nan_iterations"] == 1  # a skipped step still counts, as in TensorFlow
 
 
 def test_tf_config_must_match_the_mpi_world(tmp_path):
