@@ -1,7 +1,8 @@
 """MultiWorkerMirroredStrategy over 2 MPI processes (``mpiexec -n 2`` from the MPICH wheel of
 the test extras; skipped without it): a step on 2 workers x 32 examples equals 1 replica x 64,
-both ranks end bit-identical, a NaN on one rank skips the step on both, TF_CONFIG is checked against the MPI world, and a rank that
-dies makes the other fail with an error naming it instead of hanging."""
+both ranks end bit-identical, a NaN on one rank skips the step on both, TF_CONFIG is checked
+against the MPI world, and a rank that dies makes the other fail with an error naming it
+instead of hanging."""
 
 import os
 import shutil
