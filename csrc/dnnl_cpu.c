@@ -53,7 +53,7 @@ enum { FAM_CONV = 0, FAM_POOL = 1, FAM_MATMUL = 2 };
 typedef struct {
     int fam, kind;
     int dt;
-    int nthr; /* threads of the creating thread (mp_threads_here): oneDNN fixes its team size */
+    int pad_;
     mp_window win;
 } key_t_;
 
@@ -566,7 +566,6 @@ mp_status mp_dnnl_gemm(mp_dtype dt, int ta, int tb, int64_t M, int64_t N, int64_
     k.fam = FAM_MATMUL;
     k.kind = alpha != 1.0;
     k.dt = (int)dt;
-    k.nthr = mp_threads_here();
     k.win.n = M, k.win.c = N, k.win.h = K, k.win.w = ta != 0, k.win.oc = tb != 0;
     memcpy(&k.win.pt, &beta, sizeof beta);
     entry *e;
@@ -607,7 +606,6 @@ static mp_status native(int fam, int kind, mp_dtype dt, const mp_window *w, cons
     k.fam = fam;
     k.kind = kind;
     k.dt = (int)dt;
-    k.nthr = mp_threads_here();
     k.win = *w;
     entry *e;
     MP_TRY(get_entry(&k, &e, unimpl));

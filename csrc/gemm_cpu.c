@@ -74,7 +74,7 @@ static void mm_blocks(void *vctx, int64_t b, int64_t e) {
 
 static void gemm_split(mp_dtype dt, int ta, int tb, int64_t M, int64_t N, int64_t K, double alpha, const void *A,
                        const void *B, double beta, void *C) {
-    int threads = mp_threads_here();
+    int threads = mp_num_threads();
     mm_ctx c = {dt, ta, tb, M, N, K, alpha, beta, A, B, C, M >= N, 0};
     int64_t n = c.split_rows ? M : N;
     int64_t flops = M * N * K;
@@ -165,7 +165,7 @@ static mp_status gemm_16(mp_dtype dt, int ta, int tb, int64_t M, int64_t N, int6
      * float16 GEMM 1.45x the float32 one. A small B (widened, it fits in L2 and repacks from
      * there) takes ~1 MB blocks instead, so each widened A panel is still in cache when
      * sgemm reads it. */
-    int threads = mp_threads_here();
+    int threads = mp_num_threads();
     int64_t nblocks = 1;
     if (M * N * K >= ((int64_t)1 << 21)) {
         int64_t row_bytes = (K + N) * 4;

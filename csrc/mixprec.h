@@ -392,12 +392,6 @@ typedef void (*mp_range_fn)(void *ctx, int64_t begin, int64_t end);
 void mp_parallel_for(int64_t n, int64_t grain, mp_range_fn fn, void *ctx);
 int mp_num_threads(void);
 void mp_set_num_threads(int n);
-/* The calling thread's share of the cores: at most `n` threads for the ops it starts
- * (mixprec's pool and oneDNN's OpenMP team), 0 for no cap. Set by a strategy's replica
- * threads (N replicas on C cores take C/N each: two replicas that each spread every op
- * over all cores fought over them). mp_threads_here() is the pool size an op may use. */
-void mp_set_thread_cap(int n);
-int mp_threads_here(void);
 
 /* --------------------------------------------------------------------- ops */
 

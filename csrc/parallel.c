@@ -88,31 +88,6 @@ int mp_num_threads(void) {
     return pool.want_threads;
 }
 
-static _Thread_local int thread_cap, omp_before;
-
-/* libgomp (oneDNN's runtime), when loaded: its thread count is per calling thread. */
-extern void omp_set_num_threads(int) __attribute__((weak));
-extern int omp_get_max_threads(void) __attribute__((weak));
-
-void mp_set_thread_cap(int n) {
-    if (n < 0)
-        n = 0;
-    if (omp_set_num_threads && omp_get_max_threads) {
-        if (n > 0 && thread_cap == 0)
-            omp_before = omp_get_max_threads();
-        if (n > 0)
-            omp_set_num_threads(n);
-        else if (thread_cap > 0 && omp_before > 0)
-            omp_set_num_threads(omp_before);
-    }
-    thread_cap = n;
-}
-
-int mp_threads_here(void) {
-    int n = mp_num_threads();
-    return thread_cap > 0 && thread_cap < n ? thread_cap : n;
-}
-
 void mp_set_num_threads(int n) {
     if (n < 1)
         n = 1;
@@ -142,7 +117,7 @@ void mp_parallel_for(int64_t n, int64_t grain, mp_range_fn fn, void *ctx) {
         return;
     if (grain < 1)
         grain = 1;
-    int threads = mp_threads_here();
+    int threads = mp_num_threads();
     if (threads <= 1 || n < 2 * grain) {
         fn(ctx, 0, n);
         return;

@@ -96,26 +96,6 @@ static PyObject *py_set_num_threads(PyObject *m, PyObject *arg) {
     Py_RETURN_NONE;
 }
 
-/* _set_thread_cap(n): this thread's ops use at most n threads (0: no cap); replica threads */
-static PyObject *py_set_thread_cap(PyObject *m, PyObject *arg) {
-    (void)m;
-    long n = PyLong_AsLong(arg);
-    if (n == -1 && PyErr_Occurred())
-        return NULL;
-    if (n < 0 || n > 1024) {
-        PyErr_SetString(PyExc_ValueError, "a thread cap is 0 (none) to 1024");
-        return NULL;
-    }
-    mp_set_thread_cap((int)n);
-    Py_RETURN_NONE;
-}
-
-static PyObject *py_threads_here(PyObject *m, PyObject *unused) {
-    (void)m;
-    (void)unused;
-    return PyLong_FromLong(mp_threads_here());
-}
-
 static PyObject *py_device_count(PyObject *m, PyObject *arg) {
     (void)m;
     long t = PyLong_AsLong(arg);
@@ -339,9 +319,6 @@ static PyMethodDef module_methods[] = {
     {"force_scalar_casts", py_force_scalar_casts, METH_O, "Use the scalar cast path (tests); returns the old flag."},
     {"get_num_threads", py_get_num_threads, METH_NOARGS, NULL},
     {"set_num_threads", py_set_num_threads, METH_O, NULL},
-    {"_set_thread_cap", py_set_thread_cap, METH_O,
-     "_set_thread_cap(n): ops started by this thread use at most n threads (0: no cap)"},
-    {"_threads_here", py_threads_here, METH_NOARGS, "threads an op of this thread may use"},
     {"device_count", py_device_count, METH_O, "device_count(type): 0 = CPU, 1 = CUDA"},
     {"op_table", py_op_table, METH_NOARGS, "[(code, tf_name, py_name, n_inputs, amp_class)] from ops.def"},
     {"blas_config", py_blas_config, METH_NOARGS, "OpenBLAS's build/config string."},

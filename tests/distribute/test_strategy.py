@@ -256,29 +256,3 @@ def test_run_inside_tf_function_and_iter_next(two_cpus):
     with pytest.raises(StopIteration):
         next(it)
 
-
-def test_replicas_share_the_cores_and_the_merge_takes_them_all(two_cpus):
-    """Each replica thread's ops use num_threads // N threads (mixprec's pool and oneDNN's
-    team); the merge function (cross-replica: the others wait) and code outside run use
-    them all again."""
-    from mixprec import _core
-
-    full = _core.get_num_threads()
-    _core.set_num_threads(4)
-    try:
-        s = tf.distribute.MirroredStrategy(two_cpus)
-        seen = []
-
-        def fn():
-            seen.append((_core._threads_here(), tf.distribute.get_replica_context().merge_call(
-                lambda st: _core._threads_here()), _core._threads_here()))
-
-        s.run(fn)
-        assert seen == [(2, 4, 2)] * 2
-        assert _core._threads_here() == 4
-        one = tf.distribute.MirroredStrategy(two_cpus[:1])
-        assert one.run(_core._threads_here) == 4  # one replica: no cap
-    finally:
-        _core.set_num_threads(full)
-    with pytest.raises(ValueError):
-        _core._set_thread_cap(-1)

@@ -75,7 +75,6 @@ class _Run:
         self.result = None
         self.error = None
         self.aborted = None
-        self.cap = 0  # the replicas' thread cap (the merge function lifts it)
 
     def abort(self, why):
         with self.cv:
@@ -181,17 +180,12 @@ class StrategyExtended:
         comm = self._local_comm()
         results = [None] * n
         errors = [None] * n
-        # each replica's ops take its share of the cores (with all of them each, the
-        # replicas' ops and oneDNN teams oversubscribed them: 1.3x the CPU time per epoch)
-        cap = max(1, _core.get_num_threads() // n)
-        run.cap = cap
 
         def body(i):
             ctx = ReplicaContext(strategy, i, run)
             prev_ctx = _context._set_replica_context(ctx)
             stack = _context._stack()
             stack.append(strategy)
-            _core._set_thread_cap(cap)
             try:
                 results[i] = fn(*select_replica(i, args), **select_replica(i, kwargs))
             except BaseException as e:  # noqa: BLE001 — re-raised by the caller
@@ -199,7 +193,6 @@ class StrategyExtended:
                 run.abort("replica %d raised %s: %s" % (i, type(e).__name__, e))
                 _core.comm_abort(comm, i, "%s: %s" % (type(e).__name__, e))
             finally:
-                _core._set_thread_cap(0)
                 stack.pop()
                 _context._set_replica_context(prev_ctx)
 
@@ -220,13 +213,9 @@ class StrategyExtended:
             prev_ctx = _context._set_replica_context(None)
             stack = _context._stack()
             stack.append(strategy)
-            if run is not None:  # the others wait: the merge function takes every core
-                _core._set_thread_cap(0)
             try:
                 return (fn or merge_fn)(strategy, *a, **k)
             finally:
-                if run is not None:
-                    _core._set_thread_cap(run.cap)
                 stack.pop()
                 _context._set_replica_context(prev_ctx)
 
