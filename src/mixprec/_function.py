@@ -161,11 +161,21 @@ def _fast_key(args, ts):
     return tuple(key)
 
 
+def _is_distributed(x):
+    """A tf.distribute PerReplica/Mirrored value (its class says so; no import cycle)."""
+    return getattr(type(x), "_mp_distributed_value", False)
+
+
 def _leaf_key(x, relax):
     """(key, is_input) of one leaf of the arguments."""
     if _is_tensor(x):
         shape = (None,) * x.ndim if relax else tuple(x.shape.as_list())
         return ("T", x.dtype.name, shape), True
+    if _is_distributed(x):
+        # keyed by its components' specs, as TensorFlow's PerReplicaSpec: a distributed
+        # batch of the same shapes finds its (eager) trace instead of tracing every step
+        return ("D", type(x).__qualname__,
+                tuple(_leaf_key(_to_tensor_leaf(v), relax)[0] for v in x.values)), False
     if isinstance(x, _core.Variable):
         return ("V", id(x)), False
     if isinstance(x, (bool, int, float, str, bytes, type(None))):
@@ -549,6 +559,10 @@ class Function:
         try:
             for x in inputs:
                 g.add_input(x)
+            if any(_is_distributed(x) for x in _nest.flatten([list(call_args), call_kwargs])):
+                # the replicas' components are no graph inputs: the signature runs eagerly
+                # (strategy.run would break the trace anyway), never replaying stale ones
+                _core.graph_break("tf.distribute: a distributed value argument")
             out = fn(*call_args, **call_kwargs)
             if not g.broken:
                 out, keep = self._outputs(g, out)

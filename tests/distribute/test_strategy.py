@@ -256,3 +256,33 @@ def test_run_inside_tf_function_and_iter_next(two_cpus):
     with pytest.raises(StopIteration):
         next(it)
 
+
+
+def test_a_distributed_batch_is_traced_once_per_shape_and_never_replayed_stale(two_cpus):
+    """tf.function keys a PerReplica argument by its components' specs (TensorFlow's
+    PerReplicaSpec): the steps of an epoch share one trace (each step used to trace anew,
+    and the traces piled up); a function that reads the components without strategy.run
+    runs eagerly, so every call sees its own batch."""
+    s = tf.distribute.MirroredStrategy(two_cpus)
+
+    @tf.function
+    def distributed_step(x):
+        return s.reduce("SUM", s.run(tf.reduce_sum, args=(x,)), axis=None)
+
+    @tf.function
+    def local_sum(x):
+        return tf.add_n([tf.reduce_sum(v) for v in s.experimental_local_results(x)])
+
+    ds = tf.data.Dataset.from_tensor_slices(np.arange(24, dtype=np.float32)).batch(4)
+    dist = s.experimental_distribute_dataset(ds)
+    for _ in range(2):
+        totals = [float(distributed_step(b)) for b in dist]
+        local = [float(local_sum(b)) for b in dist]
+        assert totals == local == [float(np.arange(4 * i, 4 * i + 4).sum()) for i in range(6)]
+    assert distributed_step.experimental_get_tracing_count() == 1
+    assert local_sum.experimental_get_tracing_count() == 1
+    # another split (5 rows: 3 + 2) is another signature
+    odd = s.experimental_distribute_dataset(
+        tf.data.Dataset.from_tensor_slices(np.arange(5, dtype=np.float32)).batch(5))
+    assert [float(distributed_step(b)) for b in odd] == [10.0]
+    assert distributed_step.experimental_get_tracing_count() == 2
