@@ -258,26 +258,43 @@ static mp_status check_call(mp_comm *c, int rank) {
     return MP_OK;
 }
 
+/* out = op over ranks of one float32/float64 buffer, straight from `in` (not `out`). */
+static mp_status reduce_direct(mp_comm *c, mp_dtype dt, mp_coll_op op, const void *in, void *out,
+                               int64_t count) {
+    size_t es = mp_dtype_size(dt);
+    mp_status st = reduce_buffer(c, in, out, count, dt == MP_F32 ? ABI_FLOAT : ABI_DOUBLE, es,
+                                 op == MP_COLL_MAX ? ABI_MAX : ABI_SUM);
+    if (st == MP_OK && op == MP_COLL_MEAN) {
+        if (dt == MP_F32)
+            for (int64_t i = 0; i < count; i++)
+                ((float *)out)[i] /= (float)c->size;
+        else
+            for (int64_t i = 0; i < count; i++)
+                ((double *)out)[i] /= (double)c->size;
+    }
+    return st;
+}
+
+/* A float32/float64 buffer that is the bucket's only one, or at least SMALL_BYTES, is
+ * reduced straight into its output (no staging copy either way); the others are packed
+ * into one wire-type buffer (16-bit widened to float32), reduced in place and unpacked,
+ * rounded once. Every rank decides alike: the counts are the same everywhere. */
+static int goes_direct(mp_dtype dt, int n, const void *in, const void *out, int64_t count) {
+    return (dt == MP_F32 || dt == MP_F64) && in != out &&
+           (n == 1 || (size_t)count * mp_dtype_size(dt) >= SMALL_BYTES);
+}
+
 static mp_status m_all_reduce_locked(mp_comm *c, mp_dtype dt, mp_coll_op op, int n,
                                      const void *const *in, void *const *out, const int64_t *counts) {
     int64_t total = 0;
-    for (int i = 0; i < n; i++)
-        total += counts[i];
-    size_t es = mp_dtype_size(dt);
-    if (n == 1 && (dt == MP_F32 || dt == MP_F64) && in[0] != out[0]) {
-        /* one buffer of a wire type: reduced straight from the input into the output */
-        mp_status st = reduce_buffer(c, in[0], out[0], total, dt == MP_F32 ? ABI_FLOAT : ABI_DOUBLE,
-                                     es, op == MP_COLL_MAX ? ABI_MAX : ABI_SUM);
-        if (st == MP_OK && op == MP_COLL_MEAN) {
-            if (dt == MP_F32)
-                for (int64_t i = 0; i < total; i++)
-                    ((float *)out[0])[i] /= (float)c->size;
-            else
-                for (int64_t i = 0; i < total; i++)
-                    ((double *)out[0])[i] /= (double)c->size;
-        }
-        return st;
+    for (int i = 0; i < n; i++) {
+        if (goes_direct(dt, n, in[i], out[i], counts[i]))
+            MP_TRY(reduce_direct(c, dt, op, in[i], out[i], counts[i]));
+        else
+            total += counts[i];
     }
+    if (total == 0)
+        return MP_OK; /* everything went direct (or is empty) */
     int wide = dt == MP_F64 ? 0 : 1; /* the wire type: float32 for f32/f16/bf16 */
     size_t wes = wide ? sizeof(float) : sizeof(double);
     char *buf = stage_get(c->impl, (size_t)total * wes);
@@ -285,8 +302,11 @@ static mp_status m_all_reduce_locked(mp_comm *c, mp_dtype dt, mp_coll_op op, int
         return mp_error_set(MP_ERR_MEMORY, "MPI all-reduce: cannot allocate %lld bytes",
                             (long long)(total * (int64_t)wes));
     int64_t off = 0;
-    for (int i = 0; i < n; off += counts[i], i++) /* pack (16-bit widened) */
-        mp_cast_host(in[i], dt, buf + (size_t)off * wes, wide ? MP_F32 : MP_F64, counts[i]);
+    for (int i = 0; i < n; i++) /* pack (16-bit widened) */
+        if (!goes_direct(dt, n, in[i], out[i], counts[i])) {
+            mp_cast_host(in[i], dt, buf + (size_t)off * wes, wide ? MP_F32 : MP_F64, counts[i]);
+            off += counts[i];
+        }
     mp_status st = reduce_buffer(c, NULL, buf, total, wide ? ABI_FLOAT : ABI_DOUBLE, wes,
                                  op == MP_COLL_MAX ? ABI_MAX : ABI_SUM);
     if (st == MP_OK && op == MP_COLL_MEAN) {
@@ -298,9 +318,11 @@ static mp_status m_all_reduce_locked(mp_comm *c, mp_dtype dt, mp_coll_op op, int
                 ((double *)buf)[i] /= (double)c->size;
     }
     off = 0;
-    for (int i = 0; st == MP_OK && i < n; off += counts[i], i++) /* unpack, rounded once */
-        mp_cast_host(buf + (size_t)off * wes, wide ? MP_F32 : MP_F64, out[i], dt, counts[i]);
-    (void)es;
+    for (int i = 0; st == MP_OK && i < n; i++) /* unpack, rounded once */
+        if (!goes_direct(dt, n, in[i], out[i], counts[i])) {
+            mp_cast_host(buf + (size_t)off * wes, wide ? MP_F32 : MP_F64, out[i], dt, counts[i]);
+            off += counts[i];
+        }
     return st;
 }
 
