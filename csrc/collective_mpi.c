@@ -1,8 +1,8 @@
 /* collective_mpi.c — the MPI collectives engine: one rank per process over MPI_COMM_WORLD,
  * through the MPI standard ABI library (libmpi_abi.so, MPI 5) dlopen'ed at run time, so
- * importing mixprec never needs MPI. A single float32/float64 buffer is reduced straight
- * into its output (reduce-scatter + all-gather); other buckets are packed into one
- * float32/float64 buffer. Non-blocking calls are polled under a deadline, and a peer
+ * importing mixprec never needs MPI. A float32/float64 buffer that is large or alone is
+ * reduced straight into its output (reduce-scatter + all-gather); the rest of a bucket is
+ * packed into one float32/float64 buffer. Non-blocking calls are polled under a deadline, and a peer
  * process that is gone is named in the error; no call waits forever. Host buffers only. */
 #include <dlfcn.h>
 #include <errno.h>
