@@ -2,8 +2,9 @@
  * through the MPI standard ABI library (libmpi_abi.so, MPI 5) dlopen'ed at run time, so
  * importing mixprec never needs MPI. A float32/float64 buffer that is large or alone is
  * reduced straight into its output (reduce-scatter + all-gather); the rest of a bucket is
- * packed into one float32/float64 buffer. Non-blocking calls are polled under a deadline, and a peer
- * process that is gone is named in the error; no call waits forever. Host buffers only. */
+ * packed into one float32/float64 buffer. Non-blocking calls are polled under a deadline,
+ * and a peer process that is gone is named in the error; no call waits forever. Host
+ * buffers only. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
