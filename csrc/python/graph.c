@@ -24,8 +24,18 @@ mp_graph *mp_py_graph_get(PyObject *o) {
     return G(o);
 }
 
+mp_graph *mp_py_graph_take(PyObject *o) {
+    mp_graph *g = mp_py_graph_get(o), *empty = NULL;
+    if (!g)
+        return NULL;
+    if (mp_graph_new(&empty) != MP_OK)
+        return NULL; /* the object keeps it */
+    G(o) = empty;
+    return g;
+}
+
 /* The current Python exception as a core error (host callbacks run inside the core). */
-static mp_status status_from_pyerr(const char *what) {
+mp_status mp_py_status_from_pyerr(const char *what) {
     PyObject *type, *exc, *tb;
     PyErr_Fetch(&type, &exc, &tb);
     PyErr_NormalizeException(&type, &exc, &tb);
@@ -67,6 +77,12 @@ static PyObject *g_begin(PyObject *o, PyObject *arg) {
     if (dry < 0)
         return NULL;
     mp_status st = mp_graph_begin(G(o), dry);
+    return st == MP_OK ? Py_NewRef(Py_None) : mp_py_raise(st);
+}
+
+static PyObject *g_begin_sub(PyObject *o, PyObject *unused) {
+    (void)unused;
+    mp_status st = mp_graph_begin_sub(G(o));
     return st == MP_OK ? Py_NewRef(Py_None) : mp_py_raise(st);
 }
 
@@ -223,7 +239,9 @@ static PyObject *g_infer(PyObject *o, PyObject *unused) {
 }
 
 static const char *kind_name(mp_gnode_kind k) {
-    static const char *names[] = {"Input", "Const", "Op", "ReadVariable", "AssignVariable", "OptimizerStep", "Host"};
+    static const char *names[] = {"Input",          "Const", "Op",  "ReadVariable", "AssignVariable",
+                                  "OptimizerStep", "Host",  "Loop", "LoopOutput"};
+    _Static_assert(sizeof names / sizeof *names == MP_GNODE_KIND_COUNT, "a node kind without a name");
     return (int)k >= 0 && k < MP_GNODE_KIND_COUNT ? names[k] : "?";
 }
 
@@ -285,6 +303,7 @@ static PyObject *get_n_outputs(PyObject *o, void *c) {
 
 static PyMethodDef graph_methods[] = {
     {"begin", g_begin, METH_O, "begin(dry): start recording on this thread."},
+    {"begin_sub", g_begin_sub, METH_NOARGS, "begin_sub(): record a loop's sub-graph inside the recording graph."},
     {"end", g_end, METH_NOARGS, "Stop recording; prune; plan last uses."},
     {"abort", g_abort, METH_NOARGS, "Stop recording (error path)."},
     {"add_input", g_add_input, METH_O, NULL},
@@ -332,7 +351,7 @@ static mp_status host_call(void *ctx, int n, mp_tensor *const *in) {
     }
     PyObject *r = args ? PyObject_Call((PyObject *)ctx, args, NULL) : NULL;
     if (!r)
-        st = status_from_pyerr("a host callback of a traced function");
+        st = mp_py_status_from_pyerr("a host callback of a traced function");
     Py_XDECREF(r);
     Py_XDECREF(args);
     mp_graph_swap(prev);

@@ -16,7 +16,8 @@ import numpy as np
 
 from mixprec import _core, _nest
 
-__all__ = ["convert", "if_stmt", "do_not_convert", "to_graph", "to_code"]
+__all__ = ["convert", "if_stmt", "for_stmt", "while_stmt", "do_not_convert", "to_graph",
+           "to_code"]
 
 _AG = "ag__"
 
@@ -42,6 +43,21 @@ def ld(thunk, name):
 
 def is_undefined(x):
     return isinstance(x, _Undefined)
+
+
+def for_stmt(iterable, body, init, names, n_targets=0):
+    from mixprec import _loops
+    return _loops.for_stmt(iterable, body, init, names, n_targets)
+
+
+def range_(f, *args, **kwargs):
+    from mixprec import _loops
+    return _loops.range_(f, *args, **kwargs)
+
+
+def while_stmt(test, body, init, names):
+    from mixprec import _loops
+    return _loops.while_stmt(test, body, init, names)
 
 
 def if_stmt(pred, true_fn, false_fn, init, names, live):
@@ -186,6 +202,27 @@ def _check_branch(stmts):
         visit(s, loops > 0)
 
 
+def _check_loop_body(stmts):
+    """Raises _Unsupported for what a loop body function cannot hold: return, break and
+    continue of this loop, yield, global/nonlocal, del, import (they stay Python's loop)."""
+    def visit(n, in_loop):
+        if getattr(n, "_ag_gen", False):
+            return  # written by this rewrite (a converted if or loop, checked on its own)
+        if isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom, ast.Await, ast.Global,
+                          ast.Nonlocal, ast.Delete, ast.Import, ast.ImportFrom)):
+            raise _Unsupported(type(n).__name__)
+        if isinstance(n, (ast.Break, ast.Continue)) and not in_loop:
+            raise _Unsupported("break")
+        for c in ast.iter_child_nodes(n):
+            if isinstance(c, _NO_DESCEND):
+                continue
+            visit(c, in_loop or isinstance(n, (ast.For, ast.While)) and c not in
+                  (getattr(n, "iter", None), getattr(n, "test", None)) and
+                  c not in getattr(n, "orelse", ()))
+    for st in stmts:
+        visit(st, False)
+
+
 def _ends_in_return(stmts):
     return bool(stmts) and isinstance(stmts[-1], ast.Return)
 
@@ -218,7 +255,7 @@ class _Rewriter:
                                                             else [s.iter])
                 s.body = self.block(s.body, body_live, body_live)
                 s.orelse = self.block(s.orelse, live, in_loop)
-                out.append(s)
+                out.extend(self.loop_(s))
             elif isinstance(s, ast.With):
                 s.body = self.block(s.body, live, in_loop)
                 out.append(s)
@@ -226,6 +263,84 @@ class _Rewriter:
                 out.append(s)
             i += 1
         return out
+
+    def loop_(self, s):
+        """``for``/``while`` -> ``ag__.for_stmt``/``ag__.while_stmt`` with the body (and the
+        condition) as functions of the names the loop assigns (src/mixprec/_loops.py: a
+        dataset, a tensor or a traced condition makes a loop node; else Python's loop)."""
+        if s.orelse or isinstance(s, ast.AsyncFor):
+            return [s]
+        targets = []
+        if isinstance(s, ast.For):
+            tnodes = [s.target] if isinstance(s.target, ast.Name) else \
+                list(s.target.elts) if isinstance(s.target, (ast.Tuple, ast.List)) else None
+            if tnodes is None or any(not isinstance(t, ast.Name) for t in tnodes):
+                return [s]
+            targets = [t.id for t in tnodes]
+        try:
+            _check_loop_body(s.body)
+        except _Unsupported:
+            return [s]
+        self.n += 1
+        self.converted += 1
+        k = self.n
+        names = targets + [x for x in _stored(s.body) if x not in targets]
+
+        def ld(x):
+            return ast.Call(ast.Attribute(ast.Name(_AG, ast.Load()), "ld", ast.Load()),
+                            [ast.Lambda(ast.arguments(posonlyargs=[], args=[], vararg=None,
+                                                      kwonlyargs=[], kw_defaults=[], kwarg=None,
+                                                      defaults=[]), ast.Name(x, ast.Load())),
+                             ast.Constant(x)], [])
+
+        def fn(name, params, body):
+            args = ast.arguments(posonlyargs=[], args=[ast.arg(x) for x in params], vararg=None,
+                                 kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
+            return ast.FunctionDef(name=name, args=args, body=body or [ast.Pass()],
+                                   decorator_list=[], returns=None, type_comment=None)
+
+        ret = ast.Return(ast.Tuple([ld(x) for x in names], ast.Load()))
+        bname, tname, res = "loop_body_%d__" % k, "loop_test_%d__" % k, "loop_res_%d__" % k
+        init = ast.Tuple([ld(x) for x in names], ast.Load())
+        consts = ast.Tuple([ast.Constant(x) for x in names], ast.Load())
+        new = []
+        if isinstance(s, ast.For):
+            elem = "loop_elem_%d__" % k
+            body = [ast.Assign([s.target], ast.Name(elem, ast.Load()))] + list(s.body) + [ret]
+            new.append(fn(bname, [elem] + names, body))
+            it = s.iter
+            if isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and \
+                    isinstance(it.func.value, ast.Name) and it.func.value.id == _AG and \
+                    it.func.attr == "call" and it.args and \
+                    isinstance(it.args[0], ast.Attribute) and it.args[0].attr == "range":
+                # `for i in tf.range(n)`: a counted loop (n may be traced: no range tensor)
+                it = ast.Call(ast.Attribute(ast.Name(_AG, ast.Load()), "range_", ast.Load()),
+                              it.args, it.keywords)
+            call = ast.Call(ast.Attribute(ast.Name(_AG, ast.Load()), "for_stmt", ast.Load()),
+                            [it, ast.Name(bname, ast.Load()), init, consts,
+                             ast.Constant(len(targets))], [])
+        else:
+            new.append(fn(tname, names, [ast.Return(s.test)]))
+            new.append(fn(bname, names, list(s.body) + [ret]))
+            call = ast.Call(ast.Attribute(ast.Name(_AG, ast.Load()), "while_stmt", ast.Load()),
+                            [ast.Name(tname, ast.Load()), ast.Name(bname, ast.Load()), init,
+                             consts], [])
+        new.append(ast.Assign([ast.Name(res, ast.Store())], call))
+        for j, x in enumerate(names):
+            item = ast.Subscript(ast.Name(res, ast.Load()), ast.Constant(j), ast.Load())
+            new.append(ast.Assign([ast.Name(x, ast.Store())], item))
+            new.append(ast.If(ast.Call(ast.Attribute(ast.Name(_AG, ast.Load()), "is_undefined",
+                                                     ast.Load()), [ast.Name(x, ast.Load())], []),
+                              [ast.Delete([ast.Name(x, ast.Del())])], []))
+        for n in new:
+            n._ag_gen = True
+            ast.copy_location(n, s)
+            for c in ast.walk(n):
+                if getattr(c, "lineno", None) is None:
+                    # generated code reports the loop's line (a graph break's warning names it)
+                    c.lineno = c.end_lineno = s.lineno
+                    c.col_offset, c.end_col_offset = s.col_offset, s.col_offset + 2
+        return new
 
     def if_(self, s, live, in_loop):
         body = self.block(s.body, live, in_loop)

@@ -1,0 +1,196 @@
+/* graph_loop.c (bindings) — _core.graph_loop: turns a loop traced by the Python face
+ * (src/mixprec/_loops.py: body and condition recorded once as sub-graphs) into a loop node
+ * of the recording graph, running its remaining iterations in C first when the tracing call
+ * runs for real. Parsing and conversion only: iteration is the core's (csrc/graph_loop.c). */
+#include "mp_py.h"
+
+#include "../graph.h"
+#include "../tape.h"
+
+/* A dataset's iterator as the loop's source: source.next(restart) -> list of Tensors, or
+ * None at the end. */
+static mp_status source_next(void *ctx, int restart, int n, mp_tensor **elems, int *done) {
+    PyGILState_STATE gs = PyGILState_Ensure();
+    mp_graph *prev = mp_graph_swap(NULL);
+    mp_status st = MP_OK;
+    PyObject *r = PyObject_CallMethod((PyObject *)ctx, "next", "i", restart);
+    if (!r) {
+        st = mp_py_status_from_pyerr("iterating a loop's dataset");
+    } else if (r == Py_None) {
+        *done = 1;
+    } else if (!PyList_Check(r) || PyList_GET_SIZE(r) != n) {
+        st = mp_error_set(MP_ERR_TYPE, "a loop's dataset gave an element of another structure than the traced one "
+                                       "(%d tensors expected)", n);
+    } else {
+        for (int k = 0; k < n; k++) {
+            PyObject *x = PyList_GET_ITEM(r, k);
+            if (!MpTensor_Check(x)) {
+                st = mp_error_set(MP_ERR_TYPE, "a loop's dataset element %d is not a tensor", k);
+                break;
+            }
+        }
+        for (int k = 0; st == MP_OK && k < n; k++) {
+            elems[k] = MpTensor_T(PyList_GET_ITEM(r, k));
+            mp_tensor_incref(elems[k]);
+        }
+    }
+    Py_XDECREF(r);
+    mp_graph_swap(prev);
+    PyGILState_Release(gs);
+    return st;
+}
+
+static void source_free(void *ctx) {
+    PyGILState_STATE gs = PyGILState_Ensure();
+    Py_XDECREF((PyObject *)ctx);
+    PyGILState_Release(gs);
+}
+
+static int tensors_of(PyObject *list, const char *what, mp_tensor **dst) {
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(list); i++) {
+        PyObject *x = PyList_GET_ITEM(list, i);
+        if (!MpTensor_Check(x)) {
+            PyErr_Format(PyExc_TypeError, "graph_loop: %s[%zd] is not a Tensor", what, i);
+            return -1;
+        }
+        dst[i] = MpTensor_T(x);
+    }
+    return 0;
+}
+
+/* graph_loop(body, cond, init, now, src_inputs, n_elems, src_kind, max_iter, source,
+ *            start, run) -> list of Tensors (the loop variables after the loop).
+ * body/cond: ended _core.Graph objects (taken: emptied); init: the loop variables before
+ * the loop (the node's inputs); now: their values after `start` iterations ran in Python;
+ * run: run the remaining iterations now (the tracing call runs for real), else the results
+ * are `now` (a dry trace). */
+static PyObject *py_graph_loop(PyObject *m, PyObject *args) {
+    (void)m;
+    PyObject *body_o, *cond_o, *init, *now, *srcin, *source;
+    int n_elems, src_kind, run;
+    long long max_iter, start;
+    if (!PyArg_ParseTuple(args, "OOO!O!O!iiLOLp:graph_loop", &body_o, &cond_o, &PyList_Type, &init, &PyList_Type,
+                          &now, &PyList_Type, &srcin, &n_elems, &src_kind, &max_iter, &source, &start, &run))
+        return NULL;
+    if (!mp_py_graph_get(body_o) || (cond_o != Py_None && !mp_py_graph_get(cond_o)))
+        return NULL;
+    Py_ssize_t nc = PyList_GET_SIZE(init), ns = PyList_GET_SIZE(srcin);
+    if (PyList_GET_SIZE(now) != nc)
+        return PyErr_Format(PyExc_ValueError, "graph_loop: init and now differ in length");
+    if (src_kind < MP_GLOOP_SRC_NONE || src_kind > MP_GLOOP_SRC_HOST || (src_kind == MP_GLOOP_SRC_HOST && source == Py_None))
+        return PyErr_Format(PyExc_ValueError, "graph_loop: bad source");
+    mp_gloop *l = NULL;
+    mp_status st = mp_gloop_new(&l);
+    if (st != MP_OK)
+        return mp_py_raise(st);
+    l->body = mp_py_graph_take(body_o);
+    l->cond = cond_o == Py_None ? NULL : mp_py_graph_take(cond_o);
+    l->n_carried = (int)nc;
+    l->n_src = (int)ns;
+    l->n_elems = n_elems;
+    l->src = (mp_gloop_src)src_kind;
+    l->max_iter = max_iter;
+    l->n_body_cap = l->body ? l->body->n_captured : 0;
+    l->n_cond_cap = l->cond ? l->cond->n_captured : 0;
+    l->results = calloc((size_t)nc + 1, sizeof *l->results);
+    if (l->body)
+        l->body->n_relaxed = n_elems;
+    if (src_kind == MP_GLOOP_SRC_HOST) {
+        l->next = source_next;
+        l->ctx = Py_NewRef(source);
+        l->free = source_free;
+    }
+    Py_ssize_t n_in = nc + ns + l->n_body_cap + l->n_cond_cap;
+    mp_tensor **in = PyMem_Calloc((size_t)n_in + 1, sizeof *in);
+    mp_tensor **rin = PyMem_Calloc((size_t)n_in + 1, sizeof *rin);
+    mp_tensor **outs = PyMem_Calloc((size_t)nc + 1, sizeof *outs);
+    mp_tensor **fresh = PyMem_Calloc((size_t)nc + 1, sizeof *fresh);
+    PyObject *res = NULL;
+    if (!in || !rin || !outs || !fresh || !l->results || !l->body) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    if (tensors_of(init, "init", in) < 0 || tensors_of(now, "now", rin) < 0 || tensors_of(srcin, "src", in + nc) < 0)
+        goto fail;
+    for (int j = 0; j < l->n_body_cap; j++)
+        in[nc + ns + j] = l->body->captured[j];
+    for (int j = 0; j < l->n_cond_cap; j++)
+        in[nc + ns + l->n_body_cap + j] = l->cond->captured[j];
+    memcpy(rin + nc, in + nc, (size_t)(n_in - nc) * sizeof *rin);
+    if (run) {
+        mp_graph *prev = mp_graph_swap(NULL);
+        st = mp_gloop_run(l, rin, start, 0, outs);
+        mp_graph_swap(prev);
+        if (st != MP_OK) {
+            mp_py_raise(st);
+            goto fail;
+        }
+    } else {
+        for (Py_ssize_t k = 0; k < nc; k++) {
+            outs[k] = rin[k];
+            mp_tensor_incref(outs[k]);
+        }
+    }
+    /* new tensor headers (new ids): the graph maps them to the loop's outputs, never an
+     * input that happened to come back unchanged */
+    for (Py_ssize_t k = 0; k < nc; k++) {
+        mp_tensor *t = outs[k];
+        st = mp_tensor_view(t, t->offset, t->dtype, t->ndim, t->shape, &fresh[k]);
+        if (st != MP_OK) {
+            mp_py_raise(st);
+            goto fail;
+        }
+    }
+    st = mp_graph_record_loop(l, (int)n_in, in, fresh);
+    l = NULL; /* owned by the graph now (or freed) */
+    if (st != MP_OK) {
+        mp_py_raise(st);
+        goto fail;
+    }
+    res = PyList_New(nc);
+    if (!res)
+        goto fail;
+    for (Py_ssize_t k = 0; k < nc; k++) {
+        PyObject *t = mp_py_wrap(fresh[k]);
+        fresh[k] = NULL;
+        if (!t) {
+            Py_CLEAR(res);
+            goto fail;
+        }
+        PyList_SET_ITEM(res, k, t);
+    }
+fail:
+    mp_gloop_free(l);
+    for (Py_ssize_t k = 0; k < nc; k++) {
+        if (outs)
+            mp_tensor_decref(outs[k]);
+        if (fresh)
+            mp_tensor_decref(fresh[k]);
+    }
+    PyMem_Free(in);
+    PyMem_Free(rin);
+    PyMem_Free(outs);
+    PyMem_Free(fresh);
+    return res;
+}
+
+/* graph_tape_recording() -> is a GradientTape recording on this thread? */
+static PyObject *py_tape_recording(PyObject *m, PyObject *unused) {
+    (void)m;
+    (void)unused;
+    return PyBool_FromLong(mp_tape_recording());
+}
+
+static PyMethodDef loop_functions[] = {
+    {"graph_tape_recording", py_tape_recording, METH_NOARGS, NULL},
+    {"graph_loop", py_graph_loop, METH_VARARGS,
+     "graph_loop(body, cond, init, now, src_inputs, n_elems, src_kind, max_iter, source, start, run)"},
+    {NULL},
+};
+
+int mp_py_graph_loop_init(PyObject *module) {
+    PyModule_AddIntConstant(module, "GLOOP_SRC_NONE", MP_GLOOP_SRC_NONE);
+    PyModule_AddIntConstant(module, "GLOOP_SRC_ROWS", MP_GLOOP_SRC_ROWS);
+    PyModule_AddIntConstant(module, "GLOOP_SRC_HOST", MP_GLOOP_SRC_HOST);
+    return PyModule_AddFunctions(module, loop_functions);
+}
