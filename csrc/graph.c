@@ -752,9 +752,9 @@ static const char *shape_str(int nd, const int64_t *s, char *buf, size_t cap) {
     return buf;
 }
 
-static mp_status check_input(const mp_gnode *n, const mp_tensor *x, int relaxed) {
+static mp_status check_input(const mp_gnode *n, const mp_tensor *x) {
     int same = x->dtype == n->dtype && x->ndim == n->ndim;
-    for (int d = 0; same && !relaxed && d < n->ndim; d++)
+    for (int d = 0; same && d < n->ndim; d++)
         same = x->shape[d] == n->shape[d];
     if (!same) {
         char a[96], b[96];
@@ -825,7 +825,7 @@ mp_status mp_graph_run_with(mp_graph *g, int n_in, mp_tensor *const *in, int n_s
     if (n_in != g->n_inputs)
         return mp_error_set(MP_ERR_VALUE, "graph: traced with %d inputs, given %d", g->n_inputs, n_in);
     for (int i = 0; i < g->n_inputs; i++)
-        MP_TRY(check_input(&g->nodes[g->inputs[i]], in[i], i < g->n_relaxed));
+        MP_TRY(check_input(&g->nodes[g->inputs[i]], in[i]));
     mp_tensor **vals = calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *vals);
     if (!vals)
         return mp_error_set(MP_ERR_MEMORY, "out of host memory replaying a graph of %d nodes", g->n_nodes);
@@ -891,7 +891,7 @@ mp_status mp_graph_run_with(mp_graph *g, int n_in, mp_tensor *const *in, int n_s
                 mp_tensor_decref(l->results[k]);
                 l->results[k] = NULL;
             }
-            st = mp_gloop_run_with(l, args, 0, 1, vs.n, vs.from, vs.to, l->results);
+            st = mp_gloop_run(l, args, 0, 0, 1, vs.n, vs.from, vs.to, l->results);
             break;
         }
         case MP_GNODE_LOOP_OUT: {

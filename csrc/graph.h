@@ -129,8 +129,6 @@ typedef struct mp_graph {
     struct mp_graph *parent; /* while recording, else NULL */
     int n_captured;
     mp_tensor **captured;    /* (n_captured) the parent's tensors, in input order (referenced) */
-    int n_relaxed;       /* inputs [0, n_relaxed) are checked by dtype and rank only (a
-                          * dataset's elements: a last partial batch replays the same body) */
 } mp_graph;
 
 mp_status mp_graph_new(mp_graph **out);
@@ -215,15 +213,20 @@ typedef enum mp_gloop_src {
 } mp_gloop_src;
 
 /* A loop replayed in C: per iteration, the condition graph (if any) decides, the source
- * gives the elements, and the body graph maps the loop variables to their next values.
- * Neither graph runs Python (except its host nodes and a HOST source's callback). */
+ * gives the elements, and a body graph maps the loop variables to their next values.
+ * Neither graph runs Python (except its host nodes and a HOST source's callback).
+ * A body is traced per element shape (a dataset's last partial batch): bodies[] holds the
+ * variants; the ones after the first are traced while the tracing call runs the loop
+ * (`trace_body`), never at replay (an element shape not traced then is an error).
+ * Node inputs: loop variables (n_carried), source inputs (n_src), then the captures of
+ * cond and of bodies[0], bodies[1] ... in order (each graph's n_captured). */
 typedef struct mp_gloop {
     int n_carried;      /* loop variables: node inputs [0, n_carried), the loop's results */
     int n_src;          /* source inputs: the next n_src node inputs */
-    int n_body_cap;     /* the body's captures: the next n_body_cap node inputs */
-    int n_cond_cap;     /* the condition's captures: the last n_cond_cap node inputs */
     int n_elems;        /* elements per iteration (body inputs before the loop variables) */
-    mp_graph *body;     /* (elements, loop variables, body captures) -> next loop variables */
+    int n_bodies;
+    mp_graph **bodies;  /* (n_bodies) (elements, loop variables, its captures) -> next loop
+                         * variables, one per element shape */
     mp_graph *cond;     /* NULL, or (loop variables, cond captures) -> one bool scalar */
     mp_gloop_src src;
     int64_t max_iter;   /* maximum_iterations, < 0: none */
@@ -232,20 +235,31 @@ typedef struct mp_gloop {
     mp_status (*next)(void *ctx, int restart, int n, mp_tensor **elems, int *done);
     void *ctx;
     void (*free)(void *ctx);
+    /* set only while the tracing call runs the loop: runs one iteration in Python for an
+     * element shape without a body, tracing it (*g, owned by the loop then) or, when the
+     * function's graph broke, not (*g = NULL: every later iteration comes here too) */
+    mp_status (*trace_body)(void *ctx, int ne, mp_tensor *const *elems, int nc, mp_tensor *const *carried,
+                            mp_graph **g, mp_tensor **next);
+    void *trace_ctx;
+    int python_mode;    /* the graph broke while tracing: iterations run trace_body */
     mp_tensor **results; /* (n_carried) of the last run, taken by the LOOP_OUT nodes */
 } mp_gloop;
 
-/* A new loop owning body and cond (either may be NULL until set). */
 mp_status mp_gloop_new(mp_gloop **out);
 void mp_gloop_free(mp_gloop *l); /* NULL-safe; frees the sub-graphs and the source */
+/* Appends a body variant (owned by the loop from now on, also on failure). */
+mp_status mp_gloop_add_body(mp_gloop *l, mp_graph *body);
+/* The number of node inputs: loop variables, source inputs and every sub-graph's captures. */
+int mp_gloop_n_inputs(const mp_gloop *l);
 /* Runs the loop from iteration `start` (iterations before it already ran, e.g. the one a
- * trace ran in Python), given the node inputs `in`; restart: the source starts over.
- * out (n_carried) gets new references to the final loop variables. Checks that every
- * iteration keeps the loop variables' dtypes and shapes (TensorFlow's loop invariants). */
-mp_status mp_gloop_run(mp_gloop *l, mp_tensor *const *in, int64_t start, int restart, mp_tensor **out);
-/* mp_gloop_run with variables swapped in its sub-graphs (mp_graph_run_with). */
-mp_status mp_gloop_run_with(mp_gloop *l, mp_tensor *const *in, int64_t start, int restart, int n_sub,
-                            mp_variable *const *from, mp_variable *const *to, mp_tensor **out);
+ * trace ran in Python) on the node inputs `in` (loop variables and source inputs; the
+ * captures follow them, or come from the sub-graphs' own `captured` tensors when
+ * own_captures: the tracing call); restart: the source starts over. out (n_carried) gets
+ * new references to the final loop variables. Checks that every iteration keeps the loop
+ * variables' dtypes and shapes (TensorFlow's loop invariants). Variables swapped as
+ * mp_graph_run_with. */
+mp_status mp_gloop_run(mp_gloop *l, mp_tensor *const *in, int own_captures, int64_t start, int restart, int n_sub,
+                       mp_variable *const *from, mp_variable *const *to, mp_tensor **out);
 
 #ifdef __cplusplus
 }

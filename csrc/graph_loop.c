@@ -25,11 +25,56 @@ void mp_gloop_free(mp_gloop *l) {
         for (int k = 0; k < l->n_carried; k++)
             mp_tensor_decref(l->results[k]);
     free(l->results);
-    mp_graph_free(l->body);
+    for (int j = 0; j < l->n_bodies; j++)
+        mp_graph_free(l->bodies[j]);
+    free(l->bodies);
     mp_graph_free(l->cond);
     if (l->free)
         l->free(l->ctx);
     free(l);
+}
+
+mp_status mp_gloop_add_body(mp_gloop *l, mp_graph *body) {
+    mp_graph **nb = realloc(l->bodies, (size_t)(l->n_bodies + 1) * sizeof *nb);
+    if (!nb) {
+        mp_graph_free(body);
+        return mp_error_set(MP_ERR_MEMORY, "out of host memory adding a loop body");
+    }
+    l->bodies = nb;
+    l->bodies[l->n_bodies++] = body;
+    return MP_OK;
+}
+
+int mp_gloop_n_inputs(const mp_gloop *l) {
+    int n = l->n_carried + l->n_src + (l->cond ? l->cond->n_captured : 0);
+    for (int j = 0; j < l->n_bodies; j++)
+        n += l->bodies[j]->n_captured;
+    return n;
+}
+
+/* The body traced for these elements' shapes (-1: none). */
+static int body_for(const mp_gloop *l, mp_tensor *const *elems) {
+    for (int j = 0; j < l->n_bodies; j++) {
+        const mp_graph *b = l->bodies[j];
+        int ok = b->n_inputs >= l->n_elems;
+        for (int k = 0; ok && k < l->n_elems; k++) {
+            const mp_gnode *n = &b->nodes[b->inputs[k]];
+            ok = n->dtype == elems[k]->dtype && n->ndim == elems[k]->ndim;
+            for (int d = 0; ok && d < n->ndim; d++)
+                ok = n->shape[d] == elems[k]->shape[d];
+        }
+        if (ok)
+            return j;
+    }
+    return -1;
+}
+
+static void shape_text(const mp_tensor *t, char *buf, size_t cap) {
+    size_t used = (size_t)snprintf(buf, cap, "%s[", mp_dtype_name(t->dtype));
+    for (int d = 0; d < t->ndim && used < cap; d++)
+        used += (size_t)snprintf(buf + used, cap - used, d ? ",%lld" : "%lld", (long long)t->shape[d]);
+    if (used < cap)
+        snprintf(buf + used, cap - used, "]");
 }
 
 static mp_status read_pred(mp_tensor *p, int *out) {
@@ -78,23 +123,61 @@ static mp_status check_carried(const mp_gloop *l, mp_tensor *const *before, mp_t
     return MP_OK;
 }
 
-mp_status mp_gloop_run(mp_gloop *l, mp_tensor *const *in, int64_t start, int restart, mp_tensor **out) {
-    return mp_gloop_run_with(l, in, start, restart, 0, NULL, NULL, out);
+/* One iteration's body: the variant for the elements' shapes, or (while the tracing call
+ * runs the loop) a new one traced by trace_body, which also runs the iteration. */
+static mp_status run_body(mp_gloop *l, mp_tensor **bin, int own, mp_tensor *const *caps, int n_sub,
+                          mp_variable *const *from, mp_variable *const *to, mp_tensor **nxt) {
+    const int ne = l->n_elems, nc = l->n_carried;
+    int j = l->python_mode ? -1 : body_for(l, bin);
+    if (j < 0 && l->trace_body) {
+        mp_graph *g = NULL;
+        MP_TRY(l->trace_body(l->trace_ctx, ne, bin, nc, bin + ne, &g, nxt));
+        if (g)
+            return mp_gloop_add_body(l, g);
+        l->python_mode = 1;
+        return MP_OK;
+    }
+    if (j < 0) {
+        char a[96] = "";
+        if (ne > 0)
+            shape_text(bin[0], a, sizeof a);
+        return mp_error_set(MP_ERR_VALUE, "a loop over a dataset got an element (%s ...) of a shape its body was not "
+                            "traced for (the shapes the tracing call saw); call the function with a new dataset "
+                            "object (a new trace), or batch with drop_remainder=True",
+                            a);
+    }
+    mp_graph *g = l->bodies[j];
+    mp_tensor *const *gc = own ? g->captured : caps;
+    if (!own) { /* this body's captures follow the condition's and the earlier bodies' */
+        int off = l->cond ? l->cond->n_captured : 0;
+        for (int k = 0; k < j; k++)
+            off += l->bodies[k]->n_captured;
+        gc = caps + off;
+    }
+    for (int k = 0; k < g->n_captured; k++)
+        bin[ne + nc + k] = gc[k];
+    return mp_graph_run_with(g, ne + nc + g->n_captured, bin, n_sub, from, to, nxt);
 }
 
-mp_status mp_gloop_run_with(mp_gloop *l, mp_tensor *const *in, int64_t start, int restart, int n_sub,
-                            mp_variable *const *from, mp_variable *const *to, mp_tensor **out) {
+mp_status mp_gloop_run(mp_gloop *l, mp_tensor *const *in, int own, int64_t start, int restart, int n_sub,
+                       mp_variable *const *from, mp_variable *const *to, mp_tensor **out) {
     const int nc = l->n_carried, ne = l->n_elems;
-    const int nb = ne + nc + l->n_body_cap, ncd = nc + l->n_cond_cap;
-    if (!l->body || (l->src == MP_GLOOP_SRC_ROWS && l->n_src < 1) || (l->src == MP_GLOOP_SRC_HOST && !l->next))
+    const int ncd = nc + (l->cond ? l->cond->n_captured : 0);
+    if ((!l->n_bodies && !l->trace_body) || (l->src == MP_GLOOP_SRC_ROWS && l->n_src < 1) ||
+        (l->src == MP_GLOOP_SRC_HOST && !l->next))
         return mp_error_set(MP_ERR_INTERNAL, "loop: incomplete (no body or no source)");
-    mp_tensor **bin = calloc((size_t)nb + 1, sizeof *bin);
-    mp_tensor **cin = calloc((size_t)ncd + 1, sizeof *cin);
+    int maxcap = 0;
+    for (int j = 0; j < l->n_bodies; j++)
+        if (l->bodies[j]->n_captured > maxcap)
+            maxcap = l->bodies[j]->n_captured;
+    mp_tensor *const *caps = own ? NULL : in + nc + l->n_src;
+    mp_tensor **bin = NULL, **cin = calloc((size_t)ncd + 1, sizeof *cin);
     mp_tensor **cur = calloc((size_t)nc + 1, sizeof *cur);
     mp_tensor **nxt = calloc((size_t)nc + 1, sizeof *nxt);
     mp_tensor **elems = calloc((size_t)ne + 1, sizeof *elems);
+    int nb = ne + nc + maxcap;
     mp_status st = MP_OK;
-    if (!bin || !cin || !cur || !nxt || !elems) {
+    if (!cin || !cur || !nxt || !elems) {
         st = mp_error_set(MP_ERR_MEMORY, "out of host memory running a loop");
         goto done;
     }
@@ -102,11 +185,8 @@ mp_status mp_gloop_run_with(mp_gloop *l, mp_tensor *const *in, int64_t start, in
         cur[k] = in[k];
         mp_tensor_incref(cur[k]);
     }
-    const int cap0 = nc + l->n_src;
-    for (int j = 0; j < l->n_body_cap; j++)
-        bin[ne + nc + j] = in[cap0 + j];
-    for (int j = 0; j < l->n_cond_cap; j++)
-        cin[nc + j] = in[cap0 + l->n_body_cap + j];
+    for (int j = 0; l->cond && j < l->cond->n_captured; j++)
+        cin[nc + j] = own ? l->cond->captured[j] : caps[j];
     for (int64_t it = start;; it++) {
         if (l->max_iter >= 0 && it >= l->max_iter)
             break;
@@ -130,14 +210,28 @@ mp_status mp_gloop_run_with(mp_gloop *l, mp_tensor *const *in, int64_t start, in
         }
         if (st != MP_OK || done)
             break;
+        /* a body traced during this run may capture more than the ones before it */
+        int need = ne + nc + maxcap;
+        for (int j = 0; j < l->n_bodies; j++)
+            if (ne + nc + l->bodies[j]->n_captured > need)
+                need = ne + nc + l->bodies[j]->n_captured;
+        if (!bin || need > nb) {
+            free(bin);
+            nb = need;
+            bin = calloc((size_t)nb + 1, sizeof *bin);
+            if (!bin) {
+                st = mp_error_set(MP_ERR_MEMORY, "out of host memory running a loop");
+                break;
+            }
+        }
         memcpy(bin, elems, (size_t)ne * sizeof *bin);
         memcpy(bin + ne, cur, (size_t)nc * sizeof *bin);
-        st = mp_graph_run_with(l->body, nb, bin, n_sub, from, to, nxt);
+        st = run_body(l, bin, own, caps, n_sub, from, to, nxt);
         for (int k = 0; k < ne; k++) {
             mp_tensor_decref(elems[k]);
             elems[k] = NULL;
         }
-        if (st == MP_OK)
+        if (st == MP_OK && !l->python_mode)
             st = check_carried(l, cur, nxt);
         for (int k = 0; k < nc; k++) {
             mp_tensor_decref(st == MP_OK ? cur[k] : nxt[k]);

@@ -198,11 +198,112 @@ def _same(a, b):
 
 # ---------------------------------------------------------------------------- the loop
 
+class _Body:
+    """Traces the loop's body as a sub-graph of the recording graph: its inputs are the
+    element's tensors (when the loop has a source) and the loop variables; its outputs the
+    loop variables' next values."""
+
+    def __init__(self, body, kind, values, flat, slots, names, what):
+        self.body, self.kind, self.values = body, kind, values
+        self.flat, self.slots, self.names, self.what = flat, slots, names, what
+        self.structure = None
+
+    def graph(self, elem, carried, real):
+        """(graph, next loop variables) after running the body once on sub-graph inputs
+        (real: its effects happen, else they are recorded only); (None, Python values) when
+        the function's graph broke, (None, None) when the element cannot be traced."""
+        st = _function_state()
+        outer = getattr(st, "graph", None)
+        flat_c = [list(f) for f in self.flat]
+        for (i, j), c in zip(self.slots, carried):
+            flat_c[i][j] = c
+        vals_c = _pack(self.values, flat_c)
+        g = _core.Graph()
+        g.begin_sub()
+        st.graph = g
+        prev_dry = None if real else _core.graph_set_effects_dry(True)
+        try:
+            leaves = []
+            if self.kind != _core.GLOOP_SRC_NONE:
+                leaves = _nest.flatten(elem)
+                if any(not isinstance(x, _core.Tensor) for x in leaves):
+                    raise _CannotTrace(_non_tensor_reason(leaves))
+                leaves = [_fresh(x) for x in leaves]  # unique sub-graph inputs
+                elem = _nest.pack_sequence_as(elem, leaves)
+            # the body's inputs: the elements, then the loop variables (then its captures)
+            for x in leaves + list(carried):
+                g.add_input(x)
+            out = self.body(*vals_c) if self.kind == _core.GLOOP_SRC_NONE else \
+                self.body(elem, *vals_c)
+        except _CannotTrace as e:
+            g.abort()
+            _core.graph_break(str(e))
+            return None, None
+        except BaseException:
+            g.abort()
+            raise
+        finally:
+            if prev_dry is not None:
+                _core.graph_set_effects_dry(prev_dry)
+            st.graph = outer
+        if g.broken:
+            g.abort()
+            return None, out
+        if self.kind == _core.GLOOP_SRC_NONE and len(self.values) == 1 and \
+                not isinstance(out, tuple):
+            out = (out,)
+        flat_out = _check_body_outputs(self.names, self.values, flat_c, out, self.what)
+        if flat_out is None:
+            g.abort()
+            _core.graph_break("a Python value (not a tensor) that changes in %s" % self.what)
+            return None, out
+        results = [flat_out[i][j] for i, j in self.slots]
+        for r in results:
+            g.add_output(r)
+        g.end()
+        return g, results
+
+    def trace(self, elems, carried):
+        """The tracing call met an element shape without a body (a last partial batch):
+        this iteration runs the body again, traced for that shape (its Python side effects
+        happen again). When the function's graph broke, the body just runs."""
+        elem = _nest.pack_sequence_as(self.structure, elems) if self.structure is not None \
+            else None
+        if getattr(_function_state(), "graph", None) is None or \
+                getattr(_function_state().graph, "broken", False):
+            return None, self._python(elem, carried)
+        g, out = self.graph(elem, [_fresh(c) for c in carried], True)
+        if g is None:
+            return None, self._tensors(out)
+        return g, out
+
+    def _python(self, elem, carried):
+        flat_c = [list(f) for f in self.flat]
+        for (i, j), c in zip(self.slots, carried):
+            flat_c[i][j] = c
+        vals = _pack(self.values, flat_c)
+        out = self.body(*vals) if self.kind == _core.GLOOP_SRC_NONE else self.body(elem, *vals)
+        return self._tensors(out)
+
+    def _tensors(self, out):
+        if self.kind == _core.GLOOP_SRC_NONE and len(self.values) == 1 and \
+                not isinstance(out, tuple):
+            out = (out,)
+        flat = [_nest.flatten(o) for o in out]
+        res = []
+        for i, j in self.slots:
+            x = flat[i][j] if j < len(flat[i]) else None
+            if isinstance(x, _core.Variable):
+                x = x.read_value()
+            res.append(x if isinstance(x, _core.Tensor) else _core.convert_to_tensor(x))
+        return res
+
+
 def _trace(kind, source, src_inputs, first, test, body, values, names, max_iter, what):
     """Traces one loop in the recording graph. kind: GLOOP_SRC_*; first: the first element
     (or _END); test: the condition function (while) or None. Returns the values after the
-    loop, or None when the graph broke (the caller finishes the loop in Python from the
-    returned state)."""
+    loop; None when it broke before the body ran (the caller runs the whole loop in
+    Python); a _Broken when the body broke the graph (the caller finishes the loop)."""
     st = _function_state()
     outer = getattr(st, "graph", None)
     dry = bool(_core.graph_recording())  # a dry trace or a branch not taken: no effects
@@ -210,21 +311,20 @@ def _trace(kind, source, src_inputs, first, test, body, values, names, max_iter,
     slots = _tensor_slots(flat)
     init = [flat[i][j] for i, j in slots]
     copies = [_fresh(t) for t in init]
-    flat_c = [list(f) for f in flat]
-    for (i, j), c in zip(slots, copies):
-        flat_c[i][j] = c
-    vals_c = _pack(values, flat_c)
 
     cond_g = None
     go = first is not _END
     if test is not None:
+        flat_c = [list(f) for f in flat]
+        for (i, j), c in zip(slots, copies):
+            flat_c[i][j] = c
         cond_g = _core.Graph()
         cond_g.begin_sub()
         st.graph = cond_g
         try:
             for c in copies:
                 cond_g.add_input(c)
-            pred = test(*vals_c)
+            pred = test(*_pack(values, flat_c))
             if isinstance(pred, _core.Variable):
                 pred = pred.read_value()
             if not isinstance(pred, _core.Tensor):
@@ -246,69 +346,29 @@ def _trace(kind, source, src_inputs, first, test, body, values, names, max_iter,
         go = (not dry) and _host_bool(pred)
     if max_iter is not None and max_iter <= 0:
         go = False
-
-    body_g = _core.Graph()
-    body_g.begin_sub()
-    st.graph = body_g
-    elem_leaves = []
     real = go and not dry
-    prev_dry = _core.graph_set_effects_dry(True) if not real else None
-    try:
-        elem = None
-        if kind != _core.GLOOP_SRC_NONE:
-            elem = first if first is not _END else _placeholder(source, src_inputs)
-            if elem is None:
-                raise _CannotTrace("the loop's element structure is unknown (an empty dataset)")
-            elem_leaves = _nest.flatten(elem)
-            if any(not isinstance(x, _core.Tensor) for x in elem_leaves):
-                raise _CannotTrace(_non_tensor_reason(elem_leaves))
-            elem_leaves = [_fresh(x) for x in elem_leaves]  # unique sub-graph inputs
-            elem = _nest.pack_sequence_as(elem, elem_leaves)
-        # the body's inputs: the elements, then the loop variables (then its captures)
-        for x in elem_leaves + copies:
-            body_g.add_input(x)
-        out = body(*vals_c) if kind == _core.GLOOP_SRC_NONE else body(elem, *vals_c)
-    except _CannotTrace as e:
-        if prev_dry is not None:
-            _core.graph_set_effects_dry(prev_dry)
-        body_g.abort()
-        st.graph = outer
-        _core.graph_break(str(e))
-        return None
-    except BaseException:
-        if prev_dry is not None:
-            _core.graph_set_effects_dry(prev_dry)
-        body_g.abort()
-        st.graph = outer
-        raise
-    if prev_dry is not None:
-        _core.graph_set_effects_dry(prev_dry)
-    st.graph = outer
-    if body_g.broken:
-        body_g.abort()
-        return _Broken(out, real)
-    if kind == _core.GLOOP_SRC_NONE and len(values) == 1 and not isinstance(out, tuple):
-        out = (out,)
-    flat_out = _check_body_outputs(names, values, flat_c, out, what)
-    if flat_out is None:
-        body_g.abort()
-        _core.graph_break("a Python value (not a tensor) that changes in %s" % what)
-        return _Broken(out, real)
-    results = [flat_out[i][j] for i, j in slots]
-    for r in results:
-        body_g.add_output(r)
-    body_g.end()
-    now = results if go else init
-    out_t = _core.graph_loop(body_g, cond_g, init, now, list(src_inputs), len(elem_leaves),
-                             kind, -1 if max_iter is None else int(max_iter),
-                             source if kind == _core.GLOOP_SRC_HOST else None, 1 if go else 0,
-                             bool(go and not dry))
+
+    tracer = _Body(body, kind, values, flat, slots, names, what)
+    elem = None
+    if kind != _core.GLOOP_SRC_NONE:
+        elem = first if first is not _END else _placeholder(source, src_inputs)
+        if elem is None:
+            _core.graph_break("%s whose element structure is unknown (an empty dataset)"
+                              % what)
+            return None
+        tracer.structure = elem
+    body_g, out = tracer.graph(elem, copies, real)
+    if body_g is None:
+        return None if out is None else _Broken(out, real)
+    now = out if go else init
+    out_t, recorded = _core.graph_loop(
+        body_g, cond_g, init, now, list(src_inputs), len(_nest.flatten(elem)) if elem is not
+        None else 0, kind, -1 if max_iter is None else int(max_iter),
+        source if kind == _core.GLOOP_SRC_HOST else None, 1 if go else 0, real, tracer)
     final = [list(f) for f in flat]
     for (i, j), t in zip(slots, out_t):
         final[i][j] = t
-    undefined = _undefined_type()
-    return tuple(v if isinstance(v, undefined) else _nest.pack_sequence_as(v, f)
-                 for v, f in zip(values, final))
+    return _pack(values, final)
 
 
 class _CannotTrace(Exception):
