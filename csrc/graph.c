@@ -548,7 +548,15 @@ mp_status mp_graph_record_loop(mp_gloop *l, int n_in, mp_tensor *const *in, mp_t
     n->in = tmp;
     n->n_in = n_in;
     n->loop = l;
-    n->flags |= MP_GNODE_FLAG_EFFECT | FLAG_DYNAMIC;
+    /* a loop has effects when a sub-graph has (writes, steps, prints) or it pulls a
+     * dataset's elements; one without can be pruned, and selected by a traced if */
+    int effects = l->src == MP_GLOOP_SRC_HOST;
+    for (int b = -1; b < l->n_bodies && !effects; b++) {
+        const mp_graph *sg = b < 0 ? l->cond : l->bodies[b];
+        for (int i = 0; sg && i < sg->n_nodes && !effects; i++)
+            effects = (sg->nodes[i].flags & MP_GNODE_FLAG_EFFECT) != 0;
+    }
+    n->flags |= FLAG_DYNAMIC | (effects ? MP_GNODE_FLAG_EFFECT : 0);
     for (int k = 0; k < l->n_carried; k++) {
         int32_t o;
         MP_TRY(push_node(g, MP_GNODE_LOOP_OUT, 1, &o));

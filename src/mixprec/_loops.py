@@ -532,6 +532,8 @@ def for_stmt(iterable, body, init, names, n_targets=0):
         return _for_range(iterable, body, vals, traced_vals, names)
     if _is_dataset(iterable) or _is_dataset_iterator(iterable):
         what = "a loop over a dataset"
+        if getattr(iterable, "_made_traced", False) and iterable._gen is None:
+            iterable = iterable._dataset  # iter(ds) inside the function: new at every call
         src = _Source(iterable, restartable=_is_dataset(iterable))
         if _tape_blocks(what):
             return _python_for(src.iterable if src.restartable else src.it, body, vals)

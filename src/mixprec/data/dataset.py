@@ -162,6 +162,8 @@ class DatasetIterator:
     def __init__(self, dataset):
         self._dataset = dataset
         self._gen = None
+        # made by a traced function (TensorFlow's iterator op): a fresh one at every call
+        self._made_traced = _core.graph_recording() is not None
 
     def __iter__(self):
         return self

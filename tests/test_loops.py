@@ -1,0 +1,359 @@
+"""Loops inside tf.function (src/mixprec/_loops.py, csrc/graph_loop.c): a ``for`` over a
+dataset, an iterator or a tensor, ``for i in tf.range(n)``, ``while`` on a tensor and
+``tf.while_loop`` trace their body once and replay it per iteration in C. Expected values,
+tracing counts and side-effect counts were recorded on TensorFlow 2.21."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import mixprec as tf
+from mixprec.testing.tolerances import TOLERANCE
+
+
+
+
+def test_for_over_a_dataset_traces_the_body_once(capfd):
+    side = []
+    ds = tf.data.Dataset.range(9).batch(3)
+
+    @tf.function
+    def f(ds):
+        n = 0
+        tot = tf.constant(0, tf.int64)
+        for x in ds:
+            side.append(1)                 # Python: once, at the trace
+            tf.print("x", x)               # every iteration of every call
+            tot += tf.reduce_sum(x)
+            n += 1                         # a Python int loop variable becomes a tensor
+        return tot, n
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(3):
+            tot, n = f(ds)
+            assert int(tot) == 36 and int(n) == 3 and n.dtype == tf.int32
+    assert len(side) == 1 and f.experimental_get_tracing_count() == 1
+    err = capfd.readouterr().err
+    assert err.count("x [0 1 2]") == 3 and err.count("x [6 7 8]") == 3
+
+
+def test_a_last_partial_batch_gets_its_own_body_trace():
+    side = []
+    ds = tf.data.Dataset.range(10).batch(3)   # [3], [3], [3], [1]
+
+    @tf.function
+    def f(ds):
+        tot = tf.constant(0, tf.int64)
+        for x in ds:
+            side.append(1)
+            tot += tf.reduce_sum(x * x)
+        return tot
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert int(f(ds)) == 285 and int(f(ds)) == 285
+    # TensorFlow traces the body once (batch dimension None); mixprec once per element
+    # shape the tracing call meets (docs/function.md), never again at replay
+    assert len(side) == 2 and f.experimental_get_tracing_count() == 1
+
+
+def test_while_on_a_tensor_condition():
+    side = []
+
+    @tf.function
+    def g(n):
+        i = 0
+        s = 0.0
+        while i < n:
+            side.append(1)
+            s += tf.cast(i, tf.float32)
+            i += 1
+        return i, s
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        i, s = g(tf.constant(4))
+        assert int(i) == 4 and float(s) == 6.0 and i.dtype == tf.int32
+        i, s = g(tf.constant(6))
+        assert int(i) == 6 and float(s) == 15.0
+        i, s = g(tf.constant(0))
+        assert int(i) == 0 and float(s) == 0.0
+    assert len(side) == 1 and g.experimental_get_tracing_count() == 1
+
+
+def test_for_over_tf_range_with_a_traced_bound():
+    @tf.function
+    def h(n):
+        s = tf.constant(0.0)
+        for i in tf.range(n):
+            s += tf.cast(i, tf.float32)
+        return s
+
+    @tf.function
+    def down(n):
+        s = tf.constant(0)
+        for i in tf.range(n, 0, -2):
+            s += i
+        return s
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert float(h(tf.constant(5))) == 10.0
+        assert float(h(tf.constant(0))) == 0.0
+        assert int(down(tf.constant(7))) == 7 + 5 + 3 + 1
+    assert h.experimental_get_tracing_count() == 1
+
+
+def test_tf_while_loop_traced_with_maximum_iterations():
+    @tf.function
+    def w(n):
+        return tf.while_loop(lambda i, s: i < n, lambda i, s: (i + 1, s * 2.0),
+                             (0, tf.constant(1.0)), maximum_iterations=5)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        i, s = w(tf.constant(3))
+        assert int(i) == 3 and float(s) == 8.0
+        i, s = w(tf.constant(10))
+        assert int(i) == 5 and float(s) == 32.0
+    assert w.experimental_get_tracing_count() == 1
+
+
+def test_loop_variables_keep_dtype_and_shape():
+    @tf.function
+    def grows(n):
+        x = tf.zeros([1])
+        for _ in tf.range(n):
+            x = tf.concat([x, [1.0]], 0)
+        return x
+
+    with pytest.raises(ValueError, match=r"'x' has shape \(1,\) before the loop, but shape "
+                                         r"\(2,\) after one iteration"):
+        grows(tf.constant(3))
+
+    @tf.function
+    def retypes(n):
+        x = tf.constant(0)
+        for _ in tf.range(n):
+            x = tf.cast(x, tf.float32) + 1.5
+        return x
+
+    with pytest.raises(TypeError, match="'x' has dtype int32 before the loop, but dtype "
+                                        "float32"):
+        retypes(tf.constant(3))
+
+
+def _epoch_setup():
+    rs = np.random.RandomState(0)
+    x = rs.rand(12, 3).astype(np.float32)
+    y = rs.rand(12, 1).astype(np.float32)
+    ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(4)
+    w = tf.Variable(np.ones((3, 1), np.float32))
+    b = tf.Variable(np.zeros((1,), np.float32))
+    opt = tf.keras.optimizers.SGD(0.1)
+
+    def epoch(ds):
+        total = tf.constant(0.0)
+        for a, t in ds:
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(tf.matmul(a, w) + b - t))
+            g = tape.gradient(loss, [w, b])
+            opt.apply_gradients(zip(g, [w, b]))
+            total += loss
+        return total
+    return ds, w, epoch
+
+
+def test_gradients_and_optimizer_steps_inside_a_loop_body():
+    ds, w, epoch = _epoch_setup()
+    eager = [float(epoch(ds)) for _ in range(3)]
+    w_eager = w.numpy()
+    ds, w, epoch = _epoch_setup()
+    traced = tf.function(epoch)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = [float(traced(ds)) for _ in range(3)]
+    assert traced.experimental_get_tracing_count() == 1
+    rtol, atol = TOLERANCE[("float32", "elementwise")]
+    np.testing.assert_allclose(got, eager, rtol=rtol, atol=atol)
+    np.testing.assert_allclose(w.numpy(), w_eager, rtol=rtol, atol=atol)
+
+
+def test_nested_loops_an_if_and_variable_writes():
+    v = tf.Variable(0.0)
+
+    @tf.function
+    def nested(n):
+        s = tf.constant(0.0)
+        i = tf.constant(0)
+        while i < n:
+            for j in tf.range(i):
+                s += tf.cast(j, tf.float32)
+                v.assign_add(1.0)
+            if s > 3.0:
+                s = s - 1.0
+            i += 1
+        return s
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert float(nested(tf.constant(4))) == 3.0     # TensorFlow 2.21: 3.0, 17.0, v 21
+        assert float(nested(tf.constant(6))) == 17.0
+    assert float(v) == 21.0 and nested.experimental_get_tracing_count() == 1
+
+
+def test_for_over_the_rows_of_a_tensor_and_an_iterator():
+    x = np.arange(12, dtype=np.float32).reshape(4, 3)
+
+    @tf.function
+    def rows(m):
+        acc = tf.zeros([3])
+        for r in m:
+            acc = acc + r * 2.0
+        return acc
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_array_equal(rows(tf.constant(x)).numpy(), x.sum(0) * 2)
+        np.testing.assert_array_equal(rows(tf.constant(x[:2])).numpy(), x[:2].sum(0) * 2)
+    assert rows.experimental_get_tracing_count() == 2  # a new shape: a new trace (TF too)
+
+    ds = tf.data.Dataset.from_tensor_slices(x).batch(2)
+
+    @tf.function
+    def through_iter(ds):
+        it = iter(ds)
+        s = tf.constant(0.0)
+        for b in it:
+            s += tf.reduce_sum(b)
+        return s
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert float(through_iter(ds)) == x.sum() and float(through_iter(ds)) == x.sum()
+
+
+def test_a_graph_break_inside_a_loop_body_names_its_line():
+    ds = tf.data.Dataset.from_tensor_slices(np.arange(4, dtype=np.float32))
+
+    @tf.function
+    def f(ds):
+        s = tf.constant(0.0)
+        for x in ds:
+            s += float(x)  # needs the value: a graph break
+        return s
+
+    with pytest.warns(UserWarning, match=r"graph break at .*test_loops\.py:\d+"):
+        assert float(f(ds)) == 6.0
+    assert float(f(ds)) == 6.0  # this signature runs eagerly now
+
+
+def test_effects_in_a_loop_under_a_traced_if_break_the_graph():
+    v = tf.Variable(0.0)
+
+    @tf.function
+    def f(x, n):
+        if x > 0:
+            for _ in tf.range(n):
+                v.assign_add(1.0)
+        return v.read_value()
+
+    with pytest.warns(UserWarning, match="graph break"):
+        assert float(f(tf.constant(1.0), tf.constant(3))) == 3.0
+    assert float(f(tf.constant(-1.0), tf.constant(3))) == 3.0
+    assert float(f(tf.constant(1.0), tf.constant(2))) == 5.0
+
+
+def test_a_pure_loop_under_a_traced_if_is_selected():
+    @tf.function
+    def f(x, n):
+        y = x
+        if x > 0:
+            for _ in tf.range(n):
+                y = y * 2.0
+        return y
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert float(f(tf.constant(1.0), tf.constant(3))) == 8.0
+        assert float(f(tf.constant(-1.0), tf.constant(3))) == -1.0
+    assert f.experimental_get_tracing_count() == 1
+
+
+def test_get_concrete_function_traces_a_loop_without_running_it():
+    v = tf.Variable(0.0)
+
+    @tf.function
+    def f(n):
+        i = tf.constant(0)
+        while i < n:
+            v.assign_add(1.0)
+            i += 1
+        return i
+
+    cf = f.get_concrete_function(tf.TensorSpec([], tf.int32))
+    assert float(v) == 0.0 and f.experimental_get_tracing_count() == 1
+    assert [s.dtype for s in cf.outputs] == [tf.int32]
+    assert int(f(tf.constant(4))) == 4 and float(v) == 4.0
+    assert f.experimental_get_tracing_count() == 1
+
+
+def test_variables_created_on_the_first_call_with_a_loop():
+    holder = []
+    ds = tf.data.Dataset.from_tensor_slices(np.ones((4, 2), np.float32)).batch(2)
+
+    @tf.function
+    def f(ds):
+        if not holder:
+            holder.append(tf.Variable(0.0))
+        for x in ds:
+            holder[0].assign_add(tf.reduce_sum(x))
+        return holder[0].read_value()
+
+    assert float(f(ds)) == 8.0  # traced twice on the first call (TF), the effects once
+    assert float(f(ds)) == 16.0
+    assert f.experimental_get_tracing_count() == 2
+
+
+def test_gradient_of_a_replayed_loop_under_an_outer_tape():
+    @tf.function
+    def power(x, n):
+        y = tf.constant(1.0)
+        for _ in tf.range(n):
+            y = y * x
+        return y
+
+    x = tf.constant(3.0)
+    power(x, tf.constant(3))  # traced
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = power(x, tf.constant(3))  # replayed: the body's ops are on the tape
+    assert float(y) == 27.0 and float(tape.gradient(y, x)) == 27.0
+
+
+def test_loops_over_python_values_stay_python():
+    @tf.function
+    def f(x):
+        out = []
+        for k in range(3):           # a Python loop: unrolled at the trace
+            out.append(x * k)
+        i = 0
+        while i < 2:                 # a Python condition
+            i += 1
+        return tf.add_n(out) + i, k
+
+    y, k = f(tf.constant(2.0))
+    assert float(y) == 8.0 and k == 2
+
+
+def test_autograph_to_code_shows_the_loop_conversion():
+    def f(ds):
+        s = 0
+        for x in ds:
+            s += x
+        return s
+
+    code = tf.autograph.to_code(f)
+    assert "ag__.for_stmt" in code
