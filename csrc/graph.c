@@ -749,6 +749,72 @@ mp_status mp_graph_insert_cast(mp_graph *g, int at, mp_gedge src, mp_dtype dt, m
     return MP_OK;
 }
 
+static int same_attrs(mp_op op, const mp_attrs *a, const mp_attrs *b) {
+    if (a->n_ints != b->n_ints || a->i0 != b->i0 || a->i2 != b->i2 || a->dtype != b->dtype ||
+        memcmp(&a->f0, &b->f0, sizeof a->f0) || memcmp(&a->f1, &b->f1, sizeof a->f1) ||
+        !mp_device_eq(a->device, b->device))
+        return 0;
+    if (a->i1 != b->i1 && !is_random(op)) /* a random op's stream differs per trace */
+        return 0;
+    return !memcmp(a->ints, b->ints, sizeof a->ints) && !memcmp(a->ints2, b->ints2, sizeof a->ints2) &&
+           !memcmp(a->ints3, b->ints3, sizeof a->ints3) && !memcmp(a->ints4, b->ints4, sizeof a->ints4);
+}
+
+static int same_const(const mp_tensor *a, const mp_tensor *b) {
+    if (a == b)
+        return 1;
+    if (a->dtype != b->dtype || a->ndim != b->ndim || memcmp(a->shape, b->shape, sizeof(int64_t) * (size_t)a->ndim))
+        return 0;
+    if (mp_tensor_device(a).type != MP_DEV_CPU || mp_tensor_device(b).type != MP_DEV_CPU)
+        return 0; /* not compared on devices: not the same */
+    return !memcmp(mp_tensor_data(a), mp_tensor_data(b), mp_tensor_nbytes(a));
+}
+
+int mp_graph_same_structure(const mp_graph *a, const mp_graph *b) {
+    if (!a || !b || a->n_nodes != b->n_nodes || a->n_inputs != b->n_inputs || a->n_outputs != b->n_outputs)
+        return 0;
+    for (int o = 0; o < a->n_outputs; o++)
+        if (a->outputs[o].node != b->outputs[o].node || a->outputs[o].output != b->outputs[o].output)
+            return 0;
+    for (int i = 0; i < a->n_nodes; i++) {
+        const mp_gnode *x = &a->nodes[i], *y = &b->nodes[i];
+        if (x->kind != y->kind || x->n_in != y->n_in || x->n_out != y->n_out || x->dtype != y->dtype ||
+            x->ndim != y->ndim || (x->flags & 0xff) != (y->flags & 0xff))
+            return 0;
+        for (int k = 0; k < x->n_in; k++)
+            if (x->in[k].node != y->in[k].node || x->in[k].output != y->in[k].output)
+                return 0;
+        switch (x->kind) {
+        case MP_GNODE_INPUT:
+            if (x->input_index != y->input_index)
+                return 0;
+            break;
+        case MP_GNODE_CONST:
+            if (!same_const(x->value, y->value))
+                return 0;
+            break;
+        case MP_GNODE_OP:
+            if (x->op != y->op || !same_attrs(x->op, &x->attrs, &y->attrs))
+                return 0;
+            break;
+        case MP_GNODE_VAR_READ:
+        case MP_GNODE_VAR_ASSIGN:
+            if (x->var != y->var || x->read_dtype != y->read_dtype)
+                return 0;
+            break;
+        case MP_GNODE_OPTIM:
+            if (x->optim->kind != y->optim->kind || x->optim->n_vars != y->optim->n_vars ||
+                x->optim->ls != y->optim->ls || x->optim->iterations != y->optim->iterations ||
+                memcmp(x->optim->vars, y->optim->vars, sizeof *x->optim->vars * (size_t)x->optim->n_vars))
+                return 0;
+            break;
+        case MP_GNODE_HOST: break; /* tf.print: the same call site prints the same way */
+        default: return 0;         /* loops: their bodies hold element shapes */
+        }
+    }
+    return 1;
+}
+
 /* ------------------------------------------------------------------ replay */
 
 static const char *shape_str(int nd, const int64_t *s, char *buf, size_t cap) {
@@ -760,9 +826,9 @@ static const char *shape_str(int nd, const int64_t *s, char *buf, size_t cap) {
     return buf;
 }
 
-static mp_status check_input(const mp_gnode *n, const mp_tensor *x) {
+static mp_status check_input(const mp_gnode *n, const mp_tensor *x, int polymorphic) {
     int same = x->dtype == n->dtype && x->ndim == n->ndim;
-    for (int d = 0; same && d < n->ndim; d++)
+    for (int d = 0; same && !polymorphic && d < n->ndim; d++)
         same = x->shape[d] == n->shape[d];
     if (!same) {
         char a[96], b[96];
@@ -833,7 +899,7 @@ mp_status mp_graph_run_with(mp_graph *g, int n_in, mp_tensor *const *in, int n_s
     if (n_in != g->n_inputs)
         return mp_error_set(MP_ERR_VALUE, "graph: traced with %d inputs, given %d", g->n_inputs, n_in);
     for (int i = 0; i < g->n_inputs; i++)
-        MP_TRY(check_input(&g->nodes[g->inputs[i]], in[i]));
+        MP_TRY(check_input(&g->nodes[g->inputs[i]], in[i], g->polymorphic));
     mp_tensor **vals = calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *vals);
     if (!vals)
         return mp_error_set(MP_ERR_MEMORY, "out of host memory replaying a graph of %d nodes", g->n_nodes);

@@ -126,6 +126,9 @@ typedef struct mp_graph {
     /* a loop's body or condition (graph_loop.c) records with its enclosing graph as parent:
      * a tensor of the parent (or its ancestors) that the sub-graph reads becomes one more
      * input of the sub-graph, its capture; breaks and host reads act on the whole chain */
+    int polymorphic;     /* replay accepts inputs of other shapes (same dtype and rank):
+                          * set by tf.function when two traces at different shapes of a
+                          * relaxed signature recorded the same graph */
     struct mp_graph *parent; /* while recording, else NULL */
     int n_captured;
     mp_tensor **captured;    /* (n_captured) the parent's tensors, in input order (referenced) */
@@ -192,6 +195,12 @@ mp_status mp_graph_insert_cast(mp_graph *g, int at, mp_gedge src, mp_dtype dt, m
  * check each op's dtype rules; shapes are unchanged by dtype passes. Also recomputes the
  * replay plan (last uses, output flags): call it after any rewiring. */
 mp_status mp_graph_infer(mp_graph *g);
+/* 1 when a and b are the same graph up to the shapes of their values: the same nodes,
+ * edges, attributes (random ops' streams aside), constants' values, variables and outputs;
+ * 0 otherwise (loops never compare equal). Two traces of a relaxed signature that agree
+ * did not bake a shape into an attribute or a constant (tf.function then replays one for
+ * every shape). */
+int mp_graph_same_structure(const mp_graph *a, const mp_graph *b);
 /* The dtype an op produces from its inputs' dtypes (the op layer's rule; -1 on refusal). */
 int mp_op_infer_dtype(mp_op op, int n_in, const mp_dtype *in, const mp_attrs *at);
 

@@ -4,6 +4,7 @@
  * loop-invariant checks on the loop variables. It must not trace (the Python face traces
  * the body once, src/mixprec/_loops.py) nor compute: the sub-graphs run through
  * mp_graph_run_with like any graph. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -280,6 +280,27 @@ fail:
     return NULL;
 }
 
+static PyObject *g_same_structure(PyObject *o, PyObject *other) {
+    mp_graph *b = mp_py_graph_get(other);
+    if (!b)
+        return NULL;
+    return PyBool_FromLong(mp_graph_same_structure(G(o), b));
+}
+
+static PyObject *get_polymorphic(PyObject *o, void *c) {
+    (void)c;
+    return PyBool_FromLong(G(o)->polymorphic);
+}
+
+static int set_polymorphic(PyObject *o, PyObject *v, void *c) {
+    (void)c;
+    int f = v ? PyObject_IsTrue(v) : 0;
+    if (f < 0)
+        return -1;
+    G(o)->polymorphic = f;
+    return 0;
+}
+
 static PyObject *get_broken(PyObject *o, void *c) {
     (void)c;
     return PyBool_FromLong(G(o)->broken);
@@ -313,11 +334,13 @@ static PyMethodDef graph_methods[] = {
     {"insert_cast", g_insert_cast, METH_VARARGS, "insert_cast(at, (node, 0), dtype) -> (node, 0)"},
     {"set_input", g_set_input, METH_VARARGS, "set_input(node, k, (node, 0)); then infer()"},
     {"infer", g_infer, METH_NOARGS, "Re-derive dtypes and the replay plan after a pass."},
+    {"same_structure", g_same_structure, METH_O, "same_structure(other): the same graph up to value shapes."},
     {NULL},
 };
 
 static PyGetSetDef graph_getset[] = {
     {"broken", get_broken, NULL, NULL, NULL},
+    {"polymorphic", get_polymorphic, set_polymorphic, "replay accepts other shapes (same dtype, rank)", NULL},
     {"break_reason", get_break_reason, NULL, NULL, NULL},
     {"n_created_variables", get_created, NULL, NULL, NULL},
     {"n_inputs", get_n_inputs, NULL, NULL, NULL},
