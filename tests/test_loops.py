@@ -357,3 +357,81 @@ def test_autograph_to_code_shows_the_loop_conversion():
 
     code = tf.autograph.to_code(f)
     assert "ag__.for_stmt" in code
+
+
+def test_break_and_continue_on_traced_conditions():
+    side = []
+    ds = tf.data.Dataset.range(10)
+
+    @tf.function
+    def f(ds, lim):
+        s = tf.constant(0, tf.int64)
+        for x in ds:
+            side.append(1)
+            if x % 2 == 0:
+                continue
+            if x > lim:
+                break
+            s += x
+        return s
+
+    @tf.function
+    def g(n):
+        i = tf.constant(0)
+        s = tf.constant(0)
+        while i < n:
+            i += 1
+            if i == 4:
+                continue
+            if s > 10:
+                break
+            s += i
+        return i, s
+
+    @tf.function
+    def h(n):
+        s = tf.constant(0)
+        for i in tf.range(n):
+            if i * i > 20:
+                break
+            s += i
+        return s
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        # TensorFlow 2.21: 9, 25; (6, 11), (3, 6); 10, 3
+        assert int(f(ds, tf.constant(6, tf.int64))) == 9
+        assert int(f(ds, tf.constant(100, tf.int64))) == 25
+        assert [int(t) for t in g(tf.constant(100))] == [6, 11]
+        assert [int(t) for t in g(tf.constant(3))] == [3, 6]
+        assert int(h(tf.constant(10))) == 10 and int(h(tf.constant(3))) == 3
+    assert len(side) == 1 and f.experimental_get_tracing_count() == 1
+
+    def python_loop():
+        out = []
+        for k in range(6):
+            if k == 1:
+                continue
+            if k == 4:
+                break
+            out.append(k)
+        return out
+
+    assert tf.function(python_loop)() == [0, 2, 3]
+
+
+def test_break_after_a_state_write_falls_back_with_one_warning():
+    v = tf.Variable(0.0)
+    ds = tf.data.Dataset.from_tensor_slices(np.arange(6, dtype=np.float32))
+
+    @tf.function
+    def f(ds):
+        for x in ds:
+            if x > 2.0:
+                break
+            v.assign_add(x)   # a write under a traced condition: a graph break
+        return v.read_value()
+
+    with pytest.warns(UserWarning, match="graph break"):
+        assert float(f(ds)) == 3.0
+    assert float(f(ds)) == 6.0

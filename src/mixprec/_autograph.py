@@ -45,9 +45,14 @@ def is_undefined(x):
     return isinstance(x, _Undefined)
 
 
-def for_stmt(iterable, body, init, names, n_targets=0):
+def for_stmt(iterable, body, init, names, n_targets=0, brk=None):
     from mixprec import _loops
-    return _loops.for_stmt(iterable, body, init, names, n_targets)
+    return _loops.for_stmt(iterable, body, init, names, n_targets, brk)
+
+
+def loop_test(broken, test):
+    from mixprec import _loops
+    return _loops.loop_test(broken, test)
 
 
 def range_(f, *args, **kwargs):
@@ -202,6 +207,64 @@ def _check_branch(stmts):
         visit(s, loops > 0)
 
 
+def _jumps(stmts):
+    """Break/Continue statements of this loop level (not of nested loops or scopes)."""
+    out = []
+
+    def visit(n):
+        if isinstance(n, (ast.Break, ast.Continue)):
+            out.append(n)
+            return
+        if isinstance(n, (ast.For, ast.While, ast.AsyncFor)):
+            for c in n.orelse:
+                visit(c)
+            return
+        for c in ast.iter_child_nodes(n):
+            if not isinstance(c, _NO_DESCEND):
+                visit(c)
+    for st in stmts:
+        visit(st)
+    return out
+
+
+def _always_jumps(stmts):
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, (ast.Break, ast.Continue)):
+        return True
+    return isinstance(last, ast.If) and _always_jumps(last.body) and _always_jumps(last.orelse)
+
+
+def _lower_jumps(stmts, brk, budget):
+    """The loop body without break/continue (TensorFlow AutoGraph's canonicalisation): the
+    statements after an `if` that may jump move into its branches that fall through, and
+    `break` sets the flag `brk` the loop's condition reads. Raises _Unsupported for a jump
+    elsewhere (inside with/try, in a nested loop's else)."""
+    out = []
+    for i, st in enumerate(stmts):
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise _Unsupported("too many statements after jumps")
+        if isinstance(st, (ast.Break, ast.Continue)):
+            if isinstance(st, ast.Break):
+                out.append(ast.copy_location(ast.Assign([ast.Name(brk, ast.Store())],
+                                                        ast.Constant(True)), st))
+            return out
+        if isinstance(st, ast.If) and _jumps([st]):
+            rest = stmts[i + 1:]
+            body = st.body if _always_jumps(st.body) else st.body + rest
+            orelse = st.orelse if _always_jumps(st.orelse) else st.orelse + rest
+            new = ast.If(st.test, _lower_jumps(body, brk, budget) or [ast.Pass()],
+                         _lower_jumps(orelse, brk, budget))
+            out.append(ast.copy_location(new, st))
+            return out
+        if _jumps([st]):
+            raise _Unsupported("jump")
+        out.append(st)
+    return out
+
+
 def _check_loop_body(stmts):
     """Raises _Unsupported for what a loop body function cannot hold: return, break and
     continue of this loop, yield, global/nonlocal, del, import (they stay Python's loop)."""
@@ -251,11 +314,28 @@ class _Rewriter:
             if isinstance(s, ast.If):
                 out.extend(self.if_(s, live, in_loop))
             elif isinstance(s, (ast.For, ast.While)):
+                brk = None
+                if _jumps(s.body) and not s.orelse:
+                    self.n += 1
+                    name = "loop_break_%d__" % self.n
+                    has_break = any(isinstance(j, ast.Break) for j in _jumps(s.body))
+                    try:
+                        lowered = _lower_jumps(s.body, name, [200])
+                    except _Unsupported:
+                        lowered = None
+                    if lowered is not None:
+                        s.body = lowered or [ast.Pass()]
+                        if has_break:
+                            brk = name
+                            init = ast.copy_location(ast.Assign([ast.Name(name, ast.Store())],
+                                                                 ast.Constant(False)), s)
+                            ast.fix_missing_locations(init)
+                            out.append(init)
                 body_live = live | _loaded(s.body) | _loaded([s.test] if isinstance(s, ast.While)
                                                             else [s.iter])
                 s.body = self.block(s.body, body_live, body_live)
                 s.orelse = self.block(s.orelse, live, in_loop)
-                out.extend(self.loop_(s))
+                out.extend(self.loop_(s, brk))
             elif isinstance(s, ast.With):
                 s.body = self.block(s.body, live, in_loop)
                 out.append(s)
@@ -264,7 +344,7 @@ class _Rewriter:
             i += 1
         return out
 
-    def loop_(self, s):
+    def loop_(self, s, brk=None):
         """``for``/``while`` -> ``ag__.for_stmt``/``ag__.while_stmt`` with the body (and the
         condition) as functions of the names the loop assigns (src/mixprec/_loops.py: a
         dataset, a tensor or a traced condition makes a loop node; else Python's loop)."""
@@ -318,9 +398,18 @@ class _Rewriter:
                               it.args, it.keywords)
             call = ast.Call(ast.Attribute(ast.Name(_AG, ast.Load()), "for_stmt", ast.Load()),
                             [it, ast.Name(bname, ast.Load()), init, consts,
-                             ast.Constant(len(targets))], [])
+                             ast.Constant(len(targets)),
+                             ast.Constant(names.index(brk) if brk in names else None)], [])
         else:
-            new.append(fn(tname, names, [ast.Return(s.test)]))
+            test = s.test
+            if brk in names:  # `not broken and test`, on tensors too
+                test = ast.Call(ast.Attribute(ast.Name(_AG, ast.Load()), "loop_test",
+                                              ast.Load()),
+                                [ast.Name(brk, ast.Load()),
+                                 ast.Lambda(ast.arguments(posonlyargs=[], args=[], vararg=None,
+                                                          kwonlyargs=[], kw_defaults=[],
+                                                          kwarg=None, defaults=[]), test)], [])
+            new.append(fn(tname, names, [ast.Return(test)]))
             new.append(fn(bname, names, list(s.body) + [ret]))
             call = ast.Call(ast.Attribute(ast.Name(_AG, ast.Load()), "while_stmt", ast.Load()),
                             [ast.Name(tname, ast.Load()), ast.Name(bname, ast.Load()), init,

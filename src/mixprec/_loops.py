@@ -313,7 +313,7 @@ def _trace(kind, source, src_inputs, first, test, body, values, names, max_iter,
     copies = [_fresh(t) for t in init]
 
     cond_g = None
-    go = first is not _END
+    go = first is not _END or kind == _core.GLOOP_SRC_NONE
     if test is not None:
         flat_c = [list(f) for f in flat]
         for (i, j), c in zip(slots, copies):
@@ -343,7 +343,7 @@ def _trace(kind, source, src_inputs, first, test, body, values, names, max_iter,
             cond_g.abort()
             return None
         cond_g.end()
-        go = (not dry) and _host_bool(pred)
+        go = go and (not dry) and _host_bool(pred)
     if max_iter is not None and max_iter <= 0:
         go = False
     real = go and not dry
@@ -427,10 +427,38 @@ def _tape_blocks(what):
     return False
 
 
-def _python_for(it, body, vals):
-    for x in it:
+def _python_for(it, body, vals, brk=None):
+    it = iter(it)
+    while brk is None or not vals[brk]:
+        try:
+            x = next(it)
+        except StopIteration:
+            break
         vals = tuple(body(x, *vals))
     return vals
+
+
+def loop_test(broken, test):
+    """A loop's condition with a `break` flag: `not broken and test()`, on tensors too."""
+    from mixprec import _ops
+    if isinstance(broken, (_core.Tensor, _core.Variable)):
+        t = test()
+        if not isinstance(t, (_core.Tensor, _core.Variable)):
+            t = _core.convert_to_tensor(bool(t))
+        return _ops.logical_and(_ops.logical_not(broken), t)
+    return (not broken) and test()
+
+
+def _not_broken(brk):
+    """The condition a `for` with `break` checks before each element."""
+    if brk is None:
+        return None
+
+    def test(*vals):
+        from mixprec import _ops
+        b = vals[brk]
+        return _ops.logical_not(b) if isinstance(b, _core.Tensor) else not b
+    return test
 
 
 class _Range:
@@ -481,10 +509,10 @@ def range_(f, *args, **kwargs):
     return f(*args, **kwargs)
 
 
-def _for_range(r, body, vals, traced_vals, names):
+def _for_range(r, body, vals, traced_vals, names, brk=None):
     from mixprec import _ops
 
-    def test(i, *v):
+    def in_range(i):
         if r.sign == 1:
             return _ops.less(i, r.limit)
         if r.sign == -1:
@@ -493,15 +521,22 @@ def _for_range(r, body, vals, traced_vals, names):
                                _ops.logical_and(_ops.less(r.delta, 0),
                                                 _ops.greater(i, r.limit)))
 
+    def test(i, *v):
+        if brk is None:
+            return in_range(i)
+        b = v[brk]
+        b = b if isinstance(b, _core.Tensor) else _core.convert_to_tensor(bool(b))
+        return _ops.logical_and(_ops.logical_not(b), in_range(i))
+
     def body2(i, *v):
         return (_ops.add(i, r.delta),) + tuple(body(i, *v))
 
     if _tape_blocks("a loop over tf.range"):
-        return _python_for(r.concrete(), body, vals)
+        return _python_for(r.concrete(), body, vals, brk)
     out = _trace(_core.GLOOP_SRC_NONE, None, [], _END, test, body2, (r.start,) + traced_vals,
                  ("<tf.range counter>",) + tuple(names), None, "a loop over tf.range")
     if out is None:
-        return _python_for(r.concrete(), body, vals)
+        return _python_for(r.concrete(), body, vals, brk)
     if isinstance(out, _Broken):
         if not out.ran:
             return vals
@@ -511,11 +546,11 @@ def _for_range(r, body, vals, traced_vals, names):
             rest = _ops.range(i, r.limit, r.delta)
         finally:
             _core.graph_resume(tok)
-        return _python_for(rest, body, v)
+        return _python_for(rest, body, v, brk)
     return tuple(out[1:])
 
 
-def for_stmt(iterable, body, init, names, n_targets=0):
+def for_stmt(iterable, body, init, names, n_targets=0, brk=None):
     """A converted ``for``: ``body(element, *values) -> values`` (values: the names the loop
     assigns, ``names``; the first ``n_targets`` are the loop's target names). A dataset, an
     iterator over one or a tensor becomes a loop node while tracing; anything else is
@@ -523,29 +558,29 @@ def for_stmt(iterable, body, init, names, n_targets=0):
     vals = tuple(init)
     if _core.graph_recording() is None:
         return _python_for(iterable.concrete() if isinstance(iterable, _Range) else iterable,
-                           body, vals)
+                           body, vals, brk)
     if isinstance(iterable, _core.Variable):
         iterable = iterable.read_value()
     undefined = _undefined_type()
     traced_vals = tuple(undefined(names[i]) if i < n_targets else v for i, v in enumerate(vals))
     if isinstance(iterable, _Range):
-        return _for_range(iterable, body, vals, traced_vals, names)
+        return _for_range(iterable, body, vals, traced_vals, names, brk)
     if _is_dataset(iterable) or _is_dataset_iterator(iterable):
         what = "a loop over a dataset"
         if getattr(iterable, "_made_traced", False) and iterable._gen is None:
             iterable = iterable._dataset  # iter(ds) inside the function: new at every call
         src = _Source(iterable, restartable=_is_dataset(iterable))
         if _tape_blocks(what):
-            return _python_for(src.iterable if src.restartable else src.it, body, vals)
+            return _python_for(src.iterable if src.restartable else src.it, body, vals, brk)
         first = src.element(restart=True)
         src.structure = None if first is _END else first
-        r = _trace(_core.GLOOP_SRC_HOST, src, [], first, None, body, traced_vals, names, None,
-                   what)
+        r = _trace(_core.GLOOP_SRC_HOST, src, [], first, _not_broken(brk), body, traced_vals,
+                   names, None, what)
         rest = src.it
     elif isinstance(iterable, _core.Tensor) and iterable.shape.rank:
         what = "a loop over a tensor"
         if _tape_blocks(what):
-            return _python_for(iterable, body, vals)
+            return _python_for(iterable, body, vals, brk)
         n = iterable.shape.as_list()[0]
         first = _END
         if n:
@@ -554,15 +589,15 @@ def for_stmt(iterable, body, init, names, n_targets=0):
                 first = iterable[0]
             finally:
                 _core.graph_resume(tok)
-        r = _trace(_core.GLOOP_SRC_ROWS, None, [iterable], first, None, body, traced_vals,
-                   names, None, what)
+        r = _trace(_core.GLOOP_SRC_ROWS, None, [iterable], first, _not_broken(brk), body,
+                   traced_vals, names, None, what)
         rest = (iterable[k] for k in range(1, n))
     else:
-        return _python_for(iterable, body, vals)
+        return _python_for(iterable, body, vals, brk)
     if r is None:  # broke before the body ran: Python's loop from the first element
-        return _python_for(_chain(first, rest), body, vals)
+        return _python_for(_chain(first, rest), body, vals, brk)
     if isinstance(r, _Broken):
-        return _python_for(rest, body, tuple(r.values)) if r.ran else vals
+        return _python_for(rest, body, tuple(r.values), brk) if r.ran else vals
     return r
 
 
