@@ -435,3 +435,35 @@ def test_break_after_a_state_write_falls_back_with_one_warning():
     with pytest.warns(UserWarning, match="graph break"):
         assert float(f(ds)) == 3.0
     assert float(f(ds)) == 6.0
+
+
+def test_enumerate_a_dataset_range_of_a_tensor_and_take():
+    ds = tf.data.Dataset.from_tensor_slices(np.arange(6, dtype=np.float32)).batch(2)
+
+    @tf.function
+    def f(ds):
+        s = tf.constant(0.0)
+        for step, x in enumerate(ds):   # dataset.enumerate(), as AutoGraph
+            s += tf.cast(step, tf.float32) * tf.reduce_sum(x)
+        return s
+
+    @tf.function
+    def g(n):
+        s = 0
+        for i in range(n):              # range of a tensor: tf.range, a loop node
+            s += i
+        return s
+
+    @tf.function
+    def k(ds):
+        s = tf.constant(0.0)
+        for x in ds.take(2):
+            s += tf.reduce_sum(x)
+        return s
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert float(f(ds)) == 23.0 and float(f(ds)) == 23.0   # TensorFlow 2.21: 23, 23
+        assert int(g(tf.constant(5))) == 10 and int(g(tf.constant(3))) == 3
+        assert float(k(ds)) == 6.0
+    assert g.experimental_get_tracing_count() == 1

@@ -558,9 +558,30 @@ def _user_function(fn):
     return not os.path.abspath(name).startswith(_LIBRARY_DIRS)
 
 
+def _builtin_override(f, args, kwargs):
+    """AutoGraph's builtins on graph values while tracing: ``enumerate(dataset)`` is
+    ``dataset.enumerate()``, ``range(n)`` of a traced tensor is ``tf.range(n)`` (a loop
+    over it is then a loop node). None when the builtin applies as is."""
+    import builtins
+    if f is builtins.enumerate and args and not kwargs.keys() - {"start"}:
+        from mixprec.data.dataset import Dataset
+        if isinstance(args[0], Dataset):
+            start = args[1] if len(args) > 1 else kwargs.get("start", 0)
+            return args[0].enumerate(start)
+    if f is builtins.range and args and not kwargs and any(
+            isinstance(a, (_core.Tensor, _core.Variable)) for a in args):
+        from mixprec import _loops, _ops
+        return _loops.range_(_ops.range, *args)
+    return None
+
+
 def call(f, *args, **kwargs):
     """A call in converted code: a user function is converted (once) while tracing."""
     if _core.graph_recording() is not None:
+        if f is enumerate or f is range:
+            r = _builtin_override(f, args, kwargs)
+            if r is not None:
+                return r
         target = f.__func__ if isinstance(f, types.MethodType) else f
         if _user_function(target):
             try:
