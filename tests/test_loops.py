@@ -467,3 +467,33 @@ def test_enumerate_a_dataset_range_of_a_tensor_and_take():
         assert int(g(tf.constant(5))) == 10 and int(g(tf.constant(3))) == 3
         assert float(k(ds)) == 6.0
     assert g.experimental_get_tracing_count() == 1
+
+
+def test_tapes_and_loops():
+    @tf.function
+    def power(x, n):
+        y = tf.constant(1.0)
+        for _ in tf.range(n):
+            y = y * x
+        return y
+
+    x = tf.constant(2.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with tf.GradientTape() as tape:   # outside the function: the tracing call's
+            tape.watch(x)                 # iterations are on the tape
+            y = power(x, tf.constant(4))
+    assert float(y) == 16.0 and float(tape.gradient(y, x)) == 32.0
+
+    @tf.function
+    def grad_of_power(x, n):
+        with tf.GradientTape() as tape:   # inside, across the loop: the loop stays Python
+            tape.watch(x)
+            y = tf.constant(1.0)
+            for _ in tf.range(n):
+                y = y * x
+        return tape.gradient(y, x)
+
+    with pytest.warns(UserWarning, match="graph break"):
+        assert float(grad_of_power(tf.constant(2.0), tf.constant(3))) == 12.0
+    assert float(grad_of_power(tf.constant(3.0), tf.constant(2))) == 6.0

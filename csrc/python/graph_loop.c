@@ -203,11 +203,16 @@ static PyObject *py_graph_loop(PyObject *m, PyObject *args) {
             mp_tensor_incref(outs[k]);
         }
     }
-    /* new tensor headers (new ids): the graph maps them to the loop's outputs, never an
-     * input that happened to come back unchanged */
-    for (Py_ssize_t k = 0; k < nc; k++) {
-        mp_tensor *t = outs[k];
-        st = mp_tensor_view(t, t->offset, t->dtype, t->ndim, t->shape, &fresh[k]);
+    /* new tensors (new ids): the graph maps them to the loop's outputs, never an input
+     * that happened to come back unchanged; an identity op, so that a tape recording
+     * outside the function links them to the iterations it recorded */
+    {
+        mp_graph *prev = mp_graph_swap(NULL);
+        mp_attrs at;
+        memset(&at, 0, sizeof at);
+        for (Py_ssize_t k = 0; k < nc && st == MP_OK; k++)
+            st = mp_op_run(MP_OP_IDENTITY, 1, &outs[k], &at, &fresh[k]);
+        mp_graph_swap(prev);
         if (st != MP_OK) {
             mp_py_raise(st);
             goto fail;

@@ -419,9 +419,12 @@ class _Broken:
 
 
 def _tape_blocks(what):
-    """A GradientTape recording across the loop would need the loop's gradient (TensorFlow
-    builds one for its while loop): the graph breaks and the loop runs in Python."""
-    if _core.graph_tape_recording():
+    """A GradientTape entered inside the traced function and recording across the loop
+    would need the loop's gradient in the graph (TensorFlow builds one for its while loop):
+    the graph breaks and the loop runs in Python. A tape outside the function records the
+    loop's iterations as they run (tracing call and replays alike)."""
+    from mixprec import _tape
+    if _tape.tapes_open_in_trace() and _core.graph_tape_recording():
         _core.graph_break("%s inside a GradientTape that records across it" % what)
         return True
     return False
