@@ -497,3 +497,35 @@ def test_tapes_and_loops():
     with pytest.warns(UserWarning, match="graph break"):
         assert float(grad_of_power(tf.constant(2.0), tf.constant(3))) == 12.0
     assert float(grad_of_power(tf.constant(3.0), tf.constant(2))) == 6.0
+
+
+def test_while_condition_side_effects_and_relaxed_shape_invariants():
+    calls = []
+
+    def check(i, n):
+        calls.append(1)
+        return i < n
+
+    @tf.function
+    def f(n):
+        i = tf.constant(0)
+        while check(i, n):
+            i += 1
+        return i
+
+    assert int(f(tf.constant(3))) == 3 and int(f(tf.constant(5))) == 5
+    assert len(calls) == 2  # TensorFlow 2.21: the condition runs twice while tracing
+
+    @tf.function
+    def grow(n):
+        x = tf.zeros([1])
+        _, x = tf.while_loop(lambda i, x: i < n,
+                             lambda i, x: (i + 1, tf.concat([x, [1.0]], 0)),
+                             (tf.constant(0), x),
+                             shape_invariants=(tf.TensorShape([]), tf.TensorShape([None])))
+        return x
+
+    # a loop variable allowed to change shape cannot be a loop node: Python's loop
+    with pytest.warns(UserWarning, match="graph break"):
+        np.testing.assert_array_equal(grow(tf.constant(3)).numpy(), [0, 1, 1, 1])
+    np.testing.assert_array_equal(grow(tf.constant(2)).numpy(), [0, 1, 1])

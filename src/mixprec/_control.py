@@ -218,7 +218,8 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
     if not callable(body):
         raise TypeError("body must be callable.")
     from mixprec import _loops
-    traced = _loops.while_loop_traced(cond, body, loop_vars, maximum_iterations)
+    traced = _loops.while_loop_traced(cond, body, loop_vars, maximum_iterations,
+                                      shape_invariants)
     if traced is not None:  # a traced condition: a loop node replayed in C
         return traced
     single = not isinstance(loop_vars, (list, tuple))

@@ -624,6 +624,8 @@ def while_stmt(test, body, init, names):
     vals = tuple(init)
     if _core.graph_recording() is None:
         return _python_while(test, body, vals)
+    # the condition is evaluated once to tell a tensor from a Python value, then traced:
+    # its Python side effects happen twice at the trace, as TensorFlow's
     c = test(*vals)
     if isinstance(c, _core.Variable):
         c = c.read_value()
@@ -642,11 +644,30 @@ def while_stmt(test, body, init, names):
     return r
 
 
-def while_loop_traced(cond, body, loop_vars, maximum_iterations):
+def _relaxed_invariants(inv):
+    """Does a shape_invariants structure leave some dimension (or rank) open?"""
+    from mixprec._shape import TensorShape
+    if inv is None:
+        return False
+    if isinstance(inv, TensorShape):
+        return inv.rank is None or None in inv.as_list()
+    if isinstance(inv, (list, tuple)) and inv and all(
+            isinstance(d, (int, type(None))) for d in inv):
+        return None in inv
+    if isinstance(inv, dict):
+        return any(_relaxed_invariants(v) for v in inv.values())
+    if isinstance(inv, (list, tuple)):
+        return any(_relaxed_invariants(v) for v in inv)
+    return False
+
+
+def while_loop_traced(cond, body, loop_vars, maximum_iterations, shape_invariants=None):
     """``tf.while_loop`` while tracing: a loop node when the condition is a tensor; None
     when Python's loop applies (the caller runs it)."""
     if _core.graph_recording() is None:
         return None
+    if shape_invariants is not None and _relaxed_invariants(shape_invariants):
+        return None  # loop variables that may change shape: Python's loop (a graph break)
     single = not isinstance(loop_vars, (list, tuple))
     vals = (loop_vars,) if single else tuple(loop_vars)
     c = cond(*vals)
