@@ -47,6 +47,7 @@ class _Source:
         self.restartable = restartable
         self.it = None if restartable else iterable
         self.structure = None
+        self.n_leaves = 0
 
     def element(self, restart):
         if restart and self.restartable or self.it is None:
@@ -64,12 +65,13 @@ class _Source:
         if e is _END:
             return None
         leaves = _nest.flatten(e)
-        try:
-            _nest.map_structure(lambda a, b: None, self.structure, e)
-        except (TypeError, ValueError):
-            raise TypeError("a dataset element of another structure than the traced one: %r"
-                            % (e,)) from None
-        return [x.read_value() if isinstance(x, _core.Variable) else x for x in leaves]
+        if type(e) is not type(self.structure) or len(leaves) != self.n_leaves:
+            try:  # (a dataset's elements share one structure: checked when it looks off)
+                _nest.map_structure(lambda a, b: None, self.structure, e)
+            except (TypeError, ValueError):
+                raise TypeError("a dataset element of another structure than the traced "
+                                "one: %r" % (e,)) from None
+        return leaves
 
 
 _END = object()
@@ -577,6 +579,7 @@ def for_stmt(iterable, body, init, names, n_targets=0, brk=None):
             return _python_for(src.iterable if src.restartable else src.it, body, vals, brk)
         first = src.element(restart=True)
         src.structure = None if first is _END else first
+        src.n_leaves = 0 if first is _END else len(_nest.flatten(first))
         r = _trace(_core.GLOOP_SRC_HOST, src, [], first, _not_broken(brk), body, traced_vals,
                    names, None, what)
         rest = src.it
