@@ -529,3 +529,45 @@ def test_while_condition_side_effects_and_relaxed_shape_invariants():
     with pytest.warns(UserWarning, match="graph break"):
         np.testing.assert_array_equal(grow(tf.constant(3)).numpy(), [0, 1, 1, 1])
     np.testing.assert_array_equal(grow(tf.constant(2)).numpy(), [0, 1, 1])
+
+
+def test_set_loop_options():
+    @tf.function
+    def f(n):
+        s = tf.constant(0)
+        for i in tf.range(n):
+            tf.autograph.experimental.set_loop_options(maximum_iterations=3)
+            s += i
+        return s
+
+    @tf.function
+    def g(n):
+        x = tf.zeros([1])
+        for _ in tf.range(n):
+            tf.autograph.experimental.set_loop_options(
+                shape_invariants=[(x, tf.TensorShape([None]))])
+            x = tf.concat([x, [1.0]], 0)
+        return x
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert int(f(tf.constant(10))) == 3 and int(f(tf.constant(2))) == 1  # TF: 3, 1
+    with pytest.warns(UserWarning, match=r"graph break at .*changes shape"):
+        np.testing.assert_array_equal(g(tf.constant(3)).numpy(), [0, 1, 1, 1])
+    np.testing.assert_array_equal(g(tf.constant(1)).numpy(), [0, 1])
+
+
+def test_an_unconvertible_loop_breaks_with_one_warning_naming_its_line():
+    ds = tf.data.Dataset.from_tensor_slices(np.arange(5, dtype=np.float32))
+
+    @tf.function
+    def first_big(ds):
+        for x in ds:        # a `return` in the body: left as Python's loop
+            if x > 2.0:
+                return x
+        return tf.constant(-1.0)
+
+    with pytest.warns(UserWarning, match=r"graph break at .*test_loops\.py:\d+") as w:
+        assert float(first_big(ds)) == 3.0
+    assert len([m for m in w if "graph break" in str(m.message)]) == 1
+    assert float(first_big(ds)) == 3.0

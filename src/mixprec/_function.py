@@ -778,7 +778,7 @@ class Operation:
 
     _KIND_TYPES = {"Input": "Placeholder", "Const": "Const", "ReadVariable": "ReadVariableOp",
                    "AssignVariable": "AssignVariableOp", "OptimizerStep": "ResourceApplyFused",
-                   "Host": "PrintV2"}
+                   "Host": "PrintV2", "Loop": "While", "LoopOutput": "Identity"}
 
     def __init__(self, index, node):
         self._node = node

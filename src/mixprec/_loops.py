@@ -200,6 +200,22 @@ def _same(a, b):
 
 # ---------------------------------------------------------------------------- the loop
 
+def set_loop_options(parallel_iterations=None, swap_memory=None, maximum_iterations=None,
+                     shape_invariants=None):
+    """``tf.autograph.experimental.set_loop_options``, called in a loop's body: while
+    tracing, ``maximum_iterations`` bounds the loop node and ``shape_invariants`` (pairs of
+    a loop variable and a shape) with an open dimension let that variable change shape —
+    which a loop node cannot do, so the graph breaks and the loop runs in Python. Python
+    loops ignore it (as TensorFlow's)."""
+    opts = getattr(_function_state(), "loop_options", None)
+    if opts is None:
+        return
+    if maximum_iterations is not None:
+        opts["maximum_iterations"] = maximum_iterations
+    if shape_invariants:
+        opts["relaxed"] = any(_relaxed_invariants(s) for _, s in shape_invariants)
+
+
 class _Body:
     """Traces the loop's body as a sub-graph of the recording graph: its inputs are the
     element's tensors (when the loop has a source) and the loop variables; its outputs the
@@ -209,6 +225,7 @@ class _Body:
         self.body, self.kind, self.values = body, kind, values
         self.flat, self.slots, self.names, self.what = flat, slots, names, what
         self.structure = None
+        self.options = {}
 
     def graph(self, elem, carried, real):
         """(graph, next loop variables) after running the body once on sub-graph inputs
@@ -223,6 +240,7 @@ class _Body:
         g = _core.Graph()
         g.begin_sub()
         st.graph = g
+        prev_opts, st.loop_options = getattr(st, "loop_options", None), {}
         prev_dry = None if real else _core.graph_set_effects_dry(True)
         try:
             leaves = []
@@ -248,13 +266,23 @@ class _Body:
             if prev_dry is not None:
                 _core.graph_set_effects_dry(prev_dry)
             st.graph = outer
+            self.options, st.loop_options = st.loop_options, prev_opts
         if g.broken:
             g.abort()
             return None, out
         if self.kind == _core.GLOOP_SRC_NONE and len(self.values) == 1 and \
                 not isinstance(out, tuple):
             out = (out,)
-        flat_out = _check_body_outputs(self.names, self.values, flat_c, out, self.what)
+        try:
+            flat_out = _check_body_outputs(self.names, self.values, flat_c, out, self.what)
+        except ValueError:
+            if not self.options.get("relaxed"):
+                g.abort()
+                raise
+            g.abort()  # a shape allowed to change: Python's loop (a graph break)
+            _core.graph_break("a loop variable that changes shape (shape_invariants) in %s"
+                              % self.what)
+            return None, out
         if flat_out is None:
             g.abort()
             _core.graph_break("a Python value (not a tensor) that changes in %s" % self.what)
@@ -362,6 +390,10 @@ def _trace(kind, source, src_inputs, first, test, body, values, names, max_iter,
     body_g, out = tracer.graph(elem, copies, real)
     if body_g is None:
         return None if out is None else _Broken(out, real)
+    if max_iter is None and tracer.options.get("maximum_iterations") is not None:
+        max_iter = tracer.options["maximum_iterations"]
+        if isinstance(max_iter, _core.Tensor):
+            max_iter = int(max_iter.numpy())  # (a traced bound breaks the graph here)
     now = out if go else init
     out_t, recorded = _core.graph_loop(
         body_g, cond_g, init, now, list(src_inputs), len(_nest.flatten(elem)) if elem is not
