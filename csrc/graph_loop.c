@@ -67,6 +67,18 @@ static int body_for(const mp_gloop *l, mp_tensor *const *elems) {
         if (ok)
             return j;
     }
+    /* a shape not traced: a body that two element shapes traced alike takes any shape of
+     * the same dtypes and ranks (mp_graph_same_structure: no shape baked in) */
+    for (int j = 0; j < l->n_bodies; j++) {
+        const mp_graph *b = l->bodies[j];
+        int ok = b->polymorphic && b->n_inputs >= l->n_elems;
+        for (int k = 0; ok && k < l->n_elems; k++) {
+            const mp_gnode *n = &b->nodes[b->inputs[k]];
+            ok = n->dtype == elems[k]->dtype && n->ndim == elems[k]->ndim;
+        }
+        if (ok)
+            return j;
+    }
     return -1;
 }
 
@@ -133,8 +145,12 @@ static mp_status run_body(mp_gloop *l, mp_tensor **bin, int own, mp_tensor *cons
     if (j < 0 && l->trace_body) {
         mp_graph *g = NULL;
         MP_TRY(l->trace_body(l->trace_ctx, ne, bin, nc, bin + ne, &g, nxt));
-        if (g)
+        if (g) {
+            for (int k = 0; k < l->n_bodies; k++)
+                if (mp_graph_same_structure(g, l->bodies[k]))
+                    g->polymorphic = l->bodies[k]->polymorphic = 1;
             return mp_gloop_add_body(l, g);
+        }
         l->python_mode = 1;
         return MP_OK;
     }

@@ -571,3 +571,32 @@ def test_an_unconvertible_loop_breaks_with_one_warning_naming_its_line():
         assert float(first_big(ds)) == 3.0
     assert len([m for m in w if "graph break" in str(m.message)]) == 1
     assert float(first_big(ds)) == 3.0
+
+
+def test_an_element_shape_first_seen_at_a_replay():
+    extra = [0]
+    ds = tf.data.Dataset.range(20).filter(lambda x: x < 5 + extra[0]).batch(4)
+
+    @tf.function
+    def f(ds):
+        tot = tf.constant(0, tf.int64)
+        for x in ds:
+            tot += tf.reduce_sum(x * x)
+        return tot
+
+    assert int(f(ds)) == 30                # batches [4] and [1]: two bodies, alike
+    extra[0] = 1
+    assert int(f(ds)) == 55                # a last batch of 2, never traced: replayed
+
+    @tf.function
+    def mean_by_static_size(ds):
+        tot = tf.constant(0.0)
+        for x in ds:
+            tot += tf.reduce_sum(tf.cast(x, tf.float32)) / x.shape[0]   # bakes the size
+        return tot
+
+    extra[0] = 0
+    assert float(mean_by_static_size(ds)) == 1.5 + 4.0
+    extra[0] = 1
+    with pytest.raises(ValueError, match="not traced for"):
+        mean_by_static_size(ds)            # never silently wrong
