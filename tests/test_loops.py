@@ -600,3 +600,23 @@ def test_an_element_shape_first_seen_at_a_replay():
     extra[0] = 1
     with pytest.raises(ValueError, match="not traced for"):
         mean_by_static_size(ds)            # never silently wrong
+
+
+def test_an_iterator_argument_continues_and_is_traced_by_its_dataset():
+    ds = tf.data.Dataset.from_tensor_slices(np.arange(6, dtype=np.float32)).batch(2)
+
+    @tf.function
+    def f(it):
+        s = tf.constant(0.0)
+        for x in it:
+            s += tf.reduce_sum(x)
+        return s
+
+    it = iter(ds)
+    next(it)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert float(f(it)) == 14.0   # the rest of it
+        assert float(f(it)) == 0.0    # exhausted
+        assert float(f(iter(ds))) == 15.0  # a new iterator over the same dataset: replayed
+    assert f.experimental_get_tracing_count() == 1   # TensorFlow 2.21: 14, 0, 15; 1 trace

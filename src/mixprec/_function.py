@@ -168,6 +168,10 @@ def _leaf_key(x, relax):
         return ("T", x.dtype.name, shape), True
     if isinstance(x, _core.Variable):
         return ("V", id(x)), False
+    if isinstance(x, _dataset_iterator()):
+        # an iterator over a dataset: traced by its dataset (TensorFlow: by its element
+        # spec), so a new iterator over the same dataset replays, iterating itself
+        return ("I", id(x._dataset)), False
     if isinstance(x, (bool, int, float, str, bytes, type(None))):
         return ("P", type(x).__name__, x), False
     if isinstance(x, np.generic):
@@ -177,6 +181,11 @@ def _leaf_key(x, relax):
         return ("H", type(x).__qualname__, id(x)), False
     except TypeError:
         return ("O", type(x).__qualname__, id(x)), False
+
+
+def _dataset_iterator():
+    from mixprec.data.dataset import DatasetIterator
+    return DatasetIterator
 
 
 def _structure_key(x):
@@ -199,7 +208,7 @@ class _Trace:
     """One traced signature: its graph (or None when it broke) and the output template."""
 
     __slots__ = ("graph", "outputs", "n_out", "eager", "specs", "keepalive", "shapes", "gvars",
-                 "gkeep", "generic")
+                 "gkeep", "generic", "gsources")
 
     def __init__(self):
         self.graph = None
@@ -210,6 +219,9 @@ class _Trace:
         self.shapes = {}
         self.gvars = {}  # id(graph) -> the variable arguments it was traced with
         self.gkeep = {}  # id(graph) -> its outputs' template (Python values kept as traced)
+        # id(graph) -> [(k, loop source)]: a loop iterating the k-th iterator argument,
+        # pointed at the call's iterator before each replay
+        self.gsources = {}
         # a relaxed signature's graph that two traces at different shapes recorded alike:
         # replayed for every shape (polymorphic) instead of running Python again
         self.generic = None
@@ -417,6 +429,8 @@ class Function:
             shape_key += tuple(k for k in exact if k[0] == "V")
         call_args, call_kwargs = rebuild(bound)
         self._tls.vars = variables
+        self._tls.iters = [x for x in flat if isinstance(x, _dataset_iterator())] \
+            if any(k[0] == "I" for k in exact) else []
         return tkey, shape_key, call_args, call_kwargs, inputs
 
     def __call__(self, *args, **kwargs):
@@ -504,6 +518,8 @@ class Function:
         return exact
 
     def _replay(self, trace, g, inputs):
+        for k, src in trace.gsources.get(id(g), ()):
+            src.rebind(self._tls.iters[k])
         traced_vars = trace.gvars.get(id(g))
         now = getattr(self._tls, "vars", ())
         if traced_vars and any(a is not b for a, b in zip(traced_vars, now)):
@@ -585,6 +601,8 @@ class Function:
         _state.break_site = None
         fn = self._traceable()
         outer, _state.graph = getattr(_state, "graph", None), g
+        iters = list(getattr(self._tls, "iters", ()))
+        outer_sources, _state.arg_sources = getattr(_state, "arg_sources", None), (iters, [])
         g.begin(dry)
         try:
             for x in inputs:
@@ -597,6 +615,7 @@ class Function:
             raise
         finally:
             _state.graph = outer
+            sources, _state.arg_sources = _state.arg_sources[1], outer_sources
         if g.broken:
             g.abort()
             site, reason = _state.break_site or ("<unknown>", g.break_reason)
@@ -616,6 +635,7 @@ class Function:
         trace.outputs = out
         trace.keepalive = keep
         trace.gkeep[id(g)] = keep
+        trace.gsources[id(g)] = sources
         return g, out
 
     def _outputs(self, g, out):

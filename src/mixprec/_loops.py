@@ -49,6 +49,10 @@ class _Source:
         self.structure = None
         self.n_leaves = 0
 
+    def rebind(self, iterator):
+        """A replay iterates the call's own iterator argument (traced by its dataset)."""
+        self.iterable = self.it = iterator
+
     def element(self, restart):
         if restart and self.restartable or self.it is None:
             self.it = iter(self.iterable)
@@ -607,6 +611,11 @@ def for_stmt(iterable, body, init, names, n_targets=0, brk=None):
         if getattr(iterable, "_made_traced", False) and iterable._gen is None:
             iterable = iterable._dataset  # iter(ds) inside the function: new at every call
         src = _Source(iterable, restartable=_is_dataset(iterable))
+        args = getattr(_function_state(), "arg_sources", None)
+        if args is not None and not src.restartable:
+            for k, it in enumerate(args[0]):
+                if it is iterable:  # an iterator argument: rebound at every replay
+                    args[1].append((k, src))
         if _tape_blocks(what):
             return _python_for(src.iterable if src.restartable else src.it, body, vals, brk)
         first = src.element(restart=True)
