@@ -13,7 +13,7 @@ import numpy as np
 
 from mixprec import _core, _nest
 
-__all__ = ["for_stmt", "while_stmt", "while_loop_traced"]
+__all__ = ["for_stmt", "while_stmt", "while_loop_traced", "range_", "loop_test", "set_loop_options"]
 
 
 def _undefined_type():
