@@ -226,7 +226,8 @@ typedef enum mp_gloop_src {
  * Neither graph runs Python (except its host nodes and a HOST source's callback).
  * A body is traced per element shape (a dataset's last partial batch): bodies[] holds the
  * variants; the ones after the first are traced while the tracing call runs the loop
- * (`trace_body`), never at replay (an element shape not traced then is an error).
+ * (`trace_body`); a shape first met at a replay is traced then (`retrace`: recorded
+ * without effects against the captures the node already feeds, then replayed).
  * Node inputs: loop variables (n_carried), source inputs (n_src), then the captures of
  * cond and of bodies[0], bodies[1] ... in order (each graph's n_captured). */
 typedef struct mp_gloop {
@@ -251,6 +252,16 @@ typedef struct mp_gloop {
                             mp_graph **g, mp_tensor **next);
     void *trace_ctx;
     int python_mode;    /* the graph broke while tracing: iterations run trace_body */
+    /* at a replay, for an element shape without a body: records a new body (*g) reading
+     * only `known` (the tensors whose values the node's capture inputs carry) */
+    mp_status (*retrace)(void *ctx, int ne, mp_tensor *const *elems, int nc, mp_tensor *const *carried,
+                         int n_known, mp_tensor *const *known, mp_graph **g);
+    void *retrace_ctx;
+    void (*retrace_free)(void *ctx);
+    int n_known;
+    mp_tensor **known;  /* (n_known) the traced tensors behind the node's capture inputs */
+    int32_t **capmaps;  /* (n_bodies) NULL, or for a body traced at a replay: the node
+                         * capture input feeding each of its captures */
     mp_tensor **results; /* (n_carried) of the last run, taken by the LOOP_OUT nodes */
 } mp_gloop;
 

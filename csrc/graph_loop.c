@@ -26,30 +26,78 @@ void mp_gloop_free(mp_gloop *l) {
         for (int k = 0; k < l->n_carried; k++)
             mp_tensor_decref(l->results[k]);
     free(l->results);
-    for (int j = 0; j < l->n_bodies; j++)
+    for (int j = 0; j < l->n_bodies; j++) {
         mp_graph_free(l->bodies[j]);
+        if (l->capmaps)
+            free(l->capmaps[j]);
+    }
     free(l->bodies);
+    free(l->capmaps);
+    for (int k = 0; k < l->n_known; k++)
+        mp_tensor_decref(l->known[k]);
+    free(l->known);
+    if (l->retrace_free)
+        l->retrace_free(l->retrace_ctx);
     mp_graph_free(l->cond);
     if (l->free)
         l->free(l->ctx);
     free(l);
 }
 
-mp_status mp_gloop_add_body(mp_gloop *l, mp_graph *body) {
+static mp_status add_body(mp_gloop *l, mp_graph *body, int32_t *capmap) {
     mp_graph **nb = realloc(l->bodies, (size_t)(l->n_bodies + 1) * sizeof *nb);
-    if (!nb) {
+    int32_t **nm = nb ? realloc(l->capmaps, (size_t)(l->n_bodies + 1) * sizeof *nm) : NULL;
+    if (nb)
+        l->bodies = nb;
+    if (!nb || !nm) {
         mp_graph_free(body);
+        free(capmap);
         return mp_error_set(MP_ERR_MEMORY, "out of host memory adding a loop body");
     }
-    l->bodies = nb;
+    l->capmaps = nm;
+    l->capmaps[l->n_bodies] = capmap;
     l->bodies[l->n_bodies++] = body;
+    return MP_OK;
+}
+
+mp_status mp_gloop_add_body(mp_gloop *l, mp_graph *body) { return add_body(l, body, NULL); }
+
+/* A body for an element shape first met at a replay: recorded by `retrace` against the
+ * tensors the node's capture inputs stand for; each of its captures must be one of them. */
+static mp_status replay_trace(mp_gloop *l, mp_tensor *const *bin, int *j) {
+    const int ne = l->n_elems, nc = l->n_carried;
+    mp_graph *g = NULL;
+    MP_TRY(l->retrace(l->retrace_ctx, ne, bin, nc, bin + ne, l->n_known, l->known, &g));
+    int32_t *map = calloc((size_t)g->n_captured + 1, sizeof *map);
+    if (!map) {
+        mp_graph_free(g);
+        return mp_error_set(MP_ERR_MEMORY, "out of host memory adding a loop body");
+    }
+    for (int k = 0; k < g->n_captured; k++) {
+        map[k] = -1;
+        for (int i = 0; i < l->n_known && map[k] < 0; i++)
+            if (l->known[i] == g->captured[k])
+                map[k] = i;
+        if (map[k] < 0) {
+            free(map);
+            mp_graph_free(g);
+            return mp_error_set(MP_ERR_VALUE, "a loop's body, traced for an element shape first seen at a call, reads "
+                                "a value of the function that its first trace did not; call the function with a new "
+                                "dataset object (a new trace)");
+        }
+    }
+    for (int k = 0; k < l->n_bodies; k++)
+        if (mp_graph_same_structure(g, l->bodies[k]))
+            g->polymorphic = l->bodies[k]->polymorphic = 1;
+    MP_TRY(add_body(l, g, map));
+    *j = l->n_bodies - 1;
     return MP_OK;
 }
 
 int mp_gloop_n_inputs(const mp_gloop *l) {
     int n = l->n_carried + l->n_src + (l->cond ? l->cond->n_captured : 0);
     for (int j = 0; j < l->n_bodies; j++)
-        n += l->bodies[j]->n_captured;
+        n += l->capmaps && l->capmaps[j] ? 0 : l->bodies[j]->n_captured;
     return n;
 }
 
@@ -138,9 +186,10 @@ static mp_status check_carried(const mp_gloop *l, mp_tensor *const *before, mp_t
 
 /* One iteration's body: the variant for the elements' shapes, or (while the tracing call
  * runs the loop) a new one traced by trace_body, which also runs the iteration. */
-static mp_status run_body(mp_gloop *l, mp_tensor **bin, int own, mp_tensor *const *caps, int n_sub,
+static mp_status run_body(mp_gloop *l, mp_tensor ***pbin, int *pnb, int own, mp_tensor *const *caps, int n_sub,
                           mp_variable *const *from, mp_variable *const *to, mp_tensor **nxt) {
     const int ne = l->n_elems, nc = l->n_carried;
+    mp_tensor **bin = *pbin;
     int j = l->python_mode ? -1 : body_for(l, bin);
     if (j < 0 && l->trace_body) {
         mp_graph *g = NULL;
@@ -154,6 +203,17 @@ static mp_status run_body(mp_gloop *l, mp_tensor **bin, int own, mp_tensor *cons
         l->python_mode = 1;
         return MP_OK;
     }
+    if (j < 0 && l->retrace && !own) {
+        MP_TRY(replay_trace(l, bin, &j));
+        int need = ne + nc + l->bodies[j]->n_captured;
+        if (need > *pnb) { /* the new body captures more than the ones before it */
+            mp_tensor **nb = realloc(bin, ((size_t)need + 1) * sizeof *nb);
+            if (!nb)
+                return mp_error_set(MP_ERR_MEMORY, "out of host memory running a loop");
+            *pbin = bin = nb;
+            *pnb = need;
+        }
+    }
     if (j < 0) {
         char a[96] = "";
         if (ne > 0)
@@ -164,15 +224,16 @@ static mp_status run_body(mp_gloop *l, mp_tensor **bin, int own, mp_tensor *cons
                             a);
     }
     mp_graph *g = l->bodies[j];
+    const int32_t *map = l->capmaps ? l->capmaps[j] : NULL;
     mp_tensor *const *gc = own ? g->captured : caps;
-    if (!own) { /* this body's captures follow the condition's and the earlier bodies' */
+    if (!own && !map) { /* this body's captures follow the condition's and the earlier ones' */
         int off = l->cond ? l->cond->n_captured : 0;
         for (int k = 0; k < j; k++)
-            off += l->bodies[k]->n_captured;
+            off += l->capmaps && l->capmaps[k] ? 0 : l->bodies[k]->n_captured;
         gc = caps + off;
     }
     for (int k = 0; k < g->n_captured; k++)
-        bin[ne + nc + k] = gc[k];
+        bin[ne + nc + k] = own || !map ? gc[k] : caps[map[k]];
     return mp_graph_run_with(g, ne + nc + g->n_captured, bin, n_sub, from, to, nxt);
 }
 
@@ -243,7 +304,7 @@ mp_status mp_gloop_run(mp_gloop *l, mp_tensor *const *in, int own, int64_t start
         }
         memcpy(bin, elems, (size_t)ne * sizeof *bin);
         memcpy(bin + ne, cur, (size_t)nc * sizeof *bin);
-        st = run_body(l, bin, own, caps, n_sub, from, to, nxt);
+        st = run_body(l, &bin, &nb, own, caps, n_sub, from, to, nxt);
         for (int k = 0; k < ne; k++) {
             mp_tensor_decref(elems[k]);
             elems[k] = NULL;

@@ -598,8 +598,37 @@ def test_an_element_shape_first_seen_at_a_replay():
     extra[0] = 0
     assert float(mean_by_static_size(ds)) == 1.5 + 4.0
     extra[0] = 1
-    with pytest.raises(ValueError, match="not traced for"):
-        mean_by_static_size(ds)            # never silently wrong
+    # a new shape at a replay: the body is traced for it then (never a stale size)
+    assert float(mean_by_static_size(ds)) == 1.5 + 4.5
+    assert mean_by_static_size.experimental_get_tracing_count() == 1
+
+
+def test_a_dry_trace_then_a_partial_batch():
+    ds = tf.data.Dataset.from_tensor_slices(np.ones((5, 2), np.float32)).batch(2)
+
+    @tf.function
+    def g(ds):
+        s = tf.constant(0.0)
+        for x in ds:
+            s += tf.reduce_sum(x) * tf.cast(tf.shape(x)[0], tf.float32)
+        return s
+
+    g.get_concrete_function(ds)            # a dry trace: no iteration runs
+    assert float(g(ds)) == 18.0            # the partial batch's body is traced at the call
+    assert float(g(ds)) == 18.0
+
+    holder = []
+
+    @tf.function
+    def f(ds):
+        if not holder:
+            holder.append(tf.Variable(0.0))  # traced twice on the first call, the second dry
+        for x in ds:
+            holder[0].assign_add(tf.reduce_sum(x))
+        return holder[0].read_value()
+
+    assert float(f(ds)) == 10.0 and float(f(ds)) == 20.0
+    assert f.experimental_get_tracing_count() == 2
 
 
 def test_an_iterator_argument_continues_and_is_traced_by_its_dataset():

@@ -123,6 +123,28 @@ static int tensors_of(PyObject *list, const char *what, mp_tensor **dst) {
     return 0;
 }
 
+/* At a replay, for an element shape without a body: tracer.retrace(elems, carried, known)
+ * -> a new body Graph (recorded without effects, reading only `known` from outside). */
+static mp_status retrace_body(void *ctx, int ne, mp_tensor *const *elems, int nc, mp_tensor *const *carried,
+                              int nk, mp_tensor *const *known, mp_graph **g) {
+    PyGILState_STATE gs = PyGILState_Ensure();
+    mp_graph *prev = mp_graph_swap(NULL);
+    mp_status st = MP_OK;
+    PyObject *le = wrap_list(ne, elems), *lc = wrap_list(nc, carried), *lk = wrap_list(nk, known), *r = NULL;
+    if (le && lc && lk)
+        r = PyObject_CallMethod((PyObject *)ctx, "retrace", "OOO", le, lc, lk);
+    *g = r ? mp_py_graph_take(r) : NULL;
+    if (!*g)
+        st = mp_py_status_from_pyerr("tracing a loop's body for a new element shape");
+    Py_XDECREF(r);
+    Py_XDECREF(le);
+    Py_XDECREF(lc);
+    Py_XDECREF(lk);
+    mp_graph_swap(prev);
+    PyGILState_Release(gs);
+    return st;
+}
+
 /* graph_loop(body, cond, init, now, src_inputs, n_elems, src_kind, max_iter, source,
  *            start, run, tracer) -> (list of Tensors, recorded).
  * body/cond: ended _core.Graph objects (taken: emptied); init: the loop variables before
@@ -219,7 +241,7 @@ static PyObject *py_graph_loop(PyObject *m, PyObject *args) {
         }
     }
     if (!l->python_mode) {
-        int n_in = mp_gloop_n_inputs(l), at = (int)(nc + ns);
+        int n_in = mp_gloop_n_inputs(l), at = (int)(nc + ns), at0 = at;
         in = PyMem_Calloc((size_t)n_in + 1, sizeof *in);
         if (!in) {
             PyErr_NoMemory();
@@ -233,6 +255,20 @@ static PyObject *py_graph_loop(PyObject *m, PyObject *args) {
         for (int b = 0; b < l->n_bodies; b++)
             for (int j = 0; j < l->bodies[b]->n_captured; j++)
                 in[at++] = l->bodies[b]->captured[j];
+        if (tracer != Py_None && n_elems > 0) {
+            l->known = calloc((size_t)(n_in - at0) + 1, sizeof *l->known);
+            if (!l->known) {
+                PyErr_NoMemory();
+                goto fail;
+            }
+            for (int k = at0; k < n_in; k++) {
+                l->known[l->n_known++] = in[k];
+                mp_tensor_incref(in[k]);
+            }
+            l->retrace = retrace_body;
+            l->retrace_ctx = Py_NewRef(tracer);
+            l->retrace_free = source_free;
+        }
         st = mp_graph_record_loop(l, n_in, in, fresh);
         l = NULL; /* owned by the graph now (or freed) */
         if (st != MP_OK) {

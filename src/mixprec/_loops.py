@@ -311,6 +311,30 @@ class _Body:
             return None, self._tensors(out)
         return g, out
 
+    def retrace(self, elems, carried, known):
+        """At a replay (a dry first trace, an iterator argument, a dataset whose last batch
+        changed): an element shape without a body. The body is recorded again without
+        effects (its Python side effects happen again) inside a stand-in for the
+        function's graph whose inputs are `known`, the tensors the loop node's capture
+        inputs carry; the core then replays it."""
+        elem = _nest.pack_sequence_as(self.structure, elems)
+        parent = _core.Graph()
+        parent.begin(True)
+        st = _function_state()
+        outer, st.graph = getattr(st, "graph", None), parent
+        try:
+            for t in known:
+                parent.add_input(t)
+            g, _ = self.graph(elem, [_fresh(c) for c in carried], False)
+        finally:
+            st.graph = outer
+            parent.abort()
+        if g is None:
+            raise ValueError("%s: the body cannot be traced again for an element of a new "
+                             "shape at a call (it needs a value); call the function with a "
+                             "new dataset object" % self.what)
+        return g
+
     def _python(self, elem, carried):
         flat_c = [list(f) for f in self.flat]
         for (i, j), c in zip(self.slots, carried):
