@@ -649,3 +649,29 @@ def test_an_iterator_argument_continues_and_is_traced_by_its_dataset():
         assert float(f(it)) == 0.0    # exhausted
         assert float(f(iter(ds))) == 15.0  # a new iterator over the same dataset: replayed
     assert f.experimental_get_tracing_count() == 1   # TensorFlow 2.21: 14, 0, 15; 1 trace
+
+
+def test_the_mixed_precision_rewrite_reaches_loop_bodies():
+    from mixprec._amp import graph_pass
+    tf.train.experimental.enable_mixed_precision_graph_rewrite(tf.keras.optimizers.SGD(0.1))
+    try:
+        x = tf.constant([[1 + 2**-12]])
+        w = tf.Variable([[1.0]])
+        ds = tf.data.Dataset.from_tensors(x).repeat(3)
+
+        @tf.function
+        def f(ds):
+            s = tf.zeros([1, 1])
+            e = tf.zeros([1, 1])
+            for a in ds:
+                s += tf.matmul(a, w)   # allowlisted: float16 (1 + 2**-12 rounds to 1)
+                e += tf.exp(a)         # denylisted: float32
+            return s, e
+
+        s, e = f(ds)
+        assert float(s) == 3.0
+        np.testing.assert_allclose(float(e), 3 * np.exp(1 + 2**-12),
+                                   *TOLERANCE[("float32", "transcendental")])
+        assert "MatMul" in graph_pass.last_summary["converted_nodes"]
+    finally:
+        tf.train.experimental.disable_mixed_precision_graph_rewrite()

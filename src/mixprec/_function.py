@@ -117,6 +117,9 @@ _SILENT_BREAKS = ("tf.distribute:",)
 # callables pass(graph: _core.Graph, name: str) (the automatic-mixed-precision rewrite
 # registers itself here). A pass may change dtypes and insert casts (csrc/graph.h).
 graph_passes = [_amp_pass.rewrite_graph]
+# Passes on a loop's body and condition sub-graphs (src/mixprec/_loops.py), run when each
+# is recorded: pass(graph, summarize) (summarize: False for a body traced at a call).
+loop_graph_passes = [_amp_pass.rewrite_subgraph]
 # Predicates: when one returns True, a new signature traces dry (no state change) and the
 # call's results come from the first replay, so a pass's effect shows from the first call.
 dry_first_trace = [_amp_state.active]
@@ -597,6 +600,7 @@ class Function:
         real)."""
         if count:
             self._tracing_count += 1
+        _amp_pass.begin_trace()
         g = _core.Graph()
         _state.break_site = None
         fn = self._traceable()

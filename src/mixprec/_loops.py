@@ -83,6 +83,13 @@ _END = object()
 
 # ---------------------------------------------------------------------------- helpers
 
+def _loop_passes(g, summarize):
+    """The function's sub-graph passes (the automatic-mixed-precision rewrite)."""
+    from mixprec import _function
+    for p in list(_function.loop_graph_passes):
+        p(g, summarize)
+
+
 def _function_state():
     from mixprec import _function
     return _function._state
@@ -231,7 +238,7 @@ class _Body:
         self.structure = None
         self.options = {}
 
-    def graph(self, elem, carried, real):
+    def graph(self, elem, carried, real, summarize=True):
         """(graph, next loop variables) after running the body once on sub-graph inputs
         (real: its effects happen, else they are recorded only); (None, Python values) when
         the function's graph broke, (None, None) when the element cannot be traced."""
@@ -295,6 +302,7 @@ class _Body:
         for r in results:
             g.add_output(r)
         g.end()
+        _loop_passes(g, summarize)
         return g, results
 
     def trace(self, elems, carried):
@@ -325,7 +333,7 @@ class _Body:
         try:
             for t in known:
                 parent.add_input(t)
-            g, _ = self.graph(elem, [_fresh(c) for c in carried], False)
+            g, _ = self.graph(elem, [_fresh(c) for c in carried], False, summarize=False)
         finally:
             st.graph = outer
             parent.abort()
@@ -401,6 +409,7 @@ def _trace(kind, source, src_inputs, first, test, body, values, names, max_iter,
             cond_g.abort()
             return None
         cond_g.end()
+        _loop_passes(cond_g, True)
         go = go and (not dry) and _host_bool(pred)
     if max_iter is not None and max_iter <= 0:
         go = False
