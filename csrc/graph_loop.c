@@ -60,7 +60,9 @@ static mp_status add_body(mp_gloop *l, mp_graph *body, int32_t *capmap) {
     return MP_OK;
 }
 
-mp_status mp_gloop_add_body(mp_gloop *l, mp_graph *body) { return add_body(l, body, NULL); }
+mp_status mp_gloop_add_body(mp_gloop *l, mp_graph *body) {
+    return add_body(l, body, NULL);
+}
 
 /* A body for an element shape first met at a replay: recorded by `retrace` against the
  * tensors the node's capture inputs stand for; each of its captures must be one of them. */
@@ -81,7 +83,8 @@ static mp_status replay_trace(mp_gloop *l, mp_tensor *const *bin, int *j) {
         if (map[k] < 0) {
             free(map);
             mp_graph_free(g);
-            return mp_error_set(MP_ERR_VALUE, "a loop's body, traced for an element shape first seen at a call, reads "
+            return mp_error_set(MP_ERR_VALUE,
+                                "a loop's body, traced for an element shape first seen at a call, reads "
                                 "a value of the function that its first trace did not; call the function with a new "
                                 "dataset object (a new trace)");
         }
@@ -140,7 +143,8 @@ static void shape_text(const mp_tensor *t, char *buf, size_t cap) {
 
 static mp_status read_pred(mp_tensor *p, int *out) {
     if (p->dtype != MP_BOOL || p->numel != 1)
-        return mp_error_set(MP_ERR_TYPE, "a loop's condition must be a boolean scalar, got a %s tensor with %lld elements",
+        return mp_error_set(MP_ERR_TYPE,
+                            "a loop's condition must be a boolean scalar, got a %s tensor with %lld elements",
                             mp_dtype_name(p->dtype), (long long)p->numel);
     mp_tensor *h = p;
     mp_device cpu = {MP_DEV_CPU, 0};
@@ -171,13 +175,15 @@ static mp_status check_carried(const mp_gloop *l, mp_tensor *const *before, mp_t
         if (!b)
             return mp_error_set(MP_ERR_INTERNAL, "loop: the body produced no value for loop variable %d", k);
         if (a->dtype != b->dtype)
-            return mp_error_set(MP_ERR_TYPE, "loop variable %d has dtype %s before the loop, but dtype %s after an iteration",
-                                k, mp_dtype_name(a->dtype), mp_dtype_name(b->dtype));
+            return mp_error_set(MP_ERR_TYPE,
+                                "loop variable %d has dtype %s before the loop, but dtype %s after an iteration", k,
+                                mp_dtype_name(a->dtype), mp_dtype_name(b->dtype));
         int same = a->ndim == b->ndim;
         for (int d = 0; same && d < a->ndim; d++)
             same = a->shape[d] == b->shape[d];
         if (!same)
-            return mp_error_set(MP_ERR_VALUE, "loop variable %d changes its shape in an iteration (a rank-%d tensor becomes "
+            return mp_error_set(MP_ERR_VALUE,
+                                "loop variable %d changes its shape in an iteration (a rank-%d tensor becomes "
                                 "rank %d); use shape invariants",
                                 k, a->ndim, b->ndim);
     }
@@ -218,7 +224,8 @@ static mp_status run_body(mp_gloop *l, mp_tensor ***pbin, int *pnb, int own, mp_
         char a[96] = "";
         if (ne > 0)
             shape_text(bin[0], a, sizeof a);
-        return mp_error_set(MP_ERR_VALUE, "a loop over a dataset got an element (%s ...) of a shape its body was not "
+        return mp_error_set(MP_ERR_VALUE,
+                            "a loop over a dataset got an element (%s ...) of a shape its body was not "
                             "traced for (the shapes the tracing call saw); call the function with a new dataset "
                             "object (a new trace), or batch with drop_remainder=True",
                             a);

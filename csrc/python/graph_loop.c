@@ -19,8 +19,10 @@ static mp_status source_next(void *ctx, int restart, int n, mp_tensor **elems, i
     } else if (r == Py_None) {
         *done = 1;
     } else if (!PyList_Check(r) || PyList_GET_SIZE(r) != n) {
-        st = mp_error_set(MP_ERR_TYPE, "a loop's dataset gave an element of another structure than the traced one "
-                                       "(%d tensors expected)", n);
+        st = mp_error_set(MP_ERR_TYPE,
+                          "a loop's dataset gave an element of another structure than the traced one "
+                          "(%d tensors expected)",
+                          n);
     } else {
         for (int k = 0; k < n; k++) {
             PyObject *x = PyList_GET_ITEM(r, k);
@@ -69,8 +71,8 @@ static PyObject *wrap_list(int n, mp_tensor *const *ts) {
     return l;
 }
 
-static mp_status trace_body(void *ctx, int ne, mp_tensor *const *elems, int nc, mp_tensor *const *carried,
-                            mp_graph **g, mp_tensor **next) {
+static mp_status trace_body(void *ctx, int ne, mp_tensor *const *elems, int nc, mp_tensor *const *carried, mp_graph **g,
+                            mp_tensor **next) {
     tracer_ctx *c = ctx;
     mp_graph *prev = mp_graph_swap(c->outer);
     mp_status st = MP_OK;
@@ -125,8 +127,8 @@ static int tensors_of(PyObject *list, const char *what, mp_tensor **dst) {
 
 /* At a replay, for an element shape without a body: tracer.retrace(elems, carried, known)
  * -> a new body Graph (recorded without effects, reading only `known` from outside). */
-static mp_status retrace_body(void *ctx, int ne, mp_tensor *const *elems, int nc, mp_tensor *const *carried,
-                              int nk, mp_tensor *const *known, mp_graph **g) {
+static mp_status retrace_body(void *ctx, int ne, mp_tensor *const *elems, int nc, mp_tensor *const *carried, int nk,
+                              mp_tensor *const *known, mp_graph **g) {
     PyGILState_STATE gs = PyGILState_Ensure();
     mp_graph *prev = mp_graph_swap(NULL);
     mp_status st = MP_OK;
@@ -157,15 +159,16 @@ static PyObject *py_graph_loop(PyObject *m, PyObject *args) {
     PyObject *body_o, *cond_o, *init, *now, *srcin, *source, *tracer;
     int n_elems, src_kind, run;
     long long max_iter, start;
-    if (!PyArg_ParseTuple(args, "OOO!O!O!iiLOLpO:graph_loop", &body_o, &cond_o, &PyList_Type, &init, &PyList_Type,
-                          &now, &PyList_Type, &srcin, &n_elems, &src_kind, &max_iter, &source, &start, &run, &tracer))
+    if (!PyArg_ParseTuple(args, "OOO!O!O!iiLOLpO:graph_loop", &body_o, &cond_o, &PyList_Type, &init, &PyList_Type, &now,
+                          &PyList_Type, &srcin, &n_elems, &src_kind, &max_iter, &source, &start, &run, &tracer))
         return NULL;
     if (!mp_py_graph_get(body_o) || (cond_o != Py_None && !mp_py_graph_get(cond_o)))
         return NULL;
     Py_ssize_t nc = PyList_GET_SIZE(init), ns = PyList_GET_SIZE(srcin);
     if (PyList_GET_SIZE(now) != nc)
         return PyErr_Format(PyExc_ValueError, "graph_loop: init and now differ in length");
-    if (src_kind < MP_GLOOP_SRC_NONE || src_kind > MP_GLOOP_SRC_HOST || (src_kind == MP_GLOOP_SRC_HOST && source == Py_None))
+    if (src_kind < MP_GLOOP_SRC_NONE || src_kind > MP_GLOOP_SRC_HOST ||
+        (src_kind == MP_GLOOP_SRC_HOST && source == Py_None))
         return PyErr_Format(PyExc_ValueError, "graph_loop: bad source");
     mp_gloop *l = NULL;
     mp_status st = mp_gloop_new(&l);
