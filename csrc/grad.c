@@ -782,6 +782,32 @@ static mp_status g_conv2d(const mp_node *n, mp_tensor *dy, const int *need, mp_t
     return finish(&a);
 }
 
+/* Conv2D + bias (+ ReLU), y = act(conv(x, f) + b): dz = ReluGrad(y, dy) (y > 0 exactly where
+ * the pre-activation was), db = dz summed over all but the channel axis, dx and df as
+ * Conv2D's from dz (TensorFlow's _FusedConv2D gradient). */
+static mp_status g_conv2d_bias_act(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    arena a = {0};
+    mp_tensor *x = n->inputs[0], *f = n->inputs[1];
+    mp_tensor *dz = n->attrs.i2 ? bin(&a, MP_OP_RELU_GRAD, Y, dy) : dy;
+    if (need[0]) {
+        mp_tensor *r = window(&a, MP_OP_CONV2D_BACKPROP_INPUT, f, dz, n, x);
+        if (r)
+            dx[0] = out(r);
+    }
+    if (need[1]) {
+        mp_tensor *r = window(&a, MP_OP_CONV2D_BACKPROP_FILTER, x, dz, n, f);
+        if (r)
+            dx[1] = out(r);
+    }
+    if (need[2]) {
+        static const int64_t nhwc[3] = {0, 1, 2}, nchw[3] = {0, 2, 3};
+        mp_tensor *r = sum_axes(&a, dz, 3, n->attrs.i0 ? nchw : nhwc, 0);
+        if (r)
+            dx[2] = out(r);
+    }
+    return finish(&a);
+}
+
 /* BackpropInput(f, g) is linear in each: df = BackpropFilter(dx, g), dg = Conv2D(dx, f) */
 static mp_status g_conv2d_backprop_input(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
     arena a = {0};
@@ -948,6 +974,7 @@ static mp_status g_batch_norm(const mp_node *n, mp_tensor *dy, const int *need, 
 #define GRAD_TRUNCATED_NORMAL NULL
 #define GRAD_SPARSE_SOFTMAX_XENT g_xent
 #define GRAD_SOFTMAX_XENT g_xent
+#define GRAD_CONV2D_BIAS_ACT g_conv2d_bias_act
 
 static const grad_fn rules[MP_OP_COUNT] = {
 #define MP_OP(NAME, tfname, pyname, nin, amp, family, kind) [MP_OP_##NAME] = GRAD_##NAME,

@@ -39,7 +39,7 @@ static const struct {
 
 /* Tripwire: a new op must also get its backward rule (grad.c), its binding
  * (csrc/python/functions.c) and a row in tests/test_ops.py; then bump this number. */
-_Static_assert(MP_OP_COUNT == 95, "ops.def changed: update grad.c, functions.c, tests/test_ops.py, then this count");
+_Static_assert(MP_OP_COUNT == 96, "ops.def changed: update grad.c, functions.c, tests/test_ops.py, then this count");
 
 const mp_op_info *mp_op_get_info(mp_op op) {
     if ((int)op < 0 || op >= MP_OP_COUNT)
@@ -977,6 +977,7 @@ static mp_status dispatch(mp_op op, int n_in, mp_tensor *const *in, const mp_att
     case MP_OP_SPARSE_SOFTMAX_XENT:
     case MP_OP_SOFTMAX_XENT: return run_xent(op, in[0], in[1], be, out);
     case MP_OP_CONV2D:
+    case MP_OP_CONV2D_BIAS_ACT:
     case MP_OP_CONV2D_BACKPROP_INPUT:
     case MP_OP_CONV2D_BACKPROP_FILTER:
     case MP_OP_MAX_POOL:

@@ -367,11 +367,12 @@ def test_random_streams_match(dt):
 # real GPU these ops raise NotImplementedError naming the slot; the emulated GPU runs them.
 
 covers("conv2d", "conv2d_backprop_input", "conv2d_backprop_filter", "max_pool", "max_pool_grad",
-       "max_pool_grad_grad", "avg_pool", "avg_pool_grad", "batch_norm")
+       "max_pool_grad_grad", "avg_pool", "avg_pool_grad", "batch_norm", "conv2d_bias_act")
 
 
 def _cnn_block(x, f, s, o):
     h = tf.nn.conv2d(x, f, [2, 1], "SAME")
+    h = h + tf.nn._conv2d_bias_act(x, f, tf.cast(o, x.dtype), [2, 1], "SAME", "NHWC", None, True)
     m, v = tf.nn.moments(tf.cast(h, "float32"), [0, 1, 2])
     h = tf.nn.batch_normalization(h, m, v, o, s, 1e-3)
     return tf.nn.max_pool2d(h, 2, 2, "SAME") + tf.nn.avg_pool2d(h, 3, 2, "SAME")

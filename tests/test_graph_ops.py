@@ -115,6 +115,8 @@ CASES = {
                [f32(1, 5, 5, 2), f32(3, 3, 2, 4)]),
     "conv2d_backprop_input": (_conv_grads, [f32(1, 5, 5, 2), f32(3, 3, 2, 4)]),
     "conv2d_backprop_filter": (_conv_grads, [f32(1, 5, 5, 2), f32(3, 3, 2, 4)]),
+    "conv2d_bias_act": (lambda x, f, b: tf.nn._conv2d_bias_act(x, f, b, 1, "SAME", "NHWC", None, True),
+                        [f32(1, 5, 5, 2), f32(3, 3, 2, 4), f32(4)]),
     "max_pool": (lambda x: tf.nn.max_pool2d(x, 2, 2, "VALID"), [f32(1, 4, 4, 3)]),
     "max_pool_grad": (_pool_grad(tf.nn.max_pool2d), [f32(1, 4, 4, 3)]),
     "max_pool_grad_grad": (_max_pool_second_order, [f32(1, 4, 4, 3)]),

@@ -1127,6 +1127,7 @@ NO_PYTHON_ENTRY = {
     "random_normal": "test_random_moments_and_bounds",
     "truncated_normal": "test_random_moments_and_bounds",
     # convolution and pooling: _core.window_op; grids in tests/test_nn_conv.py
+    "conv2d_bias_act": "test_conv2d_bias_act_op",
     "conv2d": "test_window_ops",
     "conv2d_backprop_input": "test_window_ops",
     "conv2d_backprop_filter": "test_window_ops",
@@ -1196,6 +1197,64 @@ def test_window_ops():
             gg = run("max_pool_grad_grad", (tf.constant(x), tf.constant(gx)), (3, 2))
             assert gg.shape == p.shape
             assert math.isclose(np.sum(gg * dp), np.sum(gx * g), rel_tol=1e-12)
+
+
+@pytest.mark.parametrize("dt", FLOATS)
+@pytest.mark.parametrize("nchw", [False, True])
+@pytest.mark.parametrize("act", [0, 1])
+def test_conv2d_bias_act_op(dt, nchw, act):
+    """Conv2D + bias (+ ReLU) in one op against a float64 NumPy reference of the same chain
+    (grouped, strided, dilated, explicit padding): 16-bit accumulates, adds and activates in
+    float32 and rounds once; NaN and infinities of x reach the output."""
+    from test_nn_conv import ref_conv2d
+
+    code = {row[2]: row[0] for row in _core.op_table()}["conv2d_bias_act"]
+    rng = np.random.default_rng(13)
+    x = round_to(rng.standard_normal((2, 4, 7, 6) if nchw else (2, 7, 6, 4)), dt)
+    f = round_to(rng.standard_normal((3, 2, 2, 6)) * 0.5, dt)  # two groups
+    b = round_to(rng.standard_normal(6), dt)
+    pads = (1, 0, 2, 1)
+    t = lambda a: tf.constant(a.astype(NP_DTYPE[dt]))  # noqa: E731
+    y = _core.window_op(code, (t(x), t(f), t(b)), (2, 1), (1, 2), 2, pads, nchw, None, act)
+    e = ref_conv2d(x, f, (2, 1), (1, 2), pads, nchw) + b.reshape((1, 6, 1, 1) if nchw else (6,))
+    if act:
+        e = np.maximum(e, 0)
+    assert y.dtype == dt
+    assert_close(y, round_to(e, dt), dt, "convolution")
+    with pytest.raises(ValueError, match=r"bias must have shape \[6\]"):
+        _core.window_op(code, (t(x), t(f), t(b[:5])), (2, 1), (1, 2), 2, pads, nchw, None, act)
+    with pytest.raises(ValueError, match="activation"):
+        _core.window_op(code, (t(x), t(f), t(b)), (2, 1), (1, 2), 2, pads, nchw, None, 7)
+    xn = x.copy()
+    xn[0, 0, 0, 0] = np.inf  # an infinity reaches the output (ReLU keeps +inf)
+    yn = _core.window_op(code, (t(xn), t(np.abs(f)), t(b)), (1, 1), (1, 1), 1, (0, 0, 0, 0), nchw,
+                         None, act).numpy().astype(np.float64)
+    assert np.isinf(yn).any() and np.isfinite(yn).sum() < yn.size
+
+
+def test_conv2d_layer_runs_the_fused_op():
+    """Keras Conv2D with a bias and relu/linear calls Conv2D+bias+ReLU as one op; its values
+    and gradients match the unfused chain."""
+    from mixprec import keras
+
+    rng = np.random.default_rng(14)
+    x = tf.constant(rng.standard_normal((2, 6, 6, 3)).astype(np.float32))
+    for act in ("relu", None):
+        layer = keras.layers.Conv2D(4, 3, activation=act, bias_initializer="random_normal")
+        with tf.GradientTape() as tape:
+            y = layer(x)
+            loss = tf.reduce_sum(y * y)
+        g = tape.gradient(loss, layer.trainable_variables)
+        k, b = tf.constant(layer.kernel.numpy()), tf.constant(layer.bias.numpy())
+        with tf.GradientTape() as tape:
+            tape.watch([k, b])
+            r = tf.nn.bias_add(tf.nn.conv2d(x, k, 1, "VALID"), b)
+            r = tf.nn.relu(r) if act else r
+            loss = tf.reduce_sum(r * r)
+        gr = tape.gradient(loss, [k, b])
+        assert_close(y, r.numpy(), "float32", "convolution")
+        for a, b in zip(g, gr):
+            assert_close(a, b.numpy(), "float32", "convolution")
 
 
 def test_every_op_in_ops_def_has_a_test():

@@ -226,6 +226,16 @@ GRAD_CASES = {
         ("training: batch statistics", lambda x, s, o: tf.nn.fused_batch_norm(
             x, s, o, epsilon=1e-3)[0], [_away((3, 2, 2, 2), r), _away((2,), r), _away((2,), r)]),
     ],
+    "conv2d_bias_act": [
+        ("nhwc relu strided", lambda x, f, b: _core.window_op(
+            {row[2]: row[0] for row in _core.op_table()}["conv2d_bias_act"], (x, f, b), (2, 1), (1, 1), 1,
+            (0, 0, 0, 0), False, None, 1),
+         [_away((1, 5, 4, 2), r), _away((3, 2, 2, 3), r), _away((3,), r)]),
+        ("nchw grouped, no activation", lambda x, f, b: _core.window_op(
+            {row[2]: row[0] for row in _core.op_table()}["conv2d_bias_act"], (x, f, b), (1, 1), (2, 1), 0,
+            (0, 0, 0, 0), True, None, 0),
+         [_away((1, 4, 5, 4), r), _away((2, 2, 2, 4), r), _away((4,), r)]),
+    ],
     "max_pool_grad": [("second order", lambda x: _second(
         lambda t: tf.reduce_sum(tf.square(tf.nn.max_pool2d(t, 2, 1, "SAME"))), x),
         [_away((1, 3, 4, 2), r)])],

@@ -9,20 +9,21 @@
 
 #include <string.h>
 
-/* window_op(code, inputs, (sh, sw), (a, b), padding, (t, b, l, r), nchw, shape or None)
+/* window_op(code, inputs, (sh, sw), (a, b), padding, (t, b, l, r), nchw, shape or None[, act])
  * runs op `code` (a window op of ops.def); (a, b) are dilations or the pooling window,
- * shape the produced shape of the backprop ops. Non-tensor inputs take input 0's dtype. */
+ * shape the produced shape of the backprop ops, act Conv2D+bias's activation (0 none,
+ * 1 relu). Non-tensor inputs take input 0's dtype. */
 static PyObject *py_window_op(PyObject *m, PyObject *args) {
     (void)m;
     int code, padding, nchw;
     PyObject *inputs, *shape;
-    long long s0, s1, w0, w1, p0, p1, p2, p3;
-    if (!PyArg_ParseTuple(args, "iO(LL)(LL)i(LLLL)pO", &code, &inputs, &s0, &s1, &w0, &w1, &padding, &p0, &p1, &p2, &p3,
-                          &nchw, &shape))
+    long long s0, s1, w0, w1, p0, p1, p2, p3, act = 0;
+    if (!PyArg_ParseTuple(args, "iO(LL)(LL)i(LLLL)pO|L", &code, &inputs, &s0, &s1, &w0, &w1, &padding, &p0, &p1, &p2,
+                          &p3, &nchw, &shape, &act))
         return NULL;
     static const mp_op window_ops[] = {MP_OP_CONV2D,       MP_OP_CONV2D_BACKPROP_INPUT, MP_OP_CONV2D_BACKPROP_FILTER,
                                        MP_OP_MAX_POOL,     MP_OP_MAX_POOL_GRAD,         MP_OP_AVG_POOL,
-                                       MP_OP_AVG_POOL_GRAD, MP_OP_MAX_POOL_GRAD_GRAD};
+                                       MP_OP_AVG_POOL_GRAD, MP_OP_MAX_POOL_GRAD_GRAD, MP_OP_CONV2D_BIAS_ACT};
     int ok = 0;
     for (size_t i = 0; i < sizeof window_ops / sizeof window_ops[0]; i++)
         ok |= code == (int)window_ops[i];
@@ -34,7 +35,7 @@ static PyObject *py_window_op(PyObject *m, PyObject *args) {
     mp_attrs at = {{0}};
     at.ints[0] = s0, at.ints[1] = s1, at.ints[2] = w0, at.ints[3] = w1;
     at.ints2[0] = p0, at.ints2[1] = p1, at.ints2[2] = p2, at.ints2[3] = p3;
-    at.i0 = nchw, at.i1 = padding;
+    at.i0 = nchw, at.i1 = padding, at.i2 = act;
     if (shape != Py_None) {
         PyObject *seq = PySequence_Fast(shape, "window_op: shape must be a sequence");
         if (!seq)
@@ -52,7 +53,7 @@ static PyObject *py_window_op(PyObject *m, PyObject *args) {
         }
         Py_DECREF(seq);
     }
-    mp_tensor *t[2] = {NULL, NULL};
+    mp_tensor *t[3] = {NULL, NULL, NULL};
     int n = info->n_inputs;
     int anchor = -1; /* a tensor input fixes the dtype of the others */
     for (int i = 0; i < n && anchor < 0; i++)
@@ -68,8 +69,8 @@ static PyObject *py_window_op(PyObject *m, PyObject *args) {
             goto out;
     r = mp_py_run_wrap((mp_op)code, n, t, &at);
 out:
-    mp_tensor_decref(t[0]);
-    mp_tensor_decref(t[1]);
+    for (int i = 0; i < 3; i++)
+        mp_tensor_decref(t[i]);
     return r;
 }
 

@@ -225,6 +225,18 @@ def conv2d(input, filters, strides, padding, data_format="NHWC", dilations=None,
                    _sequence(dilations, 2, "dilations", nchw), _padding(padding, 2, nchw), nchw)
 
 
+def _conv2d_bias_act(input, filters, bias, strides, padding, data_format, dilations,  # noqa: A002
+                     relu):
+    """relu?(conv2d(input, filters) + bias) as one op (Conv2D with its bias and ReLU fused as
+    oneDNN post-ops on the CPU: TensorFlow's _FusedConv2D); what the Keras Conv2D layer calls."""
+    nchw = _data_format_2d(data_format)
+    code, pads = _padding(padding, 2, nchw)
+    return _core.window_op(_OP_CODES["conv2d_bias_act"], (input, filters, bias),
+                           tuple(_sequence(strides, 2, "strides", nchw)),
+                           tuple(_sequence(dilations, 2, "dilations", nchw)), code, pads, nchw,
+                           None, 1 if relu else 0)
+
+
 def conv2d_backprop_input(input_sizes, filters, out_backprop, strides, padding,  # noqa: D401
                           data_format="NHWC", dilations=None, name=None):
     nchw = _data_format_2d(data_format)
