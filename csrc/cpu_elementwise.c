@@ -125,7 +125,7 @@ static inline int neg16(uint16_t v, uint16_t inf) { return (v & 0x8000u) && (uin
 static void relu16(mp_dtype dt, const uint16_t *x, uint16_t *y, int64_t n) {
     uint16_t inf = dt == MP_F16 ? 0x7C00u : 0x7F80u;
     for (int64_t i = 0; i < n; i++)
-        y[i] = neg16(x[i], inf) ? 0 : x[i];
+        y[i] = (uint16_t)(x[i] & (uint16_t)(neg16(x[i], inf) - 1)); /* branch-free: vectorizes */
 }
 
 typedef struct {
@@ -372,7 +372,7 @@ static void bin_run(bin_ctx *c, int64_t oa, int sa, int64_t ob, int sb, int64_t 
         const uint16_t *x = (const uint16_t *)a, *z = (const uint16_t *)b;
         uint16_t *o = (uint16_t *)y;
         for (int64_t i = 0; i < n; i++)
-            o[i] = pos16(x[i], inf) ? z[i] : 0;
+            o[i] = (uint16_t)(z[i] & (uint16_t)-(uint16_t)pos16(x[i], inf)); /* branch-free: vectorizes */
         return;
     }
     if (dt == MP_F16 || dt == MP_BF16) {
