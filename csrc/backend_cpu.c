@@ -573,6 +573,7 @@ const mp_backend mp_backend_cpu = {
     .pool = mp_cpu_pool,
     .batch_norm = mp_cpu_batch_norm,
     .conv_bias_act = mp_cpu_conv_bias_act,
+    .batch_stats = mp_cpu_batch_stats,
     .memory_stats = cpu_memory_stats,
     .synchronize = cpu_synchronize,
     .host_syncs = cpu_host_syncs,

@@ -291,3 +291,68 @@ mp_status mp_run_batch_norm(mp_tensor *const *in, const mp_attrs *at, const mp_b
     *out = r;
     return MP_OK;
 }
+
+/* BatchMoments(x), BatchMomentsGrad(x, stats, g), BatchNormGradSums(x, dy, mean): x floating
+ * with a channel axis (axis 1 when i0, else the last); statistics (2, C) / mean (C) of
+ * float32 (float64 for float64 x); dy of x's shape and dtype. */
+mp_status mp_run_batch_stats(mp_op op, mp_tensor *const *in, const mp_attrs *at, const mp_backend *be,
+                             mp_tensor **out) {
+    mp_tensor *x = in[0];
+    char b0[128];
+    if (!mp_dtype_is_floating(x->dtype))
+        return mp_error_set(MP_ERR_DTYPE, "%s: x must be a floating tensor, got %s", NAME(op), mp_dtype_name(x->dtype));
+    int cf = at->i0 != 0;
+    if (x->ndim < (cf ? 2 : 1))
+        return mp_error_set(MP_ERR_VALUE, "%s: x of shape %s has no channel axis", NAME(op),
+                            shp(x->shape, x->ndim, b0, sizeof b0));
+    int caxis = cf ? 1 : x->ndim - 1;
+    int64_t C = x->shape[caxis], outer = 1, inner = 1;
+    for (int d = 0; d < caxis; d++)
+        outer *= x->shape[d];
+    for (int d = caxis + 1; d < x->ndim; d++)
+        inner *= x->shape[d];
+    mp_dtype sdt = x->dtype == MP_F64 ? MP_F64 : MP_F32;
+    const void *y = NULL, *mean = NULL, *g = NULL;
+    if (op == MP_OP_BATCH_NORM_GRAD_SUMS) {
+        mp_tensor *dy = in[1];
+        if (dy->dtype != x->dtype || dy->ndim != x->ndim || memcmp(dy->shape, x->shape, x->ndim * sizeof(int64_t)))
+            return mp_error_set(MP_ERR_SHAPE, "%s: dy must have x's shape %s and dtype %s, got %s %s", NAME(op),
+                                shp(x->shape, x->ndim, b0, sizeof b0), mp_dtype_name(x->dtype),
+                                mp_dtype_name(dy->dtype), shp(dy->shape, dy->ndim, b0, sizeof b0));
+        y = mp_tensor_data(dy);
+    }
+    /* the statistics inputs: mean (C) of BatchNormGradSums, stats and g (2, C) of BatchMomentsGrad */
+    int first = op == MP_OP_BATCH_NORM_GRAD_SUMS ? 2 : 1, last = op == MP_OP_BATCH_MOMENTS ? 0 : 2;
+    for (int i = first; i <= last; i++) {
+        mp_tensor *t = in[i];
+        int64_t want = op == MP_OP_BATCH_NORM_GRAD_SUMS ? C : 2 * C;
+        if (t->dtype != sdt || t->numel != want)
+            return mp_error_set(MP_ERR_SHAPE, "%s: input #%d must hold %lld %s values for x of shape %s, got %s %s",
+                                NAME(op), i, (long long)want, mp_dtype_name(sdt),
+                                shp(x->shape, x->ndim, b0, sizeof b0), mp_dtype_name(t->dtype),
+                                shp(t->shape, t->ndim, b0, sizeof b0));
+    }
+    if (op != MP_OP_BATCH_MOMENTS)
+        mean = mp_tensor_data(op == MP_OP_BATCH_NORM_GRAD_SUMS ? in[2] : in[1]);
+    if (op == MP_OP_BATCH_MOMENTS_GRAD)
+        g = mp_tensor_data(in[2]);
+    int64_t two_c[2] = {2, C};
+    mp_tensor *r;
+    if (op == MP_OP_BATCH_MOMENTS_GRAD)
+        MP_TRY(mp_tensor_new(x->dtype, x->ndim, x->shape, mp_tensor_device(x), &r));
+    else
+        MP_TRY(mp_tensor_new(sdt, 2, two_c, mp_tensor_device(x), &r));
+    mp_stats_kind k = op == MP_OP_BATCH_MOMENTS ? MP_STATS_MOMENTS
+                      : op == MP_OP_BATCH_NORM_GRAD_SUMS ? MP_STATS_GRAD_SUMS
+                                                         : MP_STATS_MOMENTS_GRAD;
+    mp_status st = MP_OK;
+    if (r->numel > 0)
+        st = BE_CALL(be, batch_stats, mp_tensor_device(x), k, x->dtype, sdt, mp_tensor_data(x), y, mean, g,
+                     mp_tensor_data(r), outer, C, inner);
+    if (st != MP_OK) {
+        mp_tensor_decref(r);
+        return st;
+    }
+    *out = r;
+    return MP_OK;
+}

@@ -367,7 +367,9 @@ def test_random_streams_match(dt):
 # real GPU these ops raise NotImplementedError naming the slot; the emulated GPU runs them.
 
 covers("conv2d", "conv2d_backprop_input", "conv2d_backprop_filter", "max_pool", "max_pool_grad",
-       "max_pool_grad_grad", "avg_pool", "avg_pool_grad", "batch_norm", "conv2d_bias_act")
+       "max_pool_grad_grad", "avg_pool", "avg_pool_grad", "batch_norm", "conv2d_bias_act",
+       # moments (BatchMoments) and batch norm's backward (BatchNormGradSums, BatchMomentsGrad)
+       "batch_moments", "batch_moments_grad", "batch_norm_grad_sums")
 
 
 def _cnn_block(x, f, s, o):

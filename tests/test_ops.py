@@ -1128,6 +1128,9 @@ NO_PYTHON_ENTRY = {
     "truncated_normal": "test_random_moments_and_bounds",
     # convolution and pooling: _core.window_op; grids in tests/test_nn_conv.py
     "conv2d_bias_act": "test_conv2d_bias_act_op",
+    "batch_moments": "test_batch_stats_ops",
+    "batch_moments_grad": "test_batch_stats_ops",
+    "batch_norm_grad_sums": "test_batch_stats_ops",
     "conv2d": "test_window_ops",
     "conv2d_backprop_input": "test_window_ops",
     "conv2d_backprop_filter": "test_window_ops",
@@ -1230,6 +1233,45 @@ def test_conv2d_bias_act_op(dt, nchw, act):
     yn = _core.window_op(code, (t(xn), t(np.abs(f)), t(b)), (1, 1), (1, 1), 1, (0, 0, 0, 0), nchw,
                          None, act).numpy().astype(np.float64)
     assert np.isinf(yn).any() and np.isfinite(yn).sum() < yn.size
+
+
+@pytest.mark.parametrize("dt", FLOATS)
+@pytest.mark.parametrize("channels_first", [False, True])
+def test_batch_stats_ops(dt, channels_first):
+    """BatchMoments, BatchNormGradSums and BatchMomentsGrad against float64 NumPy: float64
+    sums, statistics in float32 (float64 for float64 x), values rounded once; bad statistics
+    are refused."""
+    codes = {row[2]: row[0] for row in _core.op_table()}
+    rng = np.random.default_rng(15)
+    x = round_to(rng.standard_normal((3, 4, 5, 2)) * 2 + 1, dt)
+    dy = round_to(rng.standard_normal(x.shape), dt)
+    axes = (0, 2, 3) if channels_first else (0, 1, 2)
+    c = x.shape[1] if channels_first else x.shape[-1]
+    n = x.size // c
+    sdt = np.float64 if dt == "float64" else np.float32
+    shape = (1, c, 1, 1) if channels_first else (c,)
+    t = lambda a: tf.constant(a.astype(NP_DTYPE[dt]))  # noqa: E731
+    run = lambda name, ins: _core.batch_stats(codes[name], ins, channels_first)  # noqa: E731
+    x64, dy64 = np.asarray(x, np.float64), np.asarray(dy, np.float64)
+    st = run("batch_moments", (t(x),))
+    assert st.dtype == sdt and tuple(st.shape) == (2, c)
+    e = np.stack([x64.mean(axes), x64.var(axes)])
+    assert_close(st, round_to(e, "float64" if dt == "float64" else "float32"), "float64" if dt == "float64" else "float32", "reduction")
+    m = e[0].astype(sdt)
+    sums = run("batch_norm_grad_sums", (t(x), t(dy), tf.constant(m)))
+    es = np.stack([dy64.sum(axes), (dy64 * (x64 - m.astype(np.float64).reshape(shape))).sum(axes)])
+    assert_close(sums, round_to(es, "float64" if dt == "float64" else "float32"),
+                 "float64" if dt == "float64" else "float32", "reduction")
+    g = rng.standard_normal((2, c)).astype(sdt)
+    dx = run("batch_moments_grad", (t(x), tf.constant(np.stack([m, m]).astype(sdt)), tf.constant(g)))
+    ed = (g[0].astype(np.float64).reshape(shape) +
+          2 * g[1].astype(np.float64).reshape(shape) * (x64 - m.astype(np.float64).reshape(shape))) / n
+    assert dx.dtype == dt
+    assert_close(dx, round_to(ed, dt), dt, "reduction")  # three roundings before the last
+    with pytest.raises(ValueError, match="must hold"):
+        run("batch_norm_grad_sums", (t(x), t(dy), tf.constant(m[:-1])))
+    with pytest.raises(ValueError, match="x's shape"):
+        run("batch_norm_grad_sums", (t(x), t(dy[:1]), tf.constant(m)))
 
 
 def test_conv2d_layer_runs_the_fused_op():

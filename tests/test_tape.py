@@ -236,6 +236,23 @@ GRAD_CASES = {
             (0, 0, 0, 0), True, None, 0),
          [_away((1, 4, 5, 4), r), _away((2, 2, 2, 4), r), _away((4,), r)]),
     ],
+    "batch_moments": [
+        ("channels last", lambda x: _moments_loss(x, [0, 1]), [_away((3, 2, 4), r)]),
+        ("channels first", lambda x: _moments_loss(x, [0, 2, 3]), [_away((2, 3, 2, 2), r)]),
+    ],
+    "batch_moments_grad": [("second order of moments", lambda x: _second(
+        lambda t: _moments_loss(t, [0, 1]), x), [_away((3, 2, 4), r)])],
+    "batch_norm_grad_sums": [
+        ("second order of batch norm", lambda x: _second(
+            lambda t: tf.reduce_sum(tf.square(_core.batch_norm(
+                t, *[tf.constant(np.array(v, "float64" if t.dtype == tf.float64 else "float32"))
+                     for v in ([1.5, -0.5, 2.0], [0.1, 0.2, 0.3], [0.3, -0.2, 0.1], [1.2, 0.8, 2.0])],
+                1e-3, False))), x),
+         [_away((2, 2, 3), r)]),
+        ("of its inputs", lambda x, dy, m: _core.batch_stats(
+            {row[2]: row[0] for row in _core.op_table()}["batch_norm_grad_sums"], (x, dy, m), True),
+         [_away((2, 3, 2), r), _away((2, 3, 2), r), _away((3,), r)]),
+    ],
     "max_pool_grad": [("second order", lambda x: _second(
         lambda t: tf.reduce_sum(tf.square(tf.nn.max_pool2d(t, 2, 1, "SAME"))), x),
         [_away((1, 3, 4, 2), r)])],
@@ -246,6 +263,11 @@ GRAD_CASES = {
         lambda t: tf.reduce_sum(tf.square(tf.nn.avg_pool2d(t, 2, 1, "SAME"))), x),
         [_away((1, 3, 4, 2), r)])],
 }
+
+def _moments_loss(x, axes):
+    m, v = tf.nn.moments(x, axes)
+    return tf.reduce_sum(m * tf.cast(tf.range(m.shape[0]) + 1, m.dtype)) + tf.reduce_sum(v * v)
+
 
 NON_DIFFERENTIABLE = {
     # no gradient at all (TensorFlow: None)

@@ -100,6 +100,33 @@ out:
     return r;
 }
 
+/* batch_stats(code, inputs, channels_first): BatchMoments, BatchMomentsGrad or
+ * BatchNormGradSums (ops.def) on a tuple of tensors */
+static PyObject *py_batch_stats(PyObject *m, PyObject *args) {
+    (void)m;
+    int code, cf;
+    PyObject *inputs;
+    if (!PyArg_ParseTuple(args, "iOp:batch_stats", &code, &inputs, &cf))
+        return NULL;
+    if (code != MP_OP_BATCH_MOMENTS && code != MP_OP_BATCH_MOMENTS_GRAD && code != MP_OP_BATCH_NORM_GRAD_SUMS)
+        return PyErr_Format(PyExc_ValueError, "batch_stats: op code %d is not a batch-statistics op", code);
+    const mp_op_info *info = mp_op_get_info((mp_op)code);
+    if (!PyTuple_Check(inputs) || PyTuple_GET_SIZE(inputs) != info->n_inputs)
+        return PyErr_Format(PyExc_TypeError, "batch_stats: %s takes a tuple of %d inputs", info->name, info->n_inputs);
+    mp_tensor *t[3] = {NULL, NULL, NULL};
+    PyObject *r = NULL;
+    for (int i = 0; i < info->n_inputs; i++)
+        if (mp_py_to_tensor(PyTuple_GET_ITEM(inputs, i), MP_NO_DTYPE, 0, &t[i]))
+            goto out;
+    mp_attrs at = {{0}};
+    at.i0 = cf;
+    r = mp_py_run_wrap((mp_op)code, info->n_inputs, t, &at);
+out:
+    for (int i = 0; i < 3; i++)
+        mp_tensor_decref(t[i]);
+    return r;
+}
+
 static PyObject *py_dnnl_info(PyObject *m, PyObject *unused) {
     (void)m;
     (void)unused;
@@ -153,6 +180,8 @@ static PyMethodDef nn_methods[] = {
     {"batch_norm", py_batch_norm, METH_VARARGS,
      "batch_norm(x, scale, offset, mean, variance, epsilon, channels_first): one pass of batch "
      "normalization with given (float32) statistics."},
+    {"batch_stats", py_batch_stats, METH_VARARGS,
+     "batch_stats(code, inputs, channels_first): BatchMoments, BatchMomentsGrad or BatchNormGradSums."},
     {"dnnl_info", py_dnnl_info, METH_NOARGS, "oneDNN's version and the instruction set it dispatches to."},
     {"dnnl_force_reference", py_dnnl_force_reference, METH_O,
      "Route convolution and pooling through the float64 loop kernels (tests); returns the previous setting."},

@@ -24,7 +24,9 @@ TF_CLEAR = {"Abs", "ArgMax", "ArgMin", "BroadcastTo", "Ceil", "ConcatV2", "Equal
             "StopGradient", "StridedSlice", "StridedSliceGrad", "Tile", "Transpose", "Where"}
 # ops TensorFlow has no kernel of their own for: the class of what TF computes them with
 # (_FusedConv2D: TF's remapper makes it after the AMP pass, of an allow-listed Conv2D)
-OURS = {"Gelu": "infer", "GeluGrad": "infer", "GeluTanhGrad": "infer", "_FusedConv2D": "allow"}
+# (batch statistics: what TF computes them with, Mean/SquaredDifference/Sum, deny)
+OURS = {"Gelu": "infer", "GeluGrad": "infer", "GeluTanhGrad": "infer", "_FusedConv2D": "allow",
+        "_BatchMoments": "deny", "_BatchMomentsGrad": "deny", "_BatchNormGradSums": "deny"}
 
 
 @pytest.mark.parametrize("row", _core.op_table(), ids=lambda r: r[1])
