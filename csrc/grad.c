@@ -575,6 +575,29 @@ static mp_status g_matmul(const mp_node *n, mp_tensor *dy, const int *need, mp_t
     return finish(&a);
 }
 
+/* MatMul + bias (+ ReLU): dz = ReluGrad(y, dy), then MatMul's rule on dz, the bias a column
+ * sum of dz (TensorFlow's _FusedMatMul gradient) */
+static mp_status g_matmul_bias_act(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    arena a = {0};
+    mp_tensor *dz = n->attrs.i2 ? bin(&a, MP_OP_RELU_GRAD, Y, dy) : dy;
+    if (dz && (need[0] || need[1]))
+        a.st = g_matmul(n, dz, need, dx);
+    if (need[2]) {
+        static const int64_t rows[1] = {0};
+        mp_tensor *r = sum_axes(&a, dz, 1, rows, 0);
+        if (r)
+            dx[2] = out(r);
+    }
+    mp_status st = finish(&a);
+    if (st != MP_OK)
+        for (int i = 0; i < 2; i++)
+            if (dx[i]) {
+                mp_tensor_decref(dx[i]);
+                dx[i] = NULL;
+            }
+    return st;
+}
+
 static mp_status g_softmax(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
     (void)need;
     arena a = {0}; /* (dy - sum(dy*y, -1)) * y */
@@ -1062,6 +1085,7 @@ static mp_status g_batch_norm_grad_sums(const mp_node *n, mp_tensor *G, const in
 #define GRAD_SOFTMAX_XENT g_xent
 #define GRAD_CONV2D_BIAS_ACT g_conv2d_bias_act
 #define GRAD_BATCH_MOMENTS g_batch_moments
+#define GRAD_MATMUL_BIAS_ACT g_matmul_bias_act
 #define GRAD_BATCH_MOMENTS_GRAD g_batch_moments_grad
 #define GRAD_BATCH_NORM_GRAD_SUMS g_batch_norm_grad_sums
 

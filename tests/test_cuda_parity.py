@@ -267,6 +267,23 @@ def test_matmul(dt):
         check(fn, [a, b], dt, "matmul", grad=dt in FLOATS, err="matmul %s %s %s %s %s" % (dt, sa, sb, ta, tb))
 
 
+covers("matmul_bias_act")
+
+
+@pytest.mark.parametrize("dt", FLOATS)
+def test_matmul_bias_act(dt):
+    """MatMul + bias (+ ReLU), one op: on the GPU it composes the gemm (beta = 1 over the
+    bias rows), strided-copy and unary slots."""
+    rng = np.random.default_rng(24)
+    for (sa, sb, ta, tb), act in zip(MATMULS[:4] + [MATMULS[-1]], (0, 1, 1, 0, 1)):
+        if len(sa) != 2:
+            continue
+        a, b = (rng.uniform(-1, 1, s).astype(NP_DTYPE[dt]) for s in (sa, sb))
+        c = rng.uniform(-1, 1, sb[0] if tb else sb[1]).astype(NP_DTYPE[dt])
+        fn = lambda x, y, z: _core.matmul_bias_act(x, y, z, ta, tb, act)  # noqa: E731
+        check(fn, [a, b, c], dt, "matmul", grad=True, err="matmul_bias_act %s %s %s %s" % (dt, sa, sb, act))
+
+
 def test_matmul_tf32():
     """The default (TF32 on, as TensorFlow on Ampere+): float32 products within TF32's error of
     the CPU's; with it off, within float32's (the fixture's setting, test_matmul)."""

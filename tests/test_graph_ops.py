@@ -132,6 +132,8 @@ CASES = {
     "conv2d_backprop_filter": (_conv_grads, [f32(1, 5, 5, 2), f32(3, 3, 2, 4)]),
     "conv2d_bias_act": (lambda x, f, b: tf.nn._conv2d_bias_act(x, f, b, 1, "SAME", "NHWC", None, True),
                         [f32(1, 5, 5, 2), f32(3, 3, 2, 4), f32(4)]),
+    "matmul_bias_act": (lambda a, b, c: _core.matmul_bias_act(a, b, c, False, True, 1),
+                        [f32(3, 4), f32(5, 4), f32(5)]),
     "batch_moments": (lambda x: tf.nn.moments(x, [0, 1]), [f32(2, 3, 4)]),
     "batch_moments_grad": (_moments_grad, [f32(2, 3, 4)]),
     "batch_norm_grad_sums": (_batch_norm_grads, [f32(2, 3, 4), f32(4), f32(4), f32(4), pos(4)]),

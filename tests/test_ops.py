@@ -638,6 +638,55 @@ def test_matmul(dt, ta, tb, rng):
         assert_close(got, expected, dt, "matmul", err_msg="%s x %s ta=%s tb=%s" % (sa, sb, ta, tb))
 
 
+@pytest.mark.parametrize("dt", FLOATS)
+@pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("act", [0, 1])
+def test_matmul_bias_act(dt, ta, tb, act):
+    """MatMul + bias (+ ReLU) as one op against float64 NumPy: 16-bit sums the product and
+    the bias in float32 and rounds once; bad shapes and activations are refused; the Keras
+    Dense layer (relu or linear, with a bias) gives the unfused chain's values."""
+    rng = np.random.default_rng(16)
+    a = round_to(rng.standard_normal((6, 5)), dt)
+    b = round_to(rng.standard_normal((5, 4)), dt)
+    c = round_to(rng.standard_normal(4), dt)
+    A, B = (a.T if ta else a), (b.T if tb else b)
+    t = lambda v: tf.constant(np.ascontiguousarray(v).astype(NP_DTYPE[dt]))  # noqa: E731
+    y = _core.matmul_bias_act(t(A), t(B), t(c), ta, tb, act)
+    e = np.asarray(a, np.float64) @ np.asarray(b, np.float64) + np.asarray(c, np.float64)
+    if act:
+        e = np.maximum(e, 0)
+    assert y.dtype == dt and tuple(y.shape) == (6, 4)
+    assert_close(y, round_to(e, dt), dt, "matmul")
+    with pytest.raises(ValueError, match=r"bias must have shape \[4\]"):
+        _core.matmul_bias_act(t(A), t(B), t(c[:3]), ta, tb, act)
+    with pytest.raises(ValueError, match="activation"):
+        _core.matmul_bias_act(t(A), t(B), t(c), ta, tb, 3)
+    with pytest.raises(ValueError, match="size-incompatible"):
+        _core.matmul_bias_act(t(A), t(B[:-1] if not tb else B[:, :-1]), t(c), ta, tb, act)
+
+
+def test_dense_layer_runs_the_fused_op():
+    from mixprec import keras
+
+    x = tf.constant(np.random.default_rng(17).standard_normal((3, 5)).astype(np.float32))
+    for act in ("relu", None):
+        layer = keras.layers.Dense(4, activation=act, bias_initializer="random_normal")
+        with tf.GradientTape() as tape:
+            y = layer(x)
+            loss = tf.reduce_sum(y * y)
+        g = tape.gradient(loss, layer.trainable_variables)
+        k, bb = tf.constant(layer.kernel.numpy()), tf.constant(layer.bias.numpy())
+        with tf.GradientTape() as tape:
+            tape.watch([k, bb])
+            r = tf.matmul(x, k) + bb
+            r = tf.nn.relu(r) if act else r
+            loss = tf.reduce_sum(r * r)
+        gr = tape.gradient(loss, [k, bb])
+        assert_close(y, r.numpy(), "float32", "matmul")
+        for u, v in zip(g, gr):
+            assert_close(u, v.numpy(), "float32", "matmul")
+
+
 def test_matmul_16bit_accumulates_in_float32():
     """A float16 accumulation of 4096 ones stalls at 2048; float32 does not."""
     a = tf.ones([1, 4096], "float16")
@@ -1108,6 +1157,7 @@ DEDICATED = {
     "argmax": "test_argmax_argmin",
     "argmin": "test_argmax_argmin",
     "matmul": "test_matmul",
+    "matmul_bias_act": "test_matmul_bias_act",
     "softmax": "test_softmax_along_axes",
     "log_softmax": "test_softmax_along_axes",
     "reshape": "test_reshape",

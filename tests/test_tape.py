@@ -152,6 +152,12 @@ GRAD_CASES = {
     "reduce_prod": [("axis 1", lambda x: tf.reduce_prod(x, 1), [_away((3, 4), r, lo=0.5)]),
                     ("axes(0,2) keepdims", lambda x: tf.reduce_prod(x, [0, 2], keepdims=True),
                      [_away((2, 3, 2), r, lo=0.5)])],
+    "matmul_bias_act": [
+        ("relu", lambda a, b, c: _core.matmul_bias_act(a, b, c, False, False, 1),
+         [_away((2, 3), r), _away((3, 4), r), _away((4,), r)]),
+        ("transposed, linear", lambda a, b, c: _core.matmul_bias_act(a, b, c, True, True, 0),
+         [_away((3, 2), r), _away((4, 3), r), _away((4,), r)]),
+    ],
     "matmul": [("2d", tf.matmul, [_away((2, 3), r), _away((3, 4), r)]),
                ("ta", lambda a, b: tf.matmul(a, b, transpose_a=True),
                 [_away((3, 2), r), _away((3, 4), r)]),

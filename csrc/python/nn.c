@@ -127,6 +127,30 @@ out:
     return r;
 }
 
+/* matmul_bias_act(a, b, bias, transpose_a, transpose_b, act): the _FusedMatMul op; b and
+ * bias take a's dtype (variables read in the layer's compute dtype) */
+static PyObject *py_matmul_bias_act(PyObject *m, PyObject *args) {
+    (void)m;
+    PyObject *o[3];
+    int ta, tb, act;
+    if (!PyArg_ParseTuple(args, "OOOppi:matmul_bias_act", &o[0], &o[1], &o[2], &ta, &tb, &act))
+        return NULL;
+    mp_tensor *t[3] = {NULL, NULL, NULL};
+    PyObject *r = NULL;
+    if (mp_py_to_tensor(o[0], MP_NO_DTYPE, 0, &t[0]))
+        return NULL;
+    for (int i = 1; i < 3; i++)
+        if (mp_py_to_tensor(o[i], t[0]->dtype, 0, &t[i]))
+            goto out;
+    mp_attrs at = {{0}};
+    at.i0 = ta, at.i1 = tb, at.i2 = act;
+    r = mp_py_run_wrap(MP_OP_MATMUL_BIAS_ACT, 3, t, &at);
+out:
+    for (int i = 0; i < 3; i++)
+        mp_tensor_decref(t[i]);
+    return r;
+}
+
 static PyObject *py_dnnl_info(PyObject *m, PyObject *unused) {
     (void)m;
     (void)unused;
@@ -180,6 +204,8 @@ static PyMethodDef nn_methods[] = {
     {"batch_norm", py_batch_norm, METH_VARARGS,
      "batch_norm(x, scale, offset, mean, variance, epsilon, channels_first): one pass of batch "
      "normalization with given (float32) statistics."},
+    {"matmul_bias_act", py_matmul_bias_act, METH_VARARGS,
+     "matmul_bias_act(a, b, bias, transpose_a, transpose_b, act): MatMul + bias (+ ReLU when act) as one op."},
     {"batch_stats", py_batch_stats, METH_VARARGS,
      "batch_stats(code, inputs, channels_first): BatchMoments, BatchMomentsGrad or BatchNormGradSums."},
     {"dnnl_info", py_dnnl_info, METH_NOARGS, "oneDNN's version and the instruction set it dispatches to."},

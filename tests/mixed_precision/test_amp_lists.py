@@ -26,6 +26,7 @@ TF_CLEAR = {"Abs", "ArgMax", "ArgMin", "BroadcastTo", "Ceil", "ConcatV2", "Equal
 # (_FusedConv2D: TF's remapper makes it after the AMP pass, of an allow-listed Conv2D)
 # (batch statistics: what TF computes them with, Mean/SquaredDifference/Sum, deny)
 OURS = {"Gelu": "infer", "GeluGrad": "infer", "GeluTanhGrad": "infer", "_FusedConv2D": "allow",
+        "_FusedMatMul": "allow",
         "_BatchMoments": "deny", "_BatchMomentsGrad": "deny", "_BatchNormGradSums": "deny"}
 
 
