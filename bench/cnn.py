@@ -6,6 +6,8 @@ is given) under float32 / bfloat16 / float16 compute, in one run.
 
   CNN    Conv2D(32, 3, relu), MaxPool, Conv2D(64, 3, relu), MaxPool, Flatten, Dense(64),
          Dense(10) on 28x28x1 images, batch 64 (seed 004's model), sparse cross-entropy
+  keras  the same model as Keras layers (Conv2D/Dense with activation='relu'), under the
+         dtype policy float32 / mixed_bfloat16 / mixed_float16
   block  3x3 convolution 64 -> 64 channels on 56x56, batch 32, batch normalization
          (batch statistics in float32), ReLU
 
@@ -59,6 +61,29 @@ def cnn_step(tf, params, x, y, dt):
     return tape.gradient(loss, params)
 
 
+def keras_setup(keras, tf, np, batch, size, dt):
+    """Seed 004's model as Keras layers under the dtype policy of dt (TensorFlow's remapper
+    fuses Conv2D/Dense + bias + ReLU in tf.function; mixprec's layers call its fused ops)."""
+    policy = {"float32": "float32", "bfloat16": "mixed_bfloat16", "float16": "mixed_float16"}[dt]
+    keras.mixed_precision.set_global_policy(policy)
+    layers = keras.layers
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential([
+        keras.Input((size, size, 1)), layers.Conv2D(32, 3, activation="relu"),
+        layers.MaxPooling2D(), layers.Conv2D(64, 3, activation="relu"), layers.MaxPooling2D(),
+        layers.Flatten(), layers.Dense(64, activation="relu"), layers.Dense(10)])
+    rng = np.random.default_rng(0)
+    x = tf.constant(rng.random((batch, size, size, 1)).astype("float32"))
+    y = tf.constant(rng.integers(0, 10, batch).astype("int64"))
+    return model, keras.losses.SparseCategoricalCrossentropy(from_logits=True), x, y
+
+
+def keras_step(tf, model, loss_fn, x, y):
+    with tf.GradientTape() as tape:
+        loss = loss_fn(y, tf.cast(model(x, training=True), "float32"))
+    return tape.gradient(loss, model.trainable_variables)
+
+
 def block_setup(tf, np, batch, size):
     rng = np.random.default_rng(1)
     params = [tf.Variable((rng.standard_normal((3, 3, 64, 64)) * 0.05).astype("float32")),
@@ -84,9 +109,20 @@ def child(framework, which, dt, args):
 
     if framework == "mixprec":
         import mixprec as tf
+        from mixprec import keras
     else:
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+        os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")  # tf-keras 2.21, as the seeds
         import tensorflow as tf
+        import tf_keras as keras
+    if which == "keras":
+        model, loss_fn, x, y = keras_setup(keras, tf, np, args.batch, args.size, dt)
+        step = lambda: keras_step(tf, model, loss_fn, x, y)  # noqa: E731
+        res = {"eager": median_time(step, args.steps, warmup=1)}
+        if framework == "tensorflow":
+            res["function"] = median_time(tf.function(step), args.steps, warmup=2)
+        print(json.dumps(res))
+        return
     if which == "cnn":
         params, x, y = cnn_setup(tf, np, args.batch, args.size)
         step = lambda: cnn_step(tf, params, x, y, dt)  # noqa: E731
@@ -139,7 +175,8 @@ def main():
               "--steps", str(args.steps)]
     rows = []
     cnn_label = "seed 004 CNN, batch %d, %dx%d" % (args.batch, args.size, args.size)
-    for which, label in (("cnn", cnn_label),
+    keras_label = "seed 004 CNN as Keras layers, batch %d" % args.batch
+    for which, label in (("cnn", cnn_label), ("keras", keras_label),
                          ("block", "conv3x3 64ch + BN + ReLU, batch %d, %dx%d" % (
                              args.block_batch, args.block_size, args.block_size))):
         for dt in args.dtypes:
