@@ -521,7 +521,7 @@ static mp_status run_matmul_bias_act(mp_tensor *const *in, const mp_attrs *at, c
     MP_TRY(need_float(MP_OP_MATMUL_BIAS_ACT, a->dtype));
     char s1[128], s2[128];
     if (a->ndim != 2 || b->ndim != 2)
-        return mp_error_set(MP_ERR_SHAPE, "_FusedMatMul needs inputs of rank 2, got In[0]: %s and In[1]: %s",
+        return mp_error_set(MP_ERR_SHAPE, "MatMul (with a bias) needs inputs of rank 2, got In[0]: %s and In[1]: %s",
                             shape_str(a->shape, a->ndim, s1, sizeof s1), shape_str(b->shape, b->ndim, s2, sizeof s2));
     int ta = (int)at->i0, tb = (int)at->i1;
     int64_t M = a->shape[ta ? 1 : 0], Ka = a->shape[ta ? 0 : 1], Kb = b->shape[tb ? 1 : 0], N = b->shape[tb ? 0 : 1];
@@ -530,10 +530,10 @@ static mp_status run_matmul_bias_act(mp_tensor *const *in, const mp_attrs *at, c
                             shape_str(a->shape, a->ndim, s1, sizeof s1), shape_str(b->shape, b->ndim, s2, sizeof s2),
                             ta || tb ? " (after transpose_a/transpose_b)" : "");
     if (bias->ndim != 1 || bias->shape[0] != N)
-        return mp_error_set(MP_ERR_SHAPE, "_FusedMatMul: the bias must have shape [%lld] (the product's columns), got %s",
+        return mp_error_set(MP_ERR_SHAPE, "MatMul: the bias must have shape [%lld] (the product's columns), got %s",
                             (long long)N, shape_str(bias->shape, bias->ndim, s1, sizeof s1));
     if (at->i2 != 0 && at->i2 != 1)
-        return mp_error_set(MP_ERR_VALUE, "_FusedMatMul: unknown activation code %lld (0 none, 1 relu)",
+        return mp_error_set(MP_ERR_VALUE, "MatMul: unknown activation code %lld (0 none, 1 relu)",
                             (long long)at->i2);
     int64_t oshape[2] = {M, N};
     mp_device dev = mp_tensor_device(a);
