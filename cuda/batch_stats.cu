@@ -1,5 +1,5 @@
-// batch_stats.cu — batch normalization's statistics on the GPU, for the batch_stats slot the
-// CPU side is adding (cpu_norm.c's contract; kinds as mp_stats_kind): the per-channel moments
+// batch_stats.cu — batch normalization's statistics on the GPU, the batch_stats slot
+// (cpu_norm.c's contract; kinds as mp_stats_kind): the per-channel moments
 // of x (mean, biased variance: two passes, summed in float64), the sums of batch norm's
 // backward (sum dy, sum dy (x - mean)) and the moments' gradient (g0 + 2 g1 (x - mean)) / N
 // computed in float64 and rounded once. One block per channel, a fixed reduction tree: the
@@ -11,7 +11,7 @@
 
 #include "kernels.cuh"
 
-enum { STATS_MOMENTS = 0, STATS_GRAD_SUMS = 1, STATS_MOMENTS_GRAD = 2 }; // mp_stats_kind's values
+enum { STATS_MOMENTS = MP_STATS_MOMENTS, STATS_GRAD_SUMS = MP_STATS_GRAD_SUMS, STATS_MOMENTS_GRAD = MP_STATS_MOMENTS_GRAD };
 
 #define STATS_THREADS 256
 
@@ -98,11 +98,12 @@ static mp_status stats_launch(mp_cuda_ctx *c, int kind, mp_dtype sdt, const void
     return MP_OK;
 }
 
-extern "C" mp_status mp_cuda_batch_stats(mp_device dev, int kind, mp_dtype dt, mp_dtype sdt, const void *x,
+extern "C" mp_status mp_cuda_batch_stats(mp_device dev, mp_stats_kind k, mp_dtype dt, mp_dtype sdt, const void *x,
                                          const void *y, const void *mean, const void *g, void *out, int64_t outer,
                                          int64_t C, int64_t inner) {
     mp_cuda_ctx *c;
     MP_TRY(mp_cuda_ctx_get(dev, &c));
+    const int kind = (int)k;
     if (kind < STATS_MOMENTS || kind > STATS_MOMENTS_GRAD)
         return MP_CUDA_FAIL(MP_ERR_INTERNAL, "batch statistics: unknown kind %d", kind);
     if (C > 2147483647LL)

@@ -131,14 +131,11 @@ mp_status mp_cuda_argreduce(mp_device dev, int is_min, mp_dtype dt, const void *
 mp_status mp_cuda_strided_copy(mp_device dev, mp_dtype dt, const mp_strided *s, const void *src, void *dst);
 mp_status mp_cuda_conv(mp_device dev, mp_conv_kind k, mp_dtype dt, const mp_window *win, const void *a,
                        const void *b, void *out); // conv_cudnn.cpp (cuDNN, loaded at run time)
-// y = act(conv(x, f) + bias) (act 0 none, 1 ReLU): the conv_bias_act slot's contract, which the
-// core gains with the fused _FusedConv2D op (conv_cudnn.cpp)
+// y = act(conv(x, f) + bias) (act 0 none, 1 ReLU), _FusedConv2D's slot (conv_cudnn.cpp)
 mp_status mp_cuda_conv_bias_act(mp_device dev, mp_dtype dt, const mp_window *win, const void *x, const void *f,
                                 const void *bias, int act, void *y);
-// The batch_stats slot's contract (kind as mp_stats_kind: 0 moments, 1 batch norm's gradient
-// sums, 2 the moments' gradient), which the core gains with the CPU side's batch-statistics
-// ops (batch_stats.cu)
-mp_status mp_cuda_batch_stats(mp_device dev, int kind, mp_dtype dt, mp_dtype sdt, const void *x, const void *y,
+// Batch norm's statistics: moments, gradient sums, the moments' gradient (batch_stats.cu)
+mp_status mp_cuda_batch_stats(mp_device dev, mp_stats_kind kind, mp_dtype dt, mp_dtype sdt, const void *x, const void *y,
                               const void *mean, const void *g, void *out, int64_t outer, int64_t C, int64_t inner);
 // C (M, N) = act(op(A) op(B) + bias), bias (N) of dtype dt, act 0 none, 1 ReLU: the
 // gemm_bias_act slot's contract (a cuBLASLt epilogue; gemm.cu)

@@ -45,36 +45,15 @@ static mp_status cuda_host_syncs(mp_device, int64_t *count) {
     return MP_OK;
 }
 
-// Slots the core gains with the CPU side's fused and batch-statistics ops (conv_bias_act,
-// batch_stats; gemm_bias_act, proposed in docs/cuda.md): filled when this core's backend.def has them, left alone when it does not, so
-// the plugin builds against a core with or without them. NOTE: once every branch has those
-// slots, replace these with plain assignments in fill_table.
-template <typename B>
-static auto wire_conv_bias_act(B &t, int) -> decltype((void)(t.conv_bias_act = mp_cuda_conv_bias_act)) {
-#ifdef MP_WITH_CUDNN
-    t.conv_bias_act = mp_cuda_conv_bias_act;
-#else
-    (void)t; // no cuDNN headers: the op layer composes conv (absent too), add and ReLU
-#endif
-}
-template <typename B> static void wire_conv_bias_act(B &, long) {}
-
+// The gemm_bias_act slot (cuBLASLt's bias / ReLU+bias epilogue, proposed in docs/cuda.md) is
+// filled when the core's backend.def has it, left alone when it does not, so the plugin builds
+// against a core with or without it. NOTE: once backend.def has the slot, replace this with a
+// plain assignment in fill_table.
 template <typename B>
 static auto wire_gemm_bias_act(B &t, int) -> decltype((void)(t.gemm_bias_act = mp_cuda_gemm_bias_act)) {
     t.gemm_bias_act = mp_cuda_gemm_bias_act;
 }
 template <typename B> static void wire_gemm_bias_act(B &, long) {}
-
-// The batch_stats slot's kind parameter is the core's enum: adapted to batch_stats.cu's int.
-template <typename F> struct stats_adapter;
-template <typename K, typename... R> struct stats_adapter<mp_status (*)(mp_device, K, R...)> {
-    static mp_status call(mp_device dev, K k, R... r) { return mp_cuda_batch_stats(dev, (int)k, r...); }
-};
-template <typename B>
-static auto wire_batch_stats(B &t, int) -> decltype((void)(t.batch_stats = &stats_adapter<decltype(t.batch_stats)>::call)) {
-    t.batch_stats = &stats_adapter<decltype(t.batch_stats)>::call;
-}
-template <typename B> static void wire_batch_stats(B &, long) {}
 
 // Explicit (not generated from backend.def): which function fills which slot is read here.
 // A slot left out stays NULL, "not supported on the GPU" (MP_BACKEND_CALL reports it).
@@ -107,9 +86,11 @@ static void fill_table(void) {
 #endif
     table.pool = mp_cuda_pool;
     table.batch_norm = mp_cuda_batch_norm;
-    wire_conv_bias_act(table, 0);
+#ifdef MP_WITH_CUDNN
+    table.conv_bias_act = mp_cuda_conv_bias_act; // one cuDNN graph (conv_cudnn.cpp)
+#endif
+    table.batch_stats = mp_cuda_batch_stats;
     wire_gemm_bias_act(table, 0);
-    wire_batch_stats(table, 0);
     table.memory_stats = cuda_memory_stats;
     table.synchronize = cuda_synchronize;
     table.host_syncs = cuda_host_syncs;

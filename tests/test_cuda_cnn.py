@@ -218,11 +218,51 @@ def test_a_cnn_block_in_mixed_float16(cudnn):
 
 
 def test_every_window_slot_is_filled():
-    """The GPU backend implements conv, pool and batch_norm (the emulated GPU: the CPU's)."""
+    """The GPU backend implements conv, pool, batch_norm, the fused Conv2D + bias (+ ReLU) and
+    the batch statistics (the emulated GPU: the CPU's)."""
     slots = _core._backend_slots(1)
     assert slots is not None
-    for slot in ("conv", "pool", "batch_norm"):
-        assert slots[slot], "GPU:0 lacks the %s slot" % slot
+    for slot in ("conv", "pool", "batch_norm", "conv_bias_act", "batch_stats"):
+        assert slots.get(slot), "GPU:0 lacks the %s slot" % slot
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("fmt", ["NHWC", "NCHW"])
+def test_fused_conv2d_bias_relu(dt, fmt, cudnn):
+    """_FusedConv2D (the Keras Conv2D layer's op): one cuDNN graph, or the convolution and one
+    bias pass where cuDNN has no engine for it; forward and gradients."""
+    rng = np.random.default_rng(38)
+    for padding, s, relu in [("SAME", (1, 1), True), ("SAME", (2, 2), False), ("VALID", (1, 2), True)]:
+        x = _rnd((2, 8, 9, 7) if fmt == "NCHW" else (2, 9, 7, 8), dt, rng)
+        f, b = _rnd((3, 3, 8, 16), dt, rng), _rnd((16,), dt, rng)
+        fn = lambda x, f, b, padding=padding, s=s, relu=relu: tf.nn._conv2d_bias_act(  # noqa: E731
+            x, f, b, list(s), padding, fmt, None, relu)
+        _check(fn, [x, f, b], dt, "_FusedConv2D %s %s %s strides=%s relu=%s" % (dt, fmt, padding, s, relu))
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+def test_fused_matmul_bias_relu(dt):
+    """_FusedMatMul (the Keras Dense layer's op) on the GPU: the gemm with the bias rows as its
+    accumulator (beta = 1), ReLU in place."""
+    rng = np.random.default_rng(39)
+    a, w, b = _rnd((33, 40), dt, rng), _rnd((40, 24), dt, rng), _rnd((24,), dt, rng)
+    for relu in (0, 1):
+        _check(lambda a, w, b, relu=relu: _core.matmul_bias_act(a, w, b, False, False, relu), [a, w, b], dt,
+               "_FusedMatMul %s relu=%d" % (dt, relu), kind="matmul")
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("axes", [(0, 1, 2), (0, 2, 3)])
+def test_batch_moments_and_their_gradient(dt, axes):
+    """tf.nn.moments over a batch (BatchMoments, batch_stats.cu) and its gradient."""
+    rng = np.random.default_rng(40)
+    x = _rnd((6, 5, 4, 7), dt, rng)
+
+    def fn(x):
+        m, v = tf.nn.moments(tf.cast(x, "float32"), list(axes))
+        return m * 3.0 + v
+
+    _check(fn, [x], "float32", "moments %s axes=%s" % (dt, axes), kind="reduction")
 
 
 def test_conv_without_cudnn_raises_what_to_install():
