@@ -16,7 +16,13 @@
 
 /* ------------------------------------------------------------------ memory */
 
-#define CACHE_MIN_BYTES ((size_t)1 << 20)
+/* NOTE: 128 KB, glibc's smallest mmap threshold, not 1 MB: blocks between the two went to
+ * malloc, whose dynamic threshold (raised to a freed mmapped block's size) and heap trimming
+ * (top free space > 2x that) then gave the pages of a 784x256 float32 gradient back to the
+ * kernel at every step and faulted them in again at the next: the 3x256 model's eager step
+ * at batch 32 took 2.4 ms instead of 1.3 ms, depending on what the process had allocated
+ * before (docs/architecture.md). */
+#define CACHE_MIN_BYTES ((size_t)128 << 10)
 #define CACHE_SLOTS 64
 #define HUGE_ALIGN ((size_t)2 << 20)
 
