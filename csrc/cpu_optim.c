@@ -21,36 +21,76 @@ typedef struct {
     int bad; /* set by any worker that sees inf/NaN */
 } fin_ctx;
 
-static void finite_range(void *vctx, int64_t b, int64_t e) {
-    fin_ctx *c = vctx;
+/* Wider loops for the two passes of a step (the finite check, the rules), picked at run time
+ * where the CPU has AVX-512 (MIXPREC_NO_AVX512=1 keeps the baseline loops: the test of
+ * equal bits uses it). */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define MP_OPTIM_AVX512 1
+#endif
+
+static int use_avx512(void) {
+    static int use = -1;
+    if (use < 0) {
+        int u = 0;
+#ifdef MP_OPTIM_AVX512
+        __builtin_cpu_init();
+        u = __builtin_cpu_supports("avx512f") && !getenv("MIXPREC_NO_AVX512");
+#endif
+        __atomic_store_n(&use, u, __ATOMIC_RELAXED);
+    }
+    return use;
+}
+
+static inline __attribute__((always_inline)) int finite_body(mp_dtype dt, const void *x, int64_t b, int64_t e) {
     int bad = 0;
-    switch (c->dt) {
+    switch (dt) {
     case MP_F32: {
-        const uint32_t *p = c->x;
+        const uint32_t *p = x;
         for (int64_t i = b; i < e; i++)
             bad |= (p[i] & 0x7f800000u) == 0x7f800000u;
         break;
     }
     case MP_F16: {
-        const uint16_t *p = c->x;
+        const uint16_t *p = x;
         for (int64_t i = b; i < e; i++)
             bad |= (p[i] & 0x7c00u) == 0x7c00u;
         break;
     }
     case MP_BF16: {
-        const uint16_t *p = c->x;
+        const uint16_t *p = x;
         for (int64_t i = b; i < e; i++)
             bad |= (p[i] & 0x7f80u) == 0x7f80u;
         break;
     }
     case MP_F64: {
-        const uint64_t *p = c->x;
+        const uint64_t *p = x;
         for (int64_t i = b; i < e; i++)
             bad |= (p[i] & 0x7ff0000000000000ull) == 0x7ff0000000000000ull;
         break;
     }
     default: break;
     }
+    return bad;
+}
+
+static int finite_any(mp_dtype dt, const void *x, int64_t b, int64_t e) { return finite_body(dt, x, b, e); }
+
+#ifdef MP_OPTIM_AVX512
+__attribute__((target("avx512f,avx512bw"))) static int finite_avx512(mp_dtype dt, const void *x, int64_t b,
+                                                                     int64_t e) {
+    return finite_body(dt, x, b, e);
+}
+#endif
+
+static void finite_range(void *vctx, int64_t b, int64_t e) {
+    fin_ctx *c = vctx;
+    int bad;
+#ifdef MP_OPTIM_AVX512
+    if (use_avx512())
+        bad = finite_avx512(c->dt, c->x, b, e);
+    else
+#endif
+        bad = finite_any(c->dt, c->x, b, e);
     if (bad)
         __atomic_store_n(&c->bad, 1, __ATOMIC_RELAXED);
 }
@@ -136,28 +176,21 @@ static void rule_f32_any(const upd_ctx *c, float *w, const float *g, float *s0, 
     rule_f32_body(c, w, g, s0, s1, s2, n);
 }
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#ifdef MP_OPTIM_AVX512
 __attribute__((target("avx512f"))) static void rule_f32_avx512(const upd_ctx *c, float *w, const float *g, float *s0,
                                                                float *s1, float *s2, int64_t n) {
     rule_f32_body(c, w, g, s0, s1, s2, n);
 }
-#define MP_RULE_AVX512 1
 #endif
 
 typedef void (*rule_f32_fn)(const upd_ctx *, float *, const float *, float *, float *, float *, int64_t);
 
 static rule_f32_fn rule_f32_pick(void) {
-    static rule_f32_fn fn;
-    if (!fn) {
-        rule_f32_fn f = rule_f32_any;
-#ifdef MP_RULE_AVX512
-        __builtin_cpu_init();
-        if (__builtin_cpu_supports("avx512f") && !getenv("MIXPREC_NO_AVX512"))
-            f = rule_f32_avx512;
+#ifdef MP_OPTIM_AVX512
+    if (use_avx512())
+        return rule_f32_avx512;
 #endif
-        __atomic_store_n(&fn, f, __ATOMIC_RELEASE);
-    }
-    return fn;
+    return rule_f32_any;
 }
 
 static void rule_f64(const upd_ctx *c, double *w, const double *g, double *s0, double *s1, double *s2, int64_t n) {
@@ -186,13 +219,17 @@ static void upd_range(void *vctx, int64_t b, int64_t e) {
         float *w = c->wdt == MP_F32 ? (float *)c->w + i : wb;
         if (c->wdt != MP_F32)
             mp_load_f32(c->wdt, (char *)c->w + i * (int64_t)es, wb, m);
-        mp_load_f32(c->wdt, (const char *)c->g + i * (int64_t)es, gb, m);
+        const float *g = (const float *)c->g + i; /* float32 gradients are read in place */
+        if (c->wdt != MP_F32 || c->grad_scale != 1.0) {
+            mp_load_f32(c->wdt, (const char *)c->g + i * (int64_t)es, gb, m);
+            g = gb;
+        }
         if (c->grad_scale != 1.0) {
             const float gs = (float)c->grad_scale;
             for (int64_t j = 0; j < m; j++)
                 gb[j] *= gs;
         }
-        rule(c, w, gb, s0 ? s0 + i : NULL, s1 ? s1 + i : NULL, s2 ? s2 + i : NULL, m);
+        rule(c, w, g, s0 ? s0 + i : NULL, s1 ? s1 + i : NULL, s2 ? s2 + i : NULL, m);
         if (c->wdt != MP_F32)
             mp_store_f32(c->wdt, wb, (char *)c->w + i * (int64_t)es, m);
         if (c->cache)

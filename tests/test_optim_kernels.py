@@ -1,6 +1,7 @@
-"""The CPU optimizer kernels give the same bits at every vector width: the AVX-512 loop
-(csrc/cpu_optim.c) against the baseline x86-64 loop (MIXPREC_NO_AVX512=1), for every rule
-and slot combination, on sizes that leave a vector tail."""
+"""The CPU optimizer kernels give the same bits at every vector width: the AVX-512 loops
+(csrc/cpu_optim.c) against the baseline x86-64 loops (MIXPREC_NO_AVX512=1), for every rule
+and slot combination, on sizes that leave a vector tail, and the finite check finds an inf
+or NaN anywhere."""
 
 import json
 import os
@@ -33,6 +34,18 @@ for name, make in cases.items():
         grads = [tf.constant(rng.standard_normal(v.shape).astype(np.float32)) for v in vs]
         opt.apply_gradients(zip(grads, vs))
     out[name] = [np.asarray(v.numpy()).view(np.uint32).tolist() for v in vs]
+# the finite check (the loss-scale optimizer skips a step whose gradients hold inf/NaN),
+# the bad value in the vector body and in the tail
+skipped = []
+for pos in (0, 17, 1030):
+    for bad in (np.inf, np.nan):
+        v = tf.Variable(np.ones(1031, np.float32))
+        opt = keras.mixed_precision.LossScaleOptimizer(keras.optimizers.SGD(0.1))
+        g = np.ones(1031, np.float32)
+        g[pos] = bad
+        opt.apply_gradients([(tf.constant(g), v)])
+        skipped.append(bool((np.asarray(v.numpy()) == 1).all()))
+out["skipped"] = skipped
 print(json.dumps(out))
 """
 
@@ -58,3 +71,4 @@ def test_optimizer_updates_same_bits_at_every_width():
     assert wide.keys() == base.keys()
     for name in wide:
         assert wide[name] == base[name], name
+    assert all(wide["skipped"])
