@@ -22,7 +22,8 @@ it creates variables, minus one replayed step). With --tf-python PATH the same f
 model, the guide's step, the fit calls are written against TensorFlow's API: `tf` and `keras`
 are TensorFlow 2.21 and tf-keras there) run under that interpreter in a subprocess, per model
 right after mixprec's rows: TensorFlow eager and tf.function / fit with run_eagerly=True and
-with its default tf.function steps, same threads (intra- and inter-op), same CPU, one run.
+with its default tf.function steps, same threads (intra- and inter-op), same CPU, one run;
+--rounds alternates the two frameworks per model and keeps each measure's fastest.
 OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are removed from this process's environment (and the
 subprocess's) before OpenBLAS loads, so OpenBLAS picks its kernels for this CPU (printed).
 
@@ -41,6 +42,9 @@ def _args():
     p.add_argument("--batch", type=int, default=8192)
     p.add_argument("--hidden", type=int, default=64)
     p.add_argument("--tracing", action="store_true", help="eager vs traced steps only")
+    p.add_argument("--rounds", type=int, default=2,
+                   help="--tracing: alternate mixprec and TensorFlow this many times per model "
+                        "and keep each measure's fastest (the machine's load moves)")
     p.add_argument("--tf-python", default=None,
                    help="--tracing: a Python with tensorflow and tf_keras (TensorFlow's columns)")
     p.add_argument("--tf-worker", nargs=4, default=None, metavar=("UNITS", "LAYERS", "BATCH", "POLICY"),
@@ -343,12 +347,18 @@ def tracing_main():
                              capture_output=True, text=True).stdout.strip()
     print("mixprec %s; %s" % (tf.__version__, tfv))
     print("fastest of %d steps after 3 warm-up steps (fit: fastest batch of one epoch of %d "
-          "batches, its logs read back); ratios within this run\n" % (ARGS.steps, max(ARGS.steps, 8)))
+          "batches, its logs read back), fastest of %d interleaved rounds per framework; ratios "
+          "within this run\n" % (ARGS.steps, max(ARGS.steps, 8), max(ARGS.rounds, 1)))
     rows = []
+    def fastest(a, b):
+        return b if a is None else {k: min(a[k], b[k]) for k in a}
     for units, layers, batch, policy in TRACING_MODELS:
         batch = batch or ARGS.batch
-        m = tracing_rows(units, layers, batch, policy, ARGS.steps)
-        t = tf_rows(units, layers, batch, policy) if ARGS.tf_python else None
+        m = t = None
+        for _ in range(max(ARGS.rounds, 1)):  # interleaved: both see the same load
+            m = fastest(m, tracing_rows(units, layers, batch, policy, ARGS.steps))
+            if ARGS.tf_python:
+                t = fastest(t, tf_rows(units, layers, batch, policy))
         rows.append(("%dx%d" % (layers, units), batch, policy, m, t))
 
     def cell(r, k, fmt="%.2f"):
