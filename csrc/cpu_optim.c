@@ -125,10 +125,11 @@ typedef struct {
  * mp_optim_rule_f32 ran 4x slower (RMSprop on 16.7M weights: 186 ms against 48 ms). */
 #define RULE_LOOP(S0, S1, S2)                                                                                          \
     for (int64_t i = 0; i < n; i++)                                                                                    \
-    mp_optim_rule_f32(&k, &w[i], g[i], S0, S1, S2)
+    mp_optim_rule_f32(&k, &w[i], g[i] * gs, S0, S1, S2)
 
 static inline __attribute__((always_inline)) void rule_f32_body(const upd_ctx *c, float *w, const float *g,
-                                                                 float *s0, float *s1, float *s2, int64_t n) {
+                                                                 float gs, float *s0, float *s1, float *s2,
+                                                                 int64_t n) {
     mp_optim_rule k = c->rule;
     switch (c->rule.kind) {
     case MP_OPTIM_SGD:
@@ -172,18 +173,19 @@ static inline __attribute__((always_inline)) void rule_f32_body(const upd_ctx *c
  * step. Division, square root, + and * are correctly rounded at every width, and this
  * file is compiled with -ffp-contract=off (no FMA contraction, as cuda/'s --fmad=false), so
  * every width gives the same bits as optim_rule.h's scalar rule. */
-static void rule_f32_any(const upd_ctx *c, float *w, const float *g, float *s0, float *s1, float *s2, int64_t n) {
-    rule_f32_body(c, w, g, s0, s1, s2, n);
+static void rule_f32_any(const upd_ctx *c, float *w, const float *g, float gs, float *s0, float *s1, float *s2,
+                         int64_t n) {
+    rule_f32_body(c, w, g, gs, s0, s1, s2, n);
 }
 
 #ifdef MP_OPTIM_AVX512
-__attribute__((target("avx512f"))) static void rule_f32_avx512(const upd_ctx *c, float *w, const float *g, float *s0,
-                                                               float *s1, float *s2, int64_t n) {
-    rule_f32_body(c, w, g, s0, s1, s2, n);
+__attribute__((target("avx512f"))) static void rule_f32_avx512(const upd_ctx *c, float *w, const float *g,
+                                                               float gs, float *s0, float *s1, float *s2, int64_t n) {
+    rule_f32_body(c, w, g, gs, s0, s1, s2, n);
 }
 #endif
 
-typedef void (*rule_f32_fn)(const upd_ctx *, float *, const float *, float *, float *, float *, int64_t);
+typedef void (*rule_f32_fn)(const upd_ctx *, float *, const float *, float, float *, float *, float *, int64_t);
 
 static rule_f32_fn rule_f32_pick(void) {
 #ifdef MP_OPTIM_AVX512
@@ -220,16 +222,12 @@ static void upd_range(void *vctx, int64_t b, int64_t e) {
         if (c->wdt != MP_F32)
             mp_load_f32(c->wdt, (char *)c->w + i * (int64_t)es, wb, m);
         const float *g = (const float *)c->g + i; /* float32 gradients are read in place */
-        if (c->wdt != MP_F32 || c->grad_scale != 1.0) {
+        if (c->wdt != MP_F32) {
             mp_load_f32(c->wdt, (const char *)c->g + i * (int64_t)es, gb, m);
             g = gb;
         }
-        if (c->grad_scale != 1.0) {
-            const float gs = (float)c->grad_scale;
-            for (int64_t j = 0; j < m; j++)
-                gb[j] *= gs;
-        }
-        rule(c, w, g, s0 ? s0 + i : NULL, s1 ? s1 + i : NULL, s2 ? s2 + i : NULL, m);
+        /* the gradient factor rides in the rule's loop (x * 1 is x, bit for bit) */
+        rule(c, w, g, (float)c->grad_scale, s0 ? s0 + i : NULL, s1 ? s1 + i : NULL, s2 ? s2 + i : NULL, m);
         if (c->wdt != MP_F32)
             mp_store_f32(c->wdt, wb, (char *)c->w + i * (int64_t)es, m);
         if (c->cache)
