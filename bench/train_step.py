@@ -18,7 +18,8 @@ Keras fit (steps traced by default; run_eagerly=True for eager), eager vs traced
 guide's 64-unit model (batch 8192, mixed_float16) and a 3-layer 256-unit model at batch 32
 (where per-op overhead dominates), and the tracing time of the guide's train step (the
 first call, which runs the step while recording it plus TensorFlow's second, dry trace when
-it creates variables, minus one replayed step). With --tf-python PATH the same functions (the
+it creates variables, minus one replayed step; also in CPU time of the process, all threads,
+which the machine's load does not inflate). With --tf-python PATH the same functions (the
 model, the guide's step, the fit calls are written against TensorFlow's API: `tf` and `keras`
 are TensorFlow 2.21 and tf-keras there) run under that interpreter in a subprocess, per model
 right after mixprec's rows: TensorFlow eager and tf.function / fit with run_eagerly=True and
@@ -292,13 +293,18 @@ def tracing_rows(units, layers, batch, policy, steps):
         step = _guide_step(model, opt, loss_fn)
         if traced:
             step = tf.function(step)
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             float(step(x, y))  # the traced call (runs once for real while recording)
             trace_ms = (time.perf_counter() - t0) * 1e3
+            trace_cpu = (time.process_time() - c0) * 1e3
         ms = _min_ms(lambda: float(step(x, y)), steps)
         out["loop_traced" if traced else "loop_eager"] = ms
         if traced:  # the traced call runs the step for real: tracing is what it adds
             out["tracing"] = trace_ms - ms
+            c0 = time.process_time()
+            for _ in range(3):
+                float(step(x, y))
+            out["tracing_cpu"] = trace_cpu - (time.process_time() - c0) / 3 * 1e3
     reps = max(steps, 8)
     xs = np.asarray(x.numpy()).repeat(reps, axis=0)[:batch * reps]
     ys = np.asarray(y.numpy()).repeat(reps, axis=0)[:batch * reps]
@@ -369,14 +375,15 @@ def tracing_main():
     print("Custom loop (`mixprec.function` / `tf.function` over the guide's train step), ms per step")
     print("| model | batch | policy | mixprec eager | mixprec traced | traced / eager speed-up "
           "| TF eager | TF tf.function | TF tf.function / mixprec traced | tracing ms mixprec "
-          "| tracing ms TF |")
+          "(CPU ms) | tracing ms TF (CPU ms) |")
     print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name, batch, policy, m, t in rows:
-        print("| %s | %d | %s | %.2f | %.2f | %s | %s | %s | %s | %.1f | %s |" % (
+        print("| %s | %d | %s | %.2f | %.2f | %s | %s | %s | %s | %.1f (%.1f) | %s |" % (
             name, batch, policy, m["loop_eager"], m["loop_traced"],
             ratio(m["loop_eager"], m["loop_traced"]), cell(t, "loop_eager"),
             cell(t, "loop_traced"), ratio(t and t["loop_traced"], m["loop_traced"]),
-            m["tracing"], cell(t, "tracing", "%.0f")))
+            m["tracing"], m["tracing_cpu"],
+            "%.0f (%.0f)" % (t["tracing"], t["tracing_cpu"]) if t else "-"))
     print()
     print("Keras fit (run_eagerly=True / default traced steps), ms per batch")
     print("| model | batch | policy | mixprec eager | mixprec traced | traced / eager speed-up "

@@ -1,6 +1,7 @@
 /* graph.c — recording a traced function's nodes and replaying them (graph.h).
  * Owns the per-thread recording slot, the tensor-id -> node map, pruning, dtype
- * inference for passes and the replay loop. Replay calls the core's own entry points
+ * inference for passes, the replay plan (last uses, kept buffers, the unscale fold) and
+ * the replay loop. Replay calls the core's own entry points
  * (mp_op_exec / mp_op_run, mp_variable_read/assign, mp_optimizer_apply), so it shares
  * validation and dispatch with eager execution; it must not compute anything itself. */
 #include <stdio.h>
