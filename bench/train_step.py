@@ -297,7 +297,11 @@ def tracing_rows(units, layers, batch, policy, steps):
             float(step(x, y))  # the traced call (runs once for real while recording)
             trace_ms = (time.perf_counter() - t0) * 1e3
             trace_cpu = (time.process_time() - c0) * 1e3
+        c0 = time.process_time()
         ms = _min_ms(lambda: float(step(x, y)), steps)
+        # CPU time per step of the process, all threads (warm-up included): the work done,
+        # which other jobs on the machine do not inflate as they do the wall time
+        out["cpu_traced" if traced else "cpu_eager"] = (time.process_time() - c0) * 1e3 / (steps + 3)
         out["loop_traced" if traced else "loop_eager"] = ms
         if traced:  # the traced call runs the step for real: tracing is what it adds
             out["tracing"] = trace_ms - ms
@@ -372,6 +376,15 @@ def tracing_main():
 
     def ratio(a, b):
         return "%.2f" % (a / b) if a and b else "-"
+    print("CPU time per step of the custom loop (process CPU time, all threads: the work, "
+          "whatever the load; TensorFlow's pool threads spin a while when idle)")
+    print("| model | batch | policy | mixprec eager | mixprec traced | TF eager | TF tf.function |")
+    print("|---|---:|---|---:|---:|---:|---:|")
+    for name, batch, policy, m, t in rows:
+        print("| %s | %d | %s | %.2f | %.2f | %s | %s |" % (
+            name, batch, policy, m["cpu_eager"], m["cpu_traced"], cell(t, "cpu_eager"),
+            cell(t, "cpu_traced")))
+    print()
     print("Custom loop (`mixprec.function` / `tf.function` over the guide's train step), ms per step")
     print("| model | batch | policy | mixprec eager | mixprec traced | traced / eager speed-up "
           "| TF eager | TF tf.function | TF tf.function / mixprec traced | tracing ms mixprec "

@@ -47,7 +47,7 @@ def test_train_step():
 def test_train_step_tracing():
     out = run("train_step.py", "--tracing", "--steps", "2", "--batch", "64", "--rounds", "1")
     rows = [r for r in table_rows(out) if "float32 |" in r or "float16 |" in r]
-    assert len(rows) == 2 * 3  # two tables (custom loop, fit) of three models
+    assert len(rows) == 3 * 3  # three tables (CPU time, custom loop, fit) of three models
     assert "OpenBLAS" in out
     assert all("| - |" in r for r in rows)  # no TensorFlow columns without --tf-python
 
@@ -58,7 +58,7 @@ def test_train_step_tracing_tensorflow():
     out = run("train_step.py", "--tracing", "--steps", "2", "--batch", "64", "--rounds", "1",
               "--tf-python", os.environ["MIXPREC_TF_PYTHON"])
     rows = [r for r in table_rows(out) if "float32 |" in r or "float16 |" in r]
-    assert len(rows) == 6 and not any("| - |" in r for r in rows)
+    assert len(rows) == 9 and not any("| - |" in r for r in rows)
 
 
 def test_guide_reference_mixprec_only():
