@@ -48,7 +48,10 @@ def test_folded_unscale_replays_the_eager_bits(make_opt):
         np.testing.assert_array_equal(a, b)
     nodes = fn.get_concrete_function(tf.constant(xs[0])).graph.nodes()
     folded = [n for n in nodes if n["flags"] & FOLDED]
-    assert len(folded) == 2 and all(n["op"] == "Mul" for n in folded)
+    if "CPU" in tf.constant(1.0).device:  # the fold is planned for CPU steps only
+        assert len(folded) == 2 and all(n["op"] == "Mul" for n in folded)
+    else:
+        assert not folded
 
 
 def test_scale_below_one_runs_the_muls():
