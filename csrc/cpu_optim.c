@@ -29,16 +29,17 @@ typedef struct {
 #endif
 
 static int use_avx512(void) {
-    static int use = -1;
-    if (use < 0) {
-        int u = 0;
+    static int use = -1; /* racing first callers compute the same answer */
+    int u = __atomic_load_n(&use, __ATOMIC_RELAXED);
+    if (u < 0) {
+        u = 0;
 #ifdef MP_OPTIM_AVX512
         __builtin_cpu_init();
         u = __builtin_cpu_supports("avx512f") && !getenv("MIXPREC_NO_AVX512");
 #endif
         __atomic_store_n(&use, u, __ATOMIC_RELAXED);
     }
-    return use;
+    return u;
 }
 
 static inline __attribute__((always_inline)) int finite_body(mp_dtype dt, const void *x, int64_t b, int64_t e) {
@@ -73,11 +74,12 @@ static inline __attribute__((always_inline)) int finite_body(mp_dtype dt, const 
     return bad;
 }
 
-static int finite_any(mp_dtype dt, const void *x, int64_t b, int64_t e) { return finite_body(dt, x, b, e); }
+static int finite_any(mp_dtype dt, const void *x, int64_t b, int64_t e) {
+    return finite_body(dt, x, b, e);
+}
 
 #ifdef MP_OPTIM_AVX512
-__attribute__((target("avx512f,avx512bw"))) static int finite_avx512(mp_dtype dt, const void *x, int64_t b,
-                                                                     int64_t e) {
+__attribute__((target("avx512f,avx512bw"))) static int finite_avx512(mp_dtype dt, const void *x, int64_t b, int64_t e) {
     return finite_body(dt, x, b, e);
 }
 #endif
@@ -127,9 +129,8 @@ typedef struct {
     for (int64_t i = 0; i < n; i++)                                                                                    \
     mp_optim_rule_f32(&k, &w[i], g[i] * gs, S0, S1, S2)
 
-static inline __attribute__((always_inline)) void rule_f32_body(const upd_ctx *c, float *w, const float *g,
-                                                                 float gs, float *s0, float *s1, float *s2,
-                                                                 int64_t n) {
+static inline __attribute__((always_inline)) void rule_f32_body(const upd_ctx *c, float *w, const float *g, float gs,
+                                                                float *s0, float *s1, float *s2, int64_t n) {
     mp_optim_rule k = c->rule;
     switch (c->rule.kind) {
     case MP_OPTIM_SGD:
@@ -179,8 +180,8 @@ static void rule_f32_any(const upd_ctx *c, float *w, const float *g, float gs, f
 }
 
 #ifdef MP_OPTIM_AVX512
-__attribute__((target("avx512f"))) static void rule_f32_avx512(const upd_ctx *c, float *w, const float *g,
-                                                               float gs, float *s0, float *s1, float *s2, int64_t n) {
+__attribute__((target("avx512f"))) static void rule_f32_avx512(const upd_ctx *c, float *w, const float *g, float gs,
+                                                               float *s0, float *s1, float *s2, int64_t n) {
     rule_f32_body(c, w, g, gs, s0, s1, s2, n);
 }
 #endif

@@ -451,10 +451,10 @@ int mp_graph_note_host_read(const mp_tensor *x, const char *what) {
         return 0;
     g->broken = 1;
     const mp_gnode *n = &g->nodes[idx];
-    const char *src = n->kind == MP_GNODE_OP ? mp_op_get_info(n->op)->name
-                      : n->kind == MP_GNODE_INPUT ? "an input"
+    const char *src = n->kind == MP_GNODE_OP         ? mp_op_get_info(n->op)->name
+                      : n->kind == MP_GNODE_INPUT    ? "an input"
                       : n->kind == MP_GNODE_VAR_READ ? "a variable read"
-                                                      : "an optimizer step";
+                                                     : "an optimizer step";
     snprintf(g->break_reason, sizeof g->break_reason, "%s of a traced tensor (the output of %s)", what, src);
     return 1;
 }
@@ -474,7 +474,8 @@ static int fold_candidate(const mp_graph *g, int32_t m, int32_t step, int32_t *s
         return 0;
     const mp_gnode *n = &g->nodes[m];
     if (n->kind != MP_GNODE_OP || n->op != MP_OP_MUL || n->n_in != 2 || n->dtype != MP_F32 ||
-        n->device.type != MP_DEV_CPU || n->last_use != step || (n->flags & (MP_GNODE_FLAG_OUTPUT | MP_GNODE_FLAG_RANDOM)))
+        n->device.type != MP_DEV_CPU || n->last_use != step ||
+        (n->flags & (MP_GNODE_FLAG_OUTPUT | MP_GNODE_FLAG_RANDOM)))
         return 0;
     for (int k = 0; k < 2; k++) {
         const mp_gnode *a = &g->nodes[n->in[k].node], *b = &g->nodes[n->in[1 - k].node];

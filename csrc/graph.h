@@ -68,11 +68,11 @@ typedef struct mp_ghost {
 } mp_ghost;
 
 enum {
-    MP_GNODE_FLAG_OUTPUT = 1,    /* some graph output reads this node */
-    MP_GNODE_FLAG_RANDOM = 2,    /* a random op: its stream advances at every replay */
-    MP_GNODE_FLAG_EFFECT = 4,    /* has a side effect (assign, optimizer, host): never pruned */
-    MP_GNODE_FLAG_FOLDED = 8,    /* replay plan: a gradient's unscale Mul folded into the
-                                  * optimizer step that reads it (graph.c plan_folds) */
+    MP_GNODE_FLAG_OUTPUT = 1, /* some graph output reads this node */
+    MP_GNODE_FLAG_RANDOM = 2, /* a random op: its stream advances at every replay */
+    MP_GNODE_FLAG_EFFECT = 4, /* has a side effect (assign, optimizer, host): never pruned */
+    MP_GNODE_FLAG_FOLDED = 8, /* replay plan: a gradient's unscale Mul folded into the
+                               * optimizer step that reads it (graph.c plan_folds) */
 };
 
 enum { MP_GNODE_READ_RAW = -2 };
