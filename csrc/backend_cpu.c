@@ -23,7 +23,7 @@
  * at batch 32 took 2.4 ms instead of 1.3 ms, depending on what the process had allocated
  * before (docs/architecture.md). */
 #define CACHE_MIN_BYTES ((size_t)128 << 10)
-#define CACHE_SLOTS 64
+#define CACHE_SLOTS 256
 #define HUGE_ALIGN ((size_t)2 << 20)
 
 static struct {
@@ -164,6 +164,7 @@ static void cpu_free(mp_device dev, void *p, size_t nbytes) {
     if (nbytes >= CACHE_MIN_BYTES) {
         pthread_mutex_lock(&cache.mu);
         if (cache.total + nbytes <= cache_limit()) {
+            int smallest = -1;
             for (int i = 0; i < CACHE_SLOTS; i++) {
                 if (!cache.ptr[i]) {
                     cache.ptr[i] = p;
@@ -172,6 +173,19 @@ static void cpu_free(mp_device dev, void *p, size_t nbytes) {
                     pthread_mutex_unlock(&cache.mu);
                     return;
                 }
+                if (smallest < 0 || cache.size[i] < cache.size[smallest])
+                    smallest = i;
+            }
+            /* every slot taken: a larger block displaces the smallest (the large ones are
+             * the costly ones to fault in again) */
+            if (cache.size[smallest] < nbytes) {
+                void *old = cache.ptr[smallest];
+                cache.total = cache.total - cache.size[smallest] + nbytes;
+                cache.ptr[smallest] = p;
+                cache.size[smallest] = nbytes;
+                pthread_mutex_unlock(&cache.mu);
+                free(old);
+                return;
             }
         }
         pthread_mutex_unlock(&cache.mu);
