@@ -58,3 +58,19 @@ def test_fit_with_a_batch_smaller_than_the_replicas(two_cpus, rng):
     hist = model.fit(x, y, batch_size=2, epochs=1, verbose=0)
     assert np.isfinite(hist.history["loss"][0])
     assert model.predict(x, batch_size=2, verbose=0).shape == (3, 3)
+
+
+def test_synchronized_batch_norm_training_on_two_replicas_is_refused(two_cpus, rng):
+    # the statistics could be all-reduced, but their gradient is not yet on the tape:
+    # a clear NotImplementedError rather than silently wrong gradients (docs/porting.md)
+    s = tf.distribute.MirroredStrategy(two_cpus)
+    x = rng.standard_normal((8, 3)).astype(np.float32)
+    with s.scope():
+        bn = keras.layers.BatchNormalization(synchronized=True)
+        model = keras.Sequential([keras.Input((3,)), bn])
+        model.compile(optimizer="sgd", loss="mse")
+    with pytest.raises(NotImplementedError, match="synchronized=True"):
+        model.fit(x, np.zeros_like(x), batch_size=8, epochs=1, verbose=0)
+    np.testing.assert_array_equal(bn.moving_mean.numpy(), np.zeros(3, np.float32))
+    out = model.predict(x, batch_size=8, verbose=0)  # inference: moving statistics
+    assert_close(out, x / np.sqrt(1 + 1e-3), "float32", "elementwise")
