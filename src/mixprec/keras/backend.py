@@ -13,6 +13,9 @@ _EPSILON = 1e-7
 _IMAGE_DATA_FORMAT = "channels_last"
 _names = collections.defaultdict(int)
 _names_lock = threading.Lock()
+# tf-keras' _SEED_GENERATOR: keras.utils.set_random_seed puts a random.Random(seed) here, and
+# unseeded initializers take their seed from it (else from Python's random module)
+_SEED_GENERATOR = threading.local()
 
 
 def floatx():

@@ -1,12 +1,16 @@
 """``tf.keras.initializers``: GlorotUniform (Dense's default), Zeros, Ones, HeNormal …
 
-Random initializers draw from mixprec.random (Philox), so ``mixprec.random.set_seed``
-makes model initialisation reproducible, and every call of an unseeded initializer
-draws fresh values. A seeded one is stateless, as tf-keras 2.21's: every instance with the
-same seed gives the same values for the same shape, on every call, whatever the global seed.
+Random initializers are stateless, as tf-keras 2.21's: an instance draws from a Philox key
+that depends on its seed only, so every call gives the same values for the same shape. An
+unseeded one picks its seed at its first call (tf-keras: from the generator of
+``keras.utils.set_random_seed``, else Python's ``random``; mixprec adds: from
+``tf.random.set_seed``'s sequence when that is set, so a seeded program stays reproducible)
+and warns, as tf-keras, when it is called again. Values are not TensorFlow's bits.
 """
 
 import math
+import random as _pyrandom
+import warnings
 
 from mixprec import _core
 from mixprec import random as _random
@@ -19,7 +23,8 @@ __all__ = ["Initializer", "Zeros", "Ones", "Constant", "RandomNormal", "RandomUn
 
 class Initializer:
     def __call__(self, shape, dtype=None, **kwargs):
-        raise NotImplementedError
+        raise NotImplementedError(
+            "Initializer subclasses must implement the `__call__()` method.")
 
     def get_config(self):
         return {}
@@ -30,17 +35,48 @@ class Initializer:
 
 
 _UNIFORM, _NORMAL, _TRUNCATED = 0, 1, 2
-_DRAW = {_UNIFORM: _random.uniform, _NORMAL: _random.normal, _TRUNCATED: _random.truncated_normal}
 
 
-def _draw(dist, shape, a, b, dtype, seed):
-    """Values of ``dist`` (uniform in [a, b), or normal with mean a and stddev b).
-    NOTE: seeded draws are stateless (tf-keras' RandomGenerator(seed, 'stateless')): the key
-    depends on the seed only, the stream is always 0."""
-    if seed is None:
-        return _DRAW[dist](list(shape), a, b, dtype)
-    key = _random._mix(int(seed), 0x6B657261)  # 'kera': apart from tf.random's op seeds
-    return _core.random(dist, [int(d) for d in shape], float(a), float(b), dtype, key, 0)
+def _create_seed():
+    """The seed an unseeded initializer takes at its first call (tf-keras' _create_seed)."""
+    from mixprec.keras import backend
+
+    gen = getattr(backend._SEED_GENERATOR, "generator", None)
+    if gen is not None:
+        return gen.randint(1, int(1e9))
+    if _random._global_seed is not None:
+        # mixprec: under tf.random.set_seed, the next value of its sequence
+        key, stream = _random.get_seed(None)
+        return 1 + _random._mix(key, stream) % int(1e9)
+    return _pyrandom.randint(1, int(1e9))
+
+
+class _Random(Initializer):
+    """An initializer drawing random values: tf-keras' seeding and reuse warning."""
+
+    def _key_seed(self):
+        if getattr(self, "_used", False):
+            if self.seed is None:
+                warnings.warn(
+                    "The initializer %s is unseeded and being called multiple times, which "
+                    "will return identical values each time (even if the initializer is "
+                    "unseeded). Please update your code to provide a seed to the initializer, "
+                    "or avoid using the same initializer instance more than once."
+                    % type(self).__name__)
+        else:
+            self._used = True
+        if self.seed is not None:
+            return self.seed
+        if getattr(self, "_drawn_seed", None) is None:
+            self._drawn_seed = _create_seed()
+        return self._drawn_seed
+
+    def _draw(self, dist, shape, a, b, dtype):
+        """Values of ``dist`` (uniform in [a, b), or normal with mean a and stddev b).
+        NOTE: draws are stateless (tf-keras' RandomGenerator(seed, 'stateless')): the key
+        depends on the seed only, the stream is always 0."""
+        key = _random._mix(int(self._key_seed()), 0x6B657261)  # 'kera': apart from op seeds
+        return _core.random(dist, [int(d) for d in shape], float(a), float(b), dtype, key, 0)
 
 
 def _dtype(dtype):
@@ -68,34 +104,34 @@ class Constant(Initializer):
         return {"value": self.value}
 
 
-class RandomUniform(Initializer):
+class RandomUniform(_Random):
     def __init__(self, minval=-0.05, maxval=0.05, seed=None):
         self.minval, self.maxval, self.seed = minval, maxval, seed
 
     def __call__(self, shape, dtype=None, **kwargs):
-        return _draw(_UNIFORM, shape, self.minval, self.maxval, _dtype(dtype), self.seed)
+        return self._draw(_UNIFORM, shape, self.minval, self.maxval, _dtype(dtype))
 
     def get_config(self):
         return {"minval": self.minval, "maxval": self.maxval, "seed": self.seed}
 
 
-class RandomNormal(Initializer):
+class RandomNormal(_Random):
     def __init__(self, mean=0.0, stddev=0.05, seed=None):
         self.mean, self.stddev, self.seed = mean, stddev, seed
 
     def __call__(self, shape, dtype=None, **kwargs):
-        return _draw(_NORMAL, shape, self.mean, self.stddev, _dtype(dtype), self.seed)
+        return self._draw(_NORMAL, shape, self.mean, self.stddev, _dtype(dtype))
 
     def get_config(self):
         return {"mean": self.mean, "stddev": self.stddev, "seed": self.seed}
 
 
-class TruncatedNormal(Initializer):
+class TruncatedNormal(_Random):
     def __init__(self, mean=0.0, stddev=0.05, seed=None):
         self.mean, self.stddev, self.seed = mean, stddev, seed
 
     def __call__(self, shape, dtype=None, **kwargs):
-        return _draw(_TRUNCATED, shape, self.mean, self.stddev, _dtype(dtype), self.seed)
+        return self._draw(_TRUNCATED, shape, self.mean, self.stddev, _dtype(dtype))
 
     def get_config(self):
         return {"mean": self.mean, "stddev": self.stddev, "seed": self.seed}
@@ -115,7 +151,7 @@ def _fans(shape):
     return shape[-2] * receptive, shape[-1] * receptive
 
 
-class VarianceScaling(Initializer):
+class VarianceScaling(_Random):
     """Keras' VarianceScaling: scale / fan, truncated normal (stddev corrected by
     0.87962566103423978), untruncated normal, or uniform."""
 
@@ -138,11 +174,11 @@ class VarianceScaling(Initializer):
         dtype = _dtype(dtype)
         if self.distribution == "truncated_normal":
             stddev = math.sqrt(scale) / 0.87962566103423978
-            return _draw(_TRUNCATED, shape, 0.0, stddev, dtype, self.seed)
+            return self._draw(_TRUNCATED, shape, 0.0, stddev, dtype)
         if self.distribution == "untruncated_normal":
-            return _draw(_NORMAL, shape, 0.0, math.sqrt(scale), dtype, self.seed)
+            return self._draw(_NORMAL, shape, 0.0, math.sqrt(scale), dtype)
         limit = math.sqrt(3.0 * scale)
-        return _draw(_UNIFORM, shape, -limit, limit, dtype, self.seed)
+        return self._draw(_UNIFORM, shape, -limit, limit, dtype)
 
     def get_config(self):
         return {"scale": self.scale, "mode": self.mode, "distribution": self.distribution,
