@@ -137,6 +137,14 @@ static mp_status g_identity(const mp_node *n, mp_tensor *dy, const int *need, mp
     return MP_OK;
 }
 
+/* The replicas' sum: the gradient of each replica's input is the sum of the replicas' output
+ * gradients (the same collective, so every replica must reach this rule in the same order,
+ * as it reached the forward) */
+static mp_status g_all_reduce(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    (void)need;
+    return mp_op_run(MP_OP_ALL_REDUCE, 1, &dy, &n->attrs, &dx[0]);
+}
+
 /* TensorFlow's Sign gradient: zeros (not "no gradient") */
 static mp_status g_zeros(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
     (void)dy;
@@ -948,6 +956,7 @@ static mp_status g_batch_norm(const mp_node *n, mp_tensor *dy, const int *need, 
 #define GRAD_TRUNCATED_NORMAL NULL
 #define GRAD_SPARSE_SOFTMAX_XENT g_xent
 #define GRAD_SOFTMAX_XENT g_xent
+#define GRAD_ALL_REDUCE g_all_reduce
 
 static const grad_fn rules[MP_OP_COUNT] = {
 #define MP_OP(NAME, tfname, pyname, nin, amp, family, kind) [MP_OP_##NAME] = GRAD_##NAME,

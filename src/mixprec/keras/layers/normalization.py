@@ -250,6 +250,7 @@ class BatchNormalization(Layer):
                 scale, offset = _compose(_core.convert_to_tensor(adj_scale),
                                          _core.convert_to_tensor(adj_bias), scale, offset)
             keep_dims = self.virtual_batch_size is not None or len(self.axis) > 1
+            renorm_stats = _stats.renorm_snapshot(self) if self.renorm else None
             if self.synchronized:
                 mean, variance = _stats.sync_moments(x, reduction_axes, keep_dims)
             else:
@@ -262,7 +263,7 @@ class BatchNormalization(Layer):
             update = not in_symbolic_call()
             if self.renorm and update:
                 r, d, new_mean, new_variance = _stats.renorm_correction(
-                    self, new_mean, new_variance)
+                    self, renorm_stats, new_mean, new_variance)
                 scale, offset = _compose(self._broadcast(r, ndims), self._broadcast(d, ndims),
                                          scale, offset)
             if update:
@@ -291,7 +292,8 @@ class BatchNormalization(Layer):
             # the moving variance follows the moving standard deviation (tf-keras)
             stddev = _stats.moving_average(self.moving_stddev,
                                            _core.sqrt(variance + self.epsilon), self.momentum)
-            self.moving_variance.assign(_core.relu(stddev * stddev - self.epsilon))
+            _stats.update(self.moving_variance,
+                          lambda _: _core.relu(stddev * stddev - self.epsilon))
         else:
             _stats.moving_average(self.moving_variance, variance, self.momentum)
 
