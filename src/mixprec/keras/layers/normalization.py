@@ -260,7 +260,8 @@ class BatchNormalization(Layer):
                 new_variance = _core.reduce_mean(variance, [1], keepdims=True)
             else:
                 new_mean, new_variance = mean, variance
-            update = not in_symbolic_call()
+            # a replica with no rows keeps its moving statistics (tf-keras' zero-size input)
+            update = not in_symbolic_call() and inputs.shape[0] != 0
             if self.renorm and update:
                 r, d, new_mean, new_variance = _stats.renorm_correction(
                     self, renorm_stats, new_mean, new_variance)
