@@ -204,6 +204,18 @@ class Model(_steps.RunEagerlyMixin, Layer):
         return _nest.pack_sequence_as(self._nested_outputs,
                                       [values[id(t)] for t in self.outputs])
 
+    def build(self, input_shape):
+        """A subclassed model: call() once on placeholder data so that its layers create
+        their weights (tf-keras); a functional model is built already."""
+        if self._is_graph_network:
+            self.built = True
+            return
+        from mixprec.keras.engine._subclass_build import build_subclassed
+
+        build_subclassed(self, input_shape)
+
+    build._is_default = True  # a first call builds the layers itself (tf-keras' @default)
+
     def call(self, inputs, training=None, mask=None):
         if self._is_graph_network:
             return self._run_graph(inputs, training)
