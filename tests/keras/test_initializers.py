@@ -113,3 +113,26 @@ def test_two_dense_layers_with_the_same_seeded_initializer_match():
     a.build((None, 4))
     b.build((None, 4))
     np.testing.assert_array_equal(a.kernel.numpy(), b.kernel.numpy())
+
+
+def test_argument_checks_as_tf_keras():
+    with pytest.raises(ValueError, match=r"Expected floating point type, got <dtype: 'int32'>\."):
+        initializers.GlorotUniform(seed=1)((2, 2), dtype="int32")
+    with pytest.raises(ValueError, match="Expected floating point type"):
+        initializers.RandomNormal(seed=1)((2, 2), dtype="int32")
+    ints = initializers.RandomUniform(0, 10, seed=1)((50,), dtype="int32").numpy()
+    assert ints.dtype == np.int32 and ints.min() >= 0 and ints.max() < 10
+    with pytest.raises(TypeError, match=r"Unknown keyword arguments: \['partition_info'\]"):
+        initializers.GlorotUniform()((3,), partition_info=1)
+    assert initializers.Zeros()((9,), partition_shape=(2, 2)).shape == (2, 2)
+    with pytest.raises(ValueError, match=r"scale=-1\.$"):
+        initializers.VarianceScaling(scale=-1)
+    with pytest.raises(ValueError, match="Invalid `mode` argument: x. Please use one of the"):
+        initializers.VarianceScaling(mode="x")
+    with pytest.raises(ValueError, match="Unknown initializer: 'nope'. Please ensure"):
+        initializers.get("nope")
+    keras.backend.set_floatx("float64")
+    try:
+        assert initializers.GlorotUniform(seed=1)((2, 2)).dtype == tf.float64  # floatx
+    finally:
+        keras.backend.set_floatx("float32")

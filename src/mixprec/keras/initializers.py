@@ -79,18 +79,42 @@ class _Random(Initializer):
         return _core.random(dist, [int(d) for d in shape], float(a), float(b), dtype, key, 0)
 
 
+_ALLOWED_KWARGS = ["partition_shape", "partition_offset", "layout"]
+
+
 def _dtype(dtype):
-    return as_dtype(dtype or "float32")
+    from mixprec.keras import backend
+
+    return as_dtype(dtype or backend.floatx())
+
+
+def _args(shape, dtype, kwargs, kinds="numeric"):
+    """(shape, dtype) as tf-keras checks them: known keyword arguments only (a
+    partition_shape replaces the shape), and a dtype of the kind the initializer draws."""
+    invalid = [k for k in kwargs if k not in _ALLOWED_KWARGS]
+    if invalid:
+        raise TypeError("Unknown keyword arguments: %s. Allowed keyword arguments: %s."
+                        % (invalid, _ALLOWED_KWARGS))
+    if "partition_shape" in kwargs:
+        shape = kwargs["partition_shape"]
+    dt = _dtype(dtype)
+    if kinds == "float" and not dt.is_floating:
+        raise ValueError("Expected floating point type, got %s." % (dt,))
+    if kinds == "float_or_int" and not (dt.is_floating or dt.is_integer):
+        raise ValueError("Expected float or integer dtype, got %s." % (dt,))
+    return shape, dt
 
 
 class Zeros(Initializer):
     def __call__(self, shape, dtype=None, **kwargs):
-        return _core.fill(list(shape), 0, _dtype(dtype))
+        shape, dtype = _args(shape, dtype, kwargs)
+        return _core.fill(list(shape), 0, dtype)
 
 
 class Ones(Initializer):
     def __call__(self, shape, dtype=None, **kwargs):
-        return _core.fill(list(shape), 1, _dtype(dtype))
+        shape, dtype = _args(shape, dtype, kwargs)
+        return _core.fill(list(shape), 1, dtype)
 
 
 class Constant(Initializer):
@@ -98,7 +122,8 @@ class Constant(Initializer):
         self.value = value
 
     def __call__(self, shape, dtype=None, **kwargs):
-        return _core.constant(self.value, _dtype(dtype), list(shape))
+        shape, dtype = _args(shape, dtype, kwargs)
+        return _core.constant(self.value, dtype, list(shape))
 
     def get_config(self):
         return {"value": self.value}
@@ -109,7 +134,8 @@ class RandomUniform(_Random):
         self.minval, self.maxval, self.seed = minval, maxval, seed
 
     def __call__(self, shape, dtype=None, **kwargs):
-        return self._draw(_UNIFORM, shape, self.minval, self.maxval, _dtype(dtype))
+        shape, dtype = _args(shape, dtype, kwargs, "float_or_int")
+        return self._draw(_UNIFORM, shape, self.minval, self.maxval, dtype)
 
     def get_config(self):
         return {"minval": self.minval, "maxval": self.maxval, "seed": self.seed}
@@ -120,7 +146,8 @@ class RandomNormal(_Random):
         self.mean, self.stddev, self.seed = mean, stddev, seed
 
     def __call__(self, shape, dtype=None, **kwargs):
-        return self._draw(_NORMAL, shape, self.mean, self.stddev, _dtype(dtype))
+        shape, dtype = _args(shape, dtype, kwargs, "float")
+        return self._draw(_NORMAL, shape, self.mean, self.stddev, dtype)
 
     def get_config(self):
         return {"mean": self.mean, "stddev": self.stddev, "seed": self.seed}
@@ -131,7 +158,8 @@ class TruncatedNormal(_Random):
         self.mean, self.stddev, self.seed = mean, stddev, seed
 
     def __call__(self, shape, dtype=None, **kwargs):
-        return self._draw(_TRUNCATED, shape, self.mean, self.stddev, _dtype(dtype))
+        shape, dtype = _args(shape, dtype, kwargs, "float")
+        return self._draw(_TRUNCATED, shape, self.mean, self.stddev, dtype)
 
     def get_config(self):
         return {"mean": self.mean, "stddev": self.stddev, "seed": self.seed}
@@ -157,21 +185,24 @@ class VarianceScaling(_Random):
 
     def __init__(self, scale=1.0, mode="fan_in", distribution="truncated_normal", seed=None):
         if scale <= 0.0:
-            raise ValueError("`scale` must be positive float. Received: scale=%s" % (scale,))
+            raise ValueError("`scale` must be positive float. Received: scale=%s." % (scale,))
         if mode not in ("fan_in", "fan_out", "fan_avg"):
-            raise ValueError("Invalid `mode` argument: %s" % (mode,))
+            raise ValueError("Invalid `mode` argument: %s. Please use one of the %s."
+                             % (mode, "{'fan_avg', 'fan_in', 'fan_out'}"))
         distribution = distribution.lower()
         if distribution == "normal":
             distribution = "truncated_normal"
         if distribution not in ("uniform", "truncated_normal", "untruncated_normal"):
-            raise ValueError("Invalid `distribution` argument: %s" % (distribution,))
+            raise ValueError("Invalid `distribution` argument: %s.Allowed distributions: %s."
+                             % (distribution,
+                                "{'truncated_normal', 'uniform', 'untruncated_normal'}"))
         self.scale, self.mode, self.distribution, self.seed = scale, mode, distribution, seed
 
     def __call__(self, shape, dtype=None, **kwargs):
+        shape, dtype = _args(shape, dtype, kwargs, "float")
         fan_in, fan_out = _fans(shape)
         n = {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2.0}[self.mode]
         scale = self.scale / max(1.0, n)
-        dtype = _dtype(dtype)
         if self.distribution == "truncated_normal":
             stddev = math.sqrt(scale) / 0.87962566103423978
             return self._draw(_TRUNCATED, shape, 0.0, stddev, dtype)
@@ -273,8 +304,11 @@ def get(identifier):
     if isinstance(identifier, str):
         cls = _ALIASES.get(identifier) or _CLASSES.get(identifier)
         if cls is None:
-            raise ValueError("Unknown initializer: '%s'. Valid names: %s"
-                             % (identifier, sorted(_ALIASES)))
+            raise ValueError(
+                "Unknown initializer: '%s'. Please ensure you are using a "
+                "`keras.utils.custom_object_scope` and that this object is included in the "
+                "scope. See https://www.tensorflow.org/guide/keras/save_and_serialize"
+                "#registering_the_custom_object for details." % (identifier,))
         return cls()
     if isinstance(identifier, dict):
         return deserialize(identifier)
