@@ -308,3 +308,19 @@ def test_renorm_and_virtual_batch_under_mixed_float16():
     ref = ((xv - mean) / np.sqrt(var + 1e-3) * np.sqrt(v + 1e-3) + m).reshape(x.shape)
     rtol, atol = TOLERANCE[("float16", "reduction")]
     np.testing.assert_allclose(y.numpy().astype(np.float64), ref, rtol=rtol, atol=atol * 4)
+
+
+def test_sync_batch_normalization_endpoint(caplog):
+    from mixprec.keras.layers import experimental
+
+    experimental._warned[0] = False
+    with caplog.at_level("WARNING", logger="mixprec"):
+        bn = layers.experimental.SyncBatchNormalization(momentum=0.5)
+        layers.experimental.SyncBatchNormalization()
+    assert caplog.text.count("SyncBatchNormalization` endpoint is deprecated") == 1
+    assert bn.synchronized and isinstance(bn, layers.BatchNormalization)
+    x = np.random.default_rng(9).standard_normal((8, 3)).astype("float32")
+    bn(x, training=True)
+    assert_var = x.astype(np.float64).var(0)
+    np.testing.assert_allclose(bn.moving_variance.numpy(), 0.5 + 0.5 * assert_var,
+                               rtol=RTOL * 10)
