@@ -720,13 +720,15 @@ class Model(_steps.RunEagerlyMixin, Layer):
 
     def summary(self, line_length=None, positions=None, print_fn=None, expand_nested=False,
                 show_trainable=False, layer_range=None):
-        """Prints the layers, output shapes, parameter counts and dtype policies."""
+        """Prints the layers, output shapes and parameter counts (tf-keras' table)."""
         from mixprec.keras.utils.summary import print_summary
 
         if not self.built:
             raise ValueError("This model has not yet been built. Build the model first by "
                              "calling `build()` or by calling the model on a batch of data.")
-        print_summary(self, line_length=line_length, positions=positions, print_fn=print_fn)
+        print_summary(self, line_length=line_length, positions=positions, print_fn=print_fn,
+                      expand_nested=expand_nested, show_trainable=show_trainable,
+                      layer_range=layer_range)
 
     def save_weights(self, filepath, overwrite=True, save_format=None, options=None):
         """Saves the weights (and optimizer state); see src/mixprec/keras/saving/."""
