@@ -86,6 +86,15 @@ def test_batch_norm_moving_statistics_on_two_replicas(two_cpus, rng, sync):
         var = (xd[:4].var(0) + xd[4:].var(0)) / 2
     assert_close(bn.moving_mean.numpy(), 0.5 * mean, "float32", "reduction")
     assert_close(bn.moving_variance.numpy(), 0.5 + 0.5 * var, "float32", "reduction")
+    # inference on the replicas: each normalises with its own copy, as tf-keras' replicas
+    # read their ON_READ copy (predict splits the 8 rows 4 + 4 as fit did)
+    out = model.predict(x, batch_size=8, verbose=0)
+    g, b = bn.gamma.numpy().astype(np.float64), bn.beta.numpy().astype(np.float64)
+    for rows in (slice(0, 4), slice(4, 8)):
+        half = xd[rows]
+        m, v = (mean, var) if sync else (half.mean(0), half.var(0))
+        want = g * (half - 0.5 * m) / np.sqrt(0.5 + 0.5 * v + 1e-3) + b
+        assert_close(out[rows], want, "float32", "replicas")
 
 
 def test_synchronized_batch_norm_step_equals_one_replica_on_the_whole_batch(two_cpus, rng):

@@ -78,10 +78,11 @@ def _copies(var, n):
 
 
 def read(var):
-    """var as this replica sees it: its own copy under several replicas."""
+    """var as this replica sees it: its own copy under several replicas (tf-keras' replicas
+    read their ON_READ copy, in training and inference alike), else var itself."""
     rep = _replica()
-    if rep is None:
-        return var.value()
+    if rep is None or "_mp_replica_copies" not in var.__dict__:
+        return var
     with _copies_lock:
         return _copies(var, rep[1])["copies"][rep[0]]
 

@@ -271,8 +271,8 @@ class BatchNormalization(Layer):
                 self._update_moving(x, new_mean, new_variance, reduction_axes)
             use_mean, use_var = self._broadcast(mean, ndims), self._broadcast(variance, ndims)
         else:
-            use_mean = self._broadcast(self.moving_mean, ndims)
-            use_var = self._broadcast(self.moving_variance, ndims)
+            use_mean = self._broadcast(_stats.read(self.moving_mean), ndims)
+            use_var = self._broadcast(_stats.read(self.moving_variance), ndims)
         out = _nn.batch_normalization(x, use_mean, use_var, offset, scale, self.epsilon)
         if out.dtype.name != in_dtype and in_dtype in ("float16", "bfloat16"):
             out = _core.cast(out, in_dtype)
