@@ -77,3 +77,20 @@ def test_subclassed_model_build_creates_the_weights():
         _Sub().build(None)
     with pytest.raises(ValueError, match="not one of the valid types"):
         _Sub().build(3)
+
+
+@pytest.mark.parametrize("make,names", [
+    (lambda: keras.optimizers.SGD(momentum=0.9), ["SGD/m/w:0"]),
+    (lambda: keras.optimizers.RMSprop(momentum=0.5, centered=True),
+     ["RMSprop/velocity/w:0", "RMSprop/momentum/w:0", "RMSprop/average_gradient/w:0"]),
+    (lambda: keras.optimizers.Adam(amsgrad=True), ["Adam/m/w:0", "Adam/v/w:0", "Adam/vhat/w:0"]),
+    (lambda: keras.optimizers.Adam(name="myadam"), ["myadam/m/w:0", "myadam/v/w:0"]),
+])
+def test_optimizer_variable_names(make, names):
+    # tf-keras 2.21: 'iteration', then '<optimizer>/<slot>/<variable>'
+    opt = make()
+    v = tf.Variable([1.0], name="w")
+    opt.apply_gradients([(tf.constant([1.0]), v)])
+    variables = opt.variables() if callable(opt.variables) else opt.variables
+    assert [x.name for x in variables] == ["iteration:0"] + names
+    assert opt.iterations.name == "iteration:0"
