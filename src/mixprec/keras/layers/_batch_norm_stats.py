@@ -1,7 +1,8 @@
 """Batch statistics for BatchNormalization beyond the plain batch moments: synchronized
-moments (sums all-reduced over the replicas, as tf-keras' ``synchronized=True``) and the
-batch-renormalization correction (r, d) with its moving averages. Composes mixprec ops (the
-arithmetic runs in the C core); it must not decide layer bookkeeping (shapes, configs)."""
+moments (sums all-reduced over the replicas, as tf-keras' ``synchronized=True``), the
+batch-renormalization correction (r, d), and the moving averages with one copy per replica
+under a strategy (tf-keras' ON_READ variables). Composes mixprec ops (the arithmetic runs in
+the C core); it must not decide layer bookkeeping (shapes, configs)."""
 
 import threading
 
