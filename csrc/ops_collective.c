@@ -20,8 +20,10 @@ mp_status mp_run_all_reduce(mp_tensor *x, const mp_attrs *at, mp_tensor **out) {
     if (!c || !c->be || !c->be->all_reduce)
         return mp_error_set(MP_ERR_VALUE, "CollectiveReduceV2: no communicator");
     if (rank < 0 || (c->rank >= 0 ? rank != c->rank : rank >= c->size))
-        return mp_error_set(MP_ERR_VALUE, "CollectiveReduceV2: rank %d is not a rank of this %d-replica "
-                            "communicator", rank, c->size);
+        return mp_error_set(MP_ERR_VALUE,
+                            "CollectiveReduceV2: rank %d is not a rank of this %d-replica "
+                            "communicator",
+                            rank, c->size);
     if (!mp_coll_dtype_ok(x->dtype))
         return mp_error_set(MP_ERR_DTYPE, "CollectiveReduceV2: sums floating-point tensors, got %s",
                             mp_dtype_name(x->dtype));
