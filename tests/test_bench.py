@@ -54,9 +54,9 @@ def test_guide_reference_mixprec_only():
 
 def test_cnn():
     out = run("cnn.py", "--batch", "2", "--size", "12", "--block-batch", "1", "--block-size", "6",
-              "--steps", "1")
+              "--steps", "1", "--repeat", "1")
     rows = table_rows(out)
-    assert len(rows) == 1 + 2 * 3  # header + (CNN, block) x 3 dtypes
+    assert len(rows) == 1 + 3 * 3  # header + (CNN, Keras CNN, block) x 3 dtypes
     assert all("not installed" in r for r in rows[1:])
     assert "oneDNN 3." in out
 

@@ -61,6 +61,10 @@ class Dense(Layer):
     def call(self, inputs):
         if inputs.dtype.name != self.compute_dtype:  # integer inputs too, as tf-keras' Dense
             inputs = _core.cast(inputs, self.compute_dtype)
+        relu = self.activation is activations.relu
+        if inputs.ndim == 2 and self.use_bias and (relu or self.activation is activations.linear):
+            # MatMul + bias (+ ReLU) as one op (TensorFlow's _FusedMatMul)
+            return _core.matmul_bias_act(inputs, self.kernel, self.bias, False, False, int(relu))
         if inputs.ndim == 2:
             out = _core.matmul(inputs, self.kernel)
         else:
