@@ -241,6 +241,10 @@ def _seed_data(examples, path):
 
 
 def _sub(args, env=None):
+    # a CPU bench: the workers' MirroredStrategy() must see the logical CPUs, not an
+    # emulated GPU (the test suite's emulated-GPU pass runs this script too)
+    env = dict(os.environ if env is None else env)
+    env.pop("MIXPREC_EMULATE_GPU", None)
     out = subprocess.run(args, capture_output=True, text=True, timeout=600, env=env)
     if out.returncode != 0:
         raise RuntimeError(out.stdout[-2000:] + out.stderr[-3000:])

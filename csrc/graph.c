@@ -836,9 +836,23 @@ static int same_const(const mp_tensor *a, const mp_tensor *b) {
         return 1;
     if (a->dtype != b->dtype || a->ndim != b->ndim || memcmp(a->shape, b->shape, sizeof(int64_t) * (size_t)a->ndim))
         return 0;
-    if (mp_tensor_device(a).type != MP_DEV_CPU || mp_tensor_device(b).type != MP_DEV_CPU)
-        return 0; /* not compared on devices: not the same */
-    return !memcmp(mp_tensor_data(a), mp_tensor_data(b), mp_tensor_nbytes(a));
+    mp_device da = mp_tensor_device(a), db = mp_tensor_device(b);
+    size_t nb = mp_tensor_nbytes(a);
+    if (da.type == MP_DEV_CPU && db.type == MP_DEV_CPU)
+        return !memcmp(mp_tensor_data(a), mp_tensor_data(b), nb);
+    /* device constants: small ones are read back and compared (traces are compared rarely,
+     * so the host synchronisation is paid once per retrace, not per replay) */
+    enum { SAME_CONST_MAX_BYTES = 4096 };
+    if (!mp_device_eq(da, db) || nb > SAME_CONST_MAX_BYTES)
+        return 0;
+    const mp_backend *be = mp_backend_get(da.type);
+    unsigned char ha[SAME_CONST_MAX_BYTES], hb[SAME_CONST_MAX_BYTES];
+    if (!be || MP_BACKEND_CALL(be, copy_d2h, da, ha, mp_tensor_data(a), nb) != MP_OK ||
+        MP_BACKEND_CALL(be, copy_d2h, db, hb, mp_tensor_data(b), nb) != MP_OK) {
+        mp_error_clear();
+        return 0; /* unreadable: not the same */
+    }
+    return !memcmp(ha, hb, nb);
 }
 
 int mp_graph_same_structure(const mp_graph *a, const mp_graph *b) {
