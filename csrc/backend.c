@@ -161,5 +161,7 @@ mp_status mp_backend_emulate_gpu(int on, const char *without) {
     emulated.copy_d2h = emulated_copy_d2h;
     emulated.host_syncs = emulated_host_syncs;
     MP_TRY(drop_slots(&emulated, without));
-    return mp_backend_register(MP_DEV_CUDA, &emulated, 1);
+    if (on < 0 || on > 16)
+        return mp_error_set(MP_ERR_VALUE, "the GPU emulation offers 1..16 GPUs, asked for %d", on);
+    return mp_backend_register(MP_DEV_CUDA, &emulated, on);
 }

@@ -194,14 +194,15 @@ static PyObject *py_backend_slots(PyObject *m, PyObject *arg) {
     return d;
 }
 
-/* _emulate_gpu(on, without=None): the test aid of backend.c (the CPU kernels as one "GPU",
+/* _emulate_gpu(on, without=None): the test aid of backend.c (the CPU kernels as `on` "GPUs",
+ * True is one,
  * optionally without the comma-separated slots `without`); returns the number of GPUs
  * registered afterwards. */
 static PyObject *py_emulate_gpu(PyObject *m, PyObject *args) {
     (void)m;
     int on;
     const char *without = NULL;
-    if (!PyArg_ParseTuple(args, "p|z:_emulate_gpu", &on, &without))
+    if (!PyArg_ParseTuple(args, "i|z:_emulate_gpu", &on, &without))
         return NULL;
     mp_status st = mp_backend_emulate_gpu(on, without);
     if (st != MP_OK)
