@@ -21,8 +21,12 @@ int MpVariable_Check(PyObject *o) {
     return MpVariable_Type && PyObject_TypeCheck(o, MpVariable_Type);
 }
 
-mp_variable *MpVariable_V(PyObject *o) {
+mp_variable *MpVariable_Raw(PyObject *o) {
     return ((PyMpVariable *)o)->v;
+}
+
+mp_variable *MpVariable_V(PyObject *o) {
+    return mp_py_replica_resolve(((PyMpVariable *)o)->v);
 }
 
 static int need_init(PyObject *o) {
@@ -79,7 +83,7 @@ static PyObject *m_initialize(PyObject *o, PyObject *args) {
     int trainable = 1;
     if (!PyArg_ParseTuple(args, "O|p:_initialize", &val, &trainable))
         return NULL;
-    if (MpVariable_V(o)) {
+    if (MpVariable_Raw(o)) {
         PyErr_SetString(PyExc_RuntimeError, "Variable is already initialised");
         return NULL;
     }
@@ -261,7 +265,7 @@ static PyObject *g_id(PyObject *o, void *c) {
     (void)c;
     if (need_init(o))
         return NULL;
-    return PyLong_FromLongLong(MpVariable_V(o)->id);
+    return PyLong_FromLongLong(MpVariable_Raw(o)->id); /* identity: the primary's, in any replica */
 }
 static PyObject *g_version(PyObject *o, void *c) {
     (void)c;
