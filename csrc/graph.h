@@ -206,6 +206,9 @@ mp_status mp_graph_capture_post(mp_graph *g, mp_status st, mp_tensor **vals, mp_
  * captures again. */
 void mp_graph_capture_invalidate(mp_graph *g);
 void mp_graph_capture_free(mp_graph *g);
+/* Debug counters of the process: graphs captured (and run once), later launches of a
+ * captured graph, captures or launches that failed and fell back to a replay. */
+void mp_graph_capture_counts(int64_t *captures, int64_t *launches, int64_t *failed);
 /* Debug: 1 when a captured graph is ready; *failures, *clean as kept. */
 int mp_graph_capture_info(const mp_graph *g, int *failures, int *clean);
 

@@ -17,6 +17,7 @@
 #include "tape.h"
 
 enum { MAX_FAILURES = 3 };
+static int64_t n_captures, n_launches, n_failed; /* debug counters (atomic) */
 enum { WRITE_ASSIGN = 1, WRITE_UPDATE = 2 }; /* assigned by a node; updated by an optimizer step */
 
 typedef struct {
@@ -251,8 +252,10 @@ static mp_status try_launch(mp_graph *g, mp_graph_capture *c, mp_tensor *const *
         mp_error_clear();
         mp_graph_capture_invalidate(g);
         c->failures++;
+        __atomic_add_fetch(&n_failed, 1, __ATOMIC_RELAXED);
         return MP_OK;
     }
+    __atomic_add_fetch(&n_launches, 1, __ATOMIC_RELAXED);
     /* the host side of what ran: versions move as the replay's writes move them */
     for (int j = 0; j < c->n_vars; j++) {
         var_print *p = &c->vars[j];
@@ -392,6 +395,7 @@ mp_status mp_graph_capture_post(mp_graph *g, mp_status st, mp_tensor **vals, mp_
         c->failures++;
         c->clean = 0;
         call->retry = 1;
+        __atomic_add_fetch(&n_failed, 1, __ATOMIC_RELAXED);
         return MP_OK;
     }
     st = MP_BACKEND_CALL(be, graph_launch, c->dev, exec);
@@ -399,6 +403,7 @@ mp_status mp_graph_capture_post(mp_graph *g, mp_status st, mp_tensor **vals, mp_
         be->graph_destroy(c->dev, exec);
         return st; /* the graph was whole and valid: a launch failure is the device's error */
     }
+    __atomic_add_fetch(&n_captures, 1, __ATOMIC_RELAXED);
     /* what a relaunch reads back: each output where this launch left it */
     for (int o = 0; o < g->n_outputs; o++) {
         const mp_gedge e = g->outputs[o];
@@ -438,6 +443,12 @@ mp_status mp_graph_capture_post(mp_graph *g, mp_status st, mp_tensor **vals, mp_
         c->clean = 0;
     }
     return st != MP_OK ? st : fs;
+}
+
+void mp_graph_capture_counts(int64_t *captures, int64_t *launches, int64_t *failed) {
+    *captures = __atomic_load_n(&n_captures, __ATOMIC_RELAXED);
+    *launches = __atomic_load_n(&n_launches, __ATOMIC_RELAXED);
+    *failed = __atomic_load_n(&n_failed, __ATOMIC_RELAXED);
 }
 
 int mp_graph_capture_info(const mp_graph *g, int *failures, int *clean) {

@@ -4,6 +4,7 @@
 #include "numpy_api.h"
 
 #include "mp_py.h"
+#include "../graph.h"
 
 #include <pthread.h>
 #include <time.h>
@@ -176,6 +177,17 @@ static PyObject *py_synchronize(PyObject *m, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* cuda_graph_counts() -> {'captures', 'launches', 'failed'}: graph replays captured as
+ * CUDA graphs in this process (csrc/graph_capture.c; all 0 on a CPU). */
+static PyObject *py_cuda_graph_counts(PyObject *m, PyObject *noargs) {
+    (void)m;
+    (void)noargs;
+    int64_t c, l, f;
+    mp_graph_capture_counts(&c, &l, &f);
+    return Py_BuildValue("{s:L,s:L,s:L}", "captures", (long long)c, "launches", (long long)l, "failed",
+                         (long long)f);
+}
+
 /* _backend_slots(device_type) -> {slot: implemented} over backend.def's slots, or None when
  * no backend is registered for the type (tests: the CPU table is complete). */
 static PyObject *py_backend_slots(PyObject *m, PyObject *arg) {
@@ -312,6 +324,8 @@ static PyMethodDef module_methods[] = {
     {"memory_stats", py_memory_stats, METH_VARARGS,
      "memory_stats(device_type, index, reset_peak) -> (current, peak) bytes of tensor memory."},
     {"synchronize", py_synchronize, METH_VARARGS, "synchronize(device_type, index): waits for queued work."},
+    {"cuda_graph_counts", py_cuda_graph_counts, METH_NOARGS,
+     "cuda_graph_counts() -> {'captures', 'launches', 'failed'} (debug counters)."},
     {"_backend_slots", py_backend_slots, METH_O, "_backend_slots(device_type) -> {slot: implemented} or None."},
     {"_threads_used", py_threads_used, METH_O, "_threads_used(n): distinct threads in one parallel loop (tests)."},
     {"crc32c", py_crc32c, METH_VARARGS, "crc32c(buffer, crc=0) -> CRC-32C of the bytes, continuing crc."},

@@ -213,3 +213,15 @@ def test_nccl_all_reduce_and_broadcast_on_two_gpus(dtype):
         s, m, b = outs[r]
         assert all((a == 3.0).all() for a in s) and all((a == 1.5).all() for a in m)
         assert all((a == 2.0).all() for a in b)
+
+
+def test_workers_pick_nccl_only_with_real_gpus_and_their_local_gpu():
+    from mixprec.distribute import multi_worker
+
+    assert multi_worker.worker_engine("cuda", 2) == "nccl"
+    assert multi_worker.worker_engine("cuda", 0) == "mpi"
+    assert multi_worker.worker_engine("emulated-gpu", 1) == "mpi"
+    assert multi_worker.worker_engine(None, 0) == "mpi"
+    assert multi_worker.local_rank(5, {"MPI_LOCALRANKID": "1"}) == 1      # MPICH's Hydra
+    assert multi_worker.local_rank(5, {"OMPI_COMM_WORLD_LOCAL_RANK": "3"}) == 3
+    assert multi_worker.local_rank(5, {}) == 5
