@@ -225,3 +225,30 @@ def test_workers_pick_nccl_only_with_real_gpus_and_their_local_gpu():
     assert multi_worker.local_rank(5, {"MPI_LOCALRANKID": "1"}) == 1      # MPICH's Hydra
     assert multi_worker.local_rank(5, {"OMPI_COMM_WORLD_LOCAL_RANK": "3"}) == 3
     assert multi_worker.local_rank(5, {}) == 5
+
+
+def test_keras_fit_on_two_gpus_equals_one_device(two_gpus):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((64, 8)).astype(np.float32)
+    y = (x.sum(axis=1) > 0).astype(np.int64)
+    init = None
+    results = []
+    for strategy in (tf.distribute.MirroredStrategy(["/gpu:0", "/gpu:1"]),
+                     tf.distribute.OneDeviceStrategy("/gpu:0")):
+        with strategy.scope():
+            m = keras.Sequential([keras.layers.Dense(16, activation="relu", input_shape=(8,)),
+                                  keras.layers.Dense(2)])
+            if init is None:
+                init = m.get_weights()
+            m.set_weights(init)
+            m.compile(optimizer=keras.optimizers.SGD(0.1), metrics=["accuracy"],
+                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        hist = m.fit(x, y, batch_size=32, epochs=2, verbose=0, shuffle=False)
+        results.append((m, hist.history, m.predict(x, verbose=0)))
+    (two, h2, p2), (one, h1, p1) = results
+    assert [c.device[-5:] for c in two.trainable_variables[0].values] == ["GPU:0", "GPU:1"]
+    for a, b in zip(two.get_weights(), one.get_weights()):
+        assert_close(a, b, "float32", "replicas")
+    assert_close(np.array(h2["loss"]), np.array(h1["loss"]), "float32", "replicas")
+    assert h2["accuracy"] == h1["accuracy"]
+    assert_close(p2, p1, "float32", "replicas")

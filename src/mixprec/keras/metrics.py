@@ -58,19 +58,20 @@ def _across_gpus(metric, mirrors, result_fn):
     into its own): computed from the copies' sum (TensorFlow's sync-on-read SUM)."""
     from mixprec.distribute import _gpu_mirror
 
-    saved = [v._peek() for v in metric._variables]
-    try:
-        for v, old in zip(metric._variables, saved):
-            parts = [c._peek() if c is not v else old for c in mirrors.local_results(v)]
-            total = None
-            for p in parts:
-                p = _gpu_mirror.to_device(p, _gpu_mirror._device_of(old))
-                total = p if total is None else total + p
-            v._assign(total)  # the primary only (not Variable.assign: copies keep theirs)
-        return result_fn(metric)
-    finally:
-        for v, old in zip(metric._variables, saved):
-            v._assign(old)
+    with mirrors.cross_replica():  # the primaries, on the first GPU, whatever thread asks
+        saved = [v._peek() for v in metric._variables]
+        try:
+            for v, old in zip(metric._variables, saved):
+                parts = [c._peek() if c is not v else old for c in mirrors.local_results(v)]
+                total = None
+                for p in parts:
+                    p = _gpu_mirror.to_device(p, _gpu_mirror._device_of(old))
+                    total = p if total is None else total + p
+                v._assign(total)  # the primary only (not Variable.assign: copies keep theirs)
+            return result_fn(metric)
+        finally:
+            for v, old in zip(metric._variables, saved):
+                v._assign(old)
 
 
 class Metric:
