@@ -707,6 +707,8 @@ static void keep_buffer(mp_graph *g, int i, mp_tensor *const *args, const mp_ten
             return;
     if (g->kept[i] == s)
         return;
+    if (g->kept[i])
+        mp_graph_capture_invalidate(g); /* a captured graph writes into the old buffer */
     mp_storage_decref(g->kept[i]);
     mp_storage_incref(s);
     g->kept[i] = s;

@@ -39,6 +39,9 @@ struct mp_graph_capture {
     mp_optim_hparams *hp;  /* (n_nodes) per optimizer node: what the capture baked in */
     double *gs;            /* (n_nodes) */
     const void **out_src;  /* (n_outputs) where each output is after a launch (NULL: none) */
+    /* (n_nodes) optimizer refresh callbacks, held back while capturing: they were called
+     * just before, so no Python runs during a capture (no other thread can reach the GPU) */
+    mp_status (**refresh)(void *ctx, mp_optim_hparams *hp, double *grad_scale);
 };
 
 static int disabled_by_env(void) {
@@ -70,6 +73,7 @@ void mp_graph_capture_free(mp_graph *g) {
     free(c->hp);
     free(c->gs);
     free(c->out_src);
+    free(c->refresh);
     free(c);
     g->capture = NULL;
 }
@@ -322,7 +326,8 @@ static mp_status prepare_capture(mp_graph *g, mp_graph_capture *c, mp_tensor *co
         c->hp = calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *c->hp);
         c->gs = calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *c->gs);
         c->out_src = calloc((size_t)(g->n_outputs ? g->n_outputs : 1), sizeof *c->out_src);
-        if (!c->hp || !c->gs || !c->out_src)
+        c->refresh = calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *c->refresh);
+        if (!c->hp || !c->gs || !c->out_src || !c->refresh)
             return mp_error_set(MP_ERR_MEMORY, "out of host memory for a captured graph");
     }
     return MP_OK;
@@ -359,11 +364,22 @@ mp_status mp_graph_capture_pre(mp_graph *g, int n_in, mp_tensor *const *in, int 
     if (!c->clean || c->exec)
         return MP_OK;
     MP_TRY(prepare_capture(g, c, in));
+    for (int i = 0; i < g->n_nodes; i++) { /* host hyperparameters now, not during the capture */
+        mp_goptim *o = g->nodes[i].kind == MP_GNODE_OPTIM ? g->nodes[i].optim : NULL;
+        if (o && o->refresh)
+            MP_TRY(o->refresh(o->refresh_ctx, &o->hp, &o->grad_scale));
+    }
     const mp_backend *be = mp_backend_get(dev.type);
     if (MP_BACKEND_CALL(be, graph_capture_begin, dev) != MP_OK) {
         mp_error_clear();
         c->failures++;
         return MP_OK;
+    }
+    for (int i = 0; i < g->n_nodes; i++) {
+        mp_goptim *o = g->nodes[i].kind == MP_GNODE_OPTIM ? g->nodes[i].optim : NULL;
+        c->refresh[i] = o ? o->refresh : NULL;
+        if (o)
+            o->refresh = NULL;
     }
     call->capturing = 1;
     call->inputs = c->inputs;
@@ -385,6 +401,9 @@ mp_status mp_graph_capture_post(mp_graph *g, mp_status st, mp_tensor **vals, mp_
         free(after);
         return st;
     }
+    for (int i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i].kind == MP_GNODE_OPTIM)
+            g->nodes[i].optim->refresh = c->refresh[i];
     void *exec = NULL;
     int relaunchable = 0;
     mp_status end = MP_BACKEND_CALL(be, graph_capture_end, c->dev, &exec, &relaunchable);
