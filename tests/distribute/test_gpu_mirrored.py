@@ -252,3 +252,12 @@ def test_keras_fit_on_two_gpus_equals_one_device(two_gpus):
     assert_close(np.array(h2["loss"]), np.array(h1["loss"]), "float32", "replicas")
     assert h2["accuracy"] == h1["accuracy"]
     assert_close(p2, p1, "float32", "replicas")
+
+
+def test_extended_update_reaches_every_gpu_copy(two_gpus):
+    strategy = tf.distribute.MirroredStrategy(["/gpu:0", "/gpu:1"])
+    with strategy.scope():
+        v = tf.Variable([1.0, 2.0])
+    strategy.extended.update(v, lambda var, d: var.assign_add(d), args=(tf.constant([1.0, 1.0]),))
+    for c in v.values:
+        np.testing.assert_array_equal(c.numpy(), [2.0, 3.0])

@@ -305,7 +305,16 @@ class StrategyExtended:
     # -- cross-replica helpers (TensorFlow's strategy.extended API)
     def update(self, var, fn, args=(), kwargs=None, group=True):
         """``fn(var, *args)`` applied to the variable (its replicas share one copy on one
-        host; every process applies it to its own)."""
+        host; every process applies it to its own; over GPUs, each GPU's copy)."""
+        if self._mirrors is not None:
+            m = self._mirrors
+
+            def on(i):
+                def move(x):
+                    return _gpu_mirror.to_device(x, m.specs[i])
+                return fn(var, *_nest.map_structure(move, select_replica(i, args)),
+                          **_nest.map_structure(move, select_replica(i, kwargs or {})))
+            return m.for_each_replica(on)
         return fn(var, *select_replica(0, args), **select_replica(0, kwargs or {}))
 
     def value_container(self, value):
