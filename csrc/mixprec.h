@@ -365,6 +365,10 @@ mp_status mp_device_host_syncs(mp_device dev, int64_t *count);
  * Its host_syncs slot counts copies from that device to the host (the host
  * synchronisations a real GPU would have). */
 mp_status mp_backend_emulate_gpu(int on, const char *without);
+/* Test aid: emulated CUDA-graph slots on the emulated GPU (on = 0 removes them): the CPU
+ * kernels run while "capturing", a first launch is a no-op and a re-launch fails, so the
+ * core's capture bookkeeping and fallbacks run without a GPU (backend.c). */
+mp_status mp_backend_emulate_graphs(int on);
 
 /* The core's services for backend plugins. A plugin is a separate extension module: it
  * cannot link the core's symbols (extension modules are loaded RTLD_LOCAL), so _core

@@ -222,6 +222,18 @@ static PyObject *py_emulate_gpu(PyObject *m, PyObject *args) {
     return PyLong_FromLong(mp_device_count(MP_DEV_CUDA));
 }
 
+/* _emulate_graphs(on): the emulated GPU's CUDA-graph slots (test aid, backend.c). */
+static PyObject *py_emulate_graphs(PyObject *m, PyObject *arg) {
+    (void)m;
+    int on = PyObject_IsTrue(arg);
+    if (on < 0)
+        return NULL;
+    mp_status st = mp_backend_emulate_graphs(on);
+    if (st != MP_OK)
+        return mp_py_raise(st);
+    Py_RETURN_NONE;
+}
+
 /* host_syncs(device_type, index) -> int: the backend's host_syncs slot (debug counter). */
 static PyObject *py_host_syncs(PyObject *m, PyObject *args) {
     (void)m;
@@ -339,6 +351,8 @@ static PyMethodDef module_methods[] = {
     {"blas_config", py_blas_config, METH_NOARGS, "OpenBLAS's build/config string."},
     {"cpu_cache", py_cpu_cache, METH_O, "cpu_cache(clear): bytes held by the host block cache (after clearing)."},
     {"backend_name", py_backend_name, METH_O, "backend_name(type): the registered backend's name, or None."},
+    {"_emulate_graphs", py_emulate_graphs, METH_O,
+     "_emulate_graphs(on): test aid, CUDA-graph slots on the emulated GPU (kernels run while capturing)."},
     {"_emulate_gpu", py_emulate_gpu, METH_VARARGS,
      "_emulate_gpu(on, without=None): test aid, the CPU kernels registered as one GPU (or removed)."},
     {"host_syncs", py_host_syncs, METH_VARARGS, "host_syncs(device_type, index) -> host synchronisations so far."},
