@@ -125,6 +125,20 @@ static PyObject *m_peek(PyObject *o, PyObject *unused) {
     return mp_py_wrap(v);
 }
 
+/* _move_to((device_type, index)): the variable's own value moves to that device (a mirrored
+ * variable's primary going to the first replica's GPU, distribute/_gpu_mirror.py). */
+static PyObject *m_move_to(PyObject *o, PyObject *arg) {
+    int type, index;
+    if (need_init(o) || !PyArg_ParseTuple(arg, "ii:_move_to", &type, &index))
+        return NULL;
+    if (type < 0 || type >= MP_DEV_TYPE_COUNT || index < 0 || index >= mp_device_count(type))
+        return PyErr_Format(PyExc_ValueError, "_move_to: no device (%d, %d)", type, index);
+    mp_status st = mp_variable_move_to(MpVariable_Raw(o), (mp_device){type, index});
+    if (st != MP_OK)
+        return mp_py_raise(st);
+    Py_RETURN_NONE;
+}
+
 static PyObject *m_numpy(PyObject *o, PyObject *unused) {
     (void)unused;
     PyObject *t = m_peek(o, NULL);
@@ -207,6 +221,7 @@ static PyMethodDef var_methods[] = {
     {"_initialize", m_initialize, METH_VARARGS, NULL},
     {"value", m_value, METH_NOARGS, "The current value (cast to the autocast dtype inside a mixed layer)."},
     {"read_value", m_value, METH_NOARGS, "Alias of value()."},
+    {"_move_to", m_move_to, METH_O, "_move_to((device_type, index)): move the value to that device."},
     {"_peek", m_peek, METH_NOARGS, "The true-dtype value, unrecorded (for saving and printing)."},
     {"numpy", m_numpy, METH_NOARGS, "A NumPy copy of the true-dtype value."},
     {"_assign", m_assign, METH_O, NULL},

@@ -261,3 +261,19 @@ def test_extended_update_reaches_every_gpu_copy(two_gpus):
     strategy.extended.update(v, lambda var, d: var.assign_add(d), args=(tf.constant([1.0, 1.0]),))
     for c in v.values:
         np.testing.assert_array_equal(c.numpy(), [2.0, 3.0])
+
+
+def test_a_variable_made_in_another_replica_lives_on_the_first_gpu(two_gpus):
+    strategy = tf.distribute.MirroredStrategy(["/gpu:0", "/gpu:1"])
+    made = []
+
+    def fn():
+        if tf.distribute.get_replica_context().replica_id_in_sync_group == 1:
+            made.append(tf.Variable([1.0, 2.0]))  # made on GPU:1, in replica 1's thread
+            made.append(tf.identity(made[0]) * 1.0)  # replica 1 reads its own copy
+
+    strategy.run(fn)
+    v, seen = made
+    assert v.device.endswith("GPU:0") and seen.device.endswith("GPU:1")
+    assert [c.device[-5:] for c in v.values] == ["GPU:0", "GPU:1"]
+    np.testing.assert_array_equal(v.values[1].numpy(), [1.0, 2.0])

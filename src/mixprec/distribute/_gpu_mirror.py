@@ -118,6 +118,12 @@ class Mirrors:
             with use_table(None):
                 value = var._peek()
                 home = _device_of(value)
+                if home != self.specs[0] and home in self.specs:
+                    # made by another replica (a layer or metric built lazily in a replica
+                    # thread): the variable itself goes to the first GPU — cross-replica
+                    # code works there — and that replica gets a copy like the others
+                    var._move_to(self.specs[0])
+                    home = self.specs[0]
                 per = []
                 _tls.copying = True
                 try:
