@@ -9,7 +9,7 @@ DEV_CUDAARCHS ?= 90-real
 
 dev:            ## editable install into the active venv (no build isolation, persistent build dir)
 	$(PY) -m pip install -q scikit-build-core numpy ml_dtypes scipy-openblas32==0.3.34.481.3 \
-	    onednn-cpu-gomp==2023.2.0 onednn-devel-cpu-gomp==2023.2.0 pytest ninja
+	    onednn-cpu-gomp==2023.2.0 onednn-devel-cpu-gomp==2023.2.0 pytest ninja h5py
 	CUDAARCHS="$(DEV_CUDAARCHS)" $(PY) -m pip install --no-build-isolation -e . -Cbuild-dir=$(BUILD)
 
 build:          ## a wheel in dist/

@@ -6,6 +6,8 @@ is given) under float32 / bfloat16 / float16 compute, in one run.
 
   CNN    Conv2D(32, 3, relu), MaxPool, Conv2D(64, 3, relu), MaxPool, Flatten, Dense(64),
          Dense(10) on 28x28x1 images, batch 64 (seed 004's model), sparse cross-entropy
+  keras  the same model as Keras layers (Conv2D/Dense with activation='relu'), under the
+         dtype policy float32 / mixed_bfloat16 / mixed_float16
   block  3x3 convolution 64 -> 64 channels on 56x56, batch 32, batch normalization
          (batch statistics in float32), ReLU
 
@@ -13,7 +15,8 @@ The step is written once against TensorFlow's API (tf.nn, tf.Variable, tf.Gradie
 run by each framework in its own process: variables are float32 and cast to the compute
 dtype, the loss and the normalization statistics are float32 (the mixed precision recipe).
 TensorFlow runs it eagerly and inside tf.function. PyTorch is not compared (not installed
-here). OMP_WAIT_POLICY for oneDNN's OpenMP threads can be set with --omp-wait (see
+here). Each framework runs --repeat times per row, alternating, and keeps its best median
+(these shared machines' load changes 2-4x between minutes). OMP_WAIT_POLICY for oneDNN's OpenMP threads can be set with --omp-wait (see
 docs/architecture.md for the measured policy).
 """
 
@@ -58,6 +61,29 @@ def cnn_step(tf, params, x, y, dt):
     return tape.gradient(loss, params)
 
 
+def keras_setup(keras, tf, np, batch, size, dt):
+    """Seed 004's model as Keras layers under the dtype policy of dt (TensorFlow's remapper
+    fuses Conv2D/Dense + bias + ReLU in tf.function; mixprec's layers call its fused ops)."""
+    policy = {"float32": "float32", "bfloat16": "mixed_bfloat16", "float16": "mixed_float16"}[dt]
+    keras.mixed_precision.set_global_policy(policy)
+    layers = keras.layers
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential([
+        keras.Input((size, size, 1)), layers.Conv2D(32, 3, activation="relu"),
+        layers.MaxPooling2D(), layers.Conv2D(64, 3, activation="relu"), layers.MaxPooling2D(),
+        layers.Flatten(), layers.Dense(64, activation="relu"), layers.Dense(10)])
+    rng = np.random.default_rng(0)
+    x = tf.constant(rng.random((batch, size, size, 1)).astype("float32"))
+    y = tf.constant(rng.integers(0, 10, batch).astype("int64"))
+    return model, keras.losses.SparseCategoricalCrossentropy(from_logits=True), x, y
+
+
+def keras_step(tf, model, loss_fn, x, y):
+    with tf.GradientTape() as tape:
+        loss = loss_fn(y, tf.cast(model(x, training=True), "float32"))
+    return tape.gradient(loss, model.trainable_variables)
+
+
 def block_setup(tf, np, batch, size):
     rng = np.random.default_rng(1)
     params = [tf.Variable((rng.standard_normal((3, 3, 64, 64)) * 0.05).astype("float32")),
@@ -83,9 +109,20 @@ def child(framework, which, dt, args):
 
     if framework == "mixprec":
         import mixprec as tf
+        from mixprec import keras
     else:
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+        os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")  # tf-keras 2.21, as the seeds
         import tensorflow as tf
+        import tf_keras as keras
+    if which == "keras":
+        model, loss_fn, x, y = keras_setup(keras, tf, np, args.batch, args.size, dt)
+        step = lambda: keras_step(tf, model, loss_fn, x, y)  # noqa: E731
+        res = {"eager": median_time(step, args.steps, warmup=1)}
+        if framework == "tensorflow":
+            res["function"] = median_time(tf.function(step), args.steps, warmup=2)
+        print(json.dumps(res))
+        return
     if which == "cnn":
         params, x, y = cnn_setup(tf, np, args.batch, args.size)
         step = lambda: cnn_step(tf, params, x, y, dt)  # noqa: E731
@@ -111,6 +148,9 @@ def main():
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--dtypes", nargs="+", default=list(DTYPES))
     ap.add_argument("--omp-wait", default=None, help="OMP_WAIT_POLICY for the children")
+    ap.add_argument("--repeat", type=int, default=2,
+                    help="alternating runs per framework and row; the best median is kept "
+                         "(the shared machines' load changes between runs)")
     ap.add_argument("--child", nargs=3, default=None)
     args = ap.parse_args()
     if args.child:
@@ -135,18 +175,23 @@ def main():
               "--steps", str(args.steps)]
     rows = []
     cnn_label = "seed 004 CNN, batch %d, %dx%d" % (args.batch, args.size, args.size)
-    for which, label in (("cnn", cnn_label),
+    keras_label = "seed 004 CNN as Keras layers, batch %d" % args.batch
+    for which, label in (("cnn", cnn_label), ("keras", keras_label),
                          ("block", "conv3x3 64ch + BN + ReLU, batch %d, %dx%d" % (
                              args.block_batch, args.block_size, args.block_size))):
         for dt in args.dtypes:
             got = {}
-            for name, py in runners:
-                cmd = [py, os.path.abspath(__file__), "--child", name, which, dt] + common
-                out = subprocess.run(cmd, capture_output=True, text=True, env=env)
-                if out.returncode != 0:
-                    got[name] = {"error": (out.stderr.strip().splitlines() or ["?"])[-1][:60]}
-                else:
-                    got[name] = json.loads(out.stdout.strip().splitlines()[-1])
+            for _ in range(max(1, args.repeat)):
+                for name, py in runners:
+                    cmd = [py, os.path.abspath(__file__), "--child", name, which, dt] + common
+                    out = subprocess.run(cmd, capture_output=True, text=True, env=env)
+                    if out.returncode != 0:
+                        got.setdefault(name, {"error": (out.stderr.strip().splitlines() or
+                                                        ["?"])[-1][:60]})
+                        continue
+                    res = json.loads(out.stdout.strip().splitlines()[-1])
+                    best = got.get(name, {})
+                    got[name] = {k: min(v, best.get(k, v)) for k, v in res.items()}
             m = got["mixprec"]
             t = got.get("tensorflow", {})
             fmt = lambda r, k: (  # noqa: E731

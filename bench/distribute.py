@@ -1,9 +1,12 @@
 """tf.distribute costs: all-reduce of one float32 buffer (replica threads in one process,
-and 2 MPI processes under mpiexec), and one epoch of a tutorial-shaped custom training loop
-(a Dense model on Fashion-MNIST-sized data) with 1 and 2 replicas (logical CPUs).
+and 2 MPI processes under mpiexec, beside MPICH's own blocking MPI_Allreduce), one epoch of
+a tutorial-shaped custom training loop (a Dense model on Fashion-MNIST-sized data), and
+seed 004's epoch as written, with 1 and 2 replicas (logical CPUs).
 
     python bench/distribute.py                 # the table (mpiexec row when MPICH is installed)
     python bench/distribute.py --mib 1 --examples 512   # tiny (tests/test_bench.py)
+    python bench/distribute.py --tf-python /tmp/tfenv/bin/python --rounds 3
+        # seed 004's epoch under TensorFlow 2.21's MirroredStrategy too, side by side
 """
 
 import argparse
@@ -48,7 +51,29 @@ def _allreduce_threads(mib, repeat):
     return times[len(times) // 2]
 
 
+def _mpich_allreduce(lib):
+    """MPICH's own blocking MPI_Allreduce (float32, SUM, MPI_COMM_WORLD) through ctypes over
+    the same libmpi_abi.so the engine loaded; handles are the MPI 5 ABI's constants."""
+    import ctypes
+
+    fn = ctypes.CDLL(lib, mode=ctypes.RTLD_GLOBAL).MPI_Allreduce
+    fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p,
+                   ctypes.c_void_p, ctypes.c_void_p]
+    fn.restype = ctypes.c_int
+    mpi_float, mpi_sum, comm_world, in_place = 0x210, 0x21, 0x101, 1
+
+    def call(send, recv):
+        rc = fn(in_place if send is None else send.ctypes.data, recv.ctypes.data, recv.size,
+                mpi_float, mpi_sum, comm_world)
+        if rc:
+            raise RuntimeError("MPI_Allreduce failed with MPI error %d" % rc)
+    return call
+
+
 def _allreduce_mpi_worker(mib, repeat):
+    """Our engine and MPICH's blocking MPI_Allreduce (into a second buffer, and in place) on
+    the same 64 MiB, interleaved call by call (the order rotating) so that the machine's
+    load falls on all three alike."""
     import numpy as np
 
     import mixprec as tf
@@ -57,16 +82,30 @@ def _allreduce_mpi_worker(mib, repeat):
 
     comm = multi_worker.mpi_world()
     rank = _core.comm_info(comm)[2]
-    buf = tf.constant(np.full((mib << 20) // 4, rank + 1.0, np.float32))
-    times = []
-    for _ in range(repeat + 1):
-        _core.comm_barrier(comm, rank)
-        t0 = time.perf_counter()
-        _core.comm_all_reduce(comm, rank, [buf], 0)
-        times.append(time.perf_counter() - t0)
-    times = sorted(times[1:])
+    n = (mib << 20) // 4
+    buf = tf.constant(np.full(n, rank + 1.0, np.float32))
+    mpich = _mpich_allreduce(multi_worker._mpi_library())
+    send, recv = np.full(n, rank + 1.0, np.float32), np.empty(n, np.float32)
+    inplace = np.full(n, rank + 1.0, np.float32)
+    cases = {"mixprec": lambda: _core.comm_all_reduce(comm, rank, [buf], 0),
+             "mpich": lambda: mpich(send, recv),
+             "mpich_in_place": lambda: mpich(None, inplace)}
+    names = list(cases)
+    times = {k: [] for k in names}
+    for i in range(repeat + 1):
+        for k in names[i % 3:] + names[:i % 3]:
+            _core.comm_barrier(comm, rank)
+            t0 = time.perf_counter()
+            cases[k]()
+            times[k].append(time.perf_counter() - t0)
+    size = _core.comm_info(comm)[1]
+    got = _core.comm_all_reduce(comm, rank, [buf], 0)[0].numpy()
+    want = size * (size + 1) / 2
+    assert recv[0] == want and (got == want).all(), (recv[0], got)
     if rank == 0:
-        print("MPI_ALLREDUCE_SECONDS %.6f" % times[len(times) // 2])
+        for k in names:
+            ts = sorted(times[k][1:])
+            print("MPI_ALLREDUCE_SECONDS %s %.6f" % (k, ts[len(ts) // 2]))
 
 
 def _mpiexec():
@@ -79,7 +118,7 @@ def _mpiexec():
     return exe if exe and os.path.exists(lib) else None
 
 
-def _epoch_worker(replicas, examples, batch_per_replica, cnn=False):
+def _epoch_worker(replicas, examples, batch_per_replica):
     import numpy as np
 
     import mixprec as tf
@@ -90,26 +129,15 @@ def _epoch_worker(replicas, examples, batch_per_replica, cnn=False):
         cpu, [tf.config.LogicalDeviceConfiguration()] * replicas)
     strategy = tf.distribute.MirroredStrategy()
     gbs = batch_per_replica * strategy.num_replicas_in_sync
-    if cnn:  # seed 004's model on the Fashion-MNIST subset shipped with mixprec
-        (x, y), _ = keras.datasets.fashion_mnist.load_embedded()
-        x, y = x[:examples, ..., None] / np.float32(255), y[:examples]
-    else:
-        rng = np.random.default_rng(0)
-        x = rng.random((examples, 784), dtype=np.float32)
-        y = rng.integers(0, 10, examples)
+    rng = np.random.default_rng(0)
+    x = rng.random((examples, 784), dtype=np.float32)
+    y = rng.integers(0, 10, examples)
     ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(gbs)
     dist = strategy.experimental_distribute_dataset(ds)
     with strategy.scope():
-        if cnn:
-            model = keras.Sequential([
-                keras.layers.Conv2D(32, 3, activation="relu"), keras.layers.MaxPooling2D(),
-                keras.layers.Conv2D(64, 3, activation="relu"), keras.layers.MaxPooling2D(),
-                keras.layers.Flatten(), keras.layers.Dense(64, activation="relu"),
-                keras.layers.Dense(10)])
-        else:
-            model = keras.Sequential([
-                keras.layers.Dense(256, activation="relu", input_shape=(784,)),
-                keras.layers.Dense(64, activation="relu"), keras.layers.Dense(10)])
+        model = keras.Sequential([
+            keras.layers.Dense(256, activation="relu", input_shape=(784,)),
+            keras.layers.Dense(64, activation="relu"), keras.layers.Dense(10)])
         opt = keras.optimizers.Adam()
         loss_obj = keras.losses.SparseCategoricalCrossentropy(
             from_logits=True, reduction=keras.losses.Reduction.NONE)
@@ -133,11 +161,128 @@ def _epoch_worker(replicas, examples, batch_per_replica, cnn=False):
     print("EPOCH_SECONDS %.6f" % (time.perf_counter() - t0))
 
 
+def _seed_epoch_worker(framework, replicas, data, batch_per_replica):
+    """Seed 004's training code as written (CNN, MirroredStrategy on `replicas` logical CPUs,
+    distributed dataset, strategy.run/reduce in tf.function, train accuracy metric), run
+    under `framework` ("mixprec" or "tensorflow": the same lines, only the import differs)
+    on the images saved in `data`; prints the second epoch's time (the first traces)."""
+    import numpy as np
+
+    if framework == "tensorflow":
+        import tensorflow as tf
+    else:
+        import mixprec as tf
+    cpu = tf.config.list_physical_devices("CPU")
+    tf.config.set_logical_device_configuration(
+        cpu[0], [tf.config.LogicalDeviceConfiguration()] * replicas)
+    d = np.load(data)
+    train_images, train_labels = d["x"][..., None] / np.float32(255), d["y"]
+    strategy = tf.distribute.MirroredStrategy()
+    assert strategy.num_replicas_in_sync == replicas, strategy.num_replicas_in_sync
+    GLOBAL_BATCH_SIZE = batch_per_replica * strategy.num_replicas_in_sync
+    train_dataset = tf.data.Dataset.from_tensor_slices((train_images, train_labels)).shuffle(
+        len(train_images)).batch(GLOBAL_BATCH_SIZE)
+    train_dist_dataset = strategy.experimental_distribute_dataset(train_dataset)
+    with strategy.scope():
+        loss_object = tf.keras.losses.SparseCategoricalCrossentropy(
+            from_logits=True, reduction=tf.keras.losses.Reduction.NONE)
+
+        def compute_loss(labels, predictions):
+            per_example_loss = loss_object(labels, predictions)
+            return tf.nn.compute_average_loss(per_example_loss,
+                                              global_batch_size=GLOBAL_BATCH_SIZE)
+
+        train_accuracy = tf.keras.metrics.SparseCategoricalAccuracy(name="train_accuracy")
+        model = tf.keras.Sequential([
+            tf.keras.layers.Conv2D(32, 3, activation="relu"), tf.keras.layers.MaxPooling2D(),
+            tf.keras.layers.Conv2D(64, 3, activation="relu"), tf.keras.layers.MaxPooling2D(),
+            tf.keras.layers.Flatten(), tf.keras.layers.Dense(64, activation="relu"),
+            tf.keras.layers.Dense(10)])
+        optimizer = tf.keras.optimizers.Adam()
+
+    def train_step(inputs):
+        images, labels = inputs
+        with tf.GradientTape() as tape:
+            predictions = model(images, training=True)
+            loss = compute_loss(labels, predictions)
+        gradients = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+        train_accuracy.update_state(labels, predictions)
+        return loss
+
+    @tf.function
+    def distributed_train_step(dataset_inputs):
+        per_replica_losses = strategy.run(train_step, args=(dataset_inputs,))
+        return strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica_losses, axis=None)
+
+    def epoch():
+        total_loss, num_batches = 0.0, 0
+        for x in train_dist_dataset:
+            total_loss += distributed_train_step(x)
+            num_batches += 1
+        return float(total_loss / num_batches)
+
+    epoch()  # traces, builds the model
+    t0 = time.perf_counter()
+    loss = epoch()
+    print("EPOCH_SECONDS %.6f loss %.4f accuracy %.4f" % (time.perf_counter() - t0, loss,
+                                                          float(train_accuracy.result())))
+
+
+def _seed_data(examples, path):
+    """The first `examples` shipped Fashion-MNIST training images, saved for both frameworks."""
+    import numpy as np
+
+    from mixprec import keras
+
+    (x, y), _ = keras.datasets.fashion_mnist.load_embedded()
+    np.savez(path, x=x[:examples], y=y[:examples])
+    return min(examples, len(x))
+
+
 def _sub(args, env=None):
     out = subprocess.run(args, capture_output=True, text=True, timeout=600, env=env)
     if out.returncode != 0:
         raise RuntimeError(out.stdout[-2000:] + out.stderr[-3000:])
     return out.stdout
+
+
+def _seed_rows(a):
+    """Seed 004's epoch, mixprec and (with --tf-python) TensorFlow, 1 and 2 logical CPUs,
+    the frameworks alternating so that the machine's load falls on both alike; with
+    --rounds R, the median of R such rounds."""
+    import tempfile
+
+    rows, times, accs = [], {}, {}
+    with tempfile.TemporaryDirectory() as tmp:
+        data = os.path.join(tmp, "fashion.npz")
+        examples = _seed_data(a.cnn_examples, data)
+        runners = [("mixprec", sys.executable)]
+        if a.tf_python:
+            runners.append(("tensorflow", a.tf_python))
+        for _ in range(a.rounds):
+            for n in (1, 2):
+                for name, python in runners:
+                    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", TF_USE_LEGACY_KERAS="1")
+                    out = _sub([python, os.path.abspath(__file__), "--seed-worker", name,
+                                "--replicas", str(n), "--data", data, "--batch-per-replica",
+                                str(a.batch_per_replica)], env=env)
+                    line = out.split("EPOCH_SECONDS")[1].split("\n")[0].split()
+                    times.setdefault((name, n), []).append(float(line[0]))
+                    accs[name, n] = line[4]
+        times = {k: sorted(v)[len(v) // 2] for k, v in times.items()}  # medians
+        for n in (1, 2):
+            for name, _ in runners:
+                t = times[name, n]
+                rows.append(["seed 004 epoch, %d images, CNN, Adam" % examples,
+                             "%s, %d logical CPU%s (batch %d each)" % (
+                                 name, n, "s" if n > 1 else "", a.batch_per_replica),
+                             "%.2f s" % t, "%.0f images/s (train acc %s)" % (examples / t,
+                                                                             accs[name, n])])
+        for n in (1, 2) if a.tf_python else ():
+            rows.append(["", "mixprec / TensorFlow, %d logical CPU%s" % (n, "s" if n > 1 else ""),
+                         "%.2fx" % (times["mixprec", n] / times["tensorflow", n]), ""])
+    return rows
 
 
 def main():
@@ -148,14 +293,23 @@ def main():
     p.add_argument("--batch-per-replica", type=int, default=64)
     p.add_argument("--mpi-worker", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--epoch-worker", type=int, default=0, help=argparse.SUPPRESS)
-    p.add_argument("--cnn", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--seed-worker", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--replicas", type=int, default=1, help=argparse.SUPPRESS)
+    p.add_argument("--data", default=None, help=argparse.SUPPRESS)
     p.add_argument("--cnn-examples", type=int, default=6000,
-                   help="seed 004's CNN epoch on this many shipped Fashion-MNIST images (0: skip)")
+                   help="seed 004's epoch on this many shipped Fashion-MNIST images (0: skip)")
+    p.add_argument("--rounds", type=int, default=1,
+                   help="seed 004 rows: the median of this many alternating rounds")
+    p.add_argument("--tf-python", default=None,
+                   help="a Python with TensorFlow 2.21: seed 004's epoch under TensorFlow's "
+                        "MirroredStrategy too, in the same run")
     a = p.parse_args()
     if a.mpi_worker:
         return _allreduce_mpi_worker(a.mib, a.repeat)
     if a.epoch_worker:
-        return _epoch_worker(a.epoch_worker, a.examples, a.batch_per_replica, a.cnn)
+        return _epoch_worker(a.epoch_worker, a.examples, a.batch_per_replica)
+    if a.seed_worker:
+        return _seed_epoch_worker(a.seed_worker, a.replicas, a.data, a.batch_per_replica)
     rows = []
     t = _allreduce_threads(a.mib, a.repeat)
     rows.append(["all-reduce %d MiB float32" % a.mib, "2 replica threads",
@@ -164,9 +318,16 @@ def main():
     if exe:
         out = _sub([exe, "-n", "2", sys.executable, os.path.abspath(__file__), "--mpi-worker",
                     "--mib", str(a.mib), "--repeat", str(a.repeat)])
-        t = float(out.split("MPI_ALLREDUCE_SECONDS")[1].split()[0])
-        rows.append(["all-reduce %d MiB float32" % a.mib, "mpiexec -n 2 (MPICH)",
-                     "%.1f ms" % (t * 1e3), "%.2f GB/s" % ((a.mib << 20) / t / 1e9)])
+        got = dict(line.split()[1:3] for line in out.splitlines()
+                   if line.startswith("MPI_ALLREDUCE_SECONDS"))
+        for key, how in (("mixprec", "mpiexec -n 2 (MPICH), mixprec's MPI engine"),
+                         ("mpich", "same run, MPICH's blocking MPI_Allreduce (ctypes)"),
+                         ("mpich_in_place", "same run, MPI_Allreduce(MPI_IN_PLACE)")):
+            t = float(got[key])
+            rows.append(["all-reduce %d MiB float32" % a.mib, how,
+                         "%.1f ms" % (t * 1e3), "%.2f GB/s" % ((a.mib << 20) / t / 1e9)])
+        rows.append(["", "mixprec / MPI_Allreduce", "%.2fx" % (float(got["mixprec"])
+                                                              / float(got["mpich"])), ""])
     else:
         rows.append(["all-reduce %d MiB float32" % a.mib, "mpiexec -n 2", "(no MPICH)", ""])
     for n in (1, 2):
@@ -178,15 +339,8 @@ def main():
                      "%d replica%s (batch %d each)" % (n, "s" if n > 1 else "",
                                                        a.batch_per_replica),
                      "%.2f s" % t, "%.0f examples/s" % (a.examples / t)])
-    for n in (1, 2) if a.cnn_examples else ():
-        out = _sub([sys.executable, os.path.abspath(__file__), "--epoch-worker", str(n), "--cnn",
-                    "--examples", str(a.cnn_examples), "--batch-per-replica",
-                    str(a.batch_per_replica)])
-        t = float(out.split("EPOCH_SECONDS")[1].split()[0])
-        rows.append(["epoch, %d examples, seed 004 CNN, Adam" % a.cnn_examples,
-                     "%d replica%s (batch %d each)" % (n, "s" if n > 1 else "",
-                                                       a.batch_per_replica),
-                     "%.2f s" % t, "%.0f examples/s" % (a.cnn_examples / t)])
+    if a.cnn_examples:
+        rows += _seed_rows(a)
     print(_common.machine())
     _common.print_table("tf.distribute", ["what", "how", "time", "rate"], rows)
 

@@ -12,10 +12,51 @@ int mp_coll_dtype_ok(mp_dtype dt) {
 }
 
 void mp_comm_free(mp_comm *c) {
-    if (c && c->be && c->be->destroy)
+    if (!c)
+        return;
+    mp_coll_backend *owned = c->owned_be;
+    if (c->be && c->be->destroy)
         c->be->destroy(c);
     else
         free(c);
+    free(owned);
+}
+
+mp_status mp_coll_missing_slot(const mp_comm *c, const char *slot) {
+    return mp_error_set(MP_ERR_NOT_IMPLEMENTED, "the %s collectives engine does not implement %s",
+                        c->be && c->be->name ? c->be->name : "(unnamed)", slot);
+}
+
+mp_status mp_comm_abort(mp_comm *c, int rank, const char *why) {
+    if (!c->be || !c->be->abort)
+        return mp_coll_missing_slot(c, "abort");
+    c->be->abort(c, rank, why);
+    return MP_OK;
+}
+
+mp_status mp_comm_drop_slots(mp_comm *c, const char *slots) {
+    mp_coll_backend *t = malloc(sizeof *t);
+    if (!t)
+        return mp_error_set(MP_ERR_MEMORY, "out of memory");
+    *t = *c->be;
+    for (const char *p = slots; *p;) {
+        size_t len = strcspn(p, ",");
+#define DROP(slot)                                                                           \
+    if (len == sizeof #slot - 1 && strncmp(p, #slot, len) == 0)                              \
+        t->slot = NULL;                                                                      \
+    else
+        DROP(all_reduce) DROP(broadcast) DROP(barrier) DROP(abort) {
+            free(t);
+            return mp_error_set(MP_ERR_VALUE, "no collectives slot named '%.*s' can be dropped",
+                                (int)len, p);
+        }
+#undef DROP
+        p += len + (p[len] == ',');
+    }
+    free(c->owned_be);
+    c->owned_be = t;
+    c->be = t;
+    return MP_OK;
 }
 
 int mp_coll_plan_buckets(int n, const int64_t *counts, size_t esize, int64_t max_bytes, int *starts) {

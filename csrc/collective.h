@@ -37,7 +37,23 @@ struct mp_comm {
     int rank;            /* this process's rank (MPI/NCCL); -1 for the in-process engine */
     double timeout_s;    /* a call that waits longer fails with MP_ERR_UNAVAILABLE */
     void *impl;
+    mp_coll_backend *owned_be; /* a table this communicator owns (mp_comm_drop_slots), or NULL */
 };
+
+/* The one funnel for calling an engine's slot (all_reduce, broadcast, barrier):
+ * MP_COLL_CALL(c, slot, rank, args...) calls c->be->slot(c, rank, args...), or, when the
+ * engine lacks the slot, records MP_ERR_NOT_IMPLEMENTED ("the mpi collectives engine does
+ * not implement barrier") and returns it. abort goes through mp_comm_abort, destroy
+ * through mp_comm_free: nothing calls a slot directly. */
+#define MP_COLL_CALL(c, slot, ...)                                                                \
+    ((c)->be && (c)->be->slot ? (c)->be->slot((c), __VA_ARGS__) : mp_coll_missing_slot((c), #slot))
+/* Records and returns MP_ERR_NOT_IMPLEMENTED for a slot c's engine lacks. */
+mp_status mp_coll_missing_slot(const mp_comm *c, const char *slot);
+/* The abort slot through the funnel: MP_ERR_NOT_IMPLEMENTED when the engine has none. */
+mp_status mp_comm_abort(mp_comm *c, int rank, const char *why);
+/* Test hook: c's engine table is replaced by a copy without the comma-separated slots
+ * (all_reduce, broadcast, barrier, abort), owned and freed with c. */
+mp_status mp_comm_drop_slots(mp_comm *c, const char *slots);
 
 /* In-process engine: `size` replicas run as threads of this process. */
 mp_status mp_comm_threads_new(int size, double timeout_s, mp_comm **out);

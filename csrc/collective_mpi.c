@@ -1,8 +1,10 @@
 /* collective_mpi.c — the MPI collectives engine: one rank per process over MPI_COMM_WORLD,
  * through the MPI standard ABI library (libmpi_abi.so, MPI 5) dlopen'ed at run time, so
- * importing mixprec never needs MPI. Buckets are packed into one float32/float64 buffer,
- * reduced with non-blocking calls polled under a deadline, and a peer process that is
- * gone is named in the error; no call waits forever. Host buffers only. */
+ * importing mixprec never needs MPI. A float32/float64 buffer that is large or alone is
+ * reduced straight into its output (reduce-scatter + all-gather); the rest of a bucket is
+ * packed into one float32/float64 buffer. Non-blocking calls are polled under a deadline,
+ * and a peer process that is gone is named in the error; no call waits forever. Host
+ * buffers only. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
@@ -45,6 +47,10 @@ typedef struct {
     int (*Ibcast)(void *, int, abi_handle, int, abi_handle, abi_handle *);
     int (*Ibarrier)(abi_handle, abi_handle *);
     int (*Iallgather)(const void *, int, abi_handle, void *, int, abi_handle, abi_handle, abi_handle *);
+    int (*Ireduce_scatter)(const void *, void *, const int *, abi_handle, abi_handle, abi_handle,
+                           abi_handle *);
+    int (*Iallgatherv)(const void *, int, abi_handle, void *, const int *, const int *, abi_handle,
+                       abi_handle, abi_handle *);
     int (*Test)(abi_handle *, int *, void *);
     int (*Error_string)(int, char *, int *);
 } mpi_api;
@@ -60,6 +66,7 @@ typedef struct {
     char host[64];
     char *stage;          /* packed bucket, reused between calls (under mu) */
     size_t stage_cap;
+    int *blocks, *displs; /* per-rank block counts and offsets of one chunk (under mu) */
 } mpi_impl;
 
 /* The staging buffer, grown to at least `nbytes` (kept: a fresh 64 MiB block per step
@@ -175,27 +182,61 @@ static mp_status wait_req(mp_comm *c, abi_handle *req, const char *what) {
     }
 }
 
-#define MAX_COUNT (1 << 30)
+/* A large bucket is reduced in chunks of CHUNK_BYTES, one after the other: MPICH's
+ * non-blocking algorithms malloc a temporary of about half a chunk per call, and glibc
+ * serves a temporary above its mmap threshold (at most 32 MiB) with fresh pages every
+ * time (8193 page faults per 64 MiB call, a third of its time); 16 MiB chunks keep the
+ * temporaries in the heap, reused. Below SMALL_BYTES one MPI_Iallreduce (one round). */
+#define CHUNK_BYTES ((size_t)16 << 20)
+#define SMALL_BYTES ((size_t)1 << 20)
+#define MAX_COUNT (1 << 30) /* bytes per MPI_Ibcast of a broadcast */
 
-/* buf = sum over ranks of (send, or buf itself when send is NULL). */
+/* out = op over ranks of `send`, out of place, as MPI_Ireduce_scatter straight into this
+ * rank's block of `out` then MPI_Iallgatherv in place: `send` is read once and never
+ * copied, and every element is reduced on one rank only, so all ranks get its bits. */
+static mp_status reduce_scatter_gather(mp_comm *c, const void *send, void *out, int m,
+                                       abi_handle dt, size_t es, abi_handle op) {
+    mpi_impl *mi = c->impl;
+    int per = m / c->size, extra = m % c->size, off = 0;
+    for (int r = 0; r < c->size; r++) {
+        mi->blocks[r] = per + (r < extra);
+        mi->displs[r] = off;
+        off += mi->blocks[r];
+    }
+    abi_handle req = NULL;
+    int rc = api.Ireduce_scatter(send, (char *)out + (size_t)mi->displs[c->rank] * es, mi->blocks,
+                                 dt, op, ABI_COMM_WORLD, &req);
+    if (rc)
+        return mpi_err(c, "all-reduce", rc);
+    MP_TRY(wait_req(c, &req, "all-reduce"));
+    rc = api.Iallgatherv(ABI_IN_PLACE, 0, dt, out, mi->blocks, mi->displs, dt, ABI_COMM_WORLD, &req);
+    if (rc)
+        return mpi_err(c, "all-reduce", rc);
+    return wait_req(c, &req, "all-reduce");
+}
+
+/* buf = op over ranks of (send, or buf itself when send is NULL). */
 static mp_status reduce_buffer(mp_comm *c, const void *send, void *buf, int64_t count,
                                abi_handle dt, size_t es, abi_handle op) {
-    for (int64_t off = 0; off < count; off += MAX_COUNT) {
-        int m = (int)(count - off < MAX_COUNT ? count - off : MAX_COUNT);
+    int64_t chunk = (int64_t)(CHUNK_BYTES / es);
+    for (int64_t off = 0; off < count; off += chunk) {
+        int m = (int)(count - off < chunk ? count - off : chunk);
         char *p = (char *)buf + (size_t)off * es;
         const void *sp = send ? (const char *)send + (size_t)off * es : ABI_IN_PLACE;
         abi_handle req = NULL;
         int rc;
-        if (c->size <= 2) { /* a+b == b+a: every rank gets the same bits */
+        if (send && (c->size > 2 || (size_t)m * es >= SMALL_BYTES)) {
+            MP_TRY(reduce_scatter_gather(c, sp, p, m, dt, es, op));
+        } else if (c->size <= 2) { /* a+b == b+a: every rank gets the same bits */
             rc = api.Iallreduce(sp, p, m, dt, op, ABI_COMM_WORLD, &req);
             if (rc)
                 return mpi_err(c, "all-reduce", rc);
             MP_TRY(wait_req(c, &req, "all-reduce"));
-        } else { /* reduce to rank 0, then broadcast: one summation order for everyone */
+        } else { /* in place: reduce to rank 0, then broadcast: one summation for everyone */
             if (c->rank == 0)
-                rc = api.Ireduce(sp, p, m, dt, op, 0, ABI_COMM_WORLD, &req);
+                rc = api.Ireduce(ABI_IN_PLACE, p, m, dt, op, 0, ABI_COMM_WORLD, &req);
             else
-                rc = api.Ireduce(send ? sp : p, NULL, m, dt, op, 0, ABI_COMM_WORLD, &req);
+                rc = api.Ireduce(p, NULL, m, dt, op, 0, ABI_COMM_WORLD, &req);
             if (rc)
                 return mpi_err(c, "all-reduce", rc);
             MP_TRY(wait_req(c, &req, "all-reduce"));
@@ -218,26 +259,43 @@ static mp_status check_call(mp_comm *c, int rank) {
     return MP_OK;
 }
 
+/* out = op over ranks of one float32/float64 buffer, straight from `in` (not `out`). */
+static mp_status reduce_direct(mp_comm *c, mp_dtype dt, mp_coll_op op, const void *in, void *out,
+                               int64_t count) {
+    size_t es = mp_dtype_size(dt);
+    mp_status st = reduce_buffer(c, in, out, count, dt == MP_F32 ? ABI_FLOAT : ABI_DOUBLE, es,
+                                 op == MP_COLL_MAX ? ABI_MAX : ABI_SUM);
+    if (st == MP_OK && op == MP_COLL_MEAN) {
+        if (dt == MP_F32)
+            for (int64_t i = 0; i < count; i++)
+                ((float *)out)[i] /= (float)c->size;
+        else
+            for (int64_t i = 0; i < count; i++)
+                ((double *)out)[i] /= (double)c->size;
+    }
+    return st;
+}
+
+/* A float32/float64 buffer that is the bucket's only one, or at least SMALL_BYTES, is
+ * reduced straight into its output (no staging copy either way); the others are packed
+ * into one wire-type buffer (16-bit widened to float32), reduced in place and unpacked,
+ * rounded once. Every rank decides alike: the counts are the same everywhere. */
+static int goes_direct(mp_dtype dt, int n, const void *in, const void *out, int64_t count) {
+    return (dt == MP_F32 || dt == MP_F64) && in != out &&
+           (n == 1 || (size_t)count * mp_dtype_size(dt) >= SMALL_BYTES);
+}
+
 static mp_status m_all_reduce_locked(mp_comm *c, mp_dtype dt, mp_coll_op op, int n,
                                      const void *const *in, void *const *out, const int64_t *counts) {
     int64_t total = 0;
-    for (int i = 0; i < n; i++)
-        total += counts[i];
-    size_t es = mp_dtype_size(dt);
-    if (n == 1 && (dt == MP_F32 || dt == MP_F64) && in[0] != out[0]) {
-        /* one buffer of a wire type: reduced straight from the input into the output */
-        mp_status st = reduce_buffer(c, in[0], out[0], total, dt == MP_F32 ? ABI_FLOAT : ABI_DOUBLE,
-                                     es, op == MP_COLL_MAX ? ABI_MAX : ABI_SUM);
-        if (st == MP_OK && op == MP_COLL_MEAN) {
-            if (dt == MP_F32)
-                for (int64_t i = 0; i < total; i++)
-                    ((float *)out[0])[i] /= (float)c->size;
-            else
-                for (int64_t i = 0; i < total; i++)
-                    ((double *)out[0])[i] /= (double)c->size;
-        }
-        return st;
+    for (int i = 0; i < n; i++) {
+        if (goes_direct(dt, n, in[i], out[i], counts[i]))
+            MP_TRY(reduce_direct(c, dt, op, in[i], out[i], counts[i]));
+        else
+            total += counts[i];
     }
+    if (total == 0)
+        return MP_OK; /* everything went direct (or is empty) */
     int wide = dt == MP_F64 ? 0 : 1; /* the wire type: float32 for f32/f16/bf16 */
     size_t wes = wide ? sizeof(float) : sizeof(double);
     char *buf = stage_get(c->impl, (size_t)total * wes);
@@ -245,8 +303,11 @@ static mp_status m_all_reduce_locked(mp_comm *c, mp_dtype dt, mp_coll_op op, int
         return mp_error_set(MP_ERR_MEMORY, "MPI all-reduce: cannot allocate %lld bytes",
                             (long long)(total * (int64_t)wes));
     int64_t off = 0;
-    for (int i = 0; i < n; off += counts[i], i++) /* pack (16-bit widened) */
-        mp_cast_host(in[i], dt, buf + (size_t)off * wes, wide ? MP_F32 : MP_F64, counts[i]);
+    for (int i = 0; i < n; i++) /* pack (16-bit widened) */
+        if (!goes_direct(dt, n, in[i], out[i], counts[i])) {
+            mp_cast_host(in[i], dt, buf + (size_t)off * wes, wide ? MP_F32 : MP_F64, counts[i]);
+            off += counts[i];
+        }
     mp_status st = reduce_buffer(c, NULL, buf, total, wide ? ABI_FLOAT : ABI_DOUBLE, wes,
                                  op == MP_COLL_MAX ? ABI_MAX : ABI_SUM);
     if (st == MP_OK && op == MP_COLL_MEAN) {
@@ -258,9 +319,11 @@ static mp_status m_all_reduce_locked(mp_comm *c, mp_dtype dt, mp_coll_op op, int
                 ((double *)buf)[i] /= (double)c->size;
     }
     off = 0;
-    for (int i = 0; st == MP_OK && i < n; off += counts[i], i++) /* unpack, rounded once */
-        mp_cast_host(buf + (size_t)off * wes, wide ? MP_F32 : MP_F64, out[i], dt, counts[i]);
-    (void)es;
+    for (int i = 0; st == MP_OK && i < n; i++) /* unpack, rounded once */
+        if (!goes_direct(dt, n, in[i], out[i], counts[i])) {
+            mp_cast_host(buf + (size_t)off * wes, wide ? MP_F32 : MP_F64, out[i], dt, counts[i]);
+            off += counts[i];
+        }
     return st;
 }
 
@@ -331,6 +394,8 @@ static void m_destroy(mp_comm *c) {
         pthread_mutex_destroy(&m->mu);
         free(m->peers);
         free(m->stage);
+        free(m->blocks);
+        free(m->displs);
         free(m);
     }
     free(c);
@@ -371,6 +436,8 @@ static mp_status load_api(const char *library) {
     LOAD(Ibcast);
     LOAD(Ibarrier);
     LOAD(Iallgather);
+    LOAD(Ireduce_scatter);
+    LOAD(Iallgatherv);
     LOAD(Test);
     LOAD(Error_string);
     api.lib = lib;
@@ -419,7 +486,9 @@ mp_status mp_comm_mpi_new(const char *library, double timeout_s, mp_comm **out) 
     gethostname(me.host, sizeof me.host - 1);
     memcpy(m->host, me.host, sizeof m->host);
     m->peers = calloc((size_t)c->size, sizeof *m->peers);
-    if (!m->peers) {
+    m->blocks = calloc((size_t)c->size, sizeof *m->blocks);
+    m->displs = calloc((size_t)c->size, sizeof *m->displs);
+    if (!m->peers || !m->blocks || !m->displs) {
         m_destroy(c);
         return mp_error_set(MP_ERR_MEMORY, "MPI: out of memory");
     }

@@ -272,7 +272,7 @@ mp_status mp_comm_nccl_new(const char *library, int ndev, const int *devices, mp
         const void *in[1] = {&id};
         void *outp[1] = {&id};
         int64_t count[1] = {(int64_t)(sizeof id / sizeof(float))}; /* moved as bytes by MPI */
-        st = mpi->be->broadcast(mpi, mpi->rank, 0, MP_F32, 1, in, outp, count);
+        st = MP_COLL_CALL(mpi, broadcast, mpi->rank, 0, MP_F32, 1, in, outp, count);
         if (st != MP_OK) {
             n_destroy(c);
             return st;

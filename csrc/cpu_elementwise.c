@@ -117,6 +117,17 @@ static void unary_i64(mp_unary_kind k, const int64_t *x, int64_t *y, int64_t n) 
     }
 }
 
+/* 16-bit sign/NaN tests on the bits (float16: exponent 0x7C00, bfloat16: 0x7F80) */
+static inline int pos16(uint16_t v, uint16_t inf) { return v != 0 && v <= inf; }  /* x > 0 (inf included) */
+static inline int neg16(uint16_t v, uint16_t inf) { return (v & 0x8000u) && (uint16_t)(v & 0x7FFFu) <= inf; }
+
+/* relu(x) = x > 0 ? x : (x is NaN ? x : +0) */
+static void relu16(mp_dtype dt, const uint16_t *x, uint16_t *y, int64_t n) {
+    uint16_t inf = dt == MP_F16 ? 0x7C00u : 0x7F80u;
+    for (int64_t i = 0; i < n; i++)
+        y[i] = (uint16_t)(x[i] & (uint16_t)(neg16(x[i], inf) - 1)); /* branch-free: vectorizes */
+}
+
 typedef struct {
     mp_unary_kind k;
     mp_dtype dt;
@@ -151,6 +162,10 @@ static void unary_range(void *vctx, int64_t b, int64_t e) {
         return;
     case MP_F16:
     case MP_BF16: {
+        if (c->k == MP_UNARY_RELU) { /* on the bits: exactly RELU_ of the widened value */
+            relu16(c->dt, (const uint16_t *)x, (uint16_t *)y, n);
+            return;
+        }
         float buf[MP_BLOCK];
         for (int64_t i = 0; i < n; i += MP_BLOCK) {
             int64_t m = n - i < MP_BLOCK ? n - i : MP_BLOCK;
@@ -351,6 +366,15 @@ static void bin_run(bin_ctx *c, int64_t oa, int sa, int64_t ob, int sb, int64_t 
             bin_f64(k, (const double *)a, sa, (const double *)b, sb, (double *)y, n, c->alpha);
         return;
     }
+    if ((dt == MP_F16 || dt == MP_BF16) && k == MP_BINARY_RELU_GRAD && sa && sb) {
+        /* x > 0 ? dy : +0, on the bits (the widened comparison exactly) */
+        uint16_t inf = dt == MP_F16 ? 0x7C00u : 0x7F80u;
+        const uint16_t *x = (const uint16_t *)a, *z = (const uint16_t *)b;
+        uint16_t *o = (uint16_t *)y;
+        for (int64_t i = 0; i < n; i++)
+            o[i] = (uint16_t)(z[i] & (uint16_t)-(uint16_t)pos16(x[i], inf)); /* branch-free: vectorizes */
+        return;
+    }
     if (dt == MP_F16 || dt == MP_BF16) {
         float ba[MP_BLOCK], bb[MP_BLOCK], by[MP_BLOCK];
         if (!sa)
@@ -396,10 +420,50 @@ static void bin_run(bin_ctx *c, int64_t oa, int sa, int64_t ob, int sb, int64_t 
     }
 }
 
+/* 16-bit (rows, inner) with short rows where each operand is either contiguous or one row
+ * repeated (a bias): whole blocks of rows per widening instead of one call per row. The
+ * same float32 arithmetic and rounding as bin_run. Returns 0 when the shape does not fit. */
+static int bin_rows16(bin_ctx *c, int64_t beg, int64_t end) {
+    const mp_bcast *bc = c->bc;
+    mp_dtype dt = c->dt;
+    if (bc->ndim != 2 || (dt != MP_F16 && dt != MP_BF16) || binary_is_cmp(c->k))
+        return 0;
+    int64_t inner = bc->shape[1];
+    if (inner > MP_BLOCK / 4)
+        return 0;
+    int row[2];
+    for (int o = 0; o < 2; o++) {
+        if (bc->stride[o][1] != 1 || (bc->stride[o][0] != 0 && bc->stride[o][0] != inner))
+            return 0;
+        row[o] = bc->stride[o][0] == 0;
+    }
+    int64_t per = MP_BLOCK / inner; /* rows per block */
+    float ba[MP_BLOCK], bb[MP_BLOCK], by[MP_BLOCK];
+    float *buf[2] = {ba, bb};
+    const char *src[2] = {c->a, c->b};
+    for (int o = 0; o < 2; o++)
+        if (row[o]) { /* the repeated row, tiled once */
+            mp_load_f32(dt, src[o], buf[o], inner);
+            for (int64_t r = 1; r < per; r++)
+                memcpy(buf[o] + r * inner, buf[o], (size_t)inner * sizeof(float));
+        }
+    for (int64_t r = beg; r < end; r += per) {
+        int64_t nr = end - r < per ? end - r : per, m = nr * inner;
+        for (int o = 0; o < 2; o++)
+            if (!row[o])
+                mp_load_f32(dt, src[o] + r * inner * 2, buf[o], m);
+        bin_f32(c->k, ba, 1, bb, 1, by, m, c->alpha);
+        mp_store_f32(dt, by, c->y + r * inner * 2, m);
+    }
+    return 1;
+}
+
 static void bin_range(void *vctx, int64_t beg, int64_t end) {
     bin_ctx *c = vctx;
     const mp_bcast *bc = c->bc;
     int nd = bc->ndim;
+    if (!c->flat && bin_rows16(c, beg, end))
+        return;
     int sa = bc->stride[0][nd - 1] != 0, sb = bc->stride[1][nd - 1] != 0;
     if (c->flat) {
         bin_run(c, sa ? beg : 0, sa, sb ? beg : 0, sb, beg, end - beg);

@@ -1,8 +1,10 @@
-/* cpu_norm.c — the CPU backend's batch normalization with given statistics.
- * Owns one pass y = x * a + b per channel (a = scale / sqrt(var + eps), b = offset - mean * a,
- * computed once per call in the statistics' dtype); 16-bit data is widened to float32 in
- * blocks and rounded once. It must not compute statistics (moments does) nor validate. */
+/* cpu_norm.c — the CPU backend's batch normalization: one pass y = x * a + b per channel
+ * with given statistics (a = scale / sqrt(var + eps), b = offset - mean * a, computed once
+ * per call in the statistics' dtype), and the batch-statistics slot (moments, the gradient
+ * sums of batch norm's backward, the moments' gradient) summed in float64. 16-bit data is
+ * widened to float32 in blocks and rounded once. It must not validate shapes (ops did). */
 #include <math.h>
+#include <string.h>
 
 #include "cpu_kernels.h"
 
@@ -91,4 +93,219 @@ mp_status mp_cpu_batch_norm(mp_device dev, mp_dtype dt, mp_dtype sdt, const void
     mp_parallel_for(rows, grain, bn_rows, &c);
     mp_cpu_scratch_free(ab, 2 * (size_t)C * ss + 64);
     return MP_OK;
+}
+
+/* ------------------------------------------------------------------ batch statistics */
+
+/* Per-channel sums over (outer, C, inner) in float64, in a fixed split of the rows (the
+ * same partial sums whatever the thread count: replay == eager bit for bit). */
+enum { SUM_X = 0, SUM_SQDEV = 1, SUM_GRAD = 2 };
+#define STAT_CHUNKS 64
+
+typedef struct {
+    int mode;
+    mp_dtype dt, sdt;
+    const void *x, *y;
+    const double *m; /* (C) mean in float64 */
+    int64_t outer, C, inner, per;
+    double *part; /* channels last: (chunks, 2, C); channels first: (outer * C, 2) */
+} sums_ctx;
+
+static void acc_run(const sums_ctx *c, const char *x, const char *y, int64_t n, int64_t ch0, int64_t step_ch,
+                    double *s0, double *s1) {
+    /* n values starting at channel ch0; channel advances by step_ch per value (1: channels
+     * last, 0: one channel) */
+    size_t es = mp_dtype_size(c->dt);
+    float bx[MP_BLOCK], by[MP_BLOCK];
+    for (int64_t i0 = 0; i0 < n; i0 += MP_BLOCK) {
+        int64_t m = n - i0 < MP_BLOCK ? n - i0 : MP_BLOCK;
+        const char *xp = x + i0 * (int64_t)es, *yp = y ? y + i0 * (int64_t)es : NULL;
+        if (c->dt == MP_F64) {
+            const double *xd = (const double *)xp, *yd = (const double *)yp;
+            for (int64_t i = 0; i < m; i++) {
+                int64_t ch = ch0 + (i0 + i) * step_ch;
+                double v = xd[i];
+                if (c->mode == SUM_X)
+                    s0[ch * step_ch] += v;
+                else if (c->mode == SUM_SQDEV)
+                    s0[ch * step_ch] += (v - c->m[ch]) * (v - c->m[ch]);
+                else {
+                    s0[ch * step_ch] += yd[i];
+                    s1[ch * step_ch] += yd[i] * (v - c->m[ch]);
+                }
+            }
+            continue;
+        }
+        mp_load_f32(c->dt, xp, bx, m);
+        if (yp)
+            mp_load_f32(c->dt, yp, by, m);
+        for (int64_t i = 0; i < m; i++) {
+            int64_t ch = ch0 + (i0 + i) * step_ch;
+            double v = bx[i];
+            if (c->mode == SUM_X)
+                s0[ch * step_ch] += v;
+            else if (c->mode == SUM_SQDEV)
+                s0[ch * step_ch] += (v - c->m[ch]) * (v - c->m[ch]);
+            else {
+                s0[ch * step_ch] += by[i];
+                s1[ch * step_ch] += by[i] * (v - c->m[ch]);
+            }
+        }
+    }
+}
+
+static void sums_chunks(void *vctx, int64_t b, int64_t e) {
+    const sums_ctx *c = vctx;
+    size_t es = mp_dtype_size(c->dt);
+    const char *x = c->x, *y = c->y;
+    if (c->inner == 1) { /* chunk k: rows [k * per, (k + 1) * per) of C channels */
+        for (int64_t k = b; k < e; k++) {
+            double *s0 = c->part + k * 2 * c->C, *s1 = s0 + c->C;
+            int64_t r0 = k * c->per, r1 = r0 + c->per < c->outer ? r0 + c->per : c->outer;
+            for (int64_t r = r0; r < r1; r++)
+                acc_run(c, x + r * c->C * (int64_t)es, y ? y + r * c->C * (int64_t)es : NULL, c->C, 0, 1, s0, s1);
+        }
+        return;
+    }
+    for (int64_t r = b; r < e; r++) { /* row r = (o, ch): inner values of one channel */
+        double *s = c->part + r * 2;
+        int64_t off = r * c->inner * (int64_t)es;
+        acc_run(c, x + off, y ? y + off : NULL, c->inner, r % c->C, 0, s, s + 1);
+    }
+}
+
+/* out0[ch] (and out1) = the per-channel sums of mode */
+static mp_status chan_sums(sums_ctx *c, double *out0, double *out1) {
+    int64_t C = c->C;
+    int last = c->inner == 1;
+    if (c->outer == 0 || c->inner == 0) { /* sums over nothing */
+        for (int64_t ch = 0; ch < C; ch++)
+            out0[ch] = out1[ch] = 0.0;
+        return MP_OK;
+    }
+    int64_t chunks = last ? (c->outer < STAT_CHUNKS ? c->outer : STAT_CHUNKS) : c->outer * C;
+    if (chunks < 1)
+        chunks = 1;
+    c->per = last ? (c->outer + chunks - 1) / chunks : 0;
+    size_t bytes = (size_t)(last ? chunks * 2 * C : chunks * 2) * sizeof(double);
+    c->part = mp_cpu_scratch_alloc(bytes);
+    if (!c->part)
+        return mp_error_set(MP_ERR_MEMORY, "out of memory for batch statistics");
+    memset(c->part, 0, bytes);
+    int64_t work = last ? c->per * C : c->inner;
+    mp_parallel_for(chunks, work >= MP_GRAIN ? 1 : MP_GRAIN / (work ? work : 1), sums_chunks, c);
+    for (int64_t ch = 0; ch < C; ch++)
+        out0[ch] = out1[ch] = 0.0;
+    if (last) {
+        for (int64_t k = 0; k < chunks; k++)
+            for (int64_t ch = 0; ch < C; ch++) {
+                out0[ch] += c->part[k * 2 * C + ch];
+                out1[ch] += c->part[k * 2 * C + C + ch];
+            }
+    } else {
+        for (int64_t r = 0; r < chunks; r++) {
+            out0[r % C] += c->part[2 * r];
+            out1[r % C] += c->part[2 * r + 1];
+        }
+    }
+    mp_cpu_scratch_free(c->part, bytes);
+    return MP_OK;
+}
+
+static void put_stat(mp_dtype sdt, void *out, int64_t i, double v) {
+    if (sdt == MP_F64)
+        ((double *)out)[i] = v;
+    else
+        ((float *)out)[i] = (float)v;
+}
+
+static double get_stat(mp_dtype sdt, const void *p, int64_t i) {
+    return sdt == MP_F64 ? ((const double *)p)[i] : (double)((const float *)p)[i];
+}
+
+typedef struct {
+    mp_dtype dt;
+    const void *x;
+    void *out;
+    const double *a, *b, *m; /* out = b + a (x - m) per channel */
+    int64_t C, inner;
+} mgrad_ctx;
+
+static void mgrad_rows(void *vctx, int64_t r0, int64_t r1) {
+    const mgrad_ctx *c = vctx;
+    size_t es = mp_dtype_size(c->dt);
+    int last = c->inner == 1;
+    int64_t len = last ? c->C : c->inner;
+    float buf[MP_BLOCK];
+    for (int64_t r = r0; r < r1; r++) {
+        const char *x = (const char *)c->x + r * len * (int64_t)es;
+        char *o = (char *)c->out + r * len * (int64_t)es;
+        for (int64_t i0 = 0; i0 < len; i0 += MP_BLOCK) {
+            int64_t n = len - i0 < MP_BLOCK ? len - i0 : MP_BLOCK;
+            if (c->dt == MP_F64) {
+                const double *xd = (const double *)x + i0;
+                double *od = (double *)o + i0;
+                for (int64_t i = 0; i < n; i++) {
+                    int64_t ch = last ? i0 + i : r % c->C;
+                    od[i] = c->b[ch] + c->a[ch] * (xd[i] - c->m[ch]);
+                }
+                continue;
+            }
+            mp_load_f32(c->dt, x + i0 * (int64_t)es, buf, n);
+            for (int64_t i = 0; i < n; i++) {
+                int64_t ch = last ? i0 + i : r % c->C;
+                buf[i] = (float)(c->b[ch] + c->a[ch] * ((double)buf[i] - c->m[ch]));
+            }
+            mp_store_f32(c->dt, buf, o + i0 * (int64_t)es, n);
+        }
+    }
+}
+
+mp_status mp_cpu_batch_stats(mp_device dev, mp_stats_kind k, mp_dtype dt, mp_dtype sdt, const void *x, const void *y,
+                             const void *mean, const void *g, void *out, int64_t outer, int64_t C, int64_t inner) {
+    (void)dev;
+    size_t bytes = (size_t)(5 * C + 1) * sizeof(double);
+    double *w = mp_cpu_scratch_alloc(bytes);
+    if (!w)
+        return mp_error_set(MP_ERR_MEMORY, "out of memory for batch statistics");
+    double *m = w, *s0 = w + C, *s1 = w + 2 * C, *a = w + 3 * C, *b = w + 4 * C;
+    double N = (double)outer * (double)inner;
+    sums_ctx c = {SUM_X, dt, sdt, x, NULL, m, outer, C, inner, 0, NULL};
+    mp_status st = MP_OK;
+    if (k == MP_STATS_MOMENTS) {
+        if ((st = chan_sums(&c, s0, s1)) != MP_OK)
+            goto out;
+        for (int64_t ch = 0; ch < C; ch++)
+            m[ch] = N > 0 ? s0[ch] / N : NAN;
+        c.mode = SUM_SQDEV;
+        if ((st = chan_sums(&c, s0, s1)) != MP_OK)
+            goto out;
+        for (int64_t ch = 0; ch < C; ch++) {
+            put_stat(sdt, out, ch, m[ch]);
+            put_stat(sdt, out, C + ch, N > 0 ? s0[ch] / N : NAN);
+        }
+    } else if (k == MP_STATS_GRAD_SUMS) {
+        for (int64_t ch = 0; ch < C; ch++)
+            m[ch] = get_stat(sdt, mean, ch);
+        c.mode = SUM_GRAD;
+        c.y = y;
+        if ((st = chan_sums(&c, s0, s1)) != MP_OK)
+            goto out;
+        for (int64_t ch = 0; ch < C; ch++) {
+            put_stat(sdt, out, ch, s0[ch]);
+            put_stat(sdt, out, C + ch, s1[ch]);
+        }
+    } else {
+        for (int64_t ch = 0; ch < C; ch++) {
+            m[ch] = get_stat(sdt, mean, ch);
+            b[ch] = get_stat(sdt, g, ch) / N;
+            a[ch] = 2.0 * get_stat(sdt, g, C + ch) / N;
+        }
+        mgrad_ctx mc = {dt, x, out, a, b, m, C, inner};
+        int64_t rows = inner == 1 ? outer : outer * C, len = inner == 1 ? C : inner;
+        mp_parallel_for(rows, len >= MP_GRAIN ? 1 : MP_GRAIN / (len ? len : 1), mgrad_rows, &mc);
+    }
+out:
+    mp_cpu_scratch_free(w, bytes);
+    return st;
 }

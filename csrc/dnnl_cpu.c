@@ -53,7 +53,7 @@ enum { FAM_CONV = 0, FAM_POOL = 1, FAM_MATMUL = 2 };
 typedef struct {
     int fam, kind;
     int dt;
-    int pad_;
+    int post; /* convolution forward: 0 plain, 1 + bias, 2 + bias and ReLU (post-ops) */
     mp_window win;
 } key_t_;
 
@@ -168,15 +168,26 @@ static dnnl_status_t build_conv(entry *e, dnnl_primitive_attr_t attr) {
     const mp_window *w = &e->key.win;
     mp_dtype dt = (mp_dtype)e->key.dt;
     dnnl_status_t s;
-    dnnl_memory_desc_t src = NULL, dst = NULL, wany = NULL;
+    dnnl_memory_desc_t src = NULL, dst = NULL, wany = NULL, bias = NULL;
+    dnnl_post_ops_t po = NULL;
+    dnnl_primitive_attr_t rattr = NULL;
     dnnl_primitive_desc_t fwd = NULL;
     dnnl_dims_t strides = {w->sh, w->sw}, dil = {w->dh - 1, w->dw - 1}, pl = {w->pt, w->pl}, pr = {w->pb, w->pr};
     CHK(act_md(&src, dt, w->nchw, w->n, w->c, w->h, w->w));
     CHK(act_md(&dst, dt, w->nchw, w->n, w->oc, w->oh, w->ow));
     CHK(weights_md(&wany, dt, w, 1));
     CHK(weights_md(&e->user_w, dt, w, 0));
+    if (e->key.post) { /* bias (oc) of the data's dtype; ReLU as an eltwise post-op */
+        dnnl_dims_t bd = {w->oc};
+        CHK(dnnl_memory_desc_create_with_tag(&bias, 1, bd, dnnl_dt(dt), dnnl_a));
+        if (e->key.post == 2) {
+            CHK(dnnl_post_ops_create(&po));
+            CHK(dnnl_post_ops_append_eltwise(po, dnnl_eltwise_relu, 0.0f, 0.0f));
+            CHK(dnnl_primitive_attr_set_post_ops(attr, po));
+        }
+    }
     CHK(dnnl_convolution_forward_primitive_desc_create(&fwd, engine, dnnl_forward_training, dnnl_convolution_direct,
-                                                       src, wany, NULL, dst, strides, dil, pl, pr, attr));
+                                                       src, wany, bias, dst, strides, dil, pl, pr, attr));
     if (e->key.kind == MP_CONV_FWD) {
         e->pd = fwd;
         fwd = NULL;
@@ -193,10 +204,13 @@ static dnnl_status_t build_conv(entry *e, dnnl_primitive_attr_t attr) {
     CHK(dnnl_primitive_create(&e->prim, e->pd));
     e->scratch = scratch_of(e->pd);
     if (!dnnl_memory_desc_equal(e->pd_w, e->user_w)) {
+        /* the reorder takes the scratchpad mode, not the convolution's post-ops */
+        CHK(dnnl_primitive_attr_create(&rattr));
+        CHK(dnnl_primitive_attr_set_scratchpad_mode(rattr, dnnl_scratchpad_mode_user));
         if (e->key.kind == MP_CONV_BWD_FILTER)
-            CHK(dnnl_reorder_primitive_desc_create(&e->rpd, e->pd_w, engine, e->user_w, engine, attr));
+            CHK(dnnl_reorder_primitive_desc_create(&e->rpd, e->pd_w, engine, e->user_w, engine, rattr));
         else
-            CHK(dnnl_reorder_primitive_desc_create(&e->rpd, e->user_w, engine, e->pd_w, engine, attr));
+            CHK(dnnl_reorder_primitive_desc_create(&e->rpd, e->user_w, engine, e->pd_w, engine, rattr));
         CHK(dnnl_primitive_create(&e->reorder, e->rpd));
         e->reorder_scratch = scratch_of(e->rpd);
         e->wbuf = dnnl_memory_desc_get_size(e->pd_w);
@@ -210,6 +224,12 @@ done:
         dnnl_memory_desc_destroy(dst);
     if (wany)
         dnnl_memory_desc_destroy(wany);
+    if (bias)
+        dnnl_memory_desc_destroy(bias);
+    if (po)
+        dnnl_post_ops_destroy(po);
+    if (rattr)
+        dnnl_primitive_attr_destroy(rattr);
     return s;
 }
 
@@ -386,7 +406,7 @@ static mp_status exec(dnnl_primitive_t p, int na, const dnnl_exec_arg_t *args) {
         }                                                                                                              \
     } while (0)
 
-static mp_status run_conv(entry *e, const void *a, const void *b, void *out) {
+static mp_status run_conv(entry *e, const void *a, const void *b, const void *bias, void *out) {
     exec_ctx c = {0};
     dnnl_exec_arg_t args[8];
     int na = 0;
@@ -414,6 +434,8 @@ static mp_status run_conv(entry *e, const void *a, const void *b, void *out) {
         ARG(DNNL_ARG_SRC, qmd(pd, dnnl_query_src_md), a);
         ARG(DNNL_ARG_WEIGHTS, e->pd_w, prim_w);
         ARG(DNNL_ARG_DST, qmd(pd, dnnl_query_dst_md), out);
+        if (e->key.post)
+            ARG(DNNL_ARG_BIAS, dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 1), bias);
     } else if (e->key.kind == MP_CONV_BWD_DATA) {
         ARG(DNNL_ARG_WEIGHTS, e->pd_w, prim_w);
         ARG(DNNL_ARG_DIFF_DST, qmd(pd, dnnl_query_diff_dst_md), b);
@@ -599,21 +621,27 @@ static void operand_sizes(int fam, int kind, const mp_window *w, int64_t n[3]) {
 static int force_fallback; /* mp_dnnl_force_reference: tests run the loop kernels */
 
 /* oneDNN in dtype dt; *unimpl when it has no implementation */
-static mp_status native(int fam, int kind, mp_dtype dt, const mp_window *w, const void *a, const void *b, void *out,
-                        int *unimpl) {
+static mp_status native_post(int fam, int kind, int post, mp_dtype dt, const mp_window *w, const void *a,
+                             const void *b, const void *bias, void *out, int *unimpl) {
     key_t_ k;
     memset(&k, 0, sizeof k);
     k.fam = fam;
     k.kind = kind;
     k.dt = (int)dt;
+    k.post = post;
     k.win = *w;
     entry *e;
     MP_TRY(get_entry(&k, &e, unimpl));
     if (*unimpl)
         return MP_OK;
-    mp_status st = fam == FAM_CONV ? run_conv(e, a, b, out) : run_pool(e, a, b, out);
+    mp_status st = fam == FAM_CONV ? run_conv(e, a, b, bias, out) : run_pool(e, a, b, out);
     entry_release(e);
     return st;
+}
+
+static mp_status native(int fam, int kind, mp_dtype dt, const mp_window *w, const void *a, const void *b, void *out,
+                        int *unimpl) {
+    return native_post(fam, kind, 0, dt, w, a, b, NULL, out, unimpl);
 }
 
 /* Widen the operands to wdt, compute there (oneDNN for float32, loops for float64), round
@@ -687,6 +715,95 @@ mp_status mp_cpu_pool(mp_device dev, mp_pool_kind k, mp_dtype dt, const mp_windo
                       void *out) {
     (void)dev;
     return route(FAM_POOL, (int)k, dt, win, a, b, out);
+}
+
+/* y += bias per output channel, then ReLU when act; y (n, oc, oh, ow) in NCHW or NHWC of dt.
+ * The loop route's tail: computed in float32 (float64 for float64) and rounded once more. */
+typedef struct {
+    mp_dtype dt;
+    const mp_window *w;
+    const void *bias;
+    int act;
+    void *y;
+    int64_t hw;
+} bias_ctx;
+
+static void bias_rows(void *vctx, int64_t r0, int64_t r1) {
+    const bias_ctx *c = vctx;
+    const mp_window *w = c->w;
+    /* a row: one pixel's oc channels (NHWC) or one channel's hw pixels (NCHW) */
+    int64_t len = w->nchw ? c->hw : w->oc;
+    size_t es = mp_dtype_size(c->dt);
+    float buf[MP_BLOCK], bb[MP_BLOCK];
+    for (int64_t r = r0; r < r1; r++) {
+        char *y = (char *)c->y + r * len * (int64_t)es;
+        if (c->dt == MP_F64) {
+            const double *b = c->bias;
+            double *yd = (double *)y;
+            for (int64_t i = 0; i < len; i++) {
+                double v = yd[i] + b[w->nchw ? r % w->oc : i];
+                yd[i] = c->act && !(v > 0) && v == v ? 0.0 : v;
+            }
+            continue;
+        }
+        for (int64_t i0 = 0; i0 < len; i0 += MP_BLOCK) {
+            int64_t m = len - i0 < MP_BLOCK ? len - i0 : MP_BLOCK;
+            mp_load_f32(c->dt, y + i0 * (int64_t)es, buf, m);
+            if (w->nchw) {
+                mp_load_f32(c->dt, (const char *)c->bias + (r % w->oc) * (int64_t)es, bb, 1);
+                for (int64_t i = 0; i < m; i++)
+                    buf[i] += bb[0];
+            } else {
+                mp_load_f32(c->dt, (const char *)c->bias + i0 * (int64_t)es, bb, m);
+                for (int64_t i = 0; i < m; i++)
+                    buf[i] += bb[i];
+            }
+            if (c->act)
+                for (int64_t i = 0; i < m; i++)
+                    buf[i] = !(buf[i] > 0) && buf[i] == buf[i] ? 0.0f : buf[i];
+            mp_store_f32(c->dt, buf, y + i0 * (int64_t)es, m);
+        }
+    }
+}
+
+/* Convolution forward with bias and ReLU as oneDNN post-ops: accumulated, biased and
+ * activated in float32 and rounded once. float16 without units: widened to float32 and
+ * fused there. float64 and shapes oneDNN refuses: the plain route, then one bias pass. */
+mp_status mp_cpu_conv_bias_act(mp_device dev, mp_dtype dt, const mp_window *w, const void *x, const void *f,
+                               const void *bias, int act, void *y) {
+    (void)dev;
+    int unimpl = 1, post = act ? 2 : 1;
+    if ((dt == MP_F32 || dt == MP_BF16 || dt == MP_F16) && !__atomic_load_n(&force_fallback, __ATOMIC_RELAXED)) {
+        MP_TRY(native_post(FAM_CONV, MP_CONV_FWD, post, dt, w, x, f, bias, y, &unimpl));
+        if (unimpl && dt != MP_F32) { /* widened to float32, fused there, rounded once */
+            int64_t n[3];
+            operand_sizes(FAM_CONV, MP_CONV_FWD, w, n);
+            int64_t nb = w->oc, all = n[0] + n[1] + n[2] + nb;
+            float *buf = mp_cpu_scratch_alloc((size_t)all * sizeof(float));
+            if (!buf)
+                return mp_error_set(MP_ERR_MEMORY, "out of memory widening a %s convolution", mp_dtype_name(dt));
+            float *wx = buf, *wf = wx + n[0], *wy = wf + n[1], *wb = wy + n[2];
+            mp_status st = mp_cast_host(x, dt, wx, MP_F32, n[0]);
+            if (st == MP_OK)
+                st = mp_cast_host(f, dt, wf, MP_F32, n[1]);
+            if (st == MP_OK)
+                st = mp_cast_host(bias, dt, wb, MP_F32, nb);
+            if (st == MP_OK)
+                st = native_post(FAM_CONV, MP_CONV_FWD, post, MP_F32, w, wx, wf, wb, wy, &unimpl);
+            if (st == MP_OK && !unimpl)
+                st = mp_cast_host(wy, MP_F32, y, dt, n[2]);
+            mp_cpu_scratch_free(buf, (size_t)all * sizeof(float));
+            MP_TRY(st);
+        }
+        if (!unimpl)
+            return MP_OK;
+    }
+    MP_TRY(route(FAM_CONV, MP_CONV_FWD, dt, w, x, f, y));
+    bias_ctx c = {dt, w, bias, act, y, w->oh * w->ow};
+    int64_t rows = w->nchw ? w->n * w->oc : w->n * w->oh * w->ow;
+    int64_t len = w->nchw ? c.hw : w->oc;
+    mp_parallel_for(rows, len >= MP_GRAIN ? 1 : MP_GRAIN / (len ? len : 1), bias_rows, &c);
+    return MP_OK;
 }
 
 int mp_dnnl_force_reference(int on) {

@@ -6,6 +6,9 @@ mp_status mp_cpu_conv(mp_device dev, mp_conv_kind k, mp_dtype dt, const mp_windo
                       void *out);
 mp_status mp_cpu_pool(mp_device dev, mp_pool_kind k, mp_dtype dt, const mp_window *win, const void *a, const void *b,
                       void *out);
+/* y = act(conv(x, f) + bias) (the conv_bias_act slot): act 0 none, 1 ReLU. */
+mp_status mp_cpu_conv_bias_act(mp_device dev, mp_dtype dt, const mp_window *win, const void *x, const void *f,
+                               const void *bias, int act, void *y);
 /* Route every conv/pool call through the float64 loop kernels (tests); returns the previous setting. */
 int mp_dnnl_force_reference(int on);
 /* "oneDNN 3.2.0 (avx512_core_bf16)": the library and the instruction set it dispatches to. */

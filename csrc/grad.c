@@ -575,6 +575,29 @@ static mp_status g_matmul(const mp_node *n, mp_tensor *dy, const int *need, mp_t
     return finish(&a);
 }
 
+/* MatMul + bias (+ ReLU): dz = ReluGrad(y, dy), then MatMul's rule on dz, the bias a column
+ * sum of dz (TensorFlow's _FusedMatMul gradient) */
+static mp_status g_matmul_bias_act(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    arena a = {0};
+    mp_tensor *dz = n->attrs.i2 ? bin(&a, MP_OP_RELU_GRAD, Y, dy) : dy;
+    if (dz && (need[0] || need[1]))
+        a.st = g_matmul(n, dz, need, dx);
+    if (need[2]) {
+        static const int64_t rows[1] = {0};
+        mp_tensor *r = sum_axes(&a, dz, 1, rows, 0);
+        if (r)
+            dx[2] = out(r);
+    }
+    mp_status st = finish(&a);
+    if (st != MP_OK)
+        for (int i = 0; i < 2; i++)
+            if (dx[i]) {
+                mp_tensor_decref(dx[i]);
+                dx[i] = NULL;
+            }
+    return st;
+}
+
 static mp_status g_softmax(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
     (void)need;
     arena a = {0}; /* (dy - sum(dy*y, -1)) * y */
@@ -782,6 +805,32 @@ static mp_status g_conv2d(const mp_node *n, mp_tensor *dy, const int *need, mp_t
     return finish(&a);
 }
 
+/* Conv2D + bias (+ ReLU), y = act(conv(x, f) + b): dz = ReluGrad(y, dy) (y > 0 exactly where
+ * the pre-activation was), db = dz summed over all but the channel axis, dx and df as
+ * Conv2D's from dz (TensorFlow's _FusedConv2D gradient). */
+static mp_status g_conv2d_bias_act(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    arena a = {0};
+    mp_tensor *x = n->inputs[0], *f = n->inputs[1];
+    mp_tensor *dz = n->attrs.i2 ? bin(&a, MP_OP_RELU_GRAD, Y, dy) : dy;
+    if (need[0]) {
+        mp_tensor *r = window(&a, MP_OP_CONV2D_BACKPROP_INPUT, f, dz, n, x);
+        if (r)
+            dx[0] = out(r);
+    }
+    if (need[1]) {
+        mp_tensor *r = window(&a, MP_OP_CONV2D_BACKPROP_FILTER, x, dz, n, f);
+        if (r)
+            dx[1] = out(r);
+    }
+    if (need[2]) {
+        static const int64_t nhwc[3] = {0, 1, 2}, nchw[3] = {0, 2, 3};
+        mp_tensor *r = sum_axes(&a, dz, 3, n->attrs.i0 ? nchw : nhwc, 0);
+        if (r)
+            dx[2] = out(r);
+    }
+    return finish(&a);
+}
+
 /* BackpropInput(f, g) is linear in each: df = BackpropFilter(dx, g), dg = Conv2D(dx, f) */
 static mp_status g_conv2d_backprop_input(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
     arena a = {0};
@@ -882,42 +931,128 @@ static mp_tensor *cast_to(arena *a, mp_tensor *x, mp_dtype dt) {
     return run(a, MP_OP_CAST, 1, &x, &at);
 }
 
+/* v (C) shaped to broadcast along x's channel axis (axis 1 when cf, else the last) */
+static mp_tensor *chan(arena *a, mp_tensor *v, const mp_tensor *x, int cf) {
+    int64_t bshape[MP_MAX_DIMS];
+    int caxis = cf ? 1 : x->ndim - 1;
+    for (int d = 0; d < x->ndim; d++)
+        bshape[d] = d == caxis ? x->shape[d] : 1;
+    return reshape(a, v, x->ndim, bshape);
+}
+
+/* row i (C) of a statistics tensor s holding 2 * C values */
+static mp_tensor *row(arena *a, mp_tensor *s, int i) {
+    if (a->st != MP_OK || !s)
+        return NULL;
+    int64_t C = s->numel / 2, two_c[2] = {2, C};
+    mp_tensor *s2 = reshape(a, s, 2, two_c);
+    mp_attrs at = {{0}};
+    at.ints[0] = i, at.ints2[0] = 1, at.ints3[0] = 1;
+    at.ints[1] = 0, at.ints2[1] = C, at.ints3[1] = 1;
+    at.n_ints = 2;
+    at.i0 = 1; /* drop the row axis */
+    return run(a, MP_OP_STRIDED_SLICE, 1, &s2, &at);
+}
+
+/* [r0; r1] as a (2, C) tensor shaped like `like` */
+static mp_tensor *rows2(arena *a, mp_tensor *r0, mp_tensor *r1, const mp_tensor *like) {
+    mp_tensor *in[2] = {r0, r1};
+    mp_attrs at = {.i0 = 0};
+    return reshape(a, run(a, MP_OP_STACK, 2, in, &at), like->ndim, like->shape);
+}
+
+static mp_tensor *stats_op(arena *a, mp_op op, mp_tensor *x, mp_tensor *y, mp_tensor *z, int cf) {
+    mp_tensor *in[3] = {x, y, z};
+    mp_attrs at = {.i0 = cf};
+    return run(a, op, mp_op_get_info(op)->n_inputs, in, &at);
+}
+
+/* BatchNorm(x, scale, offset, mean, var) = x * A + offset - mean * A with A = scale * inv,
+ * inv = rsqrt(var + eps): every input gets its gradient (training's batch statistics carry
+ * theirs back into moments). dx = dy * A is one pass; the four per-channel gradients come
+ * from one more (BatchNormGradSums: sum dy and sum dy (x - mean), in float64). */
 static mp_status g_batch_norm(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
     arena a = {0};
     mp_tensor *x = IN(0), *scale = IN(1), *mean = IN(3), *var = IN(4);
-    int nd = x->ndim, caxis = n->attrs.i0 ? 1 : nd - 1;
-    mp_dtype sdt = scale->dtype;
-    int64_t axes[MP_MAX_DIMS], bshape[MP_MAX_DIMS];
-    int na = 0;
-    for (int d = 0; d < nd; d++) {
-        if (d != caxis)
-            axes[na++] = d;
-        bshape[d] = d == caxis ? x->shape[d] : 1;
-    }
+    int cf = n->attrs.i0 != 0;
     mp_tensor *inv = un(&a, MP_OP_RSQRT, bin(&a, MP_OP_ADD, var, scalar(&a, var, n->attrs.f0)));
     mp_tensor *A = bin(&a, MP_OP_MUL, scale, inv);
     if (need[0]) {
-        mp_tensor *r = bin(&a, MP_OP_MUL, dy, cast_to(&a, reshape(&a, A, nd, bshape), x->dtype));
+        mp_tensor *r = bin(&a, MP_OP_MUL, dy, cast_to(&a, chan(&a, A, x, cf), x->dtype));
         if (r)
             dx[0] = out(r);
     }
-    mp_tensor *dyf = (need[1] || need[2] || need[3] || need[4]) ? cast_to(&a, dy, sdt) : NULL;
-    mp_tensor *sdy = (need[2] || need[3]) ? sum_axes(&a, dyf, na, axes, 0) : NULL;
-    mp_tensor *sxy = NULL;
-    if (need[1] || need[4]) {
-        mp_tensor *xc = bin(&a, MP_OP_SUB, cast_to(&a, x, sdt), reshape(&a, mean, nd, bshape));
-        sxy = sum_axes(&a, bin(&a, MP_OP_MUL, dyf, xc), na, axes, 0);
+    if (need[1] || need[2] || need[3] || need[4]) {
+        mp_tensor *sums = stats_op(&a, MP_OP_BATCH_NORM_GRAD_SUMS, x, dy, mean, cf);
+        mp_tensor *sdy = row(&a, sums, 0), *sxy = row(&a, sums, 1), *r;
+        if (need[1] && (r = bin(&a, MP_OP_MUL, sxy, inv)))
+            dx[1] = out(r);
+        if (need[2] && sdy)
+            dx[2] = out(sdy);
+        if (need[3] && (r = un(&a, MP_OP_NEG, bin(&a, MP_OP_MUL, sdy, A))))
+            dx[3] = out(r);
+        if (need[4] && (r = bin(&a, MP_OP_MUL, bin(&a, MP_OP_MUL, sxy, A),
+                                bin(&a, MP_OP_MUL, bin(&a, MP_OP_MUL, inv, inv), scalar(&a, var, -0.5)))))
+            dx[4] = out(r);
     }
+    return finish(&a);
+}
+
+/* BatchMoments(x) = [mean, var]: dx = (g[0] + 2 g[1] (x - mean)) / N in one pass */
+static mp_status g_batch_moments(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    (void)need;
+    arena a = {0};
+    mp_tensor *r = stats_op(&a, MP_OP_BATCH_MOMENTS_GRAD, IN(0), Y, dy, n->attrs.i0 != 0);
+    if (r)
+        dx[0] = out(r);
+    return finish(&a);
+}
+
+/* BatchMomentsGrad(x, stats, g) = (g0 + 2 g1 (x - m)) / N (m = stats[0]), incoming h:
+ * dx = 2 g1 h / N, dstats = [-2 g1 sum(h) / N, 0], dg = [sum h, 2 sum h (x - m)] / N */
+static mp_status g_batch_moments_grad(const mp_node *n, mp_tensor *h, const int *need, mp_tensor **dx) {
+    arena a = {0};
+    mp_tensor *x = IN(0), *stats = IN(1), *g = IN(2);
+    int cf = n->attrs.i0 != 0;
+    int64_t C = stats->numel / 2;
+    double N = C ? (double)x->numel / (double)C : 1.0;
+    mp_tensor *g1 = row(&a, g, 1);
+    mp_tensor *sums = (need[1] || need[2]) ? stats_op(&a, MP_OP_BATCH_NORM_GRAD_SUMS, x, h, row(&a, stats, 0), cf)
+                                           : NULL;
     mp_tensor *r;
-    if (need[1] && (r = bin(&a, MP_OP_MUL, sxy, inv)))
-        dx[1] = out(r);
-    if (need[2] && sdy)
-        dx[2] = out(sdy);
-    if (need[3] && (r = un(&a, MP_OP_NEG, bin(&a, MP_OP_MUL, sdy, A))))
-        dx[3] = out(r);
-    if (need[4] && (r = bin(&a, MP_OP_MUL, bin(&a, MP_OP_MUL, sxy, A),
-                            bin(&a, MP_OP_MUL, bin(&a, MP_OP_MUL, inv, inv), scalar(&a, var, -0.5)))))
-        dx[4] = out(r);
+    if (need[0] && (r = bin(&a, MP_OP_MUL, h,
+                            cast_to(&a, chan(&a, bin(&a, MP_OP_MUL, g1, scalar(&a, g1, 2.0 / N)), x, cf), x->dtype))))
+        dx[0] = out(r);
+    if (need[1]) {
+        mp_tensor *d0 = bin(&a, MP_OP_MUL, bin(&a, MP_OP_MUL, g1, row(&a, sums, 0)), scalar(&a, g1, -2.0 / N));
+        if ((r = rows2(&a, d0, bin(&a, MP_OP_MUL, d0, scalar(&a, g1, 0.0)), stats)))
+            dx[1] = out(r);
+    }
+    if (need[2] && (r = rows2(&a, bin(&a, MP_OP_MUL, row(&a, sums, 0), scalar(&a, g1, 1.0 / N)),
+                              bin(&a, MP_OP_MUL, row(&a, sums, 1), scalar(&a, g1, 2.0 / N)), g)))
+        dx[2] = out(r);
+    return finish(&a);
+}
+
+/* BatchNormGradSums(x, dy, m) = [sum dy, sum dy (x - m)], incoming G = [g0, g1]:
+ * dx = g1 dy, ddy = g0 + g1 (x - m), dm = -g1 sum(dy) */
+static mp_status g_batch_norm_grad_sums(const mp_node *n, mp_tensor *G, const int *need, mp_tensor **dx) {
+    arena a = {0};
+    mp_tensor *x = IN(0), *dyi = IN(1), *m = IN(2);
+    int cf = n->attrs.i0 != 0;
+    mp_dtype sdt = m->dtype;
+    mp_tensor *g0 = row(&a, G, 0), *g1 = row(&a, G, 1), *r;
+    if (need[0] && (r = bin(&a, MP_OP_MUL, dyi, cast_to(&a, chan(&a, g1, x, cf), x->dtype))))
+        dx[0] = out(r);
+    if (need[1]) {
+        mp_tensor *xc = bin(&a, MP_OP_SUB, cast_to(&a, x, sdt), chan(&a, m, x, cf));
+        r = cast_to(&a, bin(&a, MP_OP_ADD, chan(&a, g0, x, cf), bin(&a, MP_OP_MUL, xc, chan(&a, g1, x, cf))),
+                    x->dtype);
+        if (r)
+            dx[1] = out(r);
+    }
+    if (need[2] && (r = un(&a, MP_OP_NEG, bin(&a, MP_OP_MUL, g1, row(&a, Y, 0)))))
+        dx[2] = out(r);
     return finish(&a);
 }
 
@@ -948,6 +1083,11 @@ static mp_status g_batch_norm(const mp_node *n, mp_tensor *dy, const int *need, 
 #define GRAD_TRUNCATED_NORMAL NULL
 #define GRAD_SPARSE_SOFTMAX_XENT g_xent
 #define GRAD_SOFTMAX_XENT g_xent
+#define GRAD_CONV2D_BIAS_ACT g_conv2d_bias_act
+#define GRAD_BATCH_MOMENTS g_batch_moments
+#define GRAD_MATMUL_BIAS_ACT g_matmul_bias_act
+#define GRAD_BATCH_MOMENTS_GRAD g_batch_moments_grad
+#define GRAD_BATCH_NORM_GRAD_SUMS g_batch_norm_grad_sums
 
 static const grad_fn rules[MP_OP_COUNT] = {
 #define MP_OP(NAME, tfname, pyname, nin, amp, family, kind) [MP_OP_##NAME] = GRAD_##NAME,

@@ -121,6 +121,7 @@ static void node_clear(mp_gnode *n) {
     goptim_free(n->optim);
     if (n->host.free)
         n->host.free(n->host.ctx);
+    mp_gloop_free(n->loop);
     memset(n, 0, sizeof *n);
 }
 
@@ -140,9 +141,12 @@ void mp_graph_free(mp_graph *g) {
     kept_clear(g);
     mp_graph_capture_free(g);
     if (rec == g)
-        rec = NULL;
+        rec = g->parent;
     for (int i = 0; i < g->n_nodes; i++)
         node_clear(&g->nodes[i]);
+    for (int i = 0; i < g->n_captured; i++)
+        mp_tensor_decref(g->captured[i]);
+    free(g->captured);
     free(g->nodes);
     free(g->inputs);
     free(g->outputs);
@@ -191,14 +195,42 @@ static mp_status map_out(mp_graph *g, const mp_tensor *t, int32_t idx) {
     return idmap_put(g->id_map, t->id, idx);
 }
 
-/* The edge producing t: its node, or a new CONST node capturing t. */
+/* The graph among g's ancestors (g excluded) that records t, and t's node there. */
+static mp_graph *ancestor_of(const mp_graph *g, const mp_tensor *t, int32_t *idx) {
+    for (mp_graph *p = g->parent; p; p = p->parent) {
+        *idx = idmap_get(p->id_map, t->id);
+        if (*idx >= 0)
+            return p;
+    }
+    return NULL;
+}
+
+/* t computed by an enclosing graph from its inputs, variables, steps or random ops: the
+ * sub-graph g reads it as one more input (a capture), fed by the loop node. */
+static mp_status capture(mp_graph *g, mp_tensor *t, int32_t *idx) {
+    mp_tensor **nc = realloc(g->captured, (size_t)(g->n_captured + 1) * sizeof *nc);
+    if (!nc)
+        return mp_error_set(MP_ERR_MEMORY, "out of host memory capturing a tensor into a loop");
+    g->captured = nc;
+    MP_TRY(mp_graph_add_input(g, t));
+    mp_tensor_incref(t);
+    g->captured[g->n_captured++] = t;
+    *idx = g->inputs[g->n_inputs - 1];
+    return MP_OK;
+}
+
+/* The edge producing t: its node, a capture from an enclosing graph, or a new CONST node
+ * holding t. */
 static mp_status edge_of(mp_graph *g, mp_tensor *t, mp_gedge *e) {
     if (!t) {
         e->node = -1;
         e->output = 0;
         return MP_OK;
     }
-    int32_t idx = idmap_get(g->id_map, t->id);
+    int32_t idx = idmap_get(g->id_map, t->id), pidx;
+    mp_graph *p = idx < 0 && g->parent ? ancestor_of(g, t, &pidx) : NULL;
+    if (p && (p->nodes[pidx].flags & FLAG_DYNAMIC))
+        MP_TRY(capture(g, t, &idx));
     if (idx < 0) {
         MP_TRY(push_node(g, MP_GNODE_CONST, 0, &idx));
         mp_gnode *n = &g->nodes[idx];
@@ -231,9 +263,23 @@ mp_status mp_graph_begin(mp_graph *g, int dry) {
     return MP_OK;
 }
 
+mp_status mp_graph_begin_sub(mp_graph *g) {
+    if (!rec)
+        return mp_error_set(MP_ERR_INTERNAL, "a loop's sub-graph records only inside a recording graph");
+    g->parent = rec;
+    g->dry = rec->dry;
+    g->effects_dry = rec->effects_dry;
+    g->broken = 0;
+    g->break_reason[0] = 0;
+    g->n_created_vars = 0;
+    rec = g;
+    return MP_OK;
+}
+
 void mp_graph_abort(mp_graph *g) {
     if (rec == g)
-        rec = NULL;
+        rec = g->parent;
+    g->parent = NULL;
 }
 
 mp_status mp_graph_add_input(mp_graph *g, mp_tensor *x) {
@@ -426,38 +472,104 @@ void mp_graph_note_variable_created(void) {
         rec->n_created_vars++;
 }
 
+/* A break inside a loop's sub-graph breaks every enclosing graph: the function runs
+ * eagerly. */
+static void break_chain(mp_graph *g, const char *reason) {
+    for (; g; g = g->parent) {
+        g->broken = 1;
+        snprintf(g->break_reason, sizeof g->break_reason, "%s", reason);
+    }
+}
+
 int mp_graph_break(const char *reason) {
     mp_graph *g = rec;
     if (!g || g->broken)
         return 0;
-    g->broken = 1;
-    snprintf(g->break_reason, sizeof g->break_reason, "%s", reason);
+    break_chain(g, reason);
     return 1;
+}
+
+/* x's node in the recording graph or its ancestors (NULL when none records x). */
+static const mp_gnode *node_of(const mp_graph *g, const mp_tensor *x) {
+    int32_t idx = idmap_get(g->id_map, x->id);
+    if (idx >= 0)
+        return &g->nodes[idx];
+    const mp_graph *p = g->parent ? ancestor_of(g, x, &idx) : NULL;
+    return p ? &p->nodes[idx] : NULL;
 }
 
 int mp_graph_is_dynamic(const mp_tensor *x) {
     mp_graph *g = rec;
     if (!g || !x)
         return 0;
-    int32_t idx = idmap_get(g->id_map, x->id);
-    return idx >= 0 && (g->nodes[idx].flags & FLAG_DYNAMIC);
+    const mp_gnode *n = node_of(g, x);
+    return n && (n->flags & FLAG_DYNAMIC);
 }
 
 int mp_graph_note_host_read(const mp_tensor *x, const char *what) {
     mp_graph *g = rec;
     if (!g || g->broken || !x)
         return 0;
-    int32_t idx = idmap_get(g->id_map, x->id);
-    if (idx < 0 || !(g->nodes[idx].flags & FLAG_DYNAMIC))
+    const mp_gnode *n = node_of(g, x);
+    if (!n || !(n->flags & FLAG_DYNAMIC))
         return 0;
-    g->broken = 1;
-    const mp_gnode *n = &g->nodes[idx];
     const char *src = n->kind == MP_GNODE_OP ? mp_op_get_info(n->op)->name
                       : n->kind == MP_GNODE_INPUT ? "an input"
                       : n->kind == MP_GNODE_VAR_READ ? "a variable read"
+                      : n->kind == MP_GNODE_LOOP_OUT ? "a loop"
                                                       : "an optimizer step";
-    snprintf(g->break_reason, sizeof g->break_reason, "%s of a traced tensor (the output of %s)", what, src);
+    char reason[sizeof g->break_reason];
+    snprintf(reason, sizeof reason, "%s of a traced tensor (the output of %s)", what, src);
+    break_chain(g, reason);
     return 1;
+}
+
+mp_status mp_graph_record_loop(mp_gloop *l, int n_in, mp_tensor *const *in, mp_tensor *const *outs) {
+    mp_graph *g = rec;
+    if (!g) {
+        mp_gloop_free(l);
+        return MP_OK;
+    }
+    mp_gedge *tmp = calloc((size_t)(n_in ? n_in : 1), sizeof *tmp);
+    if (!tmp) {
+        mp_gloop_free(l);
+        return mp_error_set(MP_ERR_MEMORY, "out of host memory recording a loop");
+    }
+    mp_status st = MP_OK;
+    for (int k = 0; k < n_in && st == MP_OK; k++)
+        st = edge_of(g, in[k], &tmp[k]);
+    int32_t idx = -1;
+    if (st == MP_OK)
+        st = push_node(g, MP_GNODE_LOOP, 0, &idx);
+    if (st != MP_OK) {
+        free(tmp);
+        mp_gloop_free(l);
+        return st;
+    }
+    mp_gnode *n = &g->nodes[idx];
+    n->in = tmp;
+    n->n_in = n_in;
+    n->loop = l;
+    /* a loop has effects when a sub-graph has (writes, steps, prints) or it pulls a
+     * dataset's elements; one without can be pruned, and selected by a traced if */
+    int effects = l->src == MP_GLOOP_SRC_HOST;
+    for (int b = -1; b < l->n_bodies && !effects; b++) {
+        const mp_graph *sg = b < 0 ? l->cond : l->bodies[b];
+        for (int i = 0; sg && i < sg->n_nodes && !effects; i++)
+            effects = (sg->nodes[i].flags & MP_GNODE_FLAG_EFFECT) != 0;
+    }
+    n->flags |= FLAG_DYNAMIC | (effects ? MP_GNODE_FLAG_EFFECT : 0);
+    for (int k = 0; k < l->n_carried; k++) {
+        int32_t o;
+        MP_TRY(push_node(g, MP_GNODE_LOOP_OUT, 1, &o));
+        mp_gnode *out = &g->nodes[o];
+        out->in[0].node = idx;
+        out->in[0].output = k;
+        out->flags |= FLAG_DYNAMIC;
+        set_out(out, outs[k]);
+        MP_TRY(map_out(g, outs[k], o));
+    }
+    return MP_OK;
 }
 
 /* ------------------------------------------------------------------ end: prune, last uses */
@@ -478,7 +590,8 @@ static void plan_last_uses(mp_graph *g) {
 
 mp_status mp_graph_end(mp_graph *g) {
     if (rec == g)
-        rec = NULL;
+        rec = g->parent;
+    g->parent = NULL;
     int nn = g->n_nodes;
     char *need = calloc((size_t)(nn ? nn : 1), 1);
     int32_t *remap = malloc((size_t)(nn ? nn : 1) * sizeof *remap);
@@ -638,6 +751,72 @@ mp_status mp_graph_insert_cast(mp_graph *g, int at, mp_gedge src, mp_dtype dt, m
     return MP_OK;
 }
 
+static int same_attrs(mp_op op, const mp_attrs *a, const mp_attrs *b) {
+    if (a->n_ints != b->n_ints || a->i0 != b->i0 || a->i2 != b->i2 || a->dtype != b->dtype ||
+        memcmp(&a->f0, &b->f0, sizeof a->f0) || memcmp(&a->f1, &b->f1, sizeof a->f1) ||
+        !mp_device_eq(a->device, b->device))
+        return 0;
+    if (a->i1 != b->i1 && !is_random(op)) /* a random op's stream differs per trace */
+        return 0;
+    return !memcmp(a->ints, b->ints, sizeof a->ints) && !memcmp(a->ints2, b->ints2, sizeof a->ints2) &&
+           !memcmp(a->ints3, b->ints3, sizeof a->ints3) && !memcmp(a->ints4, b->ints4, sizeof a->ints4);
+}
+
+static int same_const(const mp_tensor *a, const mp_tensor *b) {
+    if (a == b)
+        return 1;
+    if (a->dtype != b->dtype || a->ndim != b->ndim || memcmp(a->shape, b->shape, sizeof(int64_t) * (size_t)a->ndim))
+        return 0;
+    if (mp_tensor_device(a).type != MP_DEV_CPU || mp_tensor_device(b).type != MP_DEV_CPU)
+        return 0; /* not compared on devices: not the same */
+    return !memcmp(mp_tensor_data(a), mp_tensor_data(b), mp_tensor_nbytes(a));
+}
+
+int mp_graph_same_structure(const mp_graph *a, const mp_graph *b) {
+    if (!a || !b || a->n_nodes != b->n_nodes || a->n_inputs != b->n_inputs || a->n_outputs != b->n_outputs)
+        return 0;
+    for (int o = 0; o < a->n_outputs; o++)
+        if (a->outputs[o].node != b->outputs[o].node || a->outputs[o].output != b->outputs[o].output)
+            return 0;
+    for (int i = 0; i < a->n_nodes; i++) {
+        const mp_gnode *x = &a->nodes[i], *y = &b->nodes[i];
+        if (x->kind != y->kind || x->n_in != y->n_in || x->n_out != y->n_out || x->dtype != y->dtype ||
+            x->ndim != y->ndim || (x->flags & 0xff) != (y->flags & 0xff))
+            return 0;
+        for (int k = 0; k < x->n_in; k++)
+            if (x->in[k].node != y->in[k].node || x->in[k].output != y->in[k].output)
+                return 0;
+        switch (x->kind) {
+        case MP_GNODE_INPUT:
+            if (x->input_index != y->input_index)
+                return 0;
+            break;
+        case MP_GNODE_CONST:
+            if (!same_const(x->value, y->value))
+                return 0;
+            break;
+        case MP_GNODE_OP:
+            if (x->op != y->op || !same_attrs(x->op, &x->attrs, &y->attrs))
+                return 0;
+            break;
+        case MP_GNODE_VAR_READ:
+        case MP_GNODE_VAR_ASSIGN:
+            if (x->var != y->var || x->read_dtype != y->read_dtype)
+                return 0;
+            break;
+        case MP_GNODE_OPTIM:
+            if (x->optim->kind != y->optim->kind || x->optim->n_vars != y->optim->n_vars ||
+                x->optim->ls != y->optim->ls || x->optim->iterations != y->optim->iterations ||
+                memcmp(x->optim->vars, y->optim->vars, sizeof *x->optim->vars * (size_t)x->optim->n_vars))
+                return 0;
+            break;
+        case MP_GNODE_HOST: break; /* tf.print: the same call site prints the same way */
+        default: return 0;         /* loops: their bodies hold element shapes */
+        }
+    }
+    return 1;
+}
+
 /* ------------------------------------------------------------------ replay */
 
 static const char *shape_str(int nd, const int64_t *s, char *buf, size_t cap) {
@@ -649,9 +828,9 @@ static const char *shape_str(int nd, const int64_t *s, char *buf, size_t cap) {
     return buf;
 }
 
-static mp_status check_input(const mp_gnode *n, const mp_tensor *x) {
+static mp_status check_input(const mp_gnode *n, const mp_tensor *x, int polymorphic) {
     int same = x->dtype == n->dtype && x->ndim == n->ndim;
-    for (int d = 0; same && d < n->ndim; d++)
+    for (int d = 0; same && !polymorphic && d < n->ndim; d++)
         same = x->shape[d] == n->shape[d];
     if (!same) {
         char a[96], b[96];
@@ -724,7 +903,7 @@ mp_status mp_graph_run_with(mp_graph *g, int n_in, mp_tensor *const *in, int n_s
     if (n_in != g->n_inputs)
         return mp_error_set(MP_ERR_VALUE, "graph: traced with %d inputs, given %d", g->n_inputs, n_in);
     for (int i = 0; i < g->n_inputs; i++)
-        MP_TRY(check_input(&g->nodes[g->inputs[i]], in[i]));
+        MP_TRY(check_input(&g->nodes[g->inputs[i]], in[i], g->polymorphic));
     mp_graph_capture_call cap; /* CUDA graphs: may run the captured graph instead, or capture this replay */
     MP_TRY(mp_graph_capture_pre(g, n_in, in, n_sub, outs, &cap));
     if (cap.handled)
@@ -788,6 +967,21 @@ mp_status mp_graph_run_with(mp_graph *g, int n_in, mp_tensor *const *in, int n_s
             else
                 st = n->host.fn(n->host.ctx, n->n_in, args);
             break;
+        case MP_GNODE_LOOP: {
+            mp_gloop *l = n->loop;
+            for (int k = 0; k < l->n_carried; k++) {
+                mp_tensor_decref(l->results[k]);
+                l->results[k] = NULL;
+            }
+            st = mp_gloop_run(l, args, 0, 0, 1, vs.n, vs.from, vs.to, l->results);
+            break;
+        }
+        case MP_GNODE_LOOP_OUT: {
+            mp_gloop *l = g->nodes[n->in[0].node].loop;
+            vals[i] = l->results[n->in[0].output];
+            l->results[n->in[0].output] = NULL;
+            break;
+        }
         default: st = mp_error_set(MP_ERR_INTERNAL, "graph: node %d has unknown kind %d", i, (int)n->kind);
         }
         /* free what no later node reads */

@@ -29,6 +29,10 @@ typedef enum mp_gnode_kind {
                           * gradients have node -1); output: the found_inf flag when
                           * optim->check_finite, else none */
     MP_GNODE_HOST,       /* a host callback (`host`) given the input tensors: tf.print; no output */
+    MP_GNODE_LOOP,       /* a loop (`loop`, graph_loop.c): inputs = loop variables, source
+                          * inputs, captures; no output of its own (its results are taken by
+                          * the LOOP_OUT nodes that follow it) */
+    MP_GNODE_LOOP_OUT,   /* result `in[0].output` of the loop node `in[0].node` -> one output */
     MP_GNODE_KIND_COUNT
 } mp_gnode_kind;
 
@@ -67,6 +71,8 @@ typedef struct mp_ghost {
     void (*free)(void *ctx);
 } mp_ghost;
 
+struct mp_gloop;
+
 enum {
     MP_GNODE_FLAG_OUTPUT = 1,    /* some graph output reads this node */
     MP_GNODE_FLAG_RANDOM = 2,    /* a random op: its stream advances at every replay */
@@ -94,6 +100,7 @@ typedef struct mp_gnode {
                           * MP_GNODE_READ_RAW: an untaped read of the true value (peek) */
     mp_goptim *optim;    /* MP_GNODE_OPTIM */
     mp_ghost host;       /* MP_GNODE_HOST */
+    struct mp_gloop *loop; /* MP_GNODE_LOOP (owned) */
     int flags;           /* MP_GNODE_FLAG_* */
     int32_t last_use;    /* index of the last node reading this one (replay frees after it) */
 } mp_gnode;
@@ -116,6 +123,15 @@ typedef struct mp_graph {
                           * back to it at the next (private to graph.c) */
     int effects_dry;     /* ops execute, but variable writes, optimizer steps and host
                           * callbacks are only recorded (autograph: the branch not taken) */
+    /* a loop's body or condition (graph_loop.c) records with its enclosing graph as parent:
+     * a tensor of the parent (or its ancestors) that the sub-graph reads becomes one more
+     * input of the sub-graph, its capture; breaks and host reads act on the whole chain */
+    int polymorphic;     /* replay accepts inputs of other shapes (same dtype and rank):
+                          * set by tf.function when two traces at different shapes of a
+                          * relaxed signature recorded the same graph */
+    struct mp_graph *parent; /* while recording, else NULL */
+    int n_captured;
+    mp_tensor **captured;    /* (n_captured) the parent's tensors, in input order (referenced) */
     struct mp_graph_capture *capture; /* its replay as a CUDA graph (graph_capture.c) or NULL */
 } mp_graph;
 
@@ -127,6 +143,10 @@ void mp_graph_free(mp_graph *g); /* NULL-safe */
  * callbacks are recorded but not executed (their outputs are placeholders) — a trace
  * then has no side effect on state, and the first real run is a replay. */
 mp_status mp_graph_begin(mp_graph *g, int dry);
+/* Start recording the sub-graph g (a loop body or condition) inside the graph recording on
+ * this thread, which becomes g's parent (g inherits its dry and effects_dry flags). The
+ * matching mp_graph_end/abort resumes recording into the parent. */
+mp_status mp_graph_begin_sub(mp_graph *g);
 /* Stop recording; computes last uses and prunes nodes that reach neither an output nor a
  * side effect. Call after the outputs are set. */
 mp_status mp_graph_end(mp_graph *g);
@@ -154,6 +174,10 @@ mp_status mp_graph_record_assign(mp_variable *v, mp_tensor *x);
 int mp_graph_record_optim(const mp_goptim *o, mp_tensor *const *grads, mp_tensor *found_inf);
 mp_status mp_graph_record_host(mp_ghost host, int n, mp_tensor *const *inputs);
 void mp_graph_note_variable_created(void);
+/* Records a loop node (taking ownership of l, also on failure) with inputs `in` (l's loop
+ * variables, source inputs and captures, in that order) whose results are `outs`
+ * (n_carried, the tensors the loop produced while tracing). */
+mp_status mp_graph_record_loop(struct mp_gloop *l, int n_in, mp_tensor *const *in, mp_tensor *const *outs);
 /* Break the recording graph explicitly (a construct that needs Python at every call,
  * such as iterating a dataset). Returns 1 when it broke now. */
 int mp_graph_break(const char *reason);
@@ -172,6 +196,12 @@ mp_status mp_graph_insert_cast(mp_graph *g, int at, mp_gedge src, mp_dtype dt, m
  * check each op's dtype rules; shapes are unchanged by dtype passes. Also recomputes the
  * replay plan (last uses, output flags): call it after any rewiring. */
 mp_status mp_graph_infer(mp_graph *g);
+/* 1 when a and b are the same graph up to the shapes of their values: the same nodes,
+ * edges, attributes (random ops' streams aside), constants' values, variables and outputs;
+ * 0 otherwise (loops never compare equal). Two traces of a relaxed signature that agree
+ * did not bake a shape into an attribute or a constant (tf.function then replays one for
+ * every shape). */
+int mp_graph_same_structure(const mp_graph *a, const mp_graph *b);
 /* The dtype an op produces from its inputs' dtypes (the op layer's rule; -1 on refusal). */
 int mp_op_infer_dtype(mp_op op, int n_in, const mp_dtype *in, const mp_attrs *at);
 
@@ -185,6 +215,72 @@ mp_status mp_graph_run(mp_graph *g, int n_in, mp_tensor *const *in, mp_tensor **
 mp_status mp_graph_run_with(mp_graph *g, int n_in, mp_tensor *const *in, int n_sub, mp_variable *const *from,
                             mp_variable *const *to, mp_tensor **outs);
 
+/* --- loops (graph_loop.c) ----------------------------------------------------------- */
+typedef enum mp_gloop_src {
+    MP_GLOOP_SRC_NONE = 0, /* a while loop: no elements */
+    MP_GLOOP_SRC_ROWS,     /* iterating a tensor (source input 0): element k is its row k */
+    MP_GLOOP_SRC_HOST,     /* elements from a host callback (a dataset's iterator) */
+} mp_gloop_src;
+
+/* A loop replayed in C: per iteration, the condition graph (if any) decides, the source
+ * gives the elements, and a body graph maps the loop variables to their next values.
+ * Neither graph runs Python (except its host nodes and a HOST source's callback).
+ * A body is traced per element shape (a dataset's last partial batch): bodies[] holds the
+ * variants; the ones after the first are traced while the tracing call runs the loop
+ * (`trace_body`); a shape first met at a replay is traced then (`retrace`: recorded
+ * without effects against the captures the node already feeds, then replayed).
+ * Node inputs: loop variables (n_carried), source inputs (n_src), then the captures of
+ * cond and of bodies[0], bodies[1] ... in order (each graph's n_captured). */
+typedef struct mp_gloop {
+    int n_carried;      /* loop variables: node inputs [0, n_carried), the loop's results */
+    int n_src;          /* source inputs: the next n_src node inputs */
+    int n_elems;        /* elements per iteration (body inputs before the loop variables) */
+    int n_bodies;
+    mp_graph **bodies;  /* (n_bodies) (elements, loop variables, its captures) -> next loop
+                         * variables, one per element shape */
+    mp_graph *cond;     /* NULL, or (loop variables, cond captures) -> one bool scalar */
+    mp_gloop_src src;
+    int64_t max_iter;   /* maximum_iterations, < 0: none */
+    /* MP_GLOOP_SRC_HOST: the next element into elems (new references); restart = 1 at the
+     * first iteration of a run from the start; *done = 1 when the source is exhausted */
+    mp_status (*next)(void *ctx, int restart, int n, mp_tensor **elems, int *done);
+    void *ctx;
+    void (*free)(void *ctx);
+    /* set only while the tracing call runs the loop: runs one iteration in Python for an
+     * element shape without a body, tracing it (*g, owned by the loop then) or, when the
+     * function's graph broke, not (*g = NULL: every later iteration comes here too) */
+    mp_status (*trace_body)(void *ctx, int ne, mp_tensor *const *elems, int nc, mp_tensor *const *carried,
+                            mp_graph **g, mp_tensor **next);
+    void *trace_ctx;
+    int python_mode;    /* the graph broke while tracing: iterations run trace_body */
+    /* at a replay, for an element shape without a body: records a new body (*g) reading
+     * only `known` (the tensors whose values the node's capture inputs carry) */
+    mp_status (*retrace)(void *ctx, int ne, mp_tensor *const *elems, int nc, mp_tensor *const *carried,
+                         int n_known, mp_tensor *const *known, mp_graph **g);
+    void *retrace_ctx;
+    void (*retrace_free)(void *ctx);
+    int n_known;
+    mp_tensor **known;  /* (n_known) the traced tensors behind the node's capture inputs */
+    int32_t **capmaps;  /* (n_bodies) NULL, or for a body traced at a replay: the node
+                         * capture input feeding each of its captures */
+    mp_tensor **results; /* (n_carried) of the last run, taken by the LOOP_OUT nodes */
+} mp_gloop;
+
+mp_status mp_gloop_new(mp_gloop **out);
+void mp_gloop_free(mp_gloop *l); /* NULL-safe; frees the sub-graphs and the source */
+/* Appends a body variant (owned by the loop from now on, also on failure). */
+mp_status mp_gloop_add_body(mp_gloop *l, mp_graph *body);
+/* The number of node inputs: loop variables, source inputs and every sub-graph's captures. */
+int mp_gloop_n_inputs(const mp_gloop *l);
+/* Runs the loop from iteration `start` (iterations before it already ran, e.g. the one a
+ * trace ran in Python) on the node inputs `in` (loop variables and source inputs; the
+ * captures follow them, or come from the sub-graphs' own `captured` tensors when
+ * own_captures: the tracing call); restart: the source starts over. out (n_carried) gets
+ * new references to the final loop variables. Checks that every iteration keeps the loop
+ * variables' dtypes and shapes (TensorFlow's loop invariants). Variables swapped as
+ * mp_graph_run_with. */
+mp_status mp_gloop_run(mp_gloop *l, mp_tensor *const *in, int own_captures, int64_t start, int restart, int n_sub,
+                       mp_variable *const *from, mp_variable *const *to, mp_tensor **out);
 /* --- capture of a replay as a device graph (graph_capture.c; CUDA graphs) ------------ */
 typedef struct mp_graph_capture mp_graph_capture;
 /* What one call of mp_graph_run does about capture (filled by mp_graph_capture_pre). */

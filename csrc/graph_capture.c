@@ -83,10 +83,14 @@ void mp_graph_capture_free(mp_graph *g) {
 static int capturable(const mp_graph *g, int n_in, mp_tensor *const *in, mp_device *dev) {
     if (n_in < 1 && g->n_nodes == 0)
         return 0;
+    if (g->polymorphic) /* replays take other shapes: static input buffers cannot */
+        return 0;
     mp_device d = {-1, -1};
     for (int i = 0; i < g->n_nodes; i++) {
         const mp_gnode *n = &g->nodes[i];
-        if (n->kind == MP_GNODE_HOST || (n->flags & MP_GNODE_FLAG_RANDOM))
+        /* loops (graph_loop.c) run sub-graphs and host iterators: never captured */
+        if (n->kind == MP_GNODE_HOST || n->kind == MP_GNODE_LOOP || n->kind == MP_GNODE_LOOP_OUT ||
+            n->kind >= MP_GNODE_KIND_COUNT || (n->flags & MP_GNODE_FLAG_RANDOM))
             return 0;
         mp_device nd;
         if (n->kind == MP_GNODE_INPUT)
@@ -97,8 +101,10 @@ static int capturable(const mp_graph *g, int n_in, mp_tensor *const *in, mp_devi
             continue; /* its variables are checked through the reads and the fingerprint */
         else if (n->kind == MP_GNODE_CONST)
             nd = mp_tensor_device(n->value);
-        else
+        else if (n->kind == MP_GNODE_OP)
             nd = n->device;
+        else /* a kind added after this file: not captured until it is looked at here */
+            return 0;
         if (d.type < 0)
             d = nd;
         else if (!mp_device_eq(d, nd))

@@ -308,6 +308,14 @@ typedef enum mp_conv_kind {
     MP_CONV_BWD_FILTER      /* out dfilter (HWIO)      from a = x, b = dy */
 } mp_conv_kind;
 
+/* The batch-statistics slot's kinds: x (outer, C, inner), statistics (2, C) in float32
+ * (float64 for float64 x), N = outer * inner values per channel. */
+typedef enum mp_stats_kind {
+    MP_STATS_MOMENTS = 0,   /* out (2, C) = [mean, biased variance] of x */
+    MP_STATS_GRAD_SUMS,     /* out (2, C) = [sum y, sum y (x - mean)] from y (x's shape and dtype), mean (C) */
+    MP_STATS_MOMENTS_GRAD   /* out (x's shape and dtype) = (g[0] + 2 g[1] (x - mean)) / N from g (2, C), mean (C) */
+} mp_stats_kind;
+
 typedef enum mp_pool_kind {
     MP_POOL_MAX = 0,        /* out y from a = x (b unused) */
     MP_POOL_AVG,            /* out y from a = x; the count excludes padding (TensorFlow's SAME) */
@@ -375,7 +383,7 @@ mp_status mp_backend_emulate_graphs(int on);
  * exports this table as the PyCapsule `mixprec._core._C_API` and a plugin calls through it.
  * NOTE: bump MP_C_API_VERSION whenever this struct, mp_backend or any struct they use
  * changes; a plugin built against another version refuses to register. */
-#define MP_C_API_VERSION 4
+#define MP_C_API_VERSION 5
 #define MP_C_API_CAPSULE "mixprec._core._C_API"
 typedef struct mp_c_api {
     int version;          /* MP_C_API_VERSION of the core */

@@ -39,7 +39,7 @@ static const struct {
 
 /* Tripwire: a new op must also get its backward rule (grad.c), its binding
  * (csrc/python/functions.c) and a row in tests/test_ops.py; then bump this number. */
-_Static_assert(MP_OP_COUNT == 95, "ops.def changed: update grad.c, functions.c, tests/test_ops.py, then this count");
+_Static_assert(MP_OP_COUNT == 100, "ops.def changed: update grad.c, functions.c, tests/test_ops.py, then this count");
 
 const mp_op_info *mp_op_get_info(mp_op op) {
     if ((int)op < 0 || op >= MP_OP_COUNT)
@@ -513,6 +513,52 @@ done:
     return st;
 }
 
+/* MatMul + bias (+ ReLU): out (M, N) filled with the bias rows, then out += op(a) op(b) by
+ * the gemm slot (beta = 1), then ReLU in place. Every backend has these slots. */
+static mp_status run_matmul_bias_act(mp_tensor *const *in, const mp_attrs *at, const mp_backend *be, mp_tensor **out) {
+    mp_tensor *a = in[0], *b = in[1], *bias = in[2];
+    MP_TRY(same_dtype(MP_OP_MATMUL_BIAS_ACT, in, 3));
+    MP_TRY(need_float(MP_OP_MATMUL_BIAS_ACT, a->dtype));
+    char s1[128], s2[128];
+    if (a->ndim != 2 || b->ndim != 2)
+        return mp_error_set(MP_ERR_SHAPE, "MatMul (with a bias) needs inputs of rank 2, got In[0]: %s and In[1]: %s",
+                            shape_str(a->shape, a->ndim, s1, sizeof s1), shape_str(b->shape, b->ndim, s2, sizeof s2));
+    int ta = (int)at->i0, tb = (int)at->i1;
+    int64_t M = a->shape[ta ? 1 : 0], Ka = a->shape[ta ? 0 : 1], Kb = b->shape[tb ? 1 : 0], N = b->shape[tb ? 0 : 1];
+    if (Ka != Kb)
+        return mp_error_set(MP_ERR_SHAPE, "Matrix size-incompatible: In[0]: %s, In[1]: %s%s",
+                            shape_str(a->shape, a->ndim, s1, sizeof s1), shape_str(b->shape, b->ndim, s2, sizeof s2),
+                            ta || tb ? " (after transpose_a/transpose_b)" : "");
+    if (bias->ndim != 1 || bias->shape[0] != N)
+        return mp_error_set(MP_ERR_SHAPE, "MatMul: the bias must have shape [%lld] (the product's columns), got %s",
+                            (long long)N, shape_str(bias->shape, bias->ndim, s1, sizeof s1));
+    if (at->i2 != 0 && at->i2 != 1)
+        return mp_error_set(MP_ERR_VALUE, "MatMul: unknown activation code %lld (0 none, 1 relu)",
+                            (long long)at->i2);
+    int64_t oshape[2] = {M, N};
+    mp_device dev = mp_tensor_device(a);
+    MP_TRY(new_like_device(a->dtype, 2, oshape, dev, out));
+    mp_status st = MP_OK;
+    if ((*out)->numel > 0) {
+        mp_strided sc = {.ndim = 2};
+        sc.shape[0] = M, sc.shape[1] = N;
+        sc.sstride[0] = 0, sc.sstride[1] = 1;
+        sc.dstride[0] = N, sc.dstride[1] = 1;
+        st = BE_CALL(be, strided_copy, dev, a->dtype, &sc, mp_tensor_data(bias), mp_tensor_data(*out));
+        if (st == MP_OK && Ka > 0)
+            st = BE_CALL(be, gemm, dev, a->dtype, ta, tb, M, N, Ka, 1.0, mp_tensor_data(a), mp_tensor_data(b), 1.0,
+                         mp_tensor_data(*out), 1, 0, 0, 0);
+        if (st == MP_OK && at->i2)
+            st = BE_CALL(be, unary, dev, MP_UNARY_RELU, a->dtype, mp_tensor_data(*out), mp_tensor_data(*out),
+                         (*out)->numel, 0.0);
+    }
+    if (st != MP_OK) {
+        mp_tensor_decref(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 static mp_status run_softmax(mp_op op, mp_tensor *x, const mp_backend *be, mp_tensor **out) {
     MP_TRY(need_float(op, x->dtype));
     if (x->ndim < 1)
@@ -959,6 +1005,7 @@ static mp_status dispatch(mp_op op, int n_in, mp_tensor *const *in, const mp_att
     case MP_OP_ARGMAX:
     case MP_OP_ARGMIN: return run_arg(op, in[0], at, be, out);
     case MP_OP_MATMUL: return run_matmul(in[0], in[1], at, be, out);
+    case MP_OP_MATMUL_BIAS_ACT: return run_matmul_bias_act(in, at, be, out);
     case MP_OP_SOFTMAX:
     case MP_OP_LOG_SOFTMAX: return run_softmax(op, in[0], be, out);
     case MP_OP_RESHAPE: return run_reshape(in[0], at, out);
@@ -977,6 +1024,7 @@ static mp_status dispatch(mp_op op, int n_in, mp_tensor *const *in, const mp_att
     case MP_OP_SPARSE_SOFTMAX_XENT:
     case MP_OP_SOFTMAX_XENT: return run_xent(op, in[0], in[1], be, out);
     case MP_OP_CONV2D:
+    case MP_OP_CONV2D_BIAS_ACT:
     case MP_OP_CONV2D_BACKPROP_INPUT:
     case MP_OP_CONV2D_BACKPROP_FILTER:
     case MP_OP_MAX_POOL:
@@ -985,6 +1033,9 @@ static mp_status dispatch(mp_op op, int n_in, mp_tensor *const *in, const mp_att
     case MP_OP_AVG_POOL_GRAD:
     case MP_OP_MAX_POOL_GRAD_GRAD: return mp_run_window(op, in, at, be, out);
     case MP_OP_BATCH_NORM: return mp_run_batch_norm(in, at, be, out);
+    case MP_OP_BATCH_MOMENTS:
+    case MP_OP_BATCH_MOMENTS_GRAD:
+    case MP_OP_BATCH_NORM_GRAD_SUMS: return mp_run_batch_stats(op, in, at, be, out);
     default: return mp_error_set(MP_ERR_INTERNAL, "op %s has no forward implementation", OPNAME(op));
     }
 }

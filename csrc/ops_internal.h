@@ -12,5 +12,7 @@ extern _Thread_local int mp_ops_skip_kernels;
 /* Convolution and pooling ops (ops_window.c): validation, shapes, the conv/pool slots. */
 mp_status mp_run_window(mp_op op, mp_tensor *const *in, const mp_attrs *at, const mp_backend *be, mp_tensor **out);
 /* Batch normalization with given statistics (ops_window.c). */
+mp_status mp_run_batch_stats(mp_op op, mp_tensor *const *in, const mp_attrs *at, const mp_backend *be,
+                             mp_tensor **out);
 mp_status mp_run_batch_norm(mp_tensor *const *in, const mp_attrs *at, const mp_backend *be, mp_tensor **out);
 #endif

@@ -19,7 +19,8 @@ static const char *shp(const int64_t *s, int n, char *buf, size_t cap) {
 }
 
 static int is_conv(mp_op op) {
-    return op == MP_OP_CONV2D || op == MP_OP_CONV2D_BACKPROP_INPUT || op == MP_OP_CONV2D_BACKPROP_FILTER;
+    return op == MP_OP_CONV2D || op == MP_OP_CONV2D_BACKPROP_INPUT || op == MP_OP_CONV2D_BACKPROP_FILTER ||
+           op == MP_OP_CONV2D_BIAS_ACT;
 }
 
 /* One spatial dimension: output size and padding (before, after). */
@@ -55,6 +56,39 @@ static mp_status dim_out(mp_op op, const char *which, int64_t in, int64_t k, int
     return MP_OK;
 }
 
+/* Conv2D + bias (+ ReLU): the backend's fused slot, or conv, add and relu through the backend
+ * where it has none (or the convolution sums over nothing: then only the bias remains). */
+static mp_status conv_bias_act(const mp_backend *be, mp_device dev, mp_dtype dt, const mp_window *w,
+                               mp_tensor *const *in, int act, int empty_in, mp_tensor *r) {
+    void *y = mp_tensor_data(r);
+    const void *bias = mp_tensor_data(in[2]);
+    if (!empty_in && be->conv_bias_act)
+        return BE_CALL(be, conv_bias_act, dev, dt, w, mp_tensor_data(in[0]), mp_tensor_data(in[1]), bias, act, y);
+    if (empty_in)
+        MP_TRY(BE_CALL(be, fill, dev, y, dt, r->numel, 0.0));
+    else
+        MP_TRY(BE_CALL(be, conv, dev, MP_CONV_FWD, dt, w, mp_tensor_data(in[0]), mp_tensor_data(in[1]), y));
+    mp_bcast bc;
+    memset(&bc, 0, sizeof bc);
+    int64_t hw = w->oh * w->ow;
+    if (w->nchw) { /* (n, oc, hw) + (oc, 1) */
+        bc.ndim = 3;
+        bc.shape[0] = w->n, bc.shape[1] = w->oc, bc.shape[2] = hw;
+        bc.stride[0][0] = w->oc * hw, bc.stride[0][1] = hw, bc.stride[0][2] = 1;
+        bc.stride[1][1] = 1;
+    } else { /* (n * oh * ow, oc) + (oc) */
+        bc.ndim = 2;
+        bc.shape[0] = w->n * hw, bc.shape[1] = w->oc;
+        bc.stride[0][0] = w->oc;
+        bc.stride[0][1] = bc.stride[1][1] = 1;
+    }
+    bc.numel = r->numel;
+    MP_TRY(BE_CALL(be, binary, dev, MP_BINARY_ADD, dt, &bc, y, bias, y, 0.0));
+    if (act)
+        MP_TRY(BE_CALL(be, unary, dev, MP_UNARY_RELU, dt, y, y, r->numel, 0.0));
+    return MP_OK;
+}
+
 /* The input, filter and output shapes of op, from its tensors and attrs, as NHWC/NCHW dims. */
 mp_status mp_run_window(mp_op op, mp_tensor *const *in, const mp_attrs *at, const mp_backend *be, mp_tensor **out) {
     char b0[128], b1[128];
@@ -66,7 +100,8 @@ mp_status mp_run_window(mp_op op, mp_tensor *const *in, const mp_attrs *at, cons
     mp_tensor *dy = NULL, *first = in[0];
     int64_t given_x[4], given_f[4];
     switch (op) {
-    case MP_OP_CONV2D: xs = in[0]->shape, fs = in[1]->shape; break;
+    case MP_OP_CONV2D:
+    case MP_OP_CONV2D_BIAS_ACT: xs = in[0]->shape, fs = in[1]->shape; break;
     case MP_OP_CONV2D_BACKPROP_INPUT:
         memcpy(given_x, at->ints4, sizeof given_x), xs = given_x, fs = in[0]->shape, dy = in[1];
         break;
@@ -100,17 +135,18 @@ mp_status mp_run_window(mp_op op, mp_tensor *const *in, const mp_attrs *at, cons
                                 "a %s tensor. hint: cast one side, e.g. mixprec.cast(filters, x.dtype)",
                                 NAME(op), i, mp_dtype_name(dt), mp_dtype_name(in[i]->dtype));
     }
-    if ((op == MP_OP_CONV2D || op == MP_OP_CONV2D_BACKPROP_FILTER || op == MP_OP_MAX_POOL || op == MP_OP_AVG_POOL ||
+    int fwd = op == MP_OP_CONV2D || op == MP_OP_CONV2D_BIAS_ACT;
+    if ((fwd || op == MP_OP_CONV2D_BACKPROP_FILTER || op == MP_OP_MAX_POOL || op == MP_OP_AVG_POOL ||
          op == MP_OP_MAX_POOL_GRAD || op == MP_OP_MAX_POOL_GRAD_GRAD) &&
         in[0]->ndim != 4)
         return mp_error_set(MP_ERR_VALUE, "%s: input must be 4-dimensional%s (batch, %s), got rank %d", NAME(op),
                             shp(in[0]->shape, in[0]->ndim, b0, sizeof b0),
                             nchw ? "channels, height, width" : "height, width, channels", in[0]->ndim);
-    if ((op == MP_OP_CONV2D && in[1]->ndim != 4) || (op == MP_OP_CONV2D_BACKPROP_INPUT && in[0]->ndim != 4))
+    if ((fwd && in[1]->ndim != 4) || (op == MP_OP_CONV2D_BACKPROP_INPUT && in[0]->ndim != 4))
         return mp_error_set(MP_ERR_VALUE,
                             "%s: filter must be 4-dimensional (height, width, in_channels, out_channels), got %s",
                             NAME(op),
-                            op == MP_OP_CONV2D ? shp(in[1]->shape, in[1]->ndim, b0, sizeof b0)
+                            fwd ? shp(in[1]->shape, in[1]->ndim, b0, sizeof b0)
                                                : shp(in[0]->shape, in[0]->ndim, b0, sizeof b0));
     if (dy && dy->ndim != 4)
         return mp_error_set(MP_ERR_VALUE, "%s: the output gradient must be 4-dimensional, got %s", NAME(op),
@@ -157,12 +193,21 @@ mp_status mp_run_window(mp_op op, mp_tensor *const *in, const mp_attrs *at, cons
     }
     MP_TRY(dim_out(op, "height", w.h, w.kh, w.sh, w.dh, mode, at->ints2[0], at->ints2[1], &w.oh, &w.pt, &w.pb));
     MP_TRY(dim_out(op, "width", w.w, w.kw, w.sw, w.dw, mode, at->ints2[2], at->ints2[3], &w.ow, &w.pl, &w.pr));
+    if (op == MP_OP_CONV2D_BIAS_ACT) {
+        if (in[2]->ndim != 1 || in[2]->shape[0] != w.oc)
+            return mp_error_set(MP_ERR_SHAPE,
+                                "%s: the bias must have shape [%lld] (the filter's output channels), got %s",
+                                NAME(op), (long long)w.oc, shp(in[2]->shape, in[2]->ndim, b0, sizeof b0));
+        if (at->i2 != 0 && at->i2 != 1)
+            return mp_error_set(MP_ERR_VALUE, "%s: unknown activation code %lld (0 none, 1 relu)", NAME(op),
+                                (long long)at->i2);
+    }
     int64_t ys[4] = {w.n, nchw ? w.oc : w.oh, nchw ? w.oh : w.ow, nchw ? w.ow : w.oc};
     if (dy && memcmp(dy->shape, ys, sizeof ys) != 0)
         return mp_error_set(MP_ERR_SHAPE, "%s: the output gradient has shape %s but the forward's output is %s",
                             NAME(op), shp(dy->shape, 4, b0, sizeof b0), shp(ys, 4, b1, sizeof b1));
     const int64_t *os =
-        op == MP_OP_CONV2D || op == MP_OP_MAX_POOL || op == MP_OP_AVG_POOL || op == MP_OP_MAX_POOL_GRAD_GRAD ? ys
+        fwd || op == MP_OP_MAX_POOL || op == MP_OP_AVG_POOL || op == MP_OP_MAX_POOL_GRAD_GRAD ? ys
         : op == MP_OP_CONV2D_BACKPROP_FILTER                                                                 ? fs
                                                                                                              : xs;
     mp_tensor *r;
@@ -174,6 +219,8 @@ mp_status mp_run_window(mp_op op, mp_tensor *const *in, const mp_attrs *at, cons
         empty_in |= in[i]->numel == 0;
     if (r->numel == 0) {
         /* nothing to write */
+    } else if (op == MP_OP_CONV2D_BIAS_ACT) {
+        st = conv_bias_act(be, dev, dt, &w, in, (int)at->i2, empty_in, r);
     } else if (empty_in || (dy && dy->numel == 0)) { /* sums over nothing */
         st = BE_CALL(be, fill, dev, mp_tensor_data(r), dt, r->numel, 0.0);
     } else if (is_conv(op)) {
@@ -237,6 +284,71 @@ mp_status mp_run_batch_norm(mp_tensor *const *in, const mp_attrs *at, const mp_b
         st = BE_CALL(be, batch_norm, mp_tensor_device(x), x->dtype, sdt, mp_tensor_data(x), mp_tensor_data(in[1]),
                      mp_tensor_data(in[2]), mp_tensor_data(in[3]), mp_tensor_data(in[4]), at->f0, mp_tensor_data(r),
                      outer, C, inner);
+    if (st != MP_OK) {
+        mp_tensor_decref(r);
+        return st;
+    }
+    *out = r;
+    return MP_OK;
+}
+
+/* BatchMoments(x), BatchMomentsGrad(x, stats, g), BatchNormGradSums(x, dy, mean): x floating
+ * with a channel axis (axis 1 when i0, else the last); statistics (2, C) / mean (C) of
+ * float32 (float64 for float64 x); dy of x's shape and dtype. */
+mp_status mp_run_batch_stats(mp_op op, mp_tensor *const *in, const mp_attrs *at, const mp_backend *be,
+                             mp_tensor **out) {
+    mp_tensor *x = in[0];
+    char b0[128];
+    if (!mp_dtype_is_floating(x->dtype))
+        return mp_error_set(MP_ERR_DTYPE, "%s: x must be a floating tensor, got %s", NAME(op), mp_dtype_name(x->dtype));
+    int cf = at->i0 != 0;
+    if (x->ndim < (cf ? 2 : 1))
+        return mp_error_set(MP_ERR_VALUE, "%s: x of shape %s has no channel axis", NAME(op),
+                            shp(x->shape, x->ndim, b0, sizeof b0));
+    int caxis = cf ? 1 : x->ndim - 1;
+    int64_t C = x->shape[caxis], outer = 1, inner = 1;
+    for (int d = 0; d < caxis; d++)
+        outer *= x->shape[d];
+    for (int d = caxis + 1; d < x->ndim; d++)
+        inner *= x->shape[d];
+    mp_dtype sdt = x->dtype == MP_F64 ? MP_F64 : MP_F32;
+    const void *y = NULL, *mean = NULL, *g = NULL;
+    if (op == MP_OP_BATCH_NORM_GRAD_SUMS) {
+        mp_tensor *dy = in[1];
+        if (dy->dtype != x->dtype || dy->ndim != x->ndim || memcmp(dy->shape, x->shape, x->ndim * sizeof(int64_t)))
+            return mp_error_set(MP_ERR_SHAPE, "%s: dy must have x's shape %s and dtype %s, got %s %s", NAME(op),
+                                shp(x->shape, x->ndim, b0, sizeof b0), mp_dtype_name(x->dtype),
+                                mp_dtype_name(dy->dtype), shp(dy->shape, dy->ndim, b0, sizeof b0));
+        y = mp_tensor_data(dy);
+    }
+    /* the statistics inputs: mean (C) of BatchNormGradSums, stats and g (2, C) of BatchMomentsGrad */
+    int first = op == MP_OP_BATCH_NORM_GRAD_SUMS ? 2 : 1, last = op == MP_OP_BATCH_MOMENTS ? 0 : 2;
+    for (int i = first; i <= last; i++) {
+        mp_tensor *t = in[i];
+        int64_t want = op == MP_OP_BATCH_NORM_GRAD_SUMS ? C : 2 * C;
+        if (t->dtype != sdt || t->numel != want)
+            return mp_error_set(MP_ERR_SHAPE, "%s: input #%d must hold %lld %s values for x of shape %s, got %s %s",
+                                NAME(op), i, (long long)want, mp_dtype_name(sdt),
+                                shp(x->shape, x->ndim, b0, sizeof b0), mp_dtype_name(t->dtype),
+                                shp(t->shape, t->ndim, b0, sizeof b0));
+    }
+    if (op != MP_OP_BATCH_MOMENTS)
+        mean = mp_tensor_data(op == MP_OP_BATCH_NORM_GRAD_SUMS ? in[2] : in[1]);
+    if (op == MP_OP_BATCH_MOMENTS_GRAD)
+        g = mp_tensor_data(in[2]);
+    int64_t two_c[2] = {2, C};
+    mp_tensor *r;
+    if (op == MP_OP_BATCH_MOMENTS_GRAD)
+        MP_TRY(mp_tensor_new(x->dtype, x->ndim, x->shape, mp_tensor_device(x), &r));
+    else
+        MP_TRY(mp_tensor_new(sdt, 2, two_c, mp_tensor_device(x), &r));
+    mp_stats_kind k = op == MP_OP_BATCH_MOMENTS ? MP_STATS_MOMENTS
+                      : op == MP_OP_BATCH_NORM_GRAD_SUMS ? MP_STATS_GRAD_SUMS
+                                                         : MP_STATS_MOMENTS_GRAD;
+    mp_status st = MP_OK;
+    if (r->numel > 0)
+        st = BE_CALL(be, batch_stats, mp_tensor_device(x), k, x->dtype, sdt, mp_tensor_data(x), y, mean, g,
+                     mp_tensor_data(r), outer, C, inner);
     if (st != MP_OK) {
         mp_tensor_decref(r);
         return st;

@@ -54,9 +54,9 @@ def test_guide_reference_mixprec_only():
 
 def test_cnn():
     out = run("cnn.py", "--batch", "2", "--size", "12", "--block-batch", "1", "--block-size", "6",
-              "--steps", "1")
+              "--steps", "1", "--repeat", "1")
     rows = table_rows(out)
-    assert len(rows) == 1 + 2 * 3  # header + (CNN, block) x 3 dtypes
+    assert len(rows) == 1 + 3 * 3  # header + (CNN, Keras CNN, block) x 3 dtypes
     assert all("not installed" in r for r in rows[1:])
     assert "oneDNN 3." in out
 
@@ -76,5 +76,10 @@ def test_distribute():
     out = run("distribute.py", "--mib", "1", "--examples", "256", "--repeat", "2",
               "--cnn-examples", "256")
     rows = table_rows(out)
-    assert len(rows) == 7  # header, threads, mpiexec (or "no MPICH"), MLP and CNN x 1, 2
+    # header, threads, mpiexec (ours, MPICH's blocking call twice and the ratio; or "no
+    # MPICH"), MLP and seed 004 x 1, 2
+    mpi = "(no MPICH)" not in out
+    assert len(rows) == (10 if mpi else 7), out
     assert "2 replica threads" in out and "2 replicas" in out
+    assert out.count("seed 004 epoch, 256 images") == 2
+    assert not mpi or "mixprec / MPI_Allreduce" in out

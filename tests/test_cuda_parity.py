@@ -267,6 +267,23 @@ def test_matmul(dt):
         check(fn, [a, b], dt, "matmul", grad=dt in FLOATS, err="matmul %s %s %s %s %s" % (dt, sa, sb, ta, tb))
 
 
+covers("matmul_bias_act")
+
+
+@pytest.mark.parametrize("dt", FLOATS)
+def test_matmul_bias_act(dt):
+    """MatMul + bias (+ ReLU), one op: on the GPU it composes the gemm (beta = 1 over the
+    bias rows), strided-copy and unary slots."""
+    rng = np.random.default_rng(24)
+    for (sa, sb, ta, tb), act in zip(MATMULS[:4] + [MATMULS[-1]], (0, 1, 1, 0, 1)):
+        if len(sa) != 2:
+            continue
+        a, b = (rng.uniform(-1, 1, s).astype(NP_DTYPE[dt]) for s in (sa, sb))
+        c = rng.uniform(-1, 1, sb[0] if tb else sb[1]).astype(NP_DTYPE[dt])
+        fn = lambda x, y, z: _core.matmul_bias_act(x, y, z, ta, tb, act)  # noqa: E731
+        check(fn, [a, b, c], dt, "matmul", grad=True, err="matmul_bias_act %s %s %s %s" % (dt, sa, sb, act))
+
+
 def test_matmul_tf32():
     """The default (TF32 on, as TensorFlow on Ampere+): float32 products within TF32's error of
     the CPU's; with it off, within float32's (the fixture's setting, test_matmul)."""
@@ -367,11 +384,14 @@ def test_random_streams_match(dt):
 # real GPU these ops raise NotImplementedError naming the slot; the emulated GPU runs them.
 
 covers("conv2d", "conv2d_backprop_input", "conv2d_backprop_filter", "max_pool", "max_pool_grad",
-       "max_pool_grad_grad", "avg_pool", "avg_pool_grad", "batch_norm")
+       "max_pool_grad_grad", "avg_pool", "avg_pool_grad", "batch_norm", "conv2d_bias_act",
+       # moments (BatchMoments) and batch norm's backward (BatchNormGradSums, BatchMomentsGrad)
+       "batch_moments", "batch_moments_grad", "batch_norm_grad_sums")
 
 
 def _cnn_block(x, f, s, o):
     h = tf.nn.conv2d(x, f, [2, 1], "SAME")
+    h = h + tf.nn._conv2d_bias_act(x, f, tf.cast(o, x.dtype), [2, 1], "SAME", "NHWC", None, True)
     m, v = tf.nn.moments(tf.cast(h, "float32"), [0, 1, 2])
     h = tf.nn.batch_normalization(h, m, v, o, s, 1e-3)
     return tf.nn.max_pool2d(h, 2, 2, "SAME") + tf.nn.avg_pool2d(h, 3, 2, "SAME")

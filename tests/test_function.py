@@ -242,9 +242,11 @@ def test_while_loop():
     def f(n):
         return tf.while_loop(lambda i: i < n, lambda i: i + 1, [tf.constant(0)])
 
-    with pytest.warns(UserWarning, match="graph break"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a loop node: no graph break
         assert int(f(tf.constant(3))[0]) == 3
-    assert int(f(tf.constant(7))[0]) == 7
+        assert int(f(tf.constant(7))[0]) == 7
+    assert f.experimental_get_tracing_count() == 1
 
 
 def test_for_over_a_dataset():
@@ -257,9 +259,11 @@ def test_for_over_a_dataset():
             s += x
         return s
 
-    with pytest.warns(UserWarning, match="graph break"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a loop node: no graph break
         assert float(total(ds)) == 6.0
-    assert float(total(ds)) == 6.0
+        assert float(total(ds)) == 6.0
+    assert total.experimental_get_tracing_count() == 1
 
 
 class _Model:
@@ -603,3 +607,45 @@ def test_concrete_function_graph_operations():
     cf = f.get_concrete_function(tf.TensorSpec([3, 2], tf.float32))
     types = [op.type for op in cf.graph.get_operations()]
     assert "MatMul" in types and "ReadVariableOp" in types and "Placeholder" in types
+
+
+def test_relaxed_shapes_replay_one_graph_when_no_shape_is_baked_in():
+    side = []
+
+    @tf.function(reduce_retracing=True)
+    def f(x):
+        side.append(1)
+        return tf.reduce_sum(x * 2)
+
+    for n in (2, 3, 4, 5, 3):
+        assert float(f(tf.ones([n]))) == 2.0 * n
+    # TensorFlow 2.21: an exact trace, then a relaxed one; Python runs for both only
+    assert f.experimental_get_tracing_count() == 2 and len(side) == 2
+
+    @tf.function(reduce_retracing=True)
+    def mean(x):
+        return tf.reduce_sum(x) / x.shape[0]   # a shape baked into a constant
+
+    for n in (2, 3, 4, 5):
+        assert float(mean(tf.ones([n]) * n)) == float(n)
+    assert mean.experimental_get_tracing_count() == 2
+
+
+def test_get_concrete_function_with_none_dims():
+    side = []
+
+    @tf.function
+    def f(x):
+        side.append(1)
+        return tf.reduce_sum(x * 2)
+
+    cf = f.get_concrete_function(tf.TensorSpec([None], tf.float32))
+    assert f.experimental_get_tracing_count() == 1
+    assert cf.structured_input_signature == ((tf.TensorSpec([None], tf.float32, name="x"),), {})
+    assert [s.shape.as_list() for s in cf.inputs] == [[None]]
+    assert float(f(tf.ones([3]))) == 6.0 and float(f(tf.ones([5]))) == 10.0
+    assert float(cf(tf.ones([4]))) == 8.0
+    assert f.experimental_get_tracing_count() == 1   # the calls fit the concrete function
+    assert len(side) <= 2  # Python once more at the second shape (docs/function.md)
+    with pytest.raises(TypeError):
+        cf(tf.ones([2, 2]))

@@ -82,6 +82,21 @@ def _max_pool_second_order(x):
     return outer.gradient(g, x, output_gradients=x)
 
 
+def _moments_grad(x):
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        m, v = tf.nn.moments(x, [0, 1])
+        loss = tf.reduce_sum(m * 2.0) + tf.reduce_sum(v * v)
+    return tape.gradient(loss, x)
+
+
+def _batch_norm_grads(x, m, o, s, v):
+    with tf.GradientTape() as tape:
+        tape.watch([x, m, o, s, v])
+        y = tf.nn.batch_normalization(x, m, v, o, s, 1e-3)
+    return tape.gradient(y, [x, m, o, s, v], output_gradients=y * 0.5)
+
+
 CASES = {
     "cast": (lambda x: tf.cast(x, "float16"), [f32(3, 4)]),
     "identity": (lambda x: tf.identity(x) * 1.0, [f32(3, 4)]),
@@ -115,6 +130,13 @@ CASES = {
                [f32(1, 5, 5, 2), f32(3, 3, 2, 4)]),
     "conv2d_backprop_input": (_conv_grads, [f32(1, 5, 5, 2), f32(3, 3, 2, 4)]),
     "conv2d_backprop_filter": (_conv_grads, [f32(1, 5, 5, 2), f32(3, 3, 2, 4)]),
+    "conv2d_bias_act": (lambda x, f, b: tf.nn._conv2d_bias_act(x, f, b, 1, "SAME", "NHWC", None, True),
+                        [f32(1, 5, 5, 2), f32(3, 3, 2, 4), f32(4)]),
+    "matmul_bias_act": (lambda a, b, c: _core.matmul_bias_act(a, b, c, False, True, 1),
+                        [f32(3, 4), f32(5, 4), f32(5)]),
+    "batch_moments": (lambda x: tf.nn.moments(x, [0, 1]), [f32(2, 3, 4)]),
+    "batch_moments_grad": (_moments_grad, [f32(2, 3, 4)]),
+    "batch_norm_grad_sums": (_batch_norm_grads, [f32(2, 3, 4), f32(4), f32(4), f32(4), pos(4)]),
     "max_pool": (lambda x: tf.nn.max_pool2d(x, 2, 2, "VALID"), [f32(1, 4, 4, 3)]),
     "max_pool_grad": (_pool_grad(tf.nn.max_pool2d), [f32(1, 4, 4, 3)]),
     "max_pool_grad_grad": (_max_pool_second_order, [f32(1, 4, 4, 3)]),

@@ -638,6 +638,55 @@ def test_matmul(dt, ta, tb, rng):
         assert_close(got, expected, dt, "matmul", err_msg="%s x %s ta=%s tb=%s" % (sa, sb, ta, tb))
 
 
+@pytest.mark.parametrize("dt", FLOATS)
+@pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("act", [0, 1])
+def test_matmul_bias_act(dt, ta, tb, act):
+    """MatMul + bias (+ ReLU) as one op against float64 NumPy: 16-bit sums the product and
+    the bias in float32 and rounds once; bad shapes and activations are refused; the Keras
+    Dense layer (relu or linear, with a bias) gives the unfused chain's values."""
+    rng = np.random.default_rng(16)
+    a = round_to(rng.standard_normal((6, 5)), dt)
+    b = round_to(rng.standard_normal((5, 4)), dt)
+    c = round_to(rng.standard_normal(4), dt)
+    A, B = (a.T if ta else a), (b.T if tb else b)
+    t = lambda v: tf.constant(np.ascontiguousarray(v).astype(NP_DTYPE[dt]))  # noqa: E731
+    y = _core.matmul_bias_act(t(A), t(B), t(c), ta, tb, act)
+    e = np.asarray(a, np.float64) @ np.asarray(b, np.float64) + np.asarray(c, np.float64)
+    if act:
+        e = np.maximum(e, 0)
+    assert y.dtype == dt and tuple(y.shape) == (6, 4)
+    assert_close(y, round_to(e, dt), dt, "matmul")
+    with pytest.raises(ValueError, match=r"bias must have shape \[4\]"):
+        _core.matmul_bias_act(t(A), t(B), t(c[:3]), ta, tb, act)
+    with pytest.raises(ValueError, match="activation"):
+        _core.matmul_bias_act(t(A), t(B), t(c), ta, tb, 3)
+    with pytest.raises(ValueError, match="size-incompatible"):
+        _core.matmul_bias_act(t(A), t(B[:-1] if not tb else B[:, :-1]), t(c), ta, tb, act)
+
+
+def test_dense_layer_runs_the_fused_op():
+    from mixprec import keras
+
+    x = tf.constant(np.random.default_rng(17).standard_normal((3, 5)).astype(np.float32))
+    for act in ("relu", None):
+        layer = keras.layers.Dense(4, activation=act, bias_initializer="random_normal")
+        with tf.GradientTape() as tape:
+            y = layer(x)
+            loss = tf.reduce_sum(y * y)
+        g = tape.gradient(loss, layer.trainable_variables)
+        k, bb = tf.constant(layer.kernel.numpy()), tf.constant(layer.bias.numpy())
+        with tf.GradientTape() as tape:
+            tape.watch([k, bb])
+            r = tf.matmul(x, k) + bb
+            r = tf.nn.relu(r) if act else r
+            loss = tf.reduce_sum(r * r)
+        gr = tape.gradient(loss, [k, bb])
+        assert_close(y, r.numpy(), "float32", "matmul")
+        for u, v in zip(g, gr):
+            assert_close(u, v.numpy(), "float32", "matmul")
+
+
 def test_matmul_16bit_accumulates_in_float32():
     """A float16 accumulation of 4096 ones stalls at 2048; float32 does not."""
     a = tf.ones([1, 4096], "float16")
@@ -1108,6 +1157,7 @@ DEDICATED = {
     "argmax": "test_argmax_argmin",
     "argmin": "test_argmax_argmin",
     "matmul": "test_matmul",
+    "matmul_bias_act": "test_matmul_bias_act",
     "softmax": "test_softmax_along_axes",
     "log_softmax": "test_softmax_along_axes",
     "reshape": "test_reshape",
@@ -1127,6 +1177,10 @@ NO_PYTHON_ENTRY = {
     "random_normal": "test_random_moments_and_bounds",
     "truncated_normal": "test_random_moments_and_bounds",
     # convolution and pooling: _core.window_op; grids in tests/test_nn_conv.py
+    "conv2d_bias_act": "test_conv2d_bias_act_op",
+    "batch_moments": "test_batch_stats_ops",
+    "batch_moments_grad": "test_batch_stats_ops",
+    "batch_norm_grad_sums": "test_batch_stats_ops",
     "conv2d": "test_window_ops",
     "conv2d_backprop_input": "test_window_ops",
     "conv2d_backprop_filter": "test_window_ops",
@@ -1196,6 +1250,103 @@ def test_window_ops():
             gg = run("max_pool_grad_grad", (tf.constant(x), tf.constant(gx)), (3, 2))
             assert gg.shape == p.shape
             assert math.isclose(np.sum(gg * dp), np.sum(gx * g), rel_tol=1e-12)
+
+
+@pytest.mark.parametrize("dt", FLOATS)
+@pytest.mark.parametrize("nchw", [False, True])
+@pytest.mark.parametrize("act", [0, 1])
+def test_conv2d_bias_act_op(dt, nchw, act):
+    """Conv2D + bias (+ ReLU) in one op against a float64 NumPy reference of the same chain
+    (grouped, strided, dilated, explicit padding): 16-bit accumulates, adds and activates in
+    float32 and rounds once; NaN and infinities of x reach the output."""
+    from test_nn_conv import ref_conv2d
+
+    code = {row[2]: row[0] for row in _core.op_table()}["conv2d_bias_act"]
+    rng = np.random.default_rng(13)
+    x = round_to(rng.standard_normal((2, 4, 7, 6) if nchw else (2, 7, 6, 4)), dt)
+    f = round_to(rng.standard_normal((3, 2, 2, 6)) * 0.5, dt)  # two groups
+    b = round_to(rng.standard_normal(6), dt)
+    pads = (1, 0, 2, 1)
+    t = lambda a: tf.constant(a.astype(NP_DTYPE[dt]))  # noqa: E731
+    y = _core.window_op(code, (t(x), t(f), t(b)), (2, 1), (1, 2), 2, pads, nchw, None, act)
+    e = ref_conv2d(x, f, (2, 1), (1, 2), pads, nchw) + b.reshape((1, 6, 1, 1) if nchw else (6,))
+    if act:
+        e = np.maximum(e, 0)
+    assert y.dtype == dt
+    assert_close(y, round_to(e, dt), dt, "convolution")
+    with pytest.raises(ValueError, match=r"bias must have shape \[6\]"):
+        _core.window_op(code, (t(x), t(f), t(b[:5])), (2, 1), (1, 2), 2, pads, nchw, None, act)
+    with pytest.raises(ValueError, match="activation"):
+        _core.window_op(code, (t(x), t(f), t(b)), (2, 1), (1, 2), 2, pads, nchw, None, 7)
+    xn = x.copy()
+    xn[0, 0, 0, 0] = np.inf  # an infinity reaches the output (ReLU keeps +inf)
+    yn = _core.window_op(code, (t(xn), t(np.abs(f)), t(b)), (1, 1), (1, 1), 1, (0, 0, 0, 0), nchw,
+                         None, act).numpy().astype(np.float64)
+    assert np.isinf(yn).any() and np.isfinite(yn).sum() < yn.size
+
+
+@pytest.mark.parametrize("dt", FLOATS)
+@pytest.mark.parametrize("channels_first", [False, True])
+def test_batch_stats_ops(dt, channels_first):
+    """BatchMoments, BatchNormGradSums and BatchMomentsGrad against float64 NumPy: float64
+    sums, statistics in float32 (float64 for float64 x), values rounded once; bad statistics
+    are refused."""
+    codes = {row[2]: row[0] for row in _core.op_table()}
+    rng = np.random.default_rng(15)
+    x = round_to(rng.standard_normal((3, 4, 5, 2)) * 2 + 1, dt)
+    dy = round_to(rng.standard_normal(x.shape), dt)
+    axes = (0, 2, 3) if channels_first else (0, 1, 2)
+    c = x.shape[1] if channels_first else x.shape[-1]
+    n = x.size // c
+    sdt = np.float64 if dt == "float64" else np.float32
+    shape = (1, c, 1, 1) if channels_first else (c,)
+    t = lambda a: tf.constant(a.astype(NP_DTYPE[dt]))  # noqa: E731
+    run = lambda name, ins: _core.batch_stats(codes[name], ins, channels_first)  # noqa: E731
+    x64, dy64 = np.asarray(x, np.float64), np.asarray(dy, np.float64)
+    st = run("batch_moments", (t(x),))
+    assert st.dtype == sdt and tuple(st.shape) == (2, c)
+    e = np.stack([x64.mean(axes), x64.var(axes)])
+    assert_close(st, round_to(e, "float64" if dt == "float64" else "float32"), "float64" if dt == "float64" else "float32", "reduction")
+    m = e[0].astype(sdt)
+    sums = run("batch_norm_grad_sums", (t(x), t(dy), tf.constant(m)))
+    es = np.stack([dy64.sum(axes), (dy64 * (x64 - m.astype(np.float64).reshape(shape))).sum(axes)])
+    assert_close(sums, round_to(es, "float64" if dt == "float64" else "float32"),
+                 "float64" if dt == "float64" else "float32", "reduction")
+    g = rng.standard_normal((2, c)).astype(sdt)
+    dx = run("batch_moments_grad", (t(x), tf.constant(np.stack([m, m]).astype(sdt)), tf.constant(g)))
+    ed = (g[0].astype(np.float64).reshape(shape) +
+          2 * g[1].astype(np.float64).reshape(shape) * (x64 - m.astype(np.float64).reshape(shape))) / n
+    assert dx.dtype == dt
+    assert_close(dx, round_to(ed, dt), dt, "reduction")  # three roundings before the last
+    with pytest.raises(ValueError, match="must hold"):
+        run("batch_norm_grad_sums", (t(x), t(dy), tf.constant(m[:-1])))
+    with pytest.raises(ValueError, match="x's shape"):
+        run("batch_norm_grad_sums", (t(x), t(dy[:1]), tf.constant(m)))
+
+
+def test_conv2d_layer_runs_the_fused_op():
+    """Keras Conv2D with a bias and relu/linear calls Conv2D+bias+ReLU as one op; its values
+    and gradients match the unfused chain."""
+    from mixprec import keras
+
+    rng = np.random.default_rng(14)
+    x = tf.constant(rng.standard_normal((2, 6, 6, 3)).astype(np.float32))
+    for act in ("relu", None):
+        layer = keras.layers.Conv2D(4, 3, activation=act, bias_initializer="random_normal")
+        with tf.GradientTape() as tape:
+            y = layer(x)
+            loss = tf.reduce_sum(y * y)
+        g = tape.gradient(loss, layer.trainable_variables)
+        k, b = tf.constant(layer.kernel.numpy()), tf.constant(layer.bias.numpy())
+        with tf.GradientTape() as tape:
+            tape.watch([k, b])
+            r = tf.nn.bias_add(tf.nn.conv2d(x, k, 1, "VALID"), b)
+            r = tf.nn.relu(r) if act else r
+            loss = tf.reduce_sum(r * r)
+        gr = tape.gradient(loss, [k, b])
+        assert_close(y, r.numpy(), "float32", "convolution")
+        for a, b in zip(g, gr):
+            assert_close(a, b.numpy(), "float32", "convolution")
 
 
 def test_every_op_in_ops_def_has_a_test():

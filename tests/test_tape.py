@@ -152,6 +152,12 @@ GRAD_CASES = {
     "reduce_prod": [("axis 1", lambda x: tf.reduce_prod(x, 1), [_away((3, 4), r, lo=0.5)]),
                     ("axes(0,2) keepdims", lambda x: tf.reduce_prod(x, [0, 2], keepdims=True),
                      [_away((2, 3, 2), r, lo=0.5)])],
+    "matmul_bias_act": [
+        ("relu", lambda a, b, c: _core.matmul_bias_act(a, b, c, False, False, 1),
+         [_away((2, 3), r), _away((3, 4), r), _away((4,), r)]),
+        ("transposed, linear", lambda a, b, c: _core.matmul_bias_act(a, b, c, True, True, 0),
+         [_away((3, 2), r), _away((4, 3), r), _away((4,), r)]),
+    ],
     "matmul": [("2d", tf.matmul, [_away((2, 3), r), _away((3, 4), r)]),
                ("ta", lambda a, b: tf.matmul(a, b, transpose_a=True),
                 [_away((3, 2), r), _away((3, 4), r)]),
@@ -226,6 +232,33 @@ GRAD_CASES = {
         ("training: batch statistics", lambda x, s, o: tf.nn.fused_batch_norm(
             x, s, o, epsilon=1e-3)[0], [_away((3, 2, 2, 2), r), _away((2,), r), _away((2,), r)]),
     ],
+    "conv2d_bias_act": [
+        ("nhwc relu strided", lambda x, f, b: _core.window_op(
+            {row[2]: row[0] for row in _core.op_table()}["conv2d_bias_act"], (x, f, b), (2, 1), (1, 1), 1,
+            (0, 0, 0, 0), False, None, 1),
+         [_away((1, 5, 4, 2), r), _away((3, 2, 2, 3), r), _away((3,), r)]),
+        ("nchw grouped, no activation", lambda x, f, b: _core.window_op(
+            {row[2]: row[0] for row in _core.op_table()}["conv2d_bias_act"], (x, f, b), (1, 1), (2, 1), 0,
+            (0, 0, 0, 0), True, None, 0),
+         [_away((1, 4, 5, 4), r), _away((2, 2, 2, 4), r), _away((4,), r)]),
+    ],
+    "batch_moments": [
+        ("channels last", lambda x: _moments_loss(x, [0, 1]), [_away((3, 2, 4), r)]),
+        ("channels first", lambda x: _moments_loss(x, [0, 2, 3]), [_away((2, 3, 2, 2), r)]),
+    ],
+    "batch_moments_grad": [("second order of moments", lambda x: _second(
+        lambda t: _moments_loss(t, [0, 1]), x), [_away((3, 2, 4), r)])],
+    "batch_norm_grad_sums": [
+        ("second order of batch norm", lambda x: _second(
+            lambda t: tf.reduce_sum(tf.square(_core.batch_norm(
+                t, *[tf.constant(np.array(v, "float64" if t.dtype == tf.float64 else "float32"))
+                     for v in ([1.5, -0.5, 2.0], [0.1, 0.2, 0.3], [0.3, -0.2, 0.1], [1.2, 0.8, 2.0])],
+                1e-3, False))), x),
+         [_away((2, 2, 3), r)]),
+        ("of its inputs", lambda x, dy, m: _core.batch_stats(
+            {row[2]: row[0] for row in _core.op_table()}["batch_norm_grad_sums"], (x, dy, m), True),
+         [_away((2, 3, 2), r), _away((2, 3, 2), r), _away((3,), r)]),
+    ],
     "max_pool_grad": [("second order", lambda x: _second(
         lambda t: tf.reduce_sum(tf.square(tf.nn.max_pool2d(t, 2, 1, "SAME"))), x),
         [_away((1, 3, 4, 2), r)])],
@@ -236,6 +269,11 @@ GRAD_CASES = {
         lambda t: tf.reduce_sum(tf.square(tf.nn.avg_pool2d(t, 2, 1, "SAME"))), x),
         [_away((1, 3, 4, 2), r)])],
 }
+
+def _moments_loss(x, axes):
+    m, v = tf.nn.moments(x, axes)
+    return tf.reduce_sum(m * tf.cast(tf.range(m.shape[0]) + 1, m.dtype)) + tf.reduce_sum(v * v)
+
 
 NON_DIFFERENTIABLE = {
     # no gradient at all (TensorFlow: None)

@@ -254,9 +254,9 @@ static PyObject *collective_call(PyObject *args, int kind) {
             continue;
         Py_BEGIN_ALLOW_THREADS
         if (kind == 0)
-            st = c->be->all_reduce(c, rank, (mp_dtype)dt, (mp_coll_op)arg, m, in, out, counts);
+            st = MP_COLL_CALL(c, all_reduce, rank, (mp_dtype)dt, (mp_coll_op)arg, m, in, out, counts);
         else
-            st = c->be->broadcast(c, rank, arg, (mp_dtype)dt, m, in, out, counts);
+            st = MP_COLL_CALL(c, broadcast, rank, arg, (mp_dtype)dt, m, in, out, counts);
         Py_END_ALLOW_THREADS
     }
     if (st != MP_OK) {
@@ -308,7 +308,7 @@ static PyObject *py_comm_barrier(PyObject *self, PyObject *args) {
         return NULL;
     mp_status st;
     Py_BEGIN_ALLOW_THREADS
-    st = c->be->barrier(c, rank);
+    st = MP_COLL_CALL(c, barrier, rank);
     Py_END_ALLOW_THREADS
     if (st != MP_OK)
         return mp_py_raise(st);
@@ -324,7 +324,24 @@ static PyObject *py_comm_abort(PyObject *self, PyObject *args) {
     mp_comm *c = get_comm(cap);
     if (!c)
         return NULL;
-    c->be->abort(c, rank, why);
+    mp_status st = mp_comm_abort(c, rank, why);
+    if (st != MP_OK)
+        return mp_py_raise(st);
+    Py_RETURN_NONE;
+}
+
+/* Test hook (tests/distribute/test_collective.py): the communicator's engine loses slots. */
+static PyObject *py_comm_drop_slots(PyObject *self, PyObject *args) {
+    PyObject *cap;
+    const char *slots;
+    if (!PyArg_ParseTuple(args, "Os", &cap, &slots))
+        return NULL;
+    mp_comm *c = get_comm(cap);
+    if (!c)
+        return NULL;
+    mp_status st = mp_comm_drop_slots(c, slots);
+    if (st != MP_OK)
+        return mp_py_raise(st);
     Py_RETURN_NONE;
 }
 
@@ -355,6 +372,8 @@ static PyMethodDef collective_methods[] = {
      "comm_all_reduce(c, rank, tensors, op) -> new tensors (op: 0 sum, 1 mean, 2 max)"},
     {"comm_broadcast", py_comm_broadcast, METH_VARARGS,
      "comm_broadcast(c, rank, tensors, root) -> root's tensors"},
+    {"_comm_drop_slots", py_comm_drop_slots, METH_VARARGS,
+     "_comm_drop_slots(c, 'barrier,broadcast'): test hook, the engine loses those slots"},
     {"comm_barrier", py_comm_barrier, METH_VARARGS, "comm_barrier(c, rank)"},
     {"comm_abort", py_comm_abort, METH_VARARGS, "comm_abort(c, rank, why): fail the others' calls"},
     {"mpi_finalize", py_mpi_finalize, METH_NOARGS, "MPI_Finalize unless a peer was lost."},

@@ -24,8 +24,18 @@ mp_graph *mp_py_graph_get(PyObject *o) {
     return G(o);
 }
 
+mp_graph *mp_py_graph_take(PyObject *o) {
+    mp_graph *g = mp_py_graph_get(o), *empty = NULL;
+    if (!g)
+        return NULL;
+    if (mp_graph_new(&empty) != MP_OK)
+        return NULL; /* the object keeps it */
+    G(o) = empty;
+    return g;
+}
+
 /* The current Python exception as a core error (host callbacks run inside the core). */
-static mp_status status_from_pyerr(const char *what) {
+mp_status mp_py_status_from_pyerr(const char *what) {
     PyObject *type, *exc, *tb;
     PyErr_Fetch(&type, &exc, &tb);
     PyErr_NormalizeException(&type, &exc, &tb);
@@ -67,6 +77,12 @@ static PyObject *g_begin(PyObject *o, PyObject *arg) {
     if (dry < 0)
         return NULL;
     mp_status st = mp_graph_begin(G(o), dry);
+    return st == MP_OK ? Py_NewRef(Py_None) : mp_py_raise(st);
+}
+
+static PyObject *g_begin_sub(PyObject *o, PyObject *unused) {
+    (void)unused;
+    mp_status st = mp_graph_begin_sub(G(o));
     return st == MP_OK ? Py_NewRef(Py_None) : mp_py_raise(st);
 }
 
@@ -223,7 +239,9 @@ static PyObject *g_infer(PyObject *o, PyObject *unused) {
 }
 
 static const char *kind_name(mp_gnode_kind k) {
-    static const char *names[] = {"Input", "Const", "Op", "ReadVariable", "AssignVariable", "OptimizerStep", "Host"};
+    static const char *names[] = {"Input",          "Const", "Op",  "ReadVariable", "AssignVariable",
+                                  "OptimizerStep", "Host",  "Loop", "LoopOutput"};
+    _Static_assert(sizeof names / sizeof *names == MP_GNODE_KIND_COUNT, "a node kind without a name");
     return (int)k >= 0 && k < MP_GNODE_KIND_COUNT ? names[k] : "?";
 }
 
@@ -262,6 +280,27 @@ fail:
     return NULL;
 }
 
+static PyObject *g_same_structure(PyObject *o, PyObject *other) {
+    mp_graph *b = mp_py_graph_get(other);
+    if (!b)
+        return NULL;
+    return PyBool_FromLong(mp_graph_same_structure(G(o), b));
+}
+
+static PyObject *get_polymorphic(PyObject *o, void *c) {
+    (void)c;
+    return PyBool_FromLong(G(o)->polymorphic);
+}
+
+static int set_polymorphic(PyObject *o, PyObject *v, void *c) {
+    (void)c;
+    int f = v ? PyObject_IsTrue(v) : 0;
+    if (f < 0)
+        return -1;
+    G(o)->polymorphic = f;
+    return 0;
+}
+
 static PyObject *get_broken(PyObject *o, void *c) {
     (void)c;
     return PyBool_FromLong(G(o)->broken);
@@ -285,6 +324,7 @@ static PyObject *get_n_outputs(PyObject *o, void *c) {
 
 static PyMethodDef graph_methods[] = {
     {"begin", g_begin, METH_O, "begin(dry): start recording on this thread."},
+    {"begin_sub", g_begin_sub, METH_NOARGS, "begin_sub(): record a loop's sub-graph inside the recording graph."},
     {"end", g_end, METH_NOARGS, "Stop recording; prune; plan last uses."},
     {"abort", g_abort, METH_NOARGS, "Stop recording (error path)."},
     {"add_input", g_add_input, METH_O, NULL},
@@ -294,11 +334,13 @@ static PyMethodDef graph_methods[] = {
     {"insert_cast", g_insert_cast, METH_VARARGS, "insert_cast(at, (node, 0), dtype) -> (node, 0)"},
     {"set_input", g_set_input, METH_VARARGS, "set_input(node, k, (node, 0)); then infer()"},
     {"infer", g_infer, METH_NOARGS, "Re-derive dtypes and the replay plan after a pass."},
+    {"same_structure", g_same_structure, METH_O, "same_structure(other): the same graph up to value shapes."},
     {NULL},
 };
 
 static PyGetSetDef graph_getset[] = {
     {"broken", get_broken, NULL, NULL, NULL},
+    {"polymorphic", get_polymorphic, set_polymorphic, "replay accepts other shapes (same dtype, rank)", NULL},
     {"break_reason", get_break_reason, NULL, NULL, NULL},
     {"n_created_variables", get_created, NULL, NULL, NULL},
     {"n_inputs", get_n_inputs, NULL, NULL, NULL},
@@ -332,7 +374,7 @@ static mp_status host_call(void *ctx, int n, mp_tensor *const *in) {
     }
     PyObject *r = args ? PyObject_Call((PyObject *)ctx, args, NULL) : NULL;
     if (!r)
-        st = status_from_pyerr("a host callback of a traced function");
+        st = mp_py_status_from_pyerr("a host callback of a traced function");
     Py_XDECREF(r);
     Py_XDECREF(args);
     mp_graph_swap(prev);

@@ -111,6 +111,12 @@ struct mp_graph *mp_py_graph_get(PyObject *o);
 void mp_py_note_host_read(const mp_tensor *t, const char *what);
 /* Breaks the recording graph (if any) with this reason. */
 void mp_py_graph_break(const char *reason);
+/* The current Python exception as a core error (clears it): host callbacks in the core. */
+mp_status mp_py_status_from_pyerr(const char *what);
+/* graph_loop.c: _core.graph_loop (a traced loop's node) */
+int mp_py_graph_loop_init(PyObject *module);
+/* The graph of a _core.Graph, taken out of it (the caller owns it; the object is emptied). */
+struct mp_graph *mp_py_graph_take(PyObject *o);
 
 /* getitem.c */
 PyObject *mp_py_getitem(PyObject *self, PyObject *key);

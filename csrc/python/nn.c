@@ -9,20 +9,21 @@
 
 #include <string.h>
 
-/* window_op(code, inputs, (sh, sw), (a, b), padding, (t, b, l, r), nchw, shape or None)
+/* window_op(code, inputs, (sh, sw), (a, b), padding, (t, b, l, r), nchw, shape or None[, act])
  * runs op `code` (a window op of ops.def); (a, b) are dilations or the pooling window,
- * shape the produced shape of the backprop ops. Non-tensor inputs take input 0's dtype. */
+ * shape the produced shape of the backprop ops, act Conv2D+bias's activation (0 none,
+ * 1 relu). Non-tensor inputs take input 0's dtype. */
 static PyObject *py_window_op(PyObject *m, PyObject *args) {
     (void)m;
     int code, padding, nchw;
     PyObject *inputs, *shape;
-    long long s0, s1, w0, w1, p0, p1, p2, p3;
-    if (!PyArg_ParseTuple(args, "iO(LL)(LL)i(LLLL)pO", &code, &inputs, &s0, &s1, &w0, &w1, &padding, &p0, &p1, &p2, &p3,
-                          &nchw, &shape))
+    long long s0, s1, w0, w1, p0, p1, p2, p3, act = 0;
+    if (!PyArg_ParseTuple(args, "iO(LL)(LL)i(LLLL)pO|L", &code, &inputs, &s0, &s1, &w0, &w1, &padding, &p0, &p1, &p2,
+                          &p3, &nchw, &shape, &act))
         return NULL;
     static const mp_op window_ops[] = {MP_OP_CONV2D,       MP_OP_CONV2D_BACKPROP_INPUT, MP_OP_CONV2D_BACKPROP_FILTER,
                                        MP_OP_MAX_POOL,     MP_OP_MAX_POOL_GRAD,         MP_OP_AVG_POOL,
-                                       MP_OP_AVG_POOL_GRAD, MP_OP_MAX_POOL_GRAD_GRAD};
+                                       MP_OP_AVG_POOL_GRAD, MP_OP_MAX_POOL_GRAD_GRAD, MP_OP_CONV2D_BIAS_ACT};
     int ok = 0;
     for (size_t i = 0; i < sizeof window_ops / sizeof window_ops[0]; i++)
         ok |= code == (int)window_ops[i];
@@ -34,7 +35,7 @@ static PyObject *py_window_op(PyObject *m, PyObject *args) {
     mp_attrs at = {{0}};
     at.ints[0] = s0, at.ints[1] = s1, at.ints[2] = w0, at.ints[3] = w1;
     at.ints2[0] = p0, at.ints2[1] = p1, at.ints2[2] = p2, at.ints2[3] = p3;
-    at.i0 = nchw, at.i1 = padding;
+    at.i0 = nchw, at.i1 = padding, at.i2 = act;
     if (shape != Py_None) {
         PyObject *seq = PySequence_Fast(shape, "window_op: shape must be a sequence");
         if (!seq)
@@ -52,7 +53,7 @@ static PyObject *py_window_op(PyObject *m, PyObject *args) {
         }
         Py_DECREF(seq);
     }
-    mp_tensor *t[2] = {NULL, NULL};
+    mp_tensor *t[3] = {NULL, NULL, NULL};
     int n = info->n_inputs;
     int anchor = -1; /* a tensor input fixes the dtype of the others */
     for (int i = 0; i < n && anchor < 0; i++)
@@ -68,8 +69,8 @@ static PyObject *py_window_op(PyObject *m, PyObject *args) {
             goto out;
     r = mp_py_run_wrap((mp_op)code, n, t, &at);
 out:
-    mp_tensor_decref(t[0]);
-    mp_tensor_decref(t[1]);
+    for (int i = 0; i < 3; i++)
+        mp_tensor_decref(t[i]);
     return r;
 }
 
@@ -95,6 +96,57 @@ static PyObject *py_batch_norm(PyObject *m, PyObject *args) {
     r = mp_py_run_wrap(MP_OP_BATCH_NORM, 5, t, &at);
 out:
     for (int i = 0; i < 5; i++)
+        mp_tensor_decref(t[i]);
+    return r;
+}
+
+/* batch_stats(code, inputs, channels_first): BatchMoments, BatchMomentsGrad or
+ * BatchNormGradSums (ops.def) on a tuple of tensors */
+static PyObject *py_batch_stats(PyObject *m, PyObject *args) {
+    (void)m;
+    int code, cf;
+    PyObject *inputs;
+    if (!PyArg_ParseTuple(args, "iOp:batch_stats", &code, &inputs, &cf))
+        return NULL;
+    if (code != MP_OP_BATCH_MOMENTS && code != MP_OP_BATCH_MOMENTS_GRAD && code != MP_OP_BATCH_NORM_GRAD_SUMS)
+        return PyErr_Format(PyExc_ValueError, "batch_stats: op code %d is not a batch-statistics op", code);
+    const mp_op_info *info = mp_op_get_info((mp_op)code);
+    if (!PyTuple_Check(inputs) || PyTuple_GET_SIZE(inputs) != info->n_inputs)
+        return PyErr_Format(PyExc_TypeError, "batch_stats: %s takes a tuple of %d inputs", info->name, info->n_inputs);
+    mp_tensor *t[3] = {NULL, NULL, NULL};
+    PyObject *r = NULL;
+    for (int i = 0; i < info->n_inputs; i++)
+        if (mp_py_to_tensor(PyTuple_GET_ITEM(inputs, i), MP_NO_DTYPE, 0, &t[i]))
+            goto out;
+    mp_attrs at = {{0}};
+    at.i0 = cf;
+    r = mp_py_run_wrap((mp_op)code, info->n_inputs, t, &at);
+out:
+    for (int i = 0; i < 3; i++)
+        mp_tensor_decref(t[i]);
+    return r;
+}
+
+/* matmul_bias_act(a, b, bias, transpose_a, transpose_b, act): the _FusedMatMul op; b and
+ * bias take a's dtype (variables read in the layer's compute dtype) */
+static PyObject *py_matmul_bias_act(PyObject *m, PyObject *args) {
+    (void)m;
+    PyObject *o[3];
+    int ta, tb, act;
+    if (!PyArg_ParseTuple(args, "OOOppi:matmul_bias_act", &o[0], &o[1], &o[2], &ta, &tb, &act))
+        return NULL;
+    mp_tensor *t[3] = {NULL, NULL, NULL};
+    PyObject *r = NULL;
+    if (mp_py_to_tensor(o[0], MP_NO_DTYPE, 0, &t[0]))
+        return NULL;
+    for (int i = 1; i < 3; i++)
+        if (mp_py_to_tensor(o[i], t[0]->dtype, 0, &t[i]))
+            goto out;
+    mp_attrs at = {{0}};
+    at.i0 = ta, at.i1 = tb, at.i2 = act;
+    r = mp_py_run_wrap(MP_OP_MATMUL_BIAS_ACT, 3, t, &at);
+out:
+    for (int i = 0; i < 3; i++)
         mp_tensor_decref(t[i]);
     return r;
 }
@@ -152,6 +204,10 @@ static PyMethodDef nn_methods[] = {
     {"batch_norm", py_batch_norm, METH_VARARGS,
      "batch_norm(x, scale, offset, mean, variance, epsilon, channels_first): one pass of batch "
      "normalization with given (float32) statistics."},
+    {"matmul_bias_act", py_matmul_bias_act, METH_VARARGS,
+     "matmul_bias_act(a, b, bias, transpose_a, transpose_b, act): MatMul + bias (+ ReLU when act) as one op."},
+    {"batch_stats", py_batch_stats, METH_VARARGS,
+     "batch_stats(code, inputs, channels_first): BatchMoments, BatchMomentsGrad or BatchNormGradSums."},
     {"dnnl_info", py_dnnl_info, METH_NOARGS, "oneDNN's version and the instruction set it dispatches to."},
     {"dnnl_force_reference", py_dnnl_force_reference, METH_O,
      "Route convolution and pooling through the float64 loop kernels (tests); returns the previous setting."},

@@ -16,7 +16,8 @@ import numpy as np
 
 from mixprec import _core, _nest
 
-__all__ = ["convert", "if_stmt", "do_not_convert", "to_graph", "to_code"]
+__all__ = ["convert", "if_stmt", "for_stmt", "while_stmt", "do_not_convert", "to_graph",
+           "to_code"]
 
 _AG = "ag__"
 
@@ -42,6 +43,26 @@ def ld(thunk, name):
 
 def is_undefined(x):
     return isinstance(x, _Undefined)
+
+
+def for_stmt(iterable, body, init, names, n_targets=0, brk=None):
+    from mixprec import _loops
+    return _loops.for_stmt(iterable, body, init, names, n_targets, brk)
+
+
+def loop_test(broken, test):
+    from mixprec import _loops
+    return _loops.loop_test(broken, test)
+
+
+def range_(f, *args, **kwargs):
+    from mixprec import _loops
+    return _loops.range_(f, *args, **kwargs)
+
+
+def while_stmt(test, body, init, names):
+    from mixprec import _loops
+    return _loops.while_stmt(test, body, init, names)
 
 
 def if_stmt(pred, true_fn, false_fn, init, names, live):
@@ -186,6 +207,85 @@ def _check_branch(stmts):
         visit(s, loops > 0)
 
 
+def _jumps(stmts):
+    """Break/Continue statements of this loop level (not of nested loops or scopes)."""
+    out = []
+
+    def visit(n):
+        if isinstance(n, (ast.Break, ast.Continue)):
+            out.append(n)
+            return
+        if isinstance(n, (ast.For, ast.While, ast.AsyncFor)):
+            for c in n.orelse:
+                visit(c)
+            return
+        for c in ast.iter_child_nodes(n):
+            if not isinstance(c, _NO_DESCEND):
+                visit(c)
+    for st in stmts:
+        visit(st)
+    return out
+
+
+def _always_jumps(stmts):
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, (ast.Break, ast.Continue)):
+        return True
+    return isinstance(last, ast.If) and _always_jumps(last.body) and _always_jumps(last.orelse)
+
+
+def _lower_jumps(stmts, brk, budget):
+    """The loop body without break/continue (TensorFlow AutoGraph's canonicalisation): the
+    statements after an `if` that may jump move into its branches that fall through, and
+    `break` sets the flag `brk` the loop's condition reads. Raises _Unsupported for a jump
+    elsewhere (inside with/try, in a nested loop's else)."""
+    out = []
+    for i, st in enumerate(stmts):
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise _Unsupported("too many statements after jumps")
+        if isinstance(st, (ast.Break, ast.Continue)):
+            if isinstance(st, ast.Break):
+                out.append(ast.copy_location(ast.Assign([ast.Name(brk, ast.Store())],
+                                                        ast.Constant(True)), st))
+            return out
+        if isinstance(st, ast.If) and _jumps([st]):
+            rest = stmts[i + 1:]
+            body = st.body if _always_jumps(st.body) else st.body + rest
+            orelse = st.orelse if _always_jumps(st.orelse) else st.orelse + rest
+            new = ast.If(st.test, _lower_jumps(body, brk, budget) or [ast.Pass()],
+                         _lower_jumps(orelse, brk, budget))
+            out.append(ast.copy_location(new, st))
+            return out
+        if _jumps([st]):
+            raise _Unsupported("jump")
+        out.append(st)
+    return out
+
+
+def _check_loop_body(stmts):
+    """Raises _Unsupported for what a loop body function cannot hold: return, break and
+    continue of this loop, yield, global/nonlocal, del, import (they stay Python's loop)."""
+    def visit(n, in_loop):
+        if getattr(n, "_ag_gen", False):
+            return  # written by this rewrite (a converted if or loop, checked on its own)
+        if isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom, ast.Await, ast.Global,
+                          ast.Nonlocal, ast.Delete, ast.Import, ast.ImportFrom)):
+            raise _Unsupported(type(n).__name__)
+        if isinstance(n, (ast.Break, ast.Continue)) and not in_loop:
+            raise _Unsupported("break")
+        for c in ast.iter_child_nodes(n):
+            if isinstance(c, _NO_DESCEND):
+                continue
+            visit(c, in_loop or isinstance(n, (ast.For, ast.While)) and c not in
+                  (getattr(n, "iter", None), getattr(n, "test", None)) and
+                  c not in getattr(n, "orelse", ()))
+    for st in stmts:
+        visit(st, False)
+
+
 def _ends_in_return(stmts):
     return bool(stmts) and isinstance(stmts[-1], ast.Return)
 
@@ -214,11 +314,28 @@ class _Rewriter:
             if isinstance(s, ast.If):
                 out.extend(self.if_(s, live, in_loop))
             elif isinstance(s, (ast.For, ast.While)):
+                brk = None
+                if _jumps(s.body) and not s.orelse:
+                    self.n += 1
+                    name = "loop_break_%d__" % self.n
+                    has_break = any(isinstance(j, ast.Break) for j in _jumps(s.body))
+                    try:
+                        lowered = _lower_jumps(s.body, name, [200])
+                    except _Unsupported:
+                        lowered = None
+                    if lowered is not None:
+                        s.body = lowered or [ast.Pass()]
+                        if has_break:
+                            brk = name
+                            init = ast.copy_location(ast.Assign([ast.Name(name, ast.Store())],
+                                                                 ast.Constant(False)), s)
+                            ast.fix_missing_locations(init)
+                            out.append(init)
                 body_live = live | _loaded(s.body) | _loaded([s.test] if isinstance(s, ast.While)
                                                             else [s.iter])
                 s.body = self.block(s.body, body_live, body_live)
                 s.orelse = self.block(s.orelse, live, in_loop)
-                out.append(s)
+                out.extend(self.loop_(s, brk))
             elif isinstance(s, ast.With):
                 s.body = self.block(s.body, live, in_loop)
                 out.append(s)
@@ -226,6 +343,93 @@ class _Rewriter:
                 out.append(s)
             i += 1
         return out
+
+    def loop_(self, s, brk=None):
+        """``for``/``while`` -> ``ag__.for_stmt``/``ag__.while_stmt`` with the body (and the
+        condition) as functions of the names the loop assigns (src/mixprec/_loops.py: a
+        dataset, a tensor or a traced condition makes a loop node; else Python's loop)."""
+        if s.orelse or isinstance(s, ast.AsyncFor):
+            return [s]
+        targets = []
+        if isinstance(s, ast.For):
+            tnodes = [s.target] if isinstance(s.target, ast.Name) else \
+                list(s.target.elts) if isinstance(s.target, (ast.Tuple, ast.List)) else None
+            if tnodes is None or any(not isinstance(t, ast.Name) for t in tnodes):
+                return [s]
+            targets = [t.id for t in tnodes]
+        try:
+            _check_loop_body(s.body)
+        except _Unsupported:
+            return [s]
+        self.n += 1
+        self.converted += 1
+        k = self.n
+        names = targets + [x for x in _stored(s.body) if x not in targets]
+
+        def ld(x):
+            return ast.Call(ast.Attribute(ast.Name(_AG, ast.Load()), "ld", ast.Load()),
+                            [ast.Lambda(ast.arguments(posonlyargs=[], args=[], vararg=None,
+                                                      kwonlyargs=[], kw_defaults=[], kwarg=None,
+                                                      defaults=[]), ast.Name(x, ast.Load())),
+                             ast.Constant(x)], [])
+
+        def fn(name, params, body):
+            args = ast.arguments(posonlyargs=[], args=[ast.arg(x) for x in params], vararg=None,
+                                 kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
+            return ast.FunctionDef(name=name, args=args, body=body or [ast.Pass()],
+                                   decorator_list=[], returns=None, type_comment=None)
+
+        ret = ast.Return(ast.Tuple([ld(x) for x in names], ast.Load()))
+        bname, tname, res = "loop_body_%d__" % k, "loop_test_%d__" % k, "loop_res_%d__" % k
+        init = ast.Tuple([ld(x) for x in names], ast.Load())
+        consts = ast.Tuple([ast.Constant(x) for x in names], ast.Load())
+        new = []
+        if isinstance(s, ast.For):
+            elem = "loop_elem_%d__" % k
+            body = [ast.Assign([s.target], ast.Name(elem, ast.Load()))] + list(s.body) + [ret]
+            new.append(fn(bname, [elem] + names, body))
+            it = s.iter
+            if isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and \
+                    isinstance(it.func.value, ast.Name) and it.func.value.id == _AG and \
+                    it.func.attr == "call" and it.args and \
+                    isinstance(it.args[0], ast.Attribute) and it.args[0].attr == "range":
+                # `for i in tf.range(n)`: a counted loop (n may be traced: no range tensor)
+                it = ast.Call(ast.Attribute(ast.Name(_AG, ast.Load()), "range_", ast.Load()),
+                              it.args, it.keywords)
+            call = ast.Call(ast.Attribute(ast.Name(_AG, ast.Load()), "for_stmt", ast.Load()),
+                            [it, ast.Name(bname, ast.Load()), init, consts,
+                             ast.Constant(len(targets)),
+                             ast.Constant(names.index(brk) if brk in names else None)], [])
+        else:
+            test = s.test
+            if brk in names:  # `not broken and test`, on tensors too
+                test = ast.Call(ast.Attribute(ast.Name(_AG, ast.Load()), "loop_test",
+                                              ast.Load()),
+                                [ast.Name(brk, ast.Load()),
+                                 ast.Lambda(ast.arguments(posonlyargs=[], args=[], vararg=None,
+                                                          kwonlyargs=[], kw_defaults=[],
+                                                          kwarg=None, defaults=[]), test)], [])
+            new.append(fn(tname, names, [ast.Return(test)]))
+            new.append(fn(bname, names, list(s.body) + [ret]))
+            call = ast.Call(ast.Attribute(ast.Name(_AG, ast.Load()), "while_stmt", ast.Load()),
+                            [ast.Name(tname, ast.Load()), ast.Name(bname, ast.Load()), init,
+                             consts], [])
+        new.append(ast.Assign([ast.Name(res, ast.Store())], call))
+        for j, x in enumerate(names):
+            item = ast.Subscript(ast.Name(res, ast.Load()), ast.Constant(j), ast.Load())
+            new.append(ast.Assign([ast.Name(x, ast.Store())], item))
+            new.append(ast.If(ast.Call(ast.Attribute(ast.Name(_AG, ast.Load()), "is_undefined",
+                                                     ast.Load()), [ast.Name(x, ast.Load())], []),
+                              [ast.Delete([ast.Name(x, ast.Del())])], []))
+        for n in new:
+            n._ag_gen = True
+            ast.copy_location(n, s)
+            for c in ast.walk(n):
+                if getattr(c, "lineno", None) is None:
+                    # generated code reports the loop's line (a graph break's warning names it)
+                    c.lineno = c.end_lineno = s.lineno
+                    c.col_offset, c.end_col_offset = s.col_offset, s.col_offset + 2
+        return new
 
     def if_(self, s, live, in_loop):
         body = self.block(s.body, live, in_loop)
@@ -354,9 +558,30 @@ def _user_function(fn):
     return not os.path.abspath(name).startswith(_LIBRARY_DIRS)
 
 
+def _builtin_override(f, args, kwargs):
+    """AutoGraph's builtins on graph values while tracing: ``enumerate(dataset)`` is
+    ``dataset.enumerate()``, ``range(n)`` of a traced tensor is ``tf.range(n)`` (a loop
+    over it is then a loop node). None when the builtin applies as is."""
+    import builtins
+    if f is builtins.enumerate and args and not kwargs.keys() - {"start"}:
+        from mixprec.data.dataset import Dataset
+        if isinstance(args[0], Dataset):
+            start = args[1] if len(args) > 1 else kwargs.get("start", 0)
+            return args[0].enumerate(start)
+    if f is builtins.range and args and not kwargs and any(
+            isinstance(a, (_core.Tensor, _core.Variable)) for a in args):
+        from mixprec import _loops, _ops
+        return _loops.range_(_ops.range, *args)
+    return None
+
+
 def call(f, *args, **kwargs):
     """A call in converted code: a user function is converted (once) while tracing."""
     if _core.graph_recording() is not None:
+        if f is enumerate or f is range:
+            r = _builtin_override(f, args, kwargs)
+            if r is not None:
+                return r
         target = f.__func__ if isinstance(f, types.MethodType) else f
         if _user_function(target):
             try:

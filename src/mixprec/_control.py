@@ -3,8 +3,8 @@ eager.
 
 ``print`` inside a traced function is a host node of the graph (it prints at every call,
 replays included); ``cond`` on a traced predicate runs both branches once while tracing
-and selects on the device (a branch with state effects breaks the graph instead); a ``while_loop`` whose condition depends on traced values
-breaks the graph (the signature runs eagerly, one warning). Computing belongs to the core.
+and selects on the device (a branch with state effects breaks the graph instead); a ``while_loop`` whose condition is a
+tensor while tracing is a loop node (src/mixprec/_loops.py). Computing belongs to the core.
 """
 
 import os
@@ -111,7 +111,8 @@ def print(*inputs, output_stream=None, summarize=3, sep=" ", end="\n", name=None
 
 
 def _side_effect_nodes(g):
-    return sum(1 for n in g.nodes() if n["kind"] in ("AssignVariable", "OptimizerStep", "Host"))
+    return sum(1 for n in g.nodes() if n["kind"] in ("AssignVariable", "OptimizerStep", "Host") or
+               n["kind"] == "Loop" and n["flags"] & _core.GNODE_FLAG_EFFECT)
 
 
 def traced_branches(pred, fns, what):
@@ -210,12 +211,17 @@ def _check_same_outputs(a, b):
 
 def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations=10,
                back_prop=True, swap_memory=False, maximum_iterations=None, name=None):
-    """``tf.while_loop``: runs ``body`` while ``cond`` holds (a traced condition needs
-    its value: the signature then runs eagerly, see docs/function.md)."""
+    """``tf.while_loop``: runs ``body`` while ``cond`` holds; traced, a condition that is a
+    tensor makes a loop node replayed in C (docs/function.md)."""
     if not callable(cond):
         raise TypeError("cond must be callable.")
     if not callable(body):
         raise TypeError("body must be callable.")
+    from mixprec import _loops
+    traced = _loops.while_loop_traced(cond, body, loop_vars, maximum_iterations,
+                                      shape_invariants)
+    if traced is not None:  # a traced condition: a loop node replayed in C
+        return traced
     single = not isinstance(loop_vars, (list, tuple))
     vars_ = [loop_vars] if single else list(loop_vars)
     i = 0

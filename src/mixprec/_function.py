@@ -117,6 +117,9 @@ _SILENT_BREAKS = ("tf.distribute:",)
 # callables pass(graph: _core.Graph, name: str) (the automatic-mixed-precision rewrite
 # registers itself here). A pass may change dtypes and insert casts (csrc/graph.h).
 graph_passes = [_amp_pass.rewrite_graph]
+# Passes on a loop's body and condition sub-graphs (src/mixprec/_loops.py), run when each
+# is recorded: pass(graph, summarize) (summarize: False for a body traced at a call).
+loop_graph_passes = [_amp_pass.rewrite_subgraph]
 # Predicates: when one returns True, a new signature traces dry (no state change) and the
 # call's results come from the first replay, so a pass's effect shows from the first call.
 dry_first_trace = [_amp_state.active]
@@ -161,13 +164,27 @@ def _fast_key(args, ts):
     return tuple(key)
 
 
+def _is_distributed(x):
+    """A tf.distribute PerReplica/Mirrored value (its class says so; no import cycle)."""
+    return getattr(type(x), "_mp_distributed_value", False)
+
+
 def _leaf_key(x, relax):
     """(key, is_input) of one leaf of the arguments."""
     if _is_tensor(x):
         shape = (None,) * x.ndim if relax else tuple(x.shape.as_list())
         return ("T", x.dtype.name, shape), True
+    if _is_distributed(x):
+        # keyed by its components' specs, as TensorFlow's PerReplicaSpec: a distributed
+        # batch of the same shapes finds its (eager) trace instead of tracing every step
+        return ("D", type(x).__qualname__,
+                tuple(_leaf_key(_to_tensor_leaf(v), relax)[0] for v in x.values)), False
     if isinstance(x, _core.Variable):
         return ("V", id(x)), False
+    if isinstance(x, _dataset_iterator()):
+        # an iterator over a dataset: traced by its dataset (TensorFlow: by its element
+        # spec), so a new iterator over the same dataset replays, iterating itself
+        return ("I", id(x._dataset)), False
     if isinstance(x, (bool, int, float, str, bytes, type(None))):
         return ("P", type(x).__name__, x), False
     if isinstance(x, np.generic):
@@ -177,6 +194,11 @@ def _leaf_key(x, relax):
         return ("H", type(x).__qualname__, id(x)), False
     except TypeError:
         return ("O", type(x).__qualname__, id(x)), False
+
+
+def _dataset_iterator():
+    from mixprec.data.dataset import DatasetIterator
+    return DatasetIterator
 
 
 def _structure_key(x):
@@ -198,7 +220,8 @@ def _to_tensor_leaf(x):
 class _Trace:
     """One traced signature: its graph (or None when it broke) and the output template."""
 
-    __slots__ = ("graph", "outputs", "n_out", "eager", "specs", "keepalive", "shapes", "gvars")
+    __slots__ = ("graph", "outputs", "n_out", "eager", "specs", "keepalive", "shapes", "gvars",
+                 "gkeep", "generic", "gsources")
 
     def __init__(self):
         self.graph = None
@@ -208,6 +231,13 @@ class _Trace:
         self.keepalive = None
         self.shapes = {}
         self.gvars = {}  # id(graph) -> the variable arguments it was traced with
+        self.gkeep = {}  # id(graph) -> its outputs' template (Python values kept as traced)
+        # id(graph) -> [(k, loop source)]: a loop iterating the k-th iterator argument,
+        # pointed at the call's iterator before each replay
+        self.gsources = {}
+        # a relaxed signature's graph that two traces at different shapes recorded alike:
+        # replayed for every shape (polymorphic) instead of running Python again
+        self.generic = None
 
 
 _SINGLETON = (
@@ -243,6 +273,7 @@ class Function:
         self._tracing_count = 0
         self._variables_traced = False   # the first trace happened (variables may be made)
         self._seen = {}                  # reduce_retracing: relaxed key -> count of exact traces
+        self._spec_keys = []             # relaxed keys traced by get_concrete_function
         self._descriptor_cache = weakref.WeakKeyDictionary()
         self._warned = set()
         try:
@@ -411,6 +442,8 @@ class Function:
             shape_key += tuple(k for k in exact if k[0] == "V")
         call_args, call_kwargs = rebuild(bound)
         self._tls.vars = variables
+        self._tls.iters = [x for x in flat if isinstance(x, _dataset_iterator())] \
+            if any(k[0] == "I" for k in exact) else []
         return tkey, shape_key, call_args, call_kwargs, inputs
 
     def __call__(self, *args, **kwargs):
@@ -431,16 +464,23 @@ class Function:
             return self._run_eagerly(args, kwargs)
         tkey, shape_key, call_args, call_kwargs, inputs = self._prepare(args, kwargs)
         trace = self._traces.get(tkey)
+        if trace is None and self._spec_keys:
+            k = self._spec_trace(tkey)
+            if k is not None:
+                tkey, trace = k, self._traces.get(k)
         if trace is not None and trace.eager:
             return self._run_eagerly(call_args, call_kwargs)
         if _core.graph_recording() is not None:
             # called while another function traces: inlined there (converted as well)
             return self._traceable()(*call_args, **call_kwargs)
         g = trace.shapes.get(shape_key) if trace is not None else None
+        if g is None and trace is not None and trace.generic is not None:
+            g = trace.generic  # a shape not seen, under a relaxed signature: no Python
         if g is None:
             out = self._trace_and_run(tkey, trace, shape_key, call_args, call_kwargs, inputs)
             trace = self._traces.get(tkey)
             g = trace.shapes.get(shape_key) if trace is not None and not trace.eager else None
+            self._maybe_generic(tkey, trace, g)
         else:
             out = self._replay(trace, g, inputs)
         if g is not None and not kwargs:
@@ -450,6 +490,33 @@ class Function:
                     a is b for a, b in zip(ts, inputs)):
                 self._fast[key] = (trace, g)
         return out
+
+    def _maybe_generic(self, tkey, trace, g):
+        """A relaxed signature records a graph per concrete shape; when two of them (this
+        one and one at another shape, of this trace or of the exact trace before it under
+        reduce_retracing) are the same graph up to shapes, with the same Python outputs, no
+        shape was baked in: this graph then replays every shape (docs/function.md)."""
+        if g is None or trace is None or trace.generic is not None or not any(
+                k[0] == "T" and (k[2] is None or None in k[2]) for k in tkey[1]):
+            return
+        others = [(h, trace) for h in trace.shapes.values() if h is not g]
+        if self.reduce_retracing and self.input_signature is None:
+            first = self._seen.get(tkey[1])
+            t0 = self._traces.get((tkey[0], first)) if first is not None else None
+            if t0 is not None and not t0.eager:
+                others += [(h, t0) for h in t0.shapes.values()]
+        mine = trace.gkeep.get(id(g))
+        for h, t in others:
+            theirs = t.gkeep.get(id(h))
+            if mine is None or theirs is None or len(mine) != len(theirs) or not all(
+                    isinstance(a, _OutSlot) and isinstance(b, _OutSlot) or
+                    not isinstance(a, _OutSlot) and not isinstance(b, _OutSlot) and
+                    _same_value(a, b) for a, b in zip(mine, theirs)):
+                continue
+            if g.same_structure(h):
+                g.polymorphic = True
+                trace.generic = g
+                return
 
     def _trace_key(self, exact):
         """The key traces are kept under: exact shapes, or relaxed ones (input_signature,
@@ -465,6 +532,8 @@ class Function:
         return exact
 
     def _replay(self, trace, g, inputs):
+        for k, src in trace.gsources.get(id(g), ()):
+            src.rebind(self._tls.iters[k])
         traced_vars = trace.gvars.get(id(g))
         now = getattr(self._tls, "vars", ())
         if traced_vars and any(a is not b for a, b in zip(traced_vars, now)):
@@ -542,14 +611,21 @@ class Function:
         real)."""
         if count:
             self._tracing_count += 1
+        _amp_pass.begin_trace()
         g = _core.Graph()
         _state.break_site = None
         fn = self._traceable()
         outer, _state.graph = getattr(_state, "graph", None), g
+        iters = list(getattr(self._tls, "iters", ()))
+        outer_sources, _state.arg_sources = getattr(_state, "arg_sources", None), (iters, [])
         g.begin(dry)
         try:
             for x in inputs:
                 g.add_input(x)
+            if any(_is_distributed(x) for x in _nest.flatten([list(call_args), call_kwargs])):
+                # the replicas' components are no graph inputs: the signature runs eagerly
+                # (strategy.run would break the trace anyway), never replaying stale ones
+                _core.graph_break("tf.distribute: a distributed value argument")
             out = fn(*call_args, **call_kwargs)
             if not g.broken:
                 out, keep = self._outputs(g, out)
@@ -558,6 +634,7 @@ class Function:
             raise
         finally:
             _state.graph = outer
+            sources, _state.arg_sources = _state.arg_sources[1], outer_sources
         if g.broken:
             g.abort()
             site, reason = _state.break_site or ("<unknown>", g.break_reason)
@@ -576,6 +653,8 @@ class Function:
             p(g, self._name)
         trace.outputs = out
         trace.keepalive = keep
+        trace.gkeep[id(g)] = keep
+        trace.gsources[id(g)] = sources
         return g, out
 
     def _outputs(self, g, out):
@@ -599,13 +678,31 @@ class Function:
 
     def get_concrete_function(self, *args, **kwargs):
         if not args and not kwargs and self.input_signature is not None:
-            args = tuple(_nest.map_structure(_spec_zeros, s) for s in self.input_signature)
-        else:
-            args = tuple(_nest.map_structure(_spec_zeros, a) if isinstance(a, TensorSpec) or
-                         _nest.is_nested(a) else a for a in args)
-            kwargs = {k: _nest.map_structure(_spec_zeros, v) for k, v in kwargs.items()}
+            args = tuple(self.input_signature)
+        requested = _nest.flatten(list(args) + [kwargs[k] for k in sorted(kwargs)])
+        args = tuple(_nest.map_structure(_spec_zeros, a) if isinstance(a, TensorSpec) or
+                     _nest.is_nested(a) else a for a in args)
+        kwargs = {k: _nest.map_structure(_spec_zeros, v) for k, v in kwargs.items()}
         # trace (without running the graph: a concrete function is not a call)
         tkey, shape_key, call_args, call_kwargs, inputs = self._prepare(args, kwargs)
+        # TensorSpecs with None dims: the trace is kept under the relaxed key, and later
+        # calls whose shapes fit it use it (TensorFlow's trace subtyping)
+        specs = [s for s in requested if isinstance(s, TensorSpec) or _is_tensor(s) or
+                 isinstance(s, np.ndarray)]
+        specs = [s if isinstance(s, TensorSpec) else TensorSpec(s.shape, as_dtype(s.dtype))
+                 for s in specs]
+        if len(specs) != len(inputs):
+            specs = [TensorSpec(x.shape, x.dtype) for x in inputs]
+        elif self.input_signature is None and any(None in s.shape.as_list() for s in specs
+                                                  if s.shape.rank is not None):
+            it = iter(specs)
+            tkey = (tkey[0], tuple(("T", k[1], tuple(next(it).shape.as_list()))
+                                   if k[0] == "T" else k for k in tkey[1]))
+            if tkey not in self._spec_keys:
+                self._spec_keys.append(tkey)
+        names = list(self._signature.parameters) if self._signature is not None else []
+        specs = [TensorSpec(s.shape, s.dtype, s.name if s.name is not None or i >= len(names)
+                            else names[i]) for i, s in enumerate(specs)]
         bound = call_args
         trace = self._traces.get(tkey)
         if trace is None:
@@ -618,8 +715,20 @@ class Function:
             else:
                 trace.shapes[shape_key] = g
                 trace.gvars[id(g)] = list(getattr(self._tls, "vars", ()))
-        specs = [TensorSpec(x.shape, x.dtype) for x in inputs]
         return ConcreteFunction(self, trace, bound, specs)
+
+    def _spec_trace(self, tkey):
+        """The key of a trace made by get_concrete_function with None dims that a call's
+        exact key fits, or None."""
+        struct, exact = tkey
+        for k in self._spec_keys:
+            if k[0] != struct or len(k[1]) != len(exact):
+                continue
+            if all(a == b or a[0] == "T" == b[0] and a[1] == b[1] and len(a[2]) == len(b[2])
+                   and all(d is None or d == e for d, e in zip(a[2], b[2]))
+                   for a, b in zip(k[1], exact)):
+                return k
+        return None
 
     def __repr__(self):
         return "<mixprec.function %s>" % self._name
@@ -627,6 +736,15 @@ class Function:
 
 class _OutSlot:
     __slots__ = ()
+
+
+def _same_value(a, b):
+    if a is b:
+        return True
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except Exception:  # noqa: BLE001 - values without a plain equality differ
+        return False
 
 
 def _spec_zeros(s):
@@ -648,8 +766,9 @@ class ConcreteFunction:
 
     @property
     def structured_input_signature(self):
-        sig = _nest.map_structure(lambda x: TensorSpec(x.shape, x.dtype) if _is_tensor(x) else x,
-                                  list(self._bound))
+        it = iter(self._specs)
+        sig = _nest.map_structure(lambda x: next(it, None) or TensorSpec(x.shape, x.dtype)
+                                  if _is_tensor(x) else x, list(self._bound))
         return (tuple(sig), {})
 
     @property
@@ -698,7 +817,7 @@ class Operation:
 
     _KIND_TYPES = {"Input": "Placeholder", "Const": "Const", "ReadVariable": "ReadVariableOp",
                    "AssignVariable": "AssignVariableOp", "OptimizerStep": "ResourceApplyFused",
-                   "Host": "PrintV2"}
+                   "Host": "PrintV2", "Loop": "While", "LoopOutput": "Identity"}
 
     def __init__(self, index, node):
         self._node = node

@@ -5,6 +5,7 @@ only flattens and packs nested structures and follows TensorFlow's conventions
 (persistent tapes, ``watch_accessed_variables``, ``unconnected_gradients``).
 """
 
+import threading
 import contextlib
 import enum
 
@@ -18,6 +19,14 @@ class UnconnectedGradients(enum.Enum):
     """What ``gradient`` returns for a source the target does not depend on."""
     NONE = "none"
     ZERO = "zero"
+
+
+_traced_tapes = threading.local()  # .n: tapes entered while tracing, still open
+
+
+def tapes_open_in_trace():
+    """How many GradientTapes entered while a function traces on this thread are open."""
+    return getattr(_traced_tapes, "n", 0)
 
 
 class GradientTape:
@@ -42,11 +51,19 @@ class GradientTape:
     def __enter__(self):
         self._tape.push()
         self._recording = True
+        # entered while a function traces: a loop inside the `with` would need the loop's
+        # gradient recorded in the graph (src/mixprec/_loops.py breaks the graph then)
+        self._in_trace = _core.graph_recording() is not None
+        if self._in_trace:
+            _traced_tapes.n = getattr(_traced_tapes, "n", 0) + 1
         return self
 
     def __exit__(self, exc_type, exc, tb):
         self._tape.pop()
         self._recording = False
+        if getattr(self, "_in_trace", False):
+            _traced_tapes.n -= 1
+            self._in_trace = False
         return False
 
     def watch(self, tensor):

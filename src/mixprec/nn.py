@@ -225,6 +225,18 @@ def conv2d(input, filters, strides, padding, data_format="NHWC", dilations=None,
                    _sequence(dilations, 2, "dilations", nchw), _padding(padding, 2, nchw), nchw)
 
 
+def _conv2d_bias_act(input, filters, bias, strides, padding, data_format, dilations,  # noqa: A002
+                     relu):
+    """relu?(conv2d(input, filters) + bias) as one op (Conv2D with its bias and ReLU fused as
+    oneDNN post-ops on the CPU: TensorFlow's _FusedConv2D); what the Keras Conv2D layer calls."""
+    nchw = _data_format_2d(data_format)
+    code, pads = _padding(padding, 2, nchw)
+    return _core.window_op(_OP_CODES["conv2d_bias_act"], (input, filters, bias),
+                           tuple(_sequence(strides, 2, "strides", nchw)),
+                           tuple(_sequence(dilations, 2, "dilations", nchw)), code, pads, nchw,
+                           None, 1 if relu else 0)
+
+
 def conv2d_backprop_input(input_sizes, filters, out_backprop, strides, padding,  # noqa: D401
                           data_format="NHWC", dilations=None, name=None):
     nchw = _data_format_2d(data_format)
@@ -406,10 +418,41 @@ def bias_add(value, bias, data_format=None, name=None):
     return x + b
 
 
+def _batch_moments(x, axes, keepdims):
+    """(mean, variance) through the one-pass BatchMoments op when axes leave exactly one
+    channel axis (the last, or axis 1) of a float32/float16/float64 x; else None. bfloat16
+    keeps the composition (TensorFlow computes its moments in bfloat16)."""
+    if x.dtype.name not in ("float32", "float16", "float64") or x.ndim < 1:
+        return None
+    try:
+        red = sorted({int(a) % x.ndim for a in axes})
+    except (TypeError, ValueError):
+        return None
+    kept = [d for d in builtins_range(x.ndim) if d not in red]
+    if len(kept) != 1 or kept[0] not in (1, x.ndim - 1) or len(red) != len(axes):
+        return None
+    cf = kept[0] != x.ndim - 1
+    try:
+        stats = _core.batch_stats(_OP_CODES["batch_moments"], (x,), cf)
+    except NotImplementedError:  # a backend without the batch_stats slot
+        return None
+    mean, variance = stats[0], stats[1]
+    if keepdims:
+        shape = [x.shape[d] if d == kept[0] else 1 for d in builtins_range(x.ndim)]
+        mean, variance = _core.reshape(mean, shape), _core.reshape(variance, shape)
+    if x.dtype.name == "float16":
+        return _core.cast(mean, "float16"), _core.cast(variance, "float16")
+    return mean, variance
+
+
 def moments(x, axes, shift=None, keepdims=False, name=None):
     """(mean, variance) over axes; float16 is computed in float32 and rounded once, as
-    TensorFlow does."""
+    TensorFlow does. Per-channel statistics (every axis but the last, or but axis 1) take
+    one op (BatchMoments: float64 sums, one pass each for the mean and the variance)."""
     x = _core.convert_to_tensor(x)
+    fused = _batch_moments(x, axes if isinstance(axes, (list, tuple)) else [axes], keepdims)
+    if fused is not None:
+        return fused
     y = _core.cast(x, "float32") if x.dtype.name == "float16" else x
     axes = [int(a) for a in (axes if isinstance(axes, (list, tuple)) else [axes])]
     mean = _core.reduce_mean(y, axes, keepdims=True)

@@ -64,6 +64,31 @@ pred = fit_model.predict(x, batch_size=32, verbose=0)
 np.savez(os.path.join(work, "fit_rank%d.npz" % rank), *[w.numpy() for w in fit_model.weights],
          loss=np.array(hist.history["loss"]), pred=pred)
 
+# a NaN gradient on rank 1 only: gradients are summed before the finite check, so both
+# workers skip the step and halve the loss scale
+with strategy.scope():
+    nan_model = keras.Sequential([keras.layers.Dense(4, input_shape=(8,))])
+    nan_model.set_weights([init[0][:, :4], init[1][:4]])
+    nan_opt = keras.mixed_precision.LossScaleOptimizer(keras.optimizers.SGD(0.1))
+scale_before = float(nan_opt.loss_scale)
+
+
+def nan_step(xb):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(nan_model(xb)) / 64.0
+        if rank == 1:
+            loss = loss * float("nan")
+        scaled_loss = nan_opt.get_scaled_loss(loss)
+    grads = nan_opt.get_unscaled_gradients(tape.gradient(scaled_loss,
+                                                         nan_model.trainable_variables))
+    nan_opt.apply_gradients(zip(grads, nan_model.trainable_variables))
+
+
+strategy.run(nan_step, args=(tf.constant(x[rank * 32:(rank + 1) * 32]),))
+nan_skipped = all(np.array_equal(w.numpy(), w0) for w, w0 in
+                  zip(nan_model.weights, [init[0][:, :4], init[1][:4]]))
+nan_halved = float(nan_opt.loss_scale) == scale_before / 2
+
 with strategy.scope():
     metric = keras.metrics.Mean()
     accuracy = keras.metrics.SparseCategoricalAccuracy()
@@ -71,5 +96,6 @@ strategy.run(lambda: metric.update_state(tf.constant([1.0, 2.0]) * (rank + 1)))
 accuracy.update_state(tf.constant([0, 1]), tf.constant([[0.9, 0.1], [0.8, 0.2]]) if rank == 0
                       else tf.constant([[0.9, 0.1], [0.2, 0.8]]))
 with open(os.path.join(work, "done%d.json" % rank), "w") as f:
-    json.dump({"rank": rank, "mean": float(metric.result()),
+    json.dump({"rank": rank, "mean": float(metric.result()), "nan_skipped": nan_skipped,
+               "nan_halved": nan_halved, "nan_iterations": int(nan_opt.iterations),
                "accuracy": float(accuracy.result())}, f)

@@ -113,3 +113,28 @@ def test_bad_arguments_raise():
     # one replica: the identity
     np.testing.assert_array_equal(
         _core.comm_all_reduce(comm, 0, [tf.constant([1.5])], 0)[0].numpy(), [1.5])
+
+
+def test_a_missing_engine_slot_is_not_implemented_error():
+    """Every engine slot is called through MP_COLL_CALL / mp_comm_abort (csrc/collective.h):
+    an engine without a slot is a NotImplementedError naming the engine and the slot, never
+    a call through NULL; the slots it has still work."""
+    comm = _core.comm_threads(1, 1.0)
+    _core._comm_drop_slots(comm, "barrier,broadcast,abort")
+    with pytest.raises(NotImplementedError, match="the threads collectives engine does not "
+                                                  "implement barrier"):
+        _core.comm_barrier(comm, 0)
+    with pytest.raises(NotImplementedError, match="does not implement broadcast"):
+        _core.comm_broadcast(comm, 0, [tf.constant([1.0])], 0)
+    with pytest.raises(NotImplementedError, match="does not implement abort"):
+        _core.comm_abort(comm, 0, "boom")
+    np.testing.assert_array_equal(
+        _core.comm_all_reduce(comm, 0, [tf.constant([1.5])], 0)[0].numpy(), [1.5])
+    _core._comm_drop_slots(comm, "all_reduce")  # a second copy replaces the first
+    with pytest.raises(NotImplementedError, match="does not implement all_reduce"):
+        _core.comm_all_reduce(comm, 0, [tf.constant([1.5])], 0)
+    with pytest.raises(NotImplementedError, match="does not implement barrier"):
+        _core.comm_barrier(comm, 0)  # not dropped again, but the table it copied lacked it
+    with pytest.raises(ValueError, match="no collectives slot named 'destroy'"):
+        _core._comm_drop_slots(comm, "destroy")
+    del comm  # freed with its own table

@@ -1,7 +1,8 @@
 """MultiWorkerMirroredStrategy over 2 MPI processes (``mpiexec -n 2`` from the MPICH wheel of
 the test extras; skipped without it): a step on 2 workers x 32 examples equals 1 replica x 64,
-both ranks end bit-identical, TF_CONFIG is checked against the MPI world, and a rank that
-dies makes the other fail with an error naming it instead of hanging."""
+both ranks end bit-identical, a NaN on one rank skips the step on both, TF_CONFIG is checked
+against the MPI world, and a rank that dies makes the other fail with an error naming it
+instead of hanging."""
 
 import os
 import shutil
@@ -28,11 +29,11 @@ pytestmark = [
 ]
 
 
-def _mpiexec(args, timeout=240, env=None, extra=()):
+def _mpiexec(args, timeout=240, env=None, extra=(), n=2):
     e = dict(os.environ, MIXPREC_NUM_THREADS="1")
     e.pop("TF_CONFIG", None)
     e.update(env or {})
-    return subprocess.run([MPIEXEC, *extra, "-n", "2", sys.executable, *args],
+    return subprocess.run([MPIEXEC, *extra, "-n", str(n), sys.executable, *args],
                           capture_output=True, text=True, timeout=timeout, env=e)
 
 
@@ -108,6 +109,9 @@ def test_two_processes_equal_one_replica(tmp_path, rng):
         done = json.loads((tmp_path / ("done%d.json" % r)).read_text())
         assert done["mean"] == 2.25  # (1 + 2 + 2 + 4) / 4
         assert done["accuracy"] == 0.75  # 1 of 2 right on rank 0, 2 of 2 on rank 1
+        # a NaN on rank 1 only: both workers skip the step and halve the loss scale
+        assert done["nan_skipped"] and done["nan_halved"], done
+        assert done["nan_iterations"] == 1  # a skipped step still counts, as in TensorFlow
 
 
 def test_tf_config_must_match_the_mpi_world(tmp_path):
@@ -160,3 +164,53 @@ def test_a_killed_rank_is_named_by_the_survivor(tmp_path):
     text = report.read_text()
     assert "UnavailableError" in text and "lost peer rank 1" in text, text
     assert float(text.rsplit("after ", 1)[1].split()[0]) < 10  # noticed long before the timeout
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_engine_sums_large_and_small_buffers_identically_on_every_rank(tmp_path, n):
+    """The MPI engine's paths: one large float32/float64 buffer (chunked reduce-scatter +
+    all-gather straight into the output, uneven blocks), a small one, a packed bucket of
+    several (16-bit included) and MEAN/MAX; every rank gets the same bits, equal to the sum
+    in float64 within the table's tolerance."""
+    script = tmp_path / "s.py"
+    script.write_text(textwrap.dedent("""
+        import sys
+        import numpy as np
+        import mixprec as tf
+        from mixprec import _core
+        from mixprec.distribute import multi_worker
+        comm = multi_worker.mpi_world()
+        rank = _core.comm_info(comm)[2]
+        rng = np.random.default_rng(rank)
+        big = rng.standard_normal(4 * 1024 * 1024 + 7).astype(np.float32)  # 16 MiB + 7
+        ins = [big, rng.standard_normal(1001), rng.standard_normal(33).astype(np.float32),
+               rng.standard_normal(5).astype(np.float16)]
+        out = {"sum_big": _core.comm_all_reduce(comm, rank, [tf.constant(big)], 0)[0],
+               "sum_f64": _core.comm_all_reduce(comm, rank, [tf.constant(ins[1])], 0)[0],
+               "mean_big": _core.comm_all_reduce(comm, rank, [tf.constant(big)], 1)[0],
+               "max_small": _core.comm_all_reduce(comm, rank, [tf.constant(ins[2])], 2)[0]}
+        bucket = _core.comm_all_reduce(comm, rank, [tf.constant(a) for a in ins], 0)
+        out.update(("bucket%d" % i, t) for i, t in enumerate(bucket))
+        np.savez(sys.argv[1] + "/r%d.npz" % rank, **{k: v.numpy() for k, v in out.items()})
+    """))
+    r = _mpiexec([str(script), str(tmp_path)], n=n)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-4000:]
+    got = [np.load(tmp_path / ("r%d.npz" % k)) for k in range(n)]
+    for key in got[0].files:
+        for k in range(1, n):
+            np.testing.assert_array_equal(got[k][key], got[0][key], err_msg=key)
+    ins = []
+    for k in range(n):
+        rng = np.random.default_rng(k)
+        big = rng.standard_normal(4 * 1024 * 1024 + 7).astype(np.float32)
+        ins.append([big, rng.standard_normal(1001), rng.standard_normal(33).astype(np.float32),
+                    rng.standard_normal(5).astype(np.float16)])
+    total = [sum(a[i].astype(np.float64) for a in ins) for i in range(4)]
+    g = got[0]
+    assert_close(g["sum_big"], total[0], "float32", "replicas")
+    assert_close(g["mean_big"], total[0] / n, "float32", "replicas")
+    assert_close(g["sum_f64"], total[1], "float64", "replicas")
+    np.testing.assert_array_equal(g["max_small"], np.max([a[2] for a in ins], axis=0))
+    for i, dt in enumerate(("float32", "float64", "float32", "float16")):
+        assert g["bucket%d" % i].dtype == ins[0][i].dtype
+        assert_close(g["bucket%d" % i], total[i], dt, "replicas")

@@ -255,3 +255,83 @@ def test_run_inside_tf_function_and_iter_next(two_cpus):
     assert totals == [6.0, 22.0, 17.0]
     with pytest.raises(StopIteration):
         next(it)
+
+
+
+def test_a_distributed_batch_is_traced_once_per_shape_and_never_replayed_stale(two_cpus):
+    """tf.function keys a PerReplica argument by its components' specs (TensorFlow's
+    PerReplicaSpec): the steps of an epoch share one trace (each step used to trace anew,
+    and the traces piled up); a function that reads the components without strategy.run
+    runs eagerly, so every call sees its own batch."""
+    s = tf.distribute.MirroredStrategy(two_cpus)
+
+    @tf.function
+    def distributed_step(x):
+        return s.reduce("SUM", s.run(tf.reduce_sum, args=(x,)), axis=None)
+
+    @tf.function
+    def local_sum(x):
+        return tf.add_n([tf.reduce_sum(v) for v in s.experimental_local_results(x)])
+
+    ds = tf.data.Dataset.from_tensor_slices(np.arange(24, dtype=np.float32)).batch(4)
+    dist = s.experimental_distribute_dataset(ds)
+    for _ in range(2):
+        totals = [float(distributed_step(b)) for b in dist]
+        local = [float(local_sum(b)) for b in dist]
+        assert totals == local == [float(np.arange(4 * i, 4 * i + 4).sum()) for i in range(6)]
+    assert distributed_step.experimental_get_tracing_count() == 1
+    assert local_sum.experimental_get_tracing_count() == 1
+    # another split (5 rows: 3 + 2) is another signature
+    odd = s.experimental_distribute_dataset(
+        tf.data.Dataset.from_tensor_slices(np.arange(5, dtype=np.float32)).batch(5))
+    assert [float(distributed_step(b)) for b in odd] == [10.0]
+    assert distributed_step.experimental_get_tracing_count() == 2
+
+
+def test_seed004_epoch_function_iterates_the_distributed_dataset(two_cpus):
+    """Seed 004's `distributed_train_epoch`: `for x in dataset` inside tf.function over a
+    distributed dataset, strategy.run in the body. No graph-break warning (strategy.run runs
+    its replicas on threads, documented), and the same numbers as the epoch run eagerly."""
+    import warnings
+
+    rs = np.random.RandomState(0)
+    x = rs.rand(40, 4).astype(np.float32)
+    y = (x.sum(1) > 2).astype(np.int64)
+    ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(16)  # a last partial batch
+    results = []
+    for traced in (False, True):
+        s = tf.distribute.MirroredStrategy(two_cpus)
+        dist = s.experimental_distribute_dataset(ds)
+        with s.scope():
+            model = keras.Sequential([keras.layers.Dense(2, kernel_initializer="ones")])
+            model.build((None, 4))
+            opt = keras.optimizers.SGD(0.1)
+            loss_obj = keras.losses.SparseCategoricalCrossentropy(from_logits=True,
+                                                                  reduction="none")
+
+        def train_step(inputs):
+            a, b = inputs
+            with tf.GradientTape() as tape:
+                loss = tf.nn.compute_average_loss(loss_obj(b, model(a, training=True)),
+                                                  global_batch_size=16)
+            grads = tape.gradient(loss, model.trainable_variables)
+            opt.apply_gradients(zip(grads, model.trainable_variables))
+            return loss
+
+        def distributed_train_epoch(dataset):
+            total_loss = 0.0
+            num_batches = 0
+            for x in dataset:
+                per_replica_losses = s.run(train_step, args=(x,))
+                total_loss += s.reduce(tf.distribute.ReduceOp.SUM, per_replica_losses,
+                                       axis=None)
+                num_batches += 1
+            return total_loss / tf.cast(num_batches, dtype=tf.float32)
+
+        epoch = tf.function(distributed_train_epoch) if traced else distributed_train_epoch
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            losses = [float(epoch(dist)) for _ in range(2)]
+        results.append((losses, model.get_weights()[0]))
+    assert_close(np.array(results[1][0]), np.array(results[0][0]), "float32", "elementwise")
+    assert_close(results[1][1], results[0][1], "float32", "elementwise")

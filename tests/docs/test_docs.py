@@ -38,6 +38,8 @@ def test_doc_block_runs(path, code, tmp_path):
         cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(script)]
     # a fresh interpreter per block: blocks may set global policies or seeds
     r = subprocess.run(cmd, cwd=str(tmp_path), capture_output=True, text=True, timeout=300)
+    if r.returncode != 0 and "requires h5py, which is not installed" in r.stderr:
+        pytest.skip("h5py is not installed (an optional extra: pip install 'mixprec[h5]')")
     assert r.returncode == 0, "%s block failed:\n%s\n%s%s" % (path, code, r.stdout[-3000:],
                                                           r.stderr[-3000:])
 

@@ -200,6 +200,33 @@ def restore_arguments(args, kwargs):
     return _nest.map_structure(_core.amp_restore, (args, kwargs))
 
 
+_subs = threading.local()  # .rewrites: (converted ops, summary) of loop sub-graphs of
+                           # the trace being made on this thread
+
+
+def _sub_rewrites():
+    if not hasattr(_subs, "rewrites"):
+        _subs.rewrites = []
+    return _subs.rewrites
+
+
+def begin_trace():
+    """A function starts tracing: loop sub-graphs rewritten from now on join its summary."""
+    del _sub_rewrites()[:]
+
+
+def rewrite_subgraph(graph, summarize=True):
+    """The pass on a loop's body or condition (src/mixprec/_loops.py), rewritten like the
+    function's graph (inputs and outputs keep their dtypes: the loop variables stay as
+    traced); its counts join the function's summary (not for a body traced at a call)."""
+    if not state.active():
+        return
+    state.refresh()
+    ops, s = _core.amp_graph_rewrite(graph, state.bf16())
+    if summarize:
+        _sub_rewrites().append((list(ops), dict(s)))
+
+
 def rewrite_graph(graph, name):
     """The pass on a traced function (``mixprec._function.graph_passes``): TensorFlow's
     colouring applied to the graph before its first replay, and the summary logged."""
@@ -209,6 +236,13 @@ def rewrite_graph(graph, name):
     state.refresh()  # TensorFlow reads the list variables when the pass runs
     ops, s = _core.amp_graph_rewrite(graph, state.bf16())
     s = dict(s)
+    ops = list(ops)
+    for sub_ops, sub in _sub_rewrites():  # the function's loops are part of its graph
+        ops += sub_ops
+        for k, v in sub.items():
+            if isinstance(v, int) and isinstance(s.get(k), int):
+                s[k] += v
+    del _sub_rewrites()[:]
     s["converted_nodes"] = [n for n in node_names(ops) if n]
     s["dtype"] = state.lowered_dtype_name()
     s["function"] = name

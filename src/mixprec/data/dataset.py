@@ -143,12 +143,7 @@ class Dataset:
             yield _nest.map_structure(lambda t: t.numpy() if hasattr(t, "numpy") else t, elem)
 
     def __iter__(self):
-        if _core.graph_recording() is not None:
-            # elements come from the host at every call: a traced function runs this
-            # signature eagerly (docs/function.md)
-            _core.graph_break("iterating a tf.data.Dataset")
-        for elem in self._elements():
-            yield _nest.map_structure(_as_tensor, elem)
+        return DatasetIterator(self)
 
     def __repr__(self):
         return "<%s cardinality=%s>" % (type(self).__name__.lstrip("_") + "Dataset",
@@ -156,6 +151,36 @@ class Dataset:
 
     # subclasses: _elements() yields nested NumPy/tensor structures; _cardinality() -> int,
     # -1 (infinite) or None (unknown)
+
+
+class DatasetIterator:
+    """``iter(dataset)`` (TensorFlow's OwnedIterator): ``next()``, ``get_next()``. Inside a
+    traced function, a ``for`` over a dataset or one of these is a loop node (AutoGraph,
+    src/mixprec/_loops.py); other Python iteration there breaks the graph (the elements come
+    from the host)."""
+
+    def __init__(self, dataset):
+        self._dataset = dataset
+        self._gen = None
+        # made by a traced function (TensorFlow's iterator op): a fresh one at every call
+        self._made_traced = _core.graph_recording() is not None
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if _core.graph_recording() is not None:
+            _core.graph_break("iterating a tf.data.Dataset")
+        if self._gen is None:
+            self._gen = (_nest.map_structure(_as_tensor, e) for e in self._dataset._elements())
+        return next(self._gen)
+
+    def get_next(self):
+        try:
+            return self.__next__()
+        except StopIteration:
+            from mixprec import errors
+            raise errors.OutOfRangeError("End of sequence") from None
 
 
 class _Slices(Dataset):

@@ -8,6 +8,8 @@ from mixprec import _nest
 class DistributedValues:
     """One component per replica; ``.values`` is the tuple of them."""
 
+    _mp_distributed_value = True  # tf.function keys such an argument by its components
+
     def __init__(self, values):
         self._values = tuple(values)
 

@@ -118,6 +118,10 @@ def get(identifier):
     if isinstance(identifier, str):
         fn = _BY_NAME.get(identifier)
         if fn is None:
+            from mixprec.keras.saving import object_registration
+
+            fn = object_registration.get_registered_object(identifier)
+        if fn is None:
             raise ValueError("Unknown activation function: '%s'. Valid names: %s"
                              % (identifier, sorted(_BY_NAME)))
         return fn
@@ -129,15 +133,26 @@ def get(identifier):
 
 
 def serialize(activation):
+    """A built-in's name; a custom function's registered name (or ``__name__``, found
+    again through custom_objects or custom_object_scope); a layer's config dict."""
     name = getattr(activation, "__name__", None)
     if name in _BY_NAME and _BY_NAME[name] is activation:
         return name
+    from mixprec.keras.saving import object_registration, serialization_lib
+
+    if hasattr(activation, "get_config"):
+        return serialization_lib.serialize_keras_object(activation)
+    if name is not None and callable(activation):
+        return object_registration.get_registered_name(activation)
     raise ValueError("Cannot serialize activation %r" % (activation,))
 
 
 def _lookup(name, custom_objects):
-    if custom_objects and name in custom_objects:
-        return custom_objects[name]
+    from mixprec.keras.saving import object_registration
+
+    found = object_registration.get_registered_object(name, custom_objects)
+    if found is not None:
+        return found
     if name in _BY_NAME:
         return _BY_NAME[name]
     from mixprec.keras import layers  # activation layers (ReLU, Softmax …) where they exist

@@ -103,10 +103,21 @@ def serialize(constraint, use_legacy_format=False):
     builtin = _BY_NAME.get(cls.__name__) is cls
     return {"module": "keras.constraints" if builtin else cls.__module__,
             "class_name": cls.__name__, "config": constraint.get_config(),
-            "registered_name": None if builtin else cls.__name__}
+            "registered_name": _registered_name(cls, builtin)}
+
+
+def _registered_name(cls, builtin):
+    from mixprec.keras.saving import object_registration
+
+    return object_registration.registered_name_or_none(cls, builtin)
 
 
 def deserialize(config, custom_objects=None, use_legacy_format=False):
+    from mixprec.keras.saving import object_registration as _reg
+
+    found = _reg.deserialize_registered(config, custom_objects)
+    if found is not _reg._MISSING:
+        return found
     objs = dict(_BY_NAME)
     objs.update(custom_objects or {})
     name = config if isinstance(config, str) else (config or {}).get("class_name")

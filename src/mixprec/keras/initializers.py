@@ -217,10 +217,21 @@ def serialize(initializer, use_legacy_format=False):
     builtin = _CLASSES.get(cls.__name__) is cls
     return {"module": "keras.initializers" if builtin else cls.__module__,
             "class_name": cls.__name__, "config": initializer.get_config(),
-            "registered_name": None if builtin else cls.__name__}
+            "registered_name": _registered_name(cls, builtin)}
+
+
+def _registered_name(cls, builtin):
+    from mixprec.keras.saving import object_registration
+
+    return object_registration.registered_name_or_none(cls, builtin)
 
 
 def deserialize(config, custom_objects=None):
+    from mixprec.keras.saving import object_registration as _reg
+
+    found = _reg.deserialize_registered(config, custom_objects)
+    if found is not _reg._MISSING:
+        return found
     classes = dict(_CLASSES)
     classes.update(custom_objects or {})
     cls = classes.get(config.get("class_name"))
@@ -236,6 +247,10 @@ def get(identifier):
         return None
     if isinstance(identifier, str):
         cls = _ALIASES.get(identifier) or _CLASSES.get(identifier)
+        if cls is None:
+            from mixprec.keras.saving import object_registration
+
+            cls = object_registration.get_registered_object(identifier)
         if cls is None:
             raise ValueError("Unknown initializer: '%s'. Valid names: %s"
                              % (identifier, sorted(_ALIASES)))

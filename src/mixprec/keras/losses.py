@@ -125,9 +125,22 @@ class LossFunctionWrapper(Loss):
         return self.fn(y_true, y_pred, **self._fn_kwargs)
 
     def get_config(self):
+        from mixprec.keras.saving import object_registration
+
         config = super().get_config()
         config.update(self._fn_kwargs)
+        config["fn"] = object_registration.get_registered_name(self.fn)  # as tf-keras 2.21
         return config
+
+    @classmethod
+    def from_config(cls, config):
+        """tf-keras' rule: a subclass knows its function ('fn' is dropped); the wrapper
+        itself looks it up by name."""
+        config = dict(config)
+        fn = config.pop("fn", None)
+        if cls is LossFunctionWrapper and fn is not None:
+            config["fn"] = get(fn) if isinstance(fn, str) else fn
+        return cls(**config)
 
 
 # ------------------------------------------------------------------ functions
@@ -286,6 +299,11 @@ def serialize(loss):
 
 
 def deserialize(name, custom_objects=None):
+    from mixprec.keras.saving import object_registration as _reg
+
+    found = _reg.deserialize_registered(name, custom_objects)
+    if found is not _reg._MISSING:
+        return found
     if custom_objects and isinstance(name, str) and name in custom_objects:
         return custom_objects[name]
     if isinstance(name, dict):

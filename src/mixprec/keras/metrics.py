@@ -312,6 +312,11 @@ def serialize(metric):
 
 
 def deserialize(config, custom_objects=None):
+    from mixprec.keras.saving import object_registration as _reg
+
+    found = _reg.deserialize_registered(config, custom_objects)
+    if found is not _reg._MISSING:
+        return found
     cls = _CLASSES.get(config.get("class_name"))
     if cls is None:
         raise ValueError("Unknown metric: %r" % (config.get("class_name"),))

@@ -143,12 +143,23 @@ def serialize(regularizer, use_legacy_format=False):
     builtin = _BY_NAME.get(cls.__name__) is cls
     return {"module": "keras.regularizers" if builtin else cls.__module__,
             "class_name": cls.__name__, "config": regularizer.get_config(),
-            "registered_name": None if builtin else cls.__name__}
+            "registered_name": _registered_name(cls, builtin)}
+
+
+def _registered_name(cls, builtin):
+    from mixprec.keras.saving import object_registration
+
+    return object_registration.registered_name_or_none(cls, builtin)
 
 
 def deserialize(config, custom_objects=None, use_legacy_format=False):
     """A regularizer from a config dict or a name ('l2' is L2(0.01), 'l1_l2' is
     L1L2(0.01, 0.01))."""
+    from mixprec.keras.saving import object_registration as _reg
+
+    found = _reg.deserialize_registered(config, custom_objects)
+    if found is not _reg._MISSING:
+        return found
     if config == "l1_l2":
         # the string's defaults differ from those of the L1L2 class, as in tf-keras
         return L1L2(l1=0.01, l2=0.01)

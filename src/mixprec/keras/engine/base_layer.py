@@ -90,6 +90,14 @@ class Layer:
 
     _CALL_ACCEPTS = {}  # class -> (accepts training, accepts mask)
 
+    def __new__(cls, *args, **kwargs):
+        self = super().__new__(cls)
+        if not cls.__module__.startswith("mixprec."):  # a user's class: its auto-config
+            from mixprec.keras.saving import model_config
+
+            model_config.record_init_args(self, cls, args, kwargs)
+        return self
+
     def __init__(self, trainable=True, name=None, dtype=None, dynamic=False, autocast=True,
                  input_shape=None, batch_input_shape=None, batch_size=None, input_dim=None,
                  activity_regularizer=None, **kwargs):
@@ -412,6 +420,7 @@ class Layer:
         finally:
             _core.autocast(prev)
         self.built = True
+        self._build_input_shape = input_shape  # get_build_config (saving)
 
     def _check_input_spec(self, inputs):
         spec = self.__dict__.get("input_spec")
@@ -556,11 +565,20 @@ class Layer:
         concrete_kwargs = _nest.map_structure(placeholder, kwargs)
         batch_unknown = any(len(x.shape) and x.shape[0] is None for x in flat_in)
         was_symbolic = getattr(_ctx, "symbolic", False)
+        was_built = self.built
         _ctx.symbolic = True  # a placeholder run: layers must not update their state
         try:
             outputs = self.__call__(*concrete_args, **concrete_kwargs)
         finally:
             _ctx.symbolic = was_symbolic
+        if not was_built and "_build_input_shape" in self.__dict__:
+            # built on placeholders (unknown dimensions as 1): the build config records the
+            # symbolic shape, None included, as tf-keras
+            first = args[0]
+            self._build_input_shape = _nest.map_structure(
+                lambda x: x.shape if isinstance(x, KerasTensor) else getattr(x, "shape", None),
+                first) if isinstance(first, (list, tuple, dict)) else getattr(first, "shape",
+                                                                               None)
 
         def to_keras(t):
             shape = list(t.shape)
@@ -578,11 +596,28 @@ class Layer:
                   "dtype": _policy_config(self._dtype_policy)}
         if self._batch_input_shape is not None:
             config["batch_input_shape"] = self._batch_input_shape
+        if type(self).get_config is Layer.get_config and "_auto_config" in self.__dict__:
+            from mixprec.keras.saving import model_config
+
+            return model_config.layer_auto_config(self, config)
         return config
 
     @classmethod
     def from_config(cls, config):
         return cls(**config)
+
+    def get_build_config(self):
+        """``{'input_shape': ...}``: the shape the layer was built with (None when it was
+        not built by a call), stored with the layer's config by ``model.save``."""
+        from mixprec.keras.saving import model_config
+
+        return model_config.layer_build_config(self)
+
+    def build_from_config(self, config):
+        """Builds the layer's weights from ``get_build_config()``'s dict."""
+        from mixprec.keras.saving import model_config
+
+        model_config.layer_build_from_config(self, config)
 
     def __repr__(self):
         return "<%s name=%s, built=%s>" % (type(self).__name__, self.name, self.built)

@@ -15,7 +15,11 @@ class InputLayer(Layer):
     """The layer behind ``keras.Input``; it only forwards its input."""
 
     def __init__(self, input_shape=None, batch_size=None, dtype=None, input_tensor=None,
-                 sparse=None, name=None, ragged=None, batch_input_shape=None, **kwargs):
+                 sparse=None, name=None, ragged=None, batch_input_shape=None, optional=False,
+                 **kwargs):
+        if optional:
+            raise NotImplementedError("optional inputs (InputLayer(optional=True)) are not "
+                                      "supported by mixprec")
         if sparse or ragged:
             raise NotImplementedError("sparse and ragged inputs are not supported by mixprec")
         if name is None:
@@ -39,7 +43,7 @@ class InputLayer(Layer):
 
     def get_config(self):
         return {"batch_input_shape": self._batch_input_shape, "dtype": self.dtype,
-                "name": self.name, "sparse": False, "ragged": False}
+                "sparse": False, "ragged": False, "name": self.name, "optional": False}
 
 
 def Input(shape=None, batch_size=None, name=None, dtype=None, sparse=None, tensor=None,

@@ -72,46 +72,51 @@ class KerasTensor:
 
     # ---------------------------------------------------------------- op layers
 
-    def _op(self, name, fn, *others):
-        from mixprec.keras.layers.core import OpLambda
+    def _op(self, function, *args, **kwargs):
+        """An op layer named as tf-keras names it (keras/layers/tf_op_layer.py): x is the
+        first argument, the other operand ``y`` (``b`` for matmul), so ``2.0 - x`` is
+        subtract(2.0, y=x), as tf-keras records it."""
+        from mixprec.keras.layers.tf_op_layer import TFOpLambda
 
-        return OpLambda(fn, name=name)(self, *others)
+        return TFOpLambda(function)(*args, **kwargs)
 
     def __add__(self, o):
-        return self._op("add", lambda a, b: a + b, o)
+        return self._op("__operators__.add", self, y=o)
 
     def __radd__(self, o):
-        return self._op("add", lambda a, b: b + a, o)
+        return self._op("__operators__.add", o, y=self)
 
     def __sub__(self, o):
-        return self._op("subtract", lambda a, b: a - b, o)
+        return self._op("math.subtract", self, y=o)
 
     def __rsub__(self, o):
-        return self._op("subtract", lambda a, b: b - a, o)
+        return self._op("math.subtract", o, y=self)
 
     def __mul__(self, o):
-        return self._op("multiply", lambda a, b: a * b, o)
+        return self._op("math.multiply", self, y=o)
 
     def __rmul__(self, o):
-        return self._op("multiply", lambda a, b: b * a, o)
+        return self._op("math.multiply", o, y=self)
 
     def __truediv__(self, o):
-        return self._op("truediv", lambda a, b: a / b, o)
+        return self._op("math.truediv", self, y=o)
 
     def __rtruediv__(self, o):
-        return self._op("truediv", lambda a, b: b / a, o)
+        return self._op("math.truediv", o, y=self)
 
     def __matmul__(self, o):
-        return self._op("matmul", lambda a, b: a @ b, o)
+        return self._op("linalg.matmul", self, b=o)
 
     def __pow__(self, o):
-        return self._op("pow", lambda a, b: a ** b, o)
+        return self._op("math.pow", self, y=o)
 
     def __neg__(self):
-        return self._op("negative", lambda a: -a)
+        return self._op("math.negative", self)
 
     def __abs__(self):
-        return self._op("abs", lambda a: abs(a))
+        return self._op("math.abs", self)
 
     def __getitem__(self, key):
-        return self._op("getitem", lambda a: a[key])
+        from mixprec.keras.layers.tf_op_layer import SlicingOpLambda, encode_slice
+
+        return SlicingOpLambda("__operators__.getitem")(self, slice_spec=encode_slice(key))

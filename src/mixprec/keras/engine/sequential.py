@@ -36,11 +36,16 @@ class Sequential(Model):
             self._input_kt = layer._output_kt
         elif not self._stack and self._input_kt is None and layer._batch_input_shape:
             shape = layer._batch_input_shape
-            self._input_kt = Input(batch_shape=shape)
+            self._input_kt = Input(batch_shape=shape, name=layer.name + "_input")
         self._stack.append(layer)
         if layer not in self._layers:
             self._layers.append(layer)
         self._rebuild()
+
+    def _input_name(self):
+        """tf-keras names a Sequential's implicit input after its first layer."""
+        layers = self.layers
+        return layers[0].name + "_input" if layers else None
 
     def pop(self):
         if not self.layers:
@@ -64,7 +69,7 @@ class Sequential(Model):
             return
         if input_shape is None:
             raise ValueError("You must provide an `input_shape` argument.")
-        self._input_kt = Input(batch_shape=tuple(input_shape))
+        self._input_kt = Input(batch_shape=tuple(input_shape), name=self._input_name())
         self._rebuild()
 
     def __call__(self, *args, **kwargs):
@@ -76,6 +81,7 @@ class Sequential(Model):
                     x = args[0]
                     x = x if isinstance(x, _core.Tensor) else _core.convert_to_tensor(x)
                     dtype = x.dtype.name if x.dtype.is_floating else None
-                    self._input_kt = Input(batch_shape=(None,) + tuple(x.shape[1:]), dtype=dtype)
+                    self._input_kt = Input(batch_shape=(None,) + tuple(x.shape[1:]), dtype=dtype,
+                                           name=self._input_name())
                     self._rebuild()
         return super().__call__(*args, **kwargs)

@@ -24,10 +24,12 @@ from mixprec.keras import losses as _losses
 from mixprec.keras import metrics as _metrics
 from mixprec.keras import optimizers as _optimizers
 from mixprec.keras.engine import distributed as _distributed
+from mixprec.keras.engine import functional_order
 from mixprec.keras.engine.base_layer import Layer
 from mixprec.keras.engine.input_layer import InputLayer
 from mixprec.keras.engine.keras_tensor import KerasTensor
 from mixprec.keras.engine import step_functions as _steps
+from mixprec.keras.saving.model_methods import ModelSavingMixin
 
 __all__ = ["Model"]
 
@@ -50,7 +52,7 @@ def _match_rank(yt, yp):
     return _core.reshape(yt, [yt.shape[0], 1])
 
 
-class Model(_steps.RunEagerlyMixin, Layer):
+class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
     """Groups layers into an object with training and inference features."""
 
     def __init__(self, *args, **kwargs):
@@ -123,10 +125,8 @@ class Model(_steps.RunEagerlyMixin, Layer):
                         "previous layers were accessed without issue: %s" % (
                             kt, [n.layer.name for n in order]))
         self._nodes = [n for n in order if not isinstance(n.layer, InputLayer)]
-        layers = [t._keras_history[0] for t in self.inputs]
-        for n in self._nodes:
-            if n.layer not in layers:
-                layers.append(n.layer)
+        # tf-keras' order (by depth from the outputs): summary, weights, saved files
+        layers = functional_order.layers_by_depth(self.inputs, self.outputs)
         self._graph_layers = layers
         for layer in layers:
             if layer not in self._layers:
@@ -275,6 +275,10 @@ class Model(_steps.RunEagerlyMixin, Layer):
                 # TF_ENABLE_AUTO_MIXED_PRECISION=1 scales the loss automatically (NVIDIA's builds)
                 opt = lso.LossScaleOptimizer(opt)
         self.optimizer = opt
+        self._compile_config = dict(  # the user's arguments: get_compile_config (saving)
+            optimizer=optimizer, loss=loss, metrics=metrics, loss_weights=loss_weights,
+            weighted_metrics=weighted_metrics, run_eagerly=run_eagerly,
+            steps_per_execution=steps_per_execution, jit_compile=jit_compile)
         self._loss_spec = loss
         self._loss_weights = loss_weights
         self._metric_specs = metrics
@@ -733,10 +737,6 @@ class Model(_steps.RunEagerlyMixin, Layer):
 
         return weights_io.load_weights(self, filepath, by_name=by_name,
                                        skip_mismatch=skip_mismatch, options=options)
-
-    def get_config(self):
-        config = {"name": self.name}
-        return config
 
 
 # -------------------------------------------------------------------- data

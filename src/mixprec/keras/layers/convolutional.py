@@ -145,8 +145,11 @@ class Conv(Layer):
         inner = self.rank + 2
         if len(shape) > inner:  # extra leading batch dimensions, as tf-keras accepts
             inputs = _core.reshape(inputs, [-1] + shape[len(shape) - inner + 1:])
-        outputs = self.convolution_op(inputs, self.kernel)
-        if self.use_bias:
+        outputs = self._fused_conv2d(inputs)
+        activated = outputs is not None
+        if outputs is None:
+            outputs = self.convolution_op(inputs, self.kernel)
+        if self.use_bias and not activated:
             if self.rank == 1 and self.data_format == "channels_first":
                 outputs = outputs + _core.reshape(self.bias, [1, self.filters, 1])
             else:
@@ -155,7 +158,20 @@ class Conv(Layer):
         if len(shape) > inner:
             outputs = _core.reshape(outputs, shape[:len(shape) - inner + 1] +
                                     list(outputs.shape[1:]))
-        return self.activation(outputs)
+        return outputs if activated else self.activation(outputs)
+
+    def _fused_conv2d(self, inputs):
+        """Conv2D + bias (+ ReLU) as one op (oneDNN post-ops), or None where the layer's
+        chain does not fit it (then the ops run one by one, with the same values up to the
+        16-bit rounding of the intermediate sums)."""
+        relu = self.activation is activations.relu
+        if (self.rank != 2 or not self.use_bias or inputs.ndim != 4 or
+                not (relu or self.activation is activations.linear) or
+                type(self).convolution_op is not Conv2D.convolution_op):
+            return None
+        fmt = "NHWC" if self.data_format == "channels_last" else "NCHW"
+        return _nn._conv2d_bias_act(inputs, self.kernel, self.bias, list(self.strides),
+                                    self.padding.upper(), fmt, list(self.dilation_rate), relu)
 
     # ---------------------------------------------------------------- config
 

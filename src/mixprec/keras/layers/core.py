@@ -1,14 +1,12 @@
-"""Core layers: Dense, Activation, Dropout, Flatten, Reshape, Lambda (and OpLambda, the
-layer behind arithmetic on KerasTensors)."""
-
-import numpy as np
+"""Core layers: Dense, Activation, Dropout, Flatten, Reshape, Lambda (the layers behind
+arithmetic on KerasTensors are tf_op_layer.py's)."""
 
 from mixprec import _core, random as _random
 from mixprec._dtypes import as_dtype
 from mixprec.keras import activations, constraints, initializers, regularizers
 from mixprec.keras.engine.base_layer import Layer
 
-__all__ = ["Dense", "Activation", "Dropout", "Flatten", "Reshape", "Lambda", "OpLambda"]
+__all__ = ["Dense", "Activation", "Dropout", "Flatten", "Reshape", "Lambda"]
 
 
 def _shape_str(shape):
@@ -63,6 +61,10 @@ class Dense(Layer):
     def call(self, inputs):
         if inputs.dtype.name != self.compute_dtype:  # integer inputs too, as tf-keras' Dense
             inputs = _core.cast(inputs, self.compute_dtype)
+        relu = self.activation is activations.relu
+        if inputs.ndim == 2 and self.use_bias and (relu or self.activation is activations.linear):
+            # MatMul + bias (+ ReLU) as one op (TensorFlow's _FusedMatMul)
+            return _core.matmul_bias_act(inputs, self.kernel, self.bias, False, False, int(relu))
         if inputs.ndim == 2:
             out = _core.matmul(inputs, self.kernel)
         else:
@@ -169,6 +171,11 @@ class Flatten(Layer):
         super().__init__(**kwargs)
         self.data_format = data_format
 
+    def get_config(self):
+        config = super().get_config()
+        config["data_format"] = self.data_format or "channels_last"
+        return config
+
     def call(self, inputs):
         if inputs.ndim == 0:
             return _core.reshape(inputs, [1, 1])
@@ -241,35 +248,21 @@ class Lambda(Layer):
     def __init__(self, function, output_shape=None, mask=None, arguments=None, **kwargs):
         super().__init__(**kwargs)
         self.function = function
+        self._output_shape = output_shape
         self.arguments = dict(arguments or {})
 
     def call(self, inputs):
         return self.function(inputs, **self.arguments)
 
+    def get_config(self):
+        """tf-keras' format: the function as code (keras/saving/serialization_lib.py)."""
+        from mixprec.keras.saving import serialization_lib
 
-class OpLambda(Layer):
-    """An op applied to KerasTensors inside a functional model (``x + 1``, ``x[:, 0]``).
-    It does not cast its inputs."""
+        return serialization_lib.lambda_layer_config(self, super().get_config())
 
-    def __init__(self, function, name=None, **kwargs):
-        from mixprec.keras import backend
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        """A lambda's code loads only outside safe mode (``safe_mode=False``), as tf-keras."""
+        from mixprec.keras.saving import serialization_lib
 
-        super().__init__(name=backend.unique_object_name("tf.math.%s" % (name or "op")),
-                         autocast=False, **kwargs)
-        self.function = function
-        self._op_name = name
-
-    def call(self, *args):
-        return self.function(*args)
-
-    def __call__(self, *args, **kwargs):
-        if not any(self._is_kt(a) for a in args):
-            return self.function(*[a if not isinstance(a, np.ndarray) else
-                                   _core.convert_to_tensor(a) for a in args])
-        return super().__call__(*args, **kwargs)
-
-    @staticmethod
-    def _is_kt(a):
-        from mixprec.keras.engine.keras_tensor import KerasTensor
-
-        return isinstance(a, KerasTensor)
+        return serialization_lib.lambda_layer_from_config(cls, config, custom_objects)

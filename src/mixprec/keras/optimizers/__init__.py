@@ -14,6 +14,11 @@ def serialize(optimizer):
 
 def deserialize(config, custom_objects=None):
     """A config dict ({'class_name', 'config'}) -> optimizer."""
+    from mixprec.keras.saving import object_registration as _reg
+
+    found = _reg.deserialize_registered(config, custom_objects)
+    if found is not _reg._MISSING:
+        return found
     name = config.get("class_name", "")
     classes = {c.__name__: c for c in (SGD, RMSprop, Adam)}
     classes.update(custom_objects or {})

@@ -399,18 +399,24 @@ class Optimizer:
         v = self._hyper[name]
         if isinstance(v, _schedules.LearningRateSchedule):
             return _schedules.serialize(v)
+        exact = self.__dict__.get("_hyper_exact", {})
+        if name != "learning_rate" and name in exact and isinstance(v, Variable) and \
+                float(v._peek()) == float(_np.float32(exact[name])):
+            # tf-keras keeps beta_1, beta_2, rho and momentum as the user's Python floats
+            # (its config says 0.9, not 0.8999999761581421): a reloaded optimizer then
+            # forms 1 - beta_1 from the same number (only the learning rate is a variable)
+            return exact[name]
         if isinstance(v, Variable):
             return float(v._peek())
         return v
 
     def get_config(self):
-        config = {"name": self._name}
-        if self.clipnorm is not None:
-            config["clipnorm"] = self.clipnorm
-        if self.clipvalue is not None:
-            config["clipvalue"] = self.clipvalue
-        if self.global_clipnorm is not None:
-            config["global_clipnorm"] = self.global_clipnorm
+        # tf-keras 2.21's keys, in its order (weight decay, EMA and XLA are not implemented
+        # by mixprec: their defaults; from_config refuses other values)
+        config = {"name": self._name, "weight_decay": None, "clipnorm": self.clipnorm,
+                  "global_clipnorm": self.global_clipnorm, "clipvalue": self.clipvalue,
+                  "use_ema": False, "ema_momentum": 0.99, "ema_overwrite_frequency": None,
+                  "jit_compile": False, "is_legacy_optimizer": False}
         if self._initial_decay:
             config["decay"] = self._initial_decay
         return config
@@ -418,6 +424,16 @@ class Optimizer:
     @classmethod
     def from_config(cls, config, custom_objects=None):
         config = dict(config)
+        # tf-keras 2.21's optimizer configs (its 'new' optimizers, the .keras file) carry
+        # arguments mixprec does not implement: accepted at their defaults, refused otherwise
+        for key, default in (("weight_decay", None), ("use_ema", False),
+                             ("ema_momentum", None), ("ema_overwrite_frequency", None),
+                             ("jit_compile", None), ("is_legacy_optimizer", None)):
+            value = config.pop(key, default)
+            if key in ("weight_decay", "use_ema") and value not in (None, False, 0, 0.0):
+                raise NotImplementedError(
+                    "The optimizer config has %s=%r, which mixprec's optimizers do not "
+                    "implement (weight decay and EMA of weights)" % (key, value))
         if "lr" in config:
             config["learning_rate"] = config.pop("lr")
         if isinstance(config.get("learning_rate"), dict):

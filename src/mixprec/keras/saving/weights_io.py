@@ -1,7 +1,9 @@
-"""Keras weights files (``Model.save_weights``/``load_weights``) in mixprec's own format:
-a NumPy ``.npz`` of ``.npy`` arrays plus a JSON manifest (docs/architecture.md, "Weights
-files"). Owns the file format and the matching of entries to variables; it must not hold
-training logic (training.py) nor tensor arithmetic (C)."""
+"""Keras weights files (``Model.save_weights``/``load_weights``): the choice of format by
+suffix (as tf-keras: ``.weights.h5`` its v3 HDF5 layout, ``.h5``/``.hdf5``/``.keras`` its
+legacy HDF5 layout, anything else a TensorFlow checkpoint) and mixprec's own ``.npz``
+format: a NumPy ``.npz`` of ``.npy`` arrays plus a JSON manifest (docs/architecture.md,
+"Weights files"). Owns the dispatch and the .npz format; the HDF5 layouts are
+legacy_h5.py's and saving_lib.py's. No training logic, no tensor arithmetic."""
 
 import io
 import json
@@ -16,36 +18,54 @@ import numpy as np
 from mixprec import _fileio, errors
 
 _WEIGHTS_FORMAT = "mixprec-weights-1"
-# suffixes kept in mixprec's own .npz format; any other path is a TensorFlow checkpoint
-NPZ_SUFFIXES = (".npz", ".h5", ".hdf5", ".keras")
+H5_SUFFIXES = (".h5", ".hdf5", ".keras")  # tf-keras' is_hdf5_filepath
 
 
-def _wants_npz(filepath, save_format):
-    if save_format is not None:
-        fmt = str(save_format).lower()
-        if fmt in ("tf", "tensorflow"):
-            return False
-        if fmt in ("h5", "hdf5", "keras", "npz"):
-            return True
-        raise ValueError("Unknown format. Received: `save_format`=%s. Was expecting one of "
-                         "{\"tf\", \"h5\"}." % (save_format,))
-    return filepath.lower().endswith(NPZ_SUFFIXES)
+def _format(filepath, save_format):
+    """'v3' (.weights.h5), 'h5' (tf-keras' legacy HDF5 layout), 'npz' (mixprec's) or
+    'tf' (a TensorFlow checkpoint), by tf-keras' rules plus '.npz'."""
+    is_h5 = filepath.endswith(H5_SUFFIXES)
+    if save_format is None:
+        if filepath.endswith(".weights.h5"):
+            return "v3"
+        if is_h5:
+            return "h5"
+        return "npz" if filepath.lower().endswith(".npz") else "tf"
+    fmt = str(save_format).lower().strip()
+    if fmt in ("tf", "tensorflow"):
+        if is_h5:
+            raise ValueError('save_weights got save_format="tf"/"tensorflow", but the filepath '
+                             '(%s) looks like an HDF5 file. Omit the ".h5"/".keras" when saving '
+                             'in TensorFlow format.' % filepath)
+        return "tf"
+    if fmt in ("h5", "hdf5", "keras"):
+        return "h5"
+    if fmt == "npz":
+        return "npz"
+    raise ValueError("Unknown format. Received: `save_format`=%s. Was expecting one of "
+                     "{\"tf\", \"h5\"}." % (save_format,))
 
 
 def save_weights(model, filepath, overwrite=True, save_format=None, options=None):
-    """``Model.save_weights``: TensorFlow's checkpoint format (``filepath.index``, the data
-    shard and a ``checkpoint`` file; keys relative to the model) unless the path ends in
-    one of NPZ_SUFFIXES (or save_format='h5'), which keeps mixprec's .npz format. Both are
+    """``Model.save_weights``: by tf-keras' rules, HDF5 for ``.h5``/``.hdf5``/``.keras``
+    (tf-keras' legacy layout; ``.weights.h5`` its v3 layout; both need h5py), else
+    TensorFlow's checkpoint format (``filepath.index``, the data shard and a ``checkpoint``
+    file); ``.npz`` (or save_format='npz') is mixprec's own format, needing nothing. All are
     written crash-safely: a kill mid-save leaves the previous file loadable."""
+    from mixprec.keras.saving import legacy_h5, saving_lib
     from mixprec.train import _checkpoint, _management
 
     filepath = os.fspath(filepath)
-    npz = _wants_npz(filepath, save_format)
-    target = filepath if npz else filepath + ".index"
+    fmt = _format(filepath, save_format)
+    target = filepath + ".index" if fmt == "tf" else filepath
     if not overwrite and os.path.exists(target):
         raise FileExistsError("%s exists and overwrite=False" % target)
-    if npz:
+    if fmt == "npz":
         return save_npz(model, filepath)
+    if fmt == "v3":
+        return saving_lib.save_weights_only(model, filepath)
+    if fmt == "h5":
+        return legacy_h5.save_weights(model, filepath)
     _checkpoint.save_object(model, filepath)
     _management.update_checkpoint_state(os.path.dirname(filepath), filepath, [filepath])
     return None
@@ -86,7 +106,29 @@ def load_weights(model, filepath, by_name=False, skip_mismatch=False, options=No
     except ValueError as e:
         raise ValueError("Unable to load weights from %r: %s. hint: files are written by "
                          "Model.save_weights()" % (filepath, e)) from None
+    from mixprec.keras.saving import legacy_h5, saving_lib
+
+    if filepath.endswith(".keras") and _is_model_archive(filepath):
+        return saving_lib.load_weights_only(model, filepath, skip_mismatch=skip_mismatch)
+    if legacy_h5.is_hdf5(filepath):
+        if filepath.endswith(".weights.h5"):
+            return saving_lib.load_weights_only(model, filepath, skip_mismatch=skip_mismatch)
+        if skip_mismatch and not by_name:
+            raise ValueError("When calling model.load_weights, skip_mismatch can only be set "
+                             "to True when by_name is True.")
+        return legacy_h5.load_weights(model, filepath, by_name=by_name,
+                                      skip_mismatch=skip_mismatch)
+    # mixprec's .npz format, also under the .h5/.keras names earlier versions gave it
     return load_npz(model, filepath, by_name=by_name, skip_mismatch=skip_mismatch)
+
+
+def _is_model_archive(filepath):
+    """A .keras file written by model.save (a zip holding config.json)."""
+    try:
+        with zipfile.ZipFile(filepath) as zf:
+            return "config.json" in zf.namelist()
+    except (OSError, zipfile.BadZipFile):
+        return False
 
 
 def weight_entries(model):

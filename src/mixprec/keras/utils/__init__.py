@@ -1,10 +1,19 @@
-"""``tf.keras.utils``: Progbar, to_categorical, set_random_seed."""
+"""``tf.keras.utils``: Progbar, to_categorical, set_random_seed, and the serialization
+names tf-keras also exports here (their code is in keras/saving/)."""
 
 import numpy as np
 
+from mixprec.keras.saving.object_registration import (  # noqa: F401
+    CustomObjectScope, custom_object_scope, get_custom_objects, get_registered_name,
+    get_registered_object, register_keras_serializable)
+from mixprec.keras.saving.serialization_lib import (  # noqa: F401
+    deserialize_keras_object, serialize_keras_object)
 from mixprec.keras.utils.progbar import Progbar  # noqa: F401
 
-__all__ = ["Progbar", "to_categorical", "set_random_seed"]
+__all__ = ["Progbar", "to_categorical", "set_random_seed", "CustomObjectScope",
+           "custom_object_scope", "get_custom_objects", "get_registered_name",
+           "get_registered_object", "register_keras_serializable", "deserialize_keras_object",
+           "serialize_keras_object"]
 
 
 def to_categorical(y, num_classes=None, dtype="float32"):
