@@ -390,7 +390,7 @@ static const_dnnl_memory_desc_t qmd(const_dnnl_primitive_desc_t pd, dnnl_query_t
 }
 
 static mp_status exec(dnnl_primitive_t p, int na, const dnnl_exec_arg_t *args) {
-    dnnl_stream_t s;
+    dnnl_stream_t s = NULL;
     MP_TRY(get_stream(&s));
     dnnl_status_t r = dnnl_primitive_execute(p, s, na, args);
     if (r == dnnl_success)

@@ -46,23 +46,6 @@ int mp_cast_force_scalar(int on) {
     return prev;
 }
 
-void mp_row_f16_to_f32_scalar(const uint16_t *src, float *dst, int64_t n) {
-    for (int64_t i = 0; i < n; i++)
-        dst[i] = mp_f16_to_f32(src[i]);
-}
-void mp_row_f32_to_f16_scalar(const float *src, uint16_t *dst, int64_t n) {
-    for (int64_t i = 0; i < n; i++)
-        dst[i] = mp_f32_to_f16(src[i]);
-}
-void mp_row_bf16_to_f32_scalar(const uint16_t *src, float *dst, int64_t n) {
-    for (int64_t i = 0; i < n; i++)
-        dst[i] = mp_bf16_to_f32(src[i]);
-}
-void mp_row_f32_to_bf16_scalar(const float *src, uint16_t *dst, int64_t n) {
-    for (int64_t i = 0; i < n; i++)
-        dst[i] = mp_f32_to_bf16(src[i]);
-}
-
 static int use_x86(void) {
     static int cached = -1;
     if (cached < 0)
@@ -72,27 +55,21 @@ static int use_x86(void) {
 
 const char *mp_cast_isa(void) { return use_x86() ? "avx2+f16c" : "scalar"; }
 
-void mp_row_f16_to_f32(const uint16_t *src, float *dst, int64_t n) {
-    if (use_x86())
-        mp_row_f16_to_f32_x86(src, dst, n);
-    else
-        mp_row_f16_to_f32_scalar(src, dst, n);
-}
-void mp_row_f32_to_f16(const float *src, uint16_t *dst, int64_t n) {
-    if (use_x86())
-        mp_row_f32_to_f16_x86(src, dst, n);
-    else
-        mp_row_f32_to_f16_scalar(src, dst, n);
-}
-void mp_row_bf16_to_f32(const uint16_t *src, float *dst, int64_t n) {
-    if (use_x86())
-        mp_row_bf16_to_f32_x86(src, dst, n);
-    else
-        mp_row_bf16_to_f32_scalar(src, dst, n);
-}
-void mp_row_f32_to_bf16(const float *src, uint16_t *dst, int64_t n) {
-    if (use_x86())
-        mp_row_f32_to_bf16_x86(src, dst, n);
-    else
-        mp_row_f32_to_bf16_scalar(src, dst, n);
-}
+/* Each row cast: a scalar loop (the reference, and the path without AVX2/F16C) and the
+ * entry point that picks the x86 kernel when the CPU has it. */
+#define MP_ROW_CAST(NAME, SRC, DST, CVT)                                      \
+    void mp_row_##NAME##_scalar(const SRC *src, DST *dst, int64_t n) {        \
+        for (int64_t i = 0; i < n; i++)                                       \
+            dst[i] = CVT(src[i]);                                             \
+    }                                                                         \
+    void mp_row_##NAME(const SRC *src, DST *dst, int64_t n) {                 \
+        if (use_x86())                                                        \
+            mp_row_##NAME##_x86(src, dst, n);                                 \
+        else                                                                  \
+            mp_row_##NAME##_scalar(src, dst, n);                              \
+    }
+MP_ROW_CAST(f16_to_f32, uint16_t, float, mp_f16_to_f32)
+MP_ROW_CAST(f32_to_f16, float, uint16_t, mp_f32_to_f16)
+MP_ROW_CAST(bf16_to_f32, uint16_t, float, mp_bf16_to_f32)
+MP_ROW_CAST(f32_to_bf16, float, uint16_t, mp_f32_to_bf16)
+#undef MP_ROW_CAST

@@ -137,6 +137,14 @@ static mp_status g_identity(const mp_node *n, mp_tensor *dy, const int *need, mp
     return MP_OK;
 }
 
+/* The replicas' sum: the gradient of each replica's input is the sum of the replicas' output
+ * gradients (the same collective, so every replica must reach this rule in the same order,
+ * as it reached the forward) */
+static mp_status g_all_reduce(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    (void)need;
+    return mp_op_run(MP_OP_ALL_REDUCE, 1, &dy, &n->attrs, &dx[0]);
+}
+
 /* TensorFlow's Sign gradient: zeros (not "no gradient") */
 static mp_status g_zeros(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
     (void)dy;
@@ -1088,6 +1096,7 @@ static mp_status g_batch_norm_grad_sums(const mp_node *n, mp_tensor *G, const in
 #define GRAD_MATMUL_BIAS_ACT g_matmul_bias_act
 #define GRAD_BATCH_MOMENTS_GRAD g_batch_moments_grad
 #define GRAD_BATCH_NORM_GRAD_SUMS g_batch_norm_grad_sums
+#define GRAD_ALL_REDUCE g_all_reduce
 
 static const grad_fn rules[MP_OP_COUNT] = {
 #define MP_OP(NAME, tfname, pyname, nin, amp, family, kind) [MP_OP_##NAME] = GRAD_##NAME,

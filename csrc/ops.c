@@ -39,7 +39,7 @@ static const struct {
 
 /* Tripwire: a new op must also get its backward rule (grad.c), its binding
  * (csrc/python/functions.c) and a row in tests/test_ops.py; then bump this number. */
-_Static_assert(MP_OP_COUNT == 100, "ops.def changed: update grad.c, functions.c, tests/test_ops.py, then this count");
+_Static_assert(MP_OP_COUNT == 101, "ops.def changed: update grad.c, functions.c, tests/test_ops.py, then this count");
 
 const mp_op_info *mp_op_get_info(mp_op op) {
     if ((int)op < 0 || op >= MP_OP_COUNT)
@@ -1032,6 +1032,7 @@ static mp_status dispatch(mp_op op, int n_in, mp_tensor *const *in, const mp_att
     case MP_OP_AVG_POOL:
     case MP_OP_AVG_POOL_GRAD:
     case MP_OP_MAX_POOL_GRAD_GRAD: return mp_run_window(op, in, at, be, out);
+    case MP_OP_ALL_REDUCE: return mp_run_all_reduce(in[0], at, out);
     case MP_OP_BATCH_NORM: return mp_run_batch_norm(in, at, be, out);
     case MP_OP_BATCH_MOMENTS:
     case MP_OP_BATCH_MOMENTS_GRAD:

@@ -1,4 +1,5 @@
-/* ops_internal.h — what the op layer's files (ops.c, ops_window.c) share; not public. */
+/* ops_internal.h — what the op layer's files (ops.c, ops_window.c, ops_collective.c) share;
+ * not public. */
 #ifndef MP_OPS_INTERNAL_H
 #define MP_OPS_INTERNAL_H
 #include "mixprec.h"
@@ -15,4 +16,6 @@ mp_status mp_run_window(mp_op op, mp_tensor *const *in, const mp_attrs *at, cons
 mp_status mp_run_batch_stats(mp_op op, mp_tensor *const *in, const mp_attrs *at, const mp_backend *be,
                              mp_tensor **out);
 mp_status mp_run_batch_norm(mp_tensor *const *in, const mp_attrs *at, const mp_backend *be, mp_tensor **out);
+/* The replicas' sum of one tensor (ops_collective.c): attrs i0 = mp_comm *, i1 = rank. */
+mp_status mp_run_all_reduce(mp_tensor *x, const mp_attrs *at, mp_tensor **out);
 #endif

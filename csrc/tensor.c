@@ -63,6 +63,20 @@ static mp_storage *take_offer(mp_device dev, size_t nbytes) {
     return s;
 }
 
+/* A storage header for t's bytes on dev (refcount 1, no data yet); frees t when out of
+ * memory, so callers can MP_TRY it. */
+static mp_status storage_header(mp_tensor *t, mp_device dev, mp_storage **out) {
+    mp_storage *s = calloc(1, sizeof *s);
+    if (!s) {
+        free(t);
+        return mp_error_set(MP_ERR_MEMORY, "out of host memory allocating a storage header");
+    }
+    s->refcount = 1;
+    s->device = dev;
+    s->nbytes = (size_t)t->numel * mp_dtype_size(t->dtype);
+    *out = s;
+    return MP_OK;
+}
 mp_status mp_tensor_new(mp_dtype dt, int ndim, const int64_t *shape, mp_device dev, mp_tensor **out) {
     const mp_backend *be = mp_backend_get(dev.type);
     if (!be || dev.index < 0 || dev.index >= mp_device_count(dev.type))
@@ -78,14 +92,8 @@ mp_status mp_tensor_new(mp_dtype dt, int ndim, const int64_t *shape, mp_device d
         *out = t;
         return MP_OK;
     }
-    mp_storage *s = calloc(1, sizeof *s);
-    if (!s) {
-        free(t);
-        return mp_error_set(MP_ERR_MEMORY, "out of host memory allocating a storage header");
-    }
-    s->refcount = 1;
-    s->device = dev;
-    s->nbytes = (size_t)t->numel * mp_dtype_size(dt);
+    mp_storage *s = NULL;
+    MP_TRY(storage_header(t, dev, &s));
     mp_status st = MP_BACKEND_CALL(be, alloc, dev, s->nbytes, &s->data);
     if (st != MP_OK) {
         free(s);
@@ -118,15 +126,9 @@ mp_status mp_tensor_wrap(void *data, mp_dtype dt, int ndim, const int64_t *shape
                          void (*deleter)(void *), void *ctx, mp_tensor **out) {
     mp_tensor *t = NULL;
     MP_TRY(tensor_alloc_header(dt, ndim, shape, &t));
-    mp_storage *s = calloc(1, sizeof *s);
-    if (!s) {
-        free(t);
-        return mp_error_set(MP_ERR_MEMORY, "out of host memory allocating a storage header");
-    }
-    s->refcount = 1;
-    s->device = dev;
+    mp_storage *s = NULL;
+    MP_TRY(storage_header(t, dev, &s));
     s->data = data;
-    s->nbytes = (size_t)t->numel * mp_dtype_size(dt);
     s->deleter = deleter;
     s->deleter_ctx = ctx;
     t->storage = s;

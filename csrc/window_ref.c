@@ -20,17 +20,23 @@ typedef struct {
     int kind;
 } job;
 
-/* forward: one image per task */
-static void conv_fwd(void *ctx, int64_t n0, int64_t n1) {
+/* forward and backward data: one image per task. Both walk the same nest (image, output
+ * pixel, output channel, valid tap); forward gathers out[o] = sum x * w, backward data
+ * scatters dx += dy[o] * w into the task's own image. Forward: a = x, b = filter;
+ * backward data: a = filter, b = dy. */
+static void conv_fwd_or_bwd_data(void *ctx, int64_t n0, int64_t n1) {
     const job *j = ctx;
     const mp_window *w = j->w;
+    const int fwd = j->kind == MP_CONV_FWD;
+    const double *filt = fwd ? j->b : j->a; /* (kh, kw, c / groups, oc) */
     int64_t icg = w->c / w->groups, ocg = w->oc / w->groups;
     for (int64_t n = n0; n < n1; n++)
         for (int64_t oy = 0; oy < w->oh; oy++)
             for (int64_t ox = 0; ox < w->ow; ox++)
                 for (int64_t o = 0; o < w->oc; o++) {
                     int64_t g = o / ocg;
-                    double acc = 0;
+                    int64_t oi = at(w, n, o, oy, ox, w->oc, w->oh, w->ow);
+                    double acc = 0, d = fwd ? 0 : j->b[oi];
                     for (int64_t ky = 0; ky < w->kh; ky++) {
                         int64_t iy = oy * w->sh - w->pt + ky * w->dh;
                         if (iy < 0 || iy >= w->h)
@@ -39,39 +45,18 @@ static void conv_fwd(void *ctx, int64_t n0, int64_t n1) {
                             int64_t ix = ox * w->sw - w->pl + kx * w->dw;
                             if (ix < 0 || ix >= w->w)
                                 continue;
-                            for (int64_t i = 0; i < icg; i++)
-                                acc += j->a[at(w, n, g * icg + i, iy, ix, w->c, w->h, w->w)] *
-                                       j->b[((ky * w->kw + kx) * icg + i) * w->oc + o];
+                            for (int64_t i = 0; i < icg; i++) {
+                                int64_t xi = at(w, n, g * icg + i, iy, ix, w->c, w->h, w->w);
+                                double f = filt[((ky * w->kw + kx) * icg + i) * w->oc + o];
+                                if (fwd)
+                                    acc += j->a[xi] * f;
+                                else
+                                    j->out[xi] += d * f;
+                            }
                         }
                     }
-                    j->out[at(w, n, o, oy, ox, w->oc, w->oh, w->ow)] = acc;
-                }
-}
-
-/* backward data: one image per task (each writes only its own dx) */
-static void conv_bwd_data(void *ctx, int64_t n0, int64_t n1) {
-    const job *j = ctx;
-    const mp_window *w = j->w;
-    int64_t icg = w->c / w->groups, ocg = w->oc / w->groups;
-    for (int64_t n = n0; n < n1; n++)
-        for (int64_t oy = 0; oy < w->oh; oy++)
-            for (int64_t ox = 0; ox < w->ow; ox++)
-                for (int64_t o = 0; o < w->oc; o++) {
-                    int64_t g = o / ocg;
-                    double d = j->b[at(w, n, o, oy, ox, w->oc, w->oh, w->ow)];
-                    for (int64_t ky = 0; ky < w->kh; ky++) {
-                        int64_t iy = oy * w->sh - w->pt + ky * w->dh;
-                        if (iy < 0 || iy >= w->h)
-                            continue;
-                        for (int64_t kx = 0; kx < w->kw; kx++) {
-                            int64_t ix = ox * w->sw - w->pl + kx * w->dw;
-                            if (ix < 0 || ix >= w->w)
-                                continue;
-                            for (int64_t i = 0; i < icg; i++)
-                                j->out[at(w, n, g * icg + i, iy, ix, w->c, w->h, w->w)] +=
-                                    d * j->a[((ky * w->kw + kx) * icg + i) * w->oc + o];
-                        }
-                    }
+                    if (fwd)
+                        j->out[oi] = acc;
                 }
 }
 
@@ -106,10 +91,10 @@ static void conv_bwd_filter(void *ctx, int64_t t0, int64_t t1) {
 mp_status mp_ref_conv_f64(mp_conv_kind k, const mp_window *w, const double *a, const double *b, double *out) {
     job j = {w, a, b, out, (int)k};
     if (k == MP_CONV_FWD) {
-        mp_parallel_for(w->n, 1, conv_fwd, &j);
+        mp_parallel_for(w->n, 1, conv_fwd_or_bwd_data, &j);
     } else if (k == MP_CONV_BWD_DATA) {
         memset(out, 0, (size_t)(w->n * w->c * w->h * w->w) * sizeof(double));
-        mp_parallel_for(w->n, 1, conv_bwd_data, &j);
+        mp_parallel_for(w->n, 1, conv_fwd_or_bwd_data, &j);
     } else {
         memset(out, 0, (size_t)(w->kh * w->kw * (w->c / w->groups) * w->oc) * sizeof(double));
         mp_parallel_for(w->kh * w->kw, 1, conv_bwd_filter, &j);

@@ -98,6 +98,10 @@ def _restore_global_state():
     yield
     _policy._global_policy = saved_policy
     _random.set_seed(saved_seed)
+    # keras.utils.set_random_seed's generator (unseeded initializers take their seed from it)
+    from mixprec.keras import backend as _kbackend
+
+    _kbackend._SEED_GENERATOR.__dict__.pop("generator", None)
 
 
 def pytest_report_header(config):

@@ -424,3 +424,21 @@ def test_every_op_has_a_parity_case():
     names = {row[2] for row in _core.op_table()}
     missing = sorted(names - COVERED)
     assert not missing, "ops of ops.def with no GPU parity case: %s (add them to tests/test_cuda_parity.py)" % missing
+
+
+covers("all_reduce")
+
+
+def test_all_reduce_engines_take_their_memory():
+    # the in-process engine sums host buffers: a GPU tensor is refused with a clear error
+    # (NCCL takes those); the emulated GPU keeps host memory, so it is summed
+    one = _core.comm_threads(1, 30.0)
+    x = np.arange(4, dtype=np.float32)
+    with tf.device(GPU):
+        t = tf.constant(x)
+    try:
+        out = _core.all_reduce(one, 0, t)
+    except Exception as e:  # noqa: BLE001 — the class depends on the device error mapping
+        assert "takes host tensors" in str(e)
+    else:
+        np.testing.assert_array_equal(out.numpy(), x)

@@ -97,7 +97,10 @@ def _batch_norm_grads(x, m, o, s, v):
     return tape.gradient(y, [x, m, o, s, v], output_gradients=y * 0.5)
 
 
+_ONE_REPLICA = _core.comm_threads(1, 30.0)
+
 CASES = {
+    "all_reduce": (lambda x: _core.all_reduce(_ONE_REPLICA, 0, x) * 2.0, [f32(3, 4)]),
     "cast": (lambda x: tf.cast(x, "float16"), [f32(3, 4)]),
     "identity": (lambda x: tf.identity(x) * 1.0, [f32(3, 4)]),
     "stop_gradient": (lambda x: tf.stop_gradient(x) + 0.0, [f32(3, 4)]),

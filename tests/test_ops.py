@@ -1142,6 +1142,7 @@ def test_first_threaded_op_in_a_fresh_process_completes(tmp_path):
 # ------------------------------------------------------------------ the tripwire
 
 DEDICATED = {
+    "all_reduce": "test_all_reduce_op",
     "batch_norm": "test_batch_norm_op",
     "cast": "test_identity_stop_gradient_and_cast",  # bit-exactness: test_casts.py
     "identity": "test_identity_stop_gradient_and_cast",
@@ -1250,6 +1251,35 @@ def test_window_ops():
             gg = run("max_pool_grad_grad", (tf.constant(x), tf.constant(gx)), (3, 2))
             assert gg.shape == p.shape
             assert math.isclose(np.sum(gg * dp), np.sum(gx * g), rel_tol=1e-12)
+
+
+def test_all_reduce_op():
+    """AllReduce (CollectiveReduceV2): the replicas' sum, every replica the same bits; one
+    replica is the identity; only floats; the rank must belong to the communicator.
+    Gradients: tests/test_tape.py and tests/distribute/test_keras.py."""
+    import threading
+
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    one = _core.comm_threads(1, 30.0)
+    np.testing.assert_array_equal(_core.all_reduce(one, 0, tf.constant(x)).numpy(), x)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="floating-point"):
+        _core.all_reduce(one, 0, tf.constant([1, 2]))
+    with pytest.raises(ValueError, match="rank 1"):
+        _core.all_reduce(one, 1, tf.constant(x))
+    two = _core.comm_threads(2, 30.0)
+    parts = [x, x * 0.5 - 1]
+    outs = [None, None]
+
+    def replica(r):
+        outs[r] = _core.all_reduce(two, r, tf.constant(parts[r], "float64")).numpy()
+
+    threads = [threading.Thread(target=replica, args=(r,)) for r in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for o in outs:
+        np.testing.assert_array_equal(o, parts[0].astype(np.float64) + parts[1])
 
 
 @pytest.mark.parametrize("dt", FLOATS)

@@ -75,11 +75,16 @@ def check_grad(f, *xs, h=H, kind_dtype="float64", seed=0):
 r = _rng()
 
 # pyname -> list of (id, f, inputs). Every differentiable op in ops.def has at least one.
+_ONE_REPLICA = _core.comm_threads(1, 30.0)
+
 GRAD_CASES = {
     # through float32: a coarser step and tolerance (float32 rounding in the difference)
     "cast": [("f64->f32->f64", lambda x: tf.cast(tf.cast(x, "float32"), "float64") * x,
               [_away((3,), r)], {"h": 1e-2, "kind_dtype": "float32"})],
     "identity": [("", lambda x: tf.identity(x) * x, [_away((2, 3), r)])],
+    # one replica: the sum is the identity; several: tests/distribute/test_keras.py
+    "all_reduce": [("one replica", lambda x: _core.all_reduce(_ONE_REPLICA, 0, x) * x,
+                    [_away((2, 3), r)])],
     "neg": [("", lambda x: -x, [_away((4,), r)])],
     "abs": [("", tf.abs, [_away((2, 3), r)])],
     "exp": [("", tf.exp, [_away((5,), r)])],

@@ -398,7 +398,16 @@ def test_repr_str_format_exact():
     assert repr(tf.constant(1.5)) == "<mixprec.Tensor: shape=(), dtype=float32, numpy=1.5>"
     assert repr(tf.constant(3)) == "<mixprec.Tensor: shape=(), dtype=int32, numpy=3>"
     assert repr(tf.constant(True)) == "<mixprec.Tensor: shape=(), dtype=bool, numpy=True>"
-    assert repr(tf.constant(0.1, "float16")) == "<mixprec.Tensor: shape=(), dtype=float16, numpy=0.1>"
+    # a scalar's repr is its Python value's, as TensorFlow's numpy_text (str stays NumPy's)
+    assert repr(tf.constant(0.1, "float16")) == \
+        "<mixprec.Tensor: shape=(), dtype=float16, numpy=0.0999755859375>"
+    assert repr(tf.constant(0.1)) == \
+        "<mixprec.Tensor: shape=(), dtype=float32, numpy=0.10000000149011612>"
+    assert repr(tf.constant(0.1, "bfloat16")) == \
+        "<mixprec.Tensor: shape=(), dtype=bfloat16, numpy=0.10009765625>"
+    assert repr(tf.constant(65504, "float16")) == \
+        "<mixprec.Tensor: shape=(), dtype=float16, numpy=65504.0>"
+    assert str(tf.constant(0.1, "float16")) == "mixprec.Tensor(0.1, shape=(), dtype=float16)"
     assert repr(tf.constant(1.5, "bfloat16")) == "<mixprec.Tensor: shape=(), dtype=bfloat16, numpy=1.5>"
     # one line when NumPy's repr is one line, as TensorFlow
     assert repr(tf.constant([1.0, 2.0])) == \

@@ -298,6 +298,29 @@ static PyObject *py_comm_broadcast(PyObject *self, PyObject *args) {
     return collective_call(args, 1);
 }
 
+/* all_reduce(c, rank, tensor): the AllReduce op (ops.def), recorded on the tapes so that the
+ * gradient is summed over the replicas too. The GIL is released: the other replicas' threads
+ * must run to reach the same sum. */
+static PyObject *py_all_reduce(PyObject *self, PyObject *args) {
+    PyObject *cap, *x;
+    int rank;
+    if (!PyArg_ParseTuple(args, "OiO", &cap, &rank, &x))
+        return NULL;
+    mp_comm *c = get_comm(cap);
+    if (!c)
+        return NULL;
+    if (!MpTensor_Check(x))
+        return PyErr_Format(PyExc_TypeError, "all_reduce takes a mixprec.Tensor, got %.80s",
+                            Py_TYPE(x)->tp_name);
+    mp_attrs at = {.i0 = (int64_t)(intptr_t)c, .i1 = rank};
+    mp_tensor *in = MpTensor_T(x), *out = NULL;
+    mp_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = mp_op_run(MP_OP_ALL_REDUCE, 1, &in, &at, &out);
+    Py_END_ALLOW_THREADS
+    return st == MP_OK ? mp_py_wrap(out) : mp_py_raise(st);
+}
+
 static PyObject *py_comm_barrier(PyObject *self, PyObject *args) {
     PyObject *cap;
     int rank;
@@ -368,6 +391,8 @@ static PyMethodDef collective_methods[] = {
     {"coll_plan_buckets", py_coll_plan_buckets, METH_VARARGS,
      "coll_plan_buckets(counts, esize, max_bytes) -> bucket starts + [n] (the NCCL engine's plan)."},
     {"comm_info", py_comm_info, METH_O, "comm_info(c) -> (engine, size, rank, timeout_s)"},
+    {"all_reduce", py_all_reduce, METH_VARARGS,
+     "all_reduce(c, rank, tensor) -> the replicas' sum, differentiable (the AllReduce op)"},
     {"comm_all_reduce", py_comm_all_reduce, METH_VARARGS,
      "comm_all_reduce(c, rank, tensors, op) -> new tensors (op: 0 sum, 1 mean, 2 max)"},
     {"comm_broadcast", py_comm_broadcast, METH_VARARGS,

@@ -29,6 +29,18 @@ static int classify(PyObject *it, item_kind *k) {
     return 0;
 }
 
+/* Dimension d of x taken whole (what `...` and the missing trailing items do): the slice
+ * [0, n) step 1, and one output dimension; nonzero when the output has too many. */
+static int whole_dim(mp_attrs *at, const mp_tensor *x, int d, int64_t *out_shape, int *on) {
+    at->ints[d] = 0;
+    at->ints2[d] = x->shape[d];
+    at->ints3[d] = 1;
+    if (*on >= MP_MAX_DIMS)
+        return -1;
+    out_shape[(*on)++] = x->shape[d];
+    return 0;
+}
+
 PyObject *mp_py_getitem(PyObject *self, PyObject *key) {
     mp_tensor *x = MpTensor_T(self);
     int nd = x->ndim;
@@ -74,12 +86,8 @@ PyObject *mp_py_getitem(PyObject *self, PyObject *key) {
             break;
         case IT_ELLIPSIS: /* whole dims for everything later items do not claim */
             while (d < nd - remaining) {
-                at.ints[d] = 0;
-                at.ints2[d] = x->shape[d];
-                at.ints3[d] = 1;
-                if (on >= MP_MAX_DIMS)
+                if (whole_dim(&at, x, d, out_shape, &on))
                     goto too_many_dims;
-                out_shape[on++] = x->shape[d];
                 d++;
             }
             break;
@@ -118,14 +126,9 @@ PyObject *mp_py_getitem(PyObject *self, PyObject *key) {
         }
         }
     }
-    for (; d < nd; d++) { /* an implicit trailing `...` */
-        at.ints[d] = 0;
-        at.ints2[d] = x->shape[d];
-        at.ints3[d] = 1;
-        if (on >= MP_MAX_DIMS)
+    for (; d < nd; d++) /* an implicit trailing `...` */
+        if (whole_dim(&at, x, d, out_shape, &on))
             goto too_many_dims;
-        out_shape[on++] = x->shape[d];
-    }
     Py_DECREF(items);
     mp_tensor *r;
     mp_status st = mp_py_run(MP_OP_STRIDED_SLICE, 1, &x, &at, &r);

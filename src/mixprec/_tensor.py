@@ -16,10 +16,14 @@ _core._register(_dtypes._ALL, _shape.TensorShape, _dtypes.as_dtype)
 
 
 def _numpy_text(t, is_repr):
+    """TensorFlow's numpy_text: a scalar's repr is its Python value's (0.1 in float32 shows
+    0.10000000149011612), its str NumPy's; an array's NumPy repr or str."""
     value = t.numpy()
-    if t.ndim == 0:
-        return str(value)
-    text = repr(value) if is_repr else str(value)
+    if is_repr and t.ndim == 0:
+        item = value.item() if hasattr(value, "item") else value
+        text = repr(float(item)) if t.dtype.name == "bfloat16" else repr(item)
+    else:
+        text = repr(value) if is_repr else str(value)
     if "\n" in text:  # as TensorFlow: a one-line NumPy repr stays on the header's line
         text = "\n" + text
     return text

@@ -81,8 +81,10 @@ def _name(self):
 
 
 def _repr(self):
+    from mixprec._tensor import _numpy_text
+
     value = self._peek()
-    text = "\n" + repr(value.numpy()) if value.ndim else str(value.numpy())
+    text = _numpy_text(value, True)  # TensorFlow's numpy_text, as a tensor's repr
     if self._autocast:
         cast_to = _core.autocast(None)
         _core.autocast(cast_to)

@@ -43,7 +43,7 @@ def test_summary_shapes_and_param_counts():
                          ("(None, 11, 11, 64)", 18496), ("(None, 5, 5, 64)", 0),
                          ("(None, 1600)", 0), ("(None, 64)", 102464), ("(None, 10)", 650)]:
         assert any(shape in ln and (" %d " % count) in ln + " " for ln in lines), (shape, text)
-    assert "Total params: 121,930" in text
+    assert "Total params: 121930 (476.29 KB)" in text
     assert len(m.losses) == 4
 
 

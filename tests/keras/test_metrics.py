@@ -237,3 +237,17 @@ def test_crossentropy_metrics_pick_the_kind_from_the_shapes():
     m.update_state(np.eye(3, dtype="f"), np.eye(3, dtype="f") * 5)
     want = -np.log(np.exp(5) / (np.exp(5) + 2))
     assert_close(float(m.result()), want, "float32", "matmul")
+
+
+def test_str_is_the_class_and_config_as_tf_keras():
+    # seed 004 prints its metrics; tf-keras 2.21's Metric.__str__ joins get_config()
+    from mixprec.keras import metrics as M
+
+    assert str(M.Mean(name="test_loss")) == "Mean(name=test_loss,dtype=float32)"
+    assert str(M.SparseCategoricalAccuracy(name="train_accuracy")) == \
+        "SparseCategoricalAccuracy(name=train_accuracy,dtype=float32)"
+    assert str(M.BinaryAccuracy(threshold=0.3)) == \
+        "BinaryAccuracy(name=binary_accuracy,dtype=float32,threshold=0.3)"
+    assert str(M.SparseCategoricalCrossentropy(from_logits=True)) == (
+        "SparseCategoricalCrossentropy(name=sparse_categorical_crossentropy,dtype=float32,"
+        "from_logits=True,ignore_class=None,axis=-1)")

@@ -297,6 +297,20 @@ class StrategyExtended:
         out = [o if o.dtype == k else _core.cast(o, k) for o, k in zip(out, kinds)]
         return _nest.pack_sequence_as(value, out) if _nest.is_nested(value) else out[0]
 
+    def _replica_sum_on_tape(self, ctx, tensors):
+        """The replicas' sums of float ``tensors``, each through the AllReduce op, so a tape
+        records them and their gradients are summed over the replicas too (synchronized
+        batch norm). One collective per tensor: for statistics, not for gradient buckets."""
+        out = list(tensors)
+        if self._num_local > 1:
+            comm = self._local_comm()
+            out = [_core.all_reduce(comm, ctx._replica_id, t) for t in out]
+        return self._cross_worker_sum_on_tape(out)
+
+    def _cross_worker_sum_on_tape(self, tensors):
+        """Hook of the multi-worker strategy: _replica_sum_on_tape across processes."""
+        return tensors
+
     def _replica_all_gather(self, ctx, value, axis):
         def gather_fn(strategy, v):
             return strategy.gather(v, axis)

@@ -156,6 +156,11 @@ class _MultiWorkerExtended(StrategyExtended):
             return tensors
         return self._route(tensors, lambda c, ts: _core.comm_all_reduce(c, self._rank, ts, 0))
 
+    def _cross_worker_sum_on_tape(self, tensors):
+        if self._mpi is None or self._size == 1:
+            return tensors
+        return [_core.all_reduce(self._mpi, self._rank, t) for t in tensors]
+
     def _broadcast_from_0(self, tensors):
         if self._mpi is None or self._size == 1:
             return tensors

@@ -13,6 +13,9 @@ _EPSILON = 1e-7
 _IMAGE_DATA_FORMAT = "channels_last"
 _names = collections.defaultdict(int)
 _names_lock = threading.Lock()
+# tf-keras' _SEED_GENERATOR: keras.utils.set_random_seed puts a random.Random(seed) here, and
+# unseeded initializers take their seed from it (else from Python's random module)
+_SEED_GENERATOR = threading.local()
 
 
 def floatx():
@@ -56,11 +59,14 @@ def _snake(name):
     return s
 
 
-def unique_object_name(base):
-    """'dense', then 'dense_1', 'dense_2' ... per process (until clear_session)."""
+def unique_object_name(base, zero_based=True):
+    """'dense', then 'dense_1', 'dense_2' ... per process (until clear_session); with
+    ``zero_based=False`` the first is 'base_1' (tf-keras names inputs 'input_1', 'input_2')."""
     with _names_lock:
         n = _names[base]
         _names[base] += 1
+    if not zero_based:
+        n += 1
     return base if n == 0 else "%s_%d" % (base, n)
 
 

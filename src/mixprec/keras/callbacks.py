@@ -147,11 +147,10 @@ class ProgbarLogger(Callback):
         self.epochs = params.get("epochs", 1)
         self.target = params.get("steps")
 
-    def _new_bar(self, target, epoch_timing):
+    def _new_bar(self, target):
         self.seen = 0
         self.progbar = Progbar(target=target, verbose=self.verbose,
                                stateful_metrics=self.stateful_metrics, unit_name="step")
-        self.progbar._epoch_timing = epoch_timing
 
     def _final_target(self, target):
         # steps=None (a dataset of unknown length): the bar counts up ('3/Unknown') and
@@ -172,7 +171,7 @@ class ProgbarLogger(Callback):
     def on_epoch_begin(self, epoch, logs=None):
         if self.verbose and self.epochs > 1:
             print("Epoch %d/%d" % (epoch + 1, self.epochs))
-        self._new_bar(self.target, True)
+        self._new_bar(self.target)
 
     def on_train_batch_end(self, batch, logs=None):
         self.seen = batch + 1
@@ -188,7 +187,7 @@ class ProgbarLogger(Callback):
 
     def on_test_begin(self, logs=None):
         if self.params.get("_evaluating"):
-            self._new_bar(self.params.get("steps"), False)
+            self._new_bar(self.params.get("steps"))
 
     def on_test_batch_end(self, batch, logs=None):
         if self.params.get("_evaluating"):
@@ -201,7 +200,7 @@ class ProgbarLogger(Callback):
             self._update(self._final_target(self.params.get("steps")), logs, finalize=True)
 
     def on_predict_begin(self, logs=None):
-        self._new_bar(self.params.get("steps"), False)
+        self._new_bar(self.params.get("steps"))
 
     def on_predict_batch_end(self, batch, logs=None):
         self.seen = batch + 1

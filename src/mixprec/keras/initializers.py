@@ -1,12 +1,16 @@
 """``tf.keras.initializers``: GlorotUniform (Dense's default), Zeros, Ones, HeNormal …
 
-Random initializers draw from mixprec.random (Philox), so ``mixprec.random.set_seed``
-makes model initialisation reproducible, and every call of an unseeded initializer
-draws fresh values. A seeded one is stateless, as tf-keras 2.21's: every instance with the
-same seed gives the same values for the same shape, on every call, whatever the global seed.
+Random initializers are stateless, as tf-keras 2.21's: an instance draws from a Philox key
+that depends on its seed only, so every call gives the same values for the same shape. An
+unseeded one picks its seed at its first call (tf-keras: from the generator of
+``keras.utils.set_random_seed``, else Python's ``random``; mixprec adds: from
+``tf.random.set_seed``'s sequence when that is set, so a seeded program stays reproducible)
+and warns, as tf-keras, when it is called again. Values are not TensorFlow's bits.
 """
 
 import math
+import random as _pyrandom
+import warnings
 
 from mixprec import _core
 from mixprec import random as _random
@@ -19,7 +23,8 @@ __all__ = ["Initializer", "Zeros", "Ones", "Constant", "RandomNormal", "RandomUn
 
 class Initializer:
     def __call__(self, shape, dtype=None, **kwargs):
-        raise NotImplementedError
+        raise NotImplementedError(
+            "Initializer subclasses must implement the `__call__()` method.")
 
     def get_config(self):
         return {}
@@ -30,31 +35,86 @@ class Initializer:
 
 
 _UNIFORM, _NORMAL, _TRUNCATED = 0, 1, 2
-_DRAW = {_UNIFORM: _random.uniform, _NORMAL: _random.normal, _TRUNCATED: _random.truncated_normal}
 
 
-def _draw(dist, shape, a, b, dtype, seed):
-    """Values of ``dist`` (uniform in [a, b), or normal with mean a and stddev b).
-    NOTE: seeded draws are stateless (tf-keras' RandomGenerator(seed, 'stateless')): the key
-    depends on the seed only, the stream is always 0."""
-    if seed is None:
-        return _DRAW[dist](list(shape), a, b, dtype)
-    key = _random._mix(int(seed), 0x6B657261)  # 'kera': apart from tf.random's op seeds
-    return _core.random(dist, [int(d) for d in shape], float(a), float(b), dtype, key, 0)
+def _create_seed():
+    """The seed an unseeded initializer takes at its first call (tf-keras' _create_seed)."""
+    from mixprec.keras import backend
+
+    gen = getattr(backend._SEED_GENERATOR, "generator", None)
+    if gen is not None:
+        return gen.randint(1, int(1e9))
+    if _random._global_seed is not None:
+        # mixprec: under tf.random.set_seed, the next value of its sequence
+        key, stream = _random.get_seed(None)
+        return 1 + _random._mix(key, stream) % int(1e9)
+    return _pyrandom.randint(1, int(1e9))
+
+
+class _Random(Initializer):
+    """An initializer drawing random values: tf-keras' seeding and reuse warning."""
+
+    def _key_seed(self):
+        if getattr(self, "_used", False):
+            if self.seed is None:
+                warnings.warn(
+                    "The initializer %s is unseeded and being called multiple times, which "
+                    "will return identical values each time (even if the initializer is "
+                    "unseeded). Please update your code to provide a seed to the initializer, "
+                    "or avoid using the same initializer instance more than once."
+                    % type(self).__name__)
+        else:
+            self._used = True
+        if self.seed is not None:
+            return self.seed
+        if getattr(self, "_drawn_seed", None) is None:
+            self._drawn_seed = _create_seed()
+        return self._drawn_seed
+
+    def _draw(self, dist, shape, a, b, dtype):
+        """Values of ``dist`` (uniform in [a, b), or normal with mean a and stddev b).
+        NOTE: draws are stateless (tf-keras' RandomGenerator(seed, 'stateless')): the key
+        depends on the seed only, the stream is always 0."""
+        key = _random._mix(int(self._key_seed()), 0x6B657261)  # 'kera': apart from op seeds
+        return _core.random(dist, [int(d) for d in shape], float(a), float(b), dtype, key, 0)
+
+
+_ALLOWED_KWARGS = ["partition_shape", "partition_offset", "layout"]
 
 
 def _dtype(dtype):
-    return as_dtype(dtype or "float32")
+    from mixprec.keras import backend
+
+    return as_dtype(dtype or backend.floatx())
+
+
+def _args(shape, dtype, kwargs, kinds="numeric"):
+    """(shape, dtype) as tf-keras checks them: known keyword arguments only (a
+    partition_shape replaces the shape), and a dtype of the kind the initializer draws."""
+    invalid = [k for k in kwargs if k not in _ALLOWED_KWARGS]
+    if invalid:
+        raise TypeError("Unknown keyword arguments: %s. Allowed keyword arguments: %s."
+                        % (invalid, _ALLOWED_KWARGS))
+    if "partition_shape" in kwargs:
+        shape = kwargs["partition_shape"]
+    dt = _dtype(dtype)
+    if kinds == "float" and not dt.is_floating:
+        raise ValueError("Expected floating point type, got %s." % (dt,))
+    if kinds == "float_or_int" and not (dt.is_floating or dt.is_integer):
+        raise ValueError("Expected float or integer dtype, got %s." % (dt,))
+    return shape, dt
 
 
 class Zeros(Initializer):
     def __call__(self, shape, dtype=None, **kwargs):
-        return _core.fill(list(shape), 0, _dtype(dtype))
+        shape, dtype = _args(shape, dtype, kwargs)
+        return _core.fill(list(shape), 0, dtype)
 
 
 class Ones(Initializer):
     def __call__(self, shape, dtype=None, **kwargs):
-        return _core.fill(list(shape), 1, _dtype(dtype))
+        shape, dtype = _args(shape, dtype, kwargs)
+        return _core.fill(list(shape), 1, dtype)
 
 
 class Constant(Initializer):
@@ -62,40 +122,44 @@ class Constant(Initializer):
         self.value = value
 
     def __call__(self, shape, dtype=None, **kwargs):
-        return _core.constant(self.value, _dtype(dtype), list(shape))
+        shape, dtype = _args(shape, dtype, kwargs)
+        return _core.constant(self.value, dtype, list(shape))
 
     def get_config(self):
         return {"value": self.value}
 
 
-class RandomUniform(Initializer):
+class RandomUniform(_Random):
     def __init__(self, minval=-0.05, maxval=0.05, seed=None):
         self.minval, self.maxval, self.seed = minval, maxval, seed
 
     def __call__(self, shape, dtype=None, **kwargs):
-        return _draw(_UNIFORM, shape, self.minval, self.maxval, _dtype(dtype), self.seed)
+        shape, dtype = _args(shape, dtype, kwargs, "float_or_int")
+        return self._draw(_UNIFORM, shape, self.minval, self.maxval, dtype)
 
     def get_config(self):
         return {"minval": self.minval, "maxval": self.maxval, "seed": self.seed}
 
 
-class RandomNormal(Initializer):
+class RandomNormal(_Random):
     def __init__(self, mean=0.0, stddev=0.05, seed=None):
         self.mean, self.stddev, self.seed = mean, stddev, seed
 
     def __call__(self, shape, dtype=None, **kwargs):
-        return _draw(_NORMAL, shape, self.mean, self.stddev, _dtype(dtype), self.seed)
+        shape, dtype = _args(shape, dtype, kwargs, "float")
+        return self._draw(_NORMAL, shape, self.mean, self.stddev, dtype)
 
     def get_config(self):
         return {"mean": self.mean, "stddev": self.stddev, "seed": self.seed}
 
 
-class TruncatedNormal(Initializer):
+class TruncatedNormal(_Random):
     def __init__(self, mean=0.0, stddev=0.05, seed=None):
         self.mean, self.stddev, self.seed = mean, stddev, seed
 
     def __call__(self, shape, dtype=None, **kwargs):
-        return _draw(_TRUNCATED, shape, self.mean, self.stddev, _dtype(dtype), self.seed)
+        shape, dtype = _args(shape, dtype, kwargs, "float")
+        return self._draw(_TRUNCATED, shape, self.mean, self.stddev, dtype)
 
     def get_config(self):
         return {"mean": self.mean, "stddev": self.stddev, "seed": self.seed}
@@ -115,34 +179,37 @@ def _fans(shape):
     return shape[-2] * receptive, shape[-1] * receptive
 
 
-class VarianceScaling(Initializer):
+class VarianceScaling(_Random):
     """Keras' VarianceScaling: scale / fan, truncated normal (stddev corrected by
     0.87962566103423978), untruncated normal, or uniform."""
 
     def __init__(self, scale=1.0, mode="fan_in", distribution="truncated_normal", seed=None):
         if scale <= 0.0:
-            raise ValueError("`scale` must be positive float. Received: scale=%s" % (scale,))
+            raise ValueError("`scale` must be positive float. Received: scale=%s." % (scale,))
         if mode not in ("fan_in", "fan_out", "fan_avg"):
-            raise ValueError("Invalid `mode` argument: %s" % (mode,))
+            raise ValueError("Invalid `mode` argument: %s. Please use one of the %s."
+                             % (mode, "{'fan_avg', 'fan_in', 'fan_out'}"))
         distribution = distribution.lower()
         if distribution == "normal":
             distribution = "truncated_normal"
         if distribution not in ("uniform", "truncated_normal", "untruncated_normal"):
-            raise ValueError("Invalid `distribution` argument: %s" % (distribution,))
+            raise ValueError("Invalid `distribution` argument: %s.Allowed distributions: %s."
+                             % (distribution,
+                                "{'truncated_normal', 'uniform', 'untruncated_normal'}"))
         self.scale, self.mode, self.distribution, self.seed = scale, mode, distribution, seed
 
     def __call__(self, shape, dtype=None, **kwargs):
+        shape, dtype = _args(shape, dtype, kwargs, "float")
         fan_in, fan_out = _fans(shape)
         n = {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2.0}[self.mode]
         scale = self.scale / max(1.0, n)
-        dtype = _dtype(dtype)
         if self.distribution == "truncated_normal":
             stddev = math.sqrt(scale) / 0.87962566103423978
-            return _draw(_TRUNCATED, shape, 0.0, stddev, dtype, self.seed)
+            return self._draw(_TRUNCATED, shape, 0.0, stddev, dtype)
         if self.distribution == "untruncated_normal":
-            return _draw(_NORMAL, shape, 0.0, math.sqrt(scale), dtype, self.seed)
+            return self._draw(_NORMAL, shape, 0.0, math.sqrt(scale), dtype)
         limit = math.sqrt(3.0 * scale)
-        return _draw(_UNIFORM, shape, -limit, limit, dtype, self.seed)
+        return self._draw(_UNIFORM, shape, -limit, limit, dtype)
 
     def get_config(self):
         return {"scale": self.scale, "mode": self.mode, "distribution": self.distribution,
@@ -252,8 +319,11 @@ def get(identifier):
 
             cls = object_registration.get_registered_object(identifier)
         if cls is None:
-            raise ValueError("Unknown initializer: '%s'. Valid names: %s"
-                             % (identifier, sorted(_ALIASES)))
+            raise ValueError(
+                "Unknown initializer: '%s'. Please ensure you are using a "
+                "`keras.utils.custom_object_scope` and that this object is included in the "
+                "scope. See https://www.tensorflow.org/guide/keras/save_and_serialize"
+                "#registering_the_custom_object for details." % (identifier,))
         return cls()
     if isinstance(identifier, dict):
         return deserialize(identifier)

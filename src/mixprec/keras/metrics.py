@@ -133,6 +133,11 @@ class Metric:
     def __repr__(self):
         return "<mixprec.keras.metrics.%s name=%r>" % (type(self).__name__, self.name)
 
+    def __str__(self):
+        # tf-keras: the class name and the config, e.g. Mean(name=test_loss,dtype=float32)
+        args = ",".join("%s=%s" % (k, v) for k, v in self.get_config().items())
+        return "%s(%s)" % (type(self).__name__, args)
+
 
 def _weights(values, sample_weight):
     if sample_weight is None:

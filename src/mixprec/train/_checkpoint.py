@@ -4,6 +4,7 @@ yet). Restores are all-or-nothing: every value is read, checksummed and checked 
 first assignment. Formats live in _bundle.py/_object_graph.py, child naming in
 _trackable.py, the ``checkpoint`` state file in _management.py."""
 
+import atexit
 import os
 import weakref
 
@@ -97,6 +98,51 @@ class _Restore:
         self.values = values           # node id -> (key, value) still to assign
         self.bound = {}                # node id -> object (strong refs to leaves only)
         self.consumed = set()          # node ids whose value was assigned
+        self.silenced = False          # status.expect_partial() was called
+        # when the root and the objects it restores into are all gone, values still waiting
+        # are reported, as TensorFlow's restore coordinator does when it is deleted
+        me = weakref.ref(self)
+        for obj in [root] + [ref() for _, ref in self.anchors]:
+            try:
+                weakref.finalize(obj, _on_deleted, me).atexit = False
+            except TypeError:
+                pass
+
+    def alive(self):
+        return self.root() is not None or any(ref() is not None for _, ref in self.anchors)
+
+    def node_path(self, nid):
+        """'(root).optimizer._variables.1': the node's path in the checkpoint's graph."""
+        parent = {0: None}
+        queue = [0]
+        while queue and nid not in parent:
+            n = queue.pop(0)
+            for cid, name in self.graph[n].children:
+                if cid not in parent:
+                    parent[cid] = (n, name)
+                    queue.append(cid)
+        names = []
+        while parent.get(nid) is not None:
+            nid, name = parent[nid]
+            names.append(name)
+        return ".".join(["(root)"] + names[::-1])
+
+    def warn_unrestored(self):
+        """TensorFlow's warnings for values that were never assigned (once)."""
+        if self.silenced or not self.values:
+            return
+        self.silenced = True
+        from mixprec._logging import get_logger
+
+        log = get_logger()
+        log.warning("Detecting that an object or model or tf.train.Checkpoint is being deleted "
+                    "with unrestored values. See the following logs for the specific values "
+                    "in question. To silence these warnings, use `status.expect_partial()`. "
+                    "See https://www.tensorflow.org/api_docs/python/tf/train/Checkpoint#restore"
+                    "for details about the status object returned by the restore function.")
+        for nid in sorted(self.values):
+            log.warning("Value in checkpoint could not be found in the restored object: %s"
+                        % self.node_path(nid))
 
     def match(self):
         """node id -> Python object, walking both graphs from the roots by edge name."""
@@ -184,6 +230,22 @@ class _Anchors:
 _ACTIVE = []  # _Restore objects with values waiting for variables
 
 
+def _on_deleted(ref):
+    r = ref()
+    if r is None or r.alive():
+        return
+    r.warn_unrestored()
+    if r in _ACTIVE:
+        _ACTIVE.remove(r)
+
+
+@atexit.register
+def _warn_at_exit():
+    # the objects are deleted with the interpreter: what still waits is reported
+    for r in list(_ACTIVE):
+        r.warn_unrestored()
+
+
 def notify_created():
     """Called where variables come into being (Layer.add_weight, an optimizer creating its
     slots): assigns waiting checkpoint values to the variables that now exist."""
@@ -194,8 +256,8 @@ def notify_created():
     # TensorFlow's init_scope); they must not become graph nodes replayed at every call
     with untraced():
         for r in list(_ACTIVE):
-            if not r.values or (r.root() is None
-                                and not any(ref() is not None for _, ref in r.anchors)):
+            if not r.values or not r.alive():
+                r.warn_unrestored()
                 _ACTIVE.remove(r)
                 continue
             r.sync()
@@ -316,7 +378,8 @@ class CheckpointLoadStatus:
         return self
 
     def expect_partial(self):
-        """Silences warnings about unused values (mixprec logs none); returns self."""
+        """Silences the warnings about values never assigned; returns self."""
+        self._r.silenced = True
         return self
 
     def run_restore_ops(self, session=None):

@@ -270,28 +270,44 @@ def test_iterations_counted_on_skipped_steps():
 
 # --------------------------------------------------------------------------- warnings
 
-def test_warning_when_neither_method_was_called():
+def _logged(caplog, fn):
+    with caplog.at_level("WARNING", logger="mixprec"):
+        fn()
+    return [r.getMessage() for r in caplog.records if "You forgot" in r.getMessage()]
+
+
+def test_warning_when_neither_method_was_called(caplog):
+    # tf-keras 2.21 logs it (tf_logging.warning), with an example and a link
     v = tf.Variable(1.0)
     lso = LSO(SGD(0.1))
-    with pytest.warns(UserWarning, match=r"You forgot to call LossScaleOptimizer.get_scaled_loss\(\) "
-                                         r"and LossScaleOptimizer.get_unscaled_gradients\(\) before "
-                                         r"calling LossScaleOptimizer.apply_gradients\(\). This will "
-                                         r"likely result in worse model quality"):
-        lso.apply_gradients([(tf.constant(1.0), v)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a log line, not a Python warning
+        (msg,) = _logged(caplog, lambda: lso.apply_gradients([(tf.constant(1.0), v)]))
+    assert msg.startswith("You forgot to call LossScaleOptimizer.get_scaled_loss() and "
+                          "LossScaleOptimizer.get_unscaled_gradients() before calling "
+                          "LossScaleOptimizer.apply_gradients(). This will likely result in "
+                          "worse model quality, so please call them in the correct places! "
+                          "For example:\n    with tf.GradientTape() as tape:\n")
+    assert msg.endswith("    opt.apply_gradients([(grads, var)])\nFor more information, see "
+                        "https://www.tensorflow.org/api_docs/python/tf/tf_keras/"
+                        "mixed_precision/LossScaleOptimizer")
 
 
-def test_warning_when_one_method_was_not_called():
+def test_warning_when_one_method_was_not_called(caplog):
     v = tf.Variable(1.0)
     lso = LSO(SGD(0.1))
     lso.get_scaled_loss(tf.constant(1.0))
-    with pytest.warns(UserWarning, match=r"You forgot to call "
-                                         r"LossScaleOptimizer.get_unscaled_gradients\(\) before"):
-        lso.apply_gradients([(tf.constant(1.0), v)])
+    (msg,) = _logged(caplog, lambda: lso.apply_gradients([(tf.constant(1.0), v)]))
+    assert msg.startswith("You forgot to call LossScaleOptimizer.get_unscaled_gradients() "
+                          "before calling LossScaleOptimizer.apply_gradients() (you did call "
+                          "get_scaled_loss() however).")
+    caplog.clear()
     lso = LSO(SGD(0.1))
     lso.get_unscaled_gradients([tf.constant(1.0)])
-    with pytest.warns(UserWarning, match=r"You forgot to call LossScaleOptimizer.get_scaled_loss\(\) "
-                                         r"before"):
-        lso.apply_gradients([(tf.constant(1.0), v)])
+    (msg,) = _logged(caplog, lambda: lso.apply_gradients([(tf.constant(1.0), v)]))
+    assert msg.startswith("You forgot to call LossScaleOptimizer.get_scaled_loss() before "
+                          "calling LossScaleOptimizer.apply_gradients() (you did call "
+                          "get_unscaled_gradients() however).")
 
 
 def test_no_warning_in_the_guide_loop():

@@ -31,6 +31,31 @@ _BUILD_LOCK = threading.RLock()  # one build at a time (replica threads share la
 _ctx = threading.local()  # .training: the training flag of the outermost model call
 
 
+class _NameScope:
+    """tf-keras' layer name scope: a layer's __call__ (build and call) runs inside a scope
+    named after it, so the weights it creates are '<outer>/<layer>/kernel:0' ('m/dense/…'
+    for layers of a subclassed model), and a layer built directly (layer.build(shape))
+    names them 'kernel:0'. Per thread (replicas build in their own threads)."""
+
+    def __init__(self, layer):
+        self.layer = layer
+
+    def __enter__(self):
+        stack = _ctx.__dict__.setdefault("scopes", [])
+        self.pushed = not stack or stack[-1] is not self.layer
+        if self.pushed:
+            stack.append(self.layer)
+
+    def __exit__(self, *exc):
+        if self.pushed:
+            _ctx.scopes.pop()
+
+
+def _scoped_name(name):
+    stack = getattr(_ctx, "scopes", None)
+    return "/".join([layer._name for layer in stack] + [name]) if stack else name
+
+
 def _call_training():
     return getattr(_ctx, "training", None)
 
@@ -283,7 +308,7 @@ class Layer:
             value = _core.convert_to_tensor(value, dtype)
         if value.dtype != dtype:
             value = _core.cast(value, dtype)
-        v = Variable(value, trainable=trainable, name="%s/%s" % (self._name, name or "Variable"),
+        v = Variable(value, trainable=trainable, name=_scoped_name(name or "Variable"),
                      constraint=constraint)
         compute = self._dtype_policy.compute_dtype
         if (experimental_autocast and dtype.is_floating and compute is not None
@@ -416,7 +441,9 @@ class Layer:
         # build outside the autocast scope: variables are created in their true dtype
         prev = _core.autocast(None)
         try:
-            self.build(input_shape)
+            with _NameScope(self):
+                if not getattr(self.build, "_is_default", False):
+                    self.build(input_shape)
         finally:
             _core.autocast(prev)
         self.built = True
@@ -473,6 +500,14 @@ class Layer:
         elif not isinstance(inputs, (list, tuple, dict)) and not isinstance(inputs, _core.Tensor):
             inputs = _core.convert_to_tensor(inputs)
         self._check_input_spec(inputs)
+        name_scope = _NameScope(self)
+        name_scope.__enter__()
+        try:
+            return self._eager_call(inputs, args, kwargs, compute, floating)
+        finally:
+            name_scope.__exit__(None, None, None)
+
+    def _eager_call(self, inputs, args, kwargs, compute, floating):
         if not self.built:
             self._maybe_build(inputs)
         accepts_training, _ = Layer._CALL_ACCEPTS.get(type(self), (False, False))

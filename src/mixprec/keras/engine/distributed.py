@@ -79,19 +79,29 @@ def train_step(model, batch):
 
     def step(data):
         if _rows(data) == 0:  # no rows for this replica: join the gradient sum with zeros
-            return _empty_train_step(model)
+            return _empty_train_step(model, data)
         return model.train_step(data)
 
     strategy.run(step, args=(per_replica,))
     return _logs(model)
 
 
-def _empty_train_step(model):
+def _empty_train_step(model, data):
     from mixprec._tape import GradientTape
+    from mixprec.keras.engine.training import _unpack
 
     variables = model.trainable_variables
+    # synchronized batch norm sums statistics over the replicas, forward and backward: a
+    # replica without rows must still take part, so it runs the model on its empty batch
+    # (zero rows add nothing; the layer skips its moving-statistics update), as tf-keras
+    sync = any(getattr(layer, "synchronized", False) for layer in model._flatten_layers())
     with GradientTape() as tape:
         loss = None
+        if sync:
+            out = model(_unpack(data)[0], training=True)
+            for t in _nest.flatten(out):
+                term = _core.reduce_sum(_core.cast(t, "float32")) * 0.0
+                loss = term if loss is None else loss + term
         for v in variables:
             term = _core.reduce_sum(_core.cast(v.value(), "float32")) * 0.0
             loss = term if loss is None else loss + term

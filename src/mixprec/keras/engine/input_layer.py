@@ -23,7 +23,7 @@ class InputLayer(Layer):
         if sparse or ragged:
             raise NotImplementedError("sparse and ragged inputs are not supported by mixprec")
         if name is None:
-            name = backend.unique_object_name("input")
+            name = backend.unique_object_name("input", zero_based=False)
         if batch_input_shape is None:
             if input_shape is None:
                 raise ValueError("Please provide to Input a `shape` or a `tensor` argument. Note "

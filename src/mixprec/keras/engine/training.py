@@ -204,6 +204,18 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
         return _nest.pack_sequence_as(self._nested_outputs,
                                       [values[id(t)] for t in self.outputs])
 
+    def build(self, input_shape):
+        """A subclassed model: call() once on placeholder data so that its layers create
+        their weights (tf-keras); a functional model is built already."""
+        if self._is_graph_network:
+            self.built = True
+            return
+        from mixprec.keras.engine._subclass_build import build_subclassed
+
+        build_subclassed(self, input_shape)
+
+    build._is_default = True  # a first call builds the layers itself (tf-keras' @default)
+
     def call(self, inputs, training=None, mask=None):
         if self._is_graph_network:
             return self._run_graph(inputs, training)
@@ -716,13 +728,15 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
 
     def summary(self, line_length=None, positions=None, print_fn=None, expand_nested=False,
                 show_trainable=False, layer_range=None):
-        """Prints the layers, output shapes, parameter counts and dtype policies."""
+        """Prints the layers, output shapes and parameter counts (tf-keras' table)."""
         from mixprec.keras.utils.summary import print_summary
 
         if not self.built:
             raise ValueError("This model has not yet been built. Build the model first by "
                              "calling `build()` or by calling the model on a batch of data.")
-        print_summary(self, line_length=line_length, positions=positions, print_fn=print_fn)
+        print_summary(self, line_length=line_length, positions=positions, print_fn=print_fn,
+                      expand_nested=expand_nested, show_trainable=show_trainable,
+                      layer_range=layer_range)
 
     def save_weights(self, filepath, overwrite=True, save_format=None, options=None):
         """Saves the weights (and optimizer state); see src/mixprec/keras/saving/."""

@@ -14,6 +14,7 @@ from mixprec.keras.layers.pooling import (  # noqa: F401
     GlobalAveragePooling2D, GlobalAvgPool1D, GlobalAvgPool2D, GlobalMaxPool1D, GlobalMaxPool2D,
     GlobalMaxPooling1D, GlobalMaxPooling2D, MaxPool1D, MaxPool2D, MaxPooling1D, MaxPooling2D)
 from mixprec.keras.layers.reshaping import ZeroPadding2D  # noqa: F401
+from mixprec.keras.layers import experimental  # noqa: F401,E402  (SyncBatchNormalization)
 
 __all__ = ["Layer", "Input", "InputLayer", "InputSpec", "Dense", "Activation", "Dropout",
            "Flatten", "Reshape", "Lambda", "ReLU", "Conv1D", "Conv2D", "Convolution1D",

@@ -14,12 +14,18 @@ multiplies by the scale *tensor*, unscaling divides on the device. Only converti
 to a Python number (``float(opt.loss_scale)``, ``repr``) waits for the GPU.
 """
 
-import warnings
-
-from mixprec import _core, _nest, _ops
+from mixprec import _core, _logging, _nest, _ops
 from mixprec._dtypes import float32, float64
 from mixprec.keras.optimizers.optimizer import Optimizer
 from mixprec.mixed_precision.experimental import loss_scale as _ls
+
+_SCALING_EXAMPLE = """
+    with tf.GradientTape() as tape:
+      loss = loss_fn()
+      scaled_loss = opt.get_scaled_loss(loss)
+    scaled_grads = tape.gradient(scaled_loss, vars)
+    grads = opt.get_unscaled_gradients(scaled_grads)
+    opt.apply_gradients([(grads, var)])"""
 
 __all__ = ["LossScaleOptimizer", "LossScaleOptimizerV1"]
 
@@ -93,28 +99,30 @@ class _LossScaleOptimizerBase:
     # ---------------------------------------------------------------- applying
 
     def _warn_if_unscaled(self):
+        # tf-keras logs these (WARNING on its logger), it does not raise a Python warning
         scaled, unscaled = self._loss_has_been_scaled, self._gradients_have_been_unscaled
+        if scaled and unscaled:
+            return
         if not scaled and not unscaled:
-            warnings.warn(
-                "You forgot to call LossScaleOptimizer.get_scaled_loss() and "
-                "LossScaleOptimizer.get_unscaled_gradients() before calling "
-                "LossScaleOptimizer.apply_gradients(). This will likely result in worse model "
-                "quality, so please call them in the correct places! For example:\n"
-                "    with tf.GradientTape() as tape:\n"
-                "      loss = loss_fn()\n"
-                "      scaled_loss = opt.get_scaled_loss(loss)\n"
-                "    scaled_grads = tape.gradient(scaled_loss, vars)\n"
-                "    grads = opt.get_unscaled_gradients(scaled_grads)\n"
-                "    opt.apply_gradients([(grads, var)])")
+            head = ("You forgot to call LossScaleOptimizer.get_scaled_loss() and "
+                    "LossScaleOptimizer.get_unscaled_gradients() before calling "
+                    "LossScaleOptimizer.apply_gradients(). This will likely result in worse "
+                    "model quality, so please call them in the correct places! For example:")
         elif not scaled:
-            warnings.warn("You forgot to call LossScaleOptimizer.get_scaled_loss() before calling "
-                          "LossScaleOptimizer.apply_gradients() (you did call "
-                          "get_unscaled_gradients()). This will likely result in worse model "
-                          "quality.")
-        elif not unscaled:
-            warnings.warn("You forgot to call LossScaleOptimizer.get_unscaled_gradients() before "
-                          "calling LossScaleOptimizer.apply_gradients() (you did call "
-                          "get_scaled_loss()). This will likely result in worse model quality.")
+            head = ("You forgot to call LossScaleOptimizer.get_scaled_loss() before calling "
+                    "LossScaleOptimizer.apply_gradients() (you did call "
+                    "get_unscaled_gradients() however). This will likely result in worse model "
+                    "quality, so please call get_scaled_loss() in the correct place! For "
+                    "example:")
+        else:
+            head = ("You forgot to call LossScaleOptimizer.get_unscaled_gradients() before "
+                    "calling LossScaleOptimizer.apply_gradients() (you did call "
+                    "get_scaled_loss() however). This will likely result in worse model "
+                    "quality, so please call get_unscaled_gradients() in the correct place! "
+                    "For example:")
+        _logging.get_logger().warning(
+            head + _SCALING_EXAMPLE + "\nFor more information, see https://www.tensorflow.org/"
+            "api_docs/python/tf/tf_keras/mixed_precision/LossScaleOptimizer")
 
     def apply_gradients(self, grads_and_vars, name=None, experimental_aggregate_gradients=True):
         """Applies unscaled gradients if they are all finite, otherwise skips the step; in

@@ -46,6 +46,7 @@ class Optimizer:
 
     _KIND = None
     _SLOT_NAMES = ()
+    _TF_SLOT_NAMES = {}  # slot kind -> tf-keras' name in the slot variables' names
 
     def __init__(self, name, learning_rate=0.001, clipnorm=None, clipvalue=None,
                  global_clipnorm=None, decay=0.0, **kwargs):
@@ -70,7 +71,7 @@ class Optimizer:
         self.clipvalue = clipvalue
         self.global_clipnorm = global_clipnorm
         self._initial_decay = float(decay)
-        self._iterations = Variable(0, dtype=int64, trainable=False, name="iter")
+        self._iterations = Variable(0, dtype=int64, trainable=False, name="iteration")
         self._hyper = {}
         self._set_hyper("learning_rate", learning_rate)
         self._slots = {}   # variable id -> list of slot Variables, in C order
@@ -200,8 +201,9 @@ class Optimizer:
                 saved = self._pending_slots.pop((var._id, n), None)
                 init = _core.fill(shape, 0, dtype) if saved is None else \
                     _core.convert_to_tensor(saved, dtype)
-                slots.append(Variable(init, trainable=False,
-                                      name="%s/%s" % (var.name.split(":")[0], n)))
+                # tf-keras' names: '<optimizer>/<slot>/<variable>', e.g. 'Adam/m/dense/kernel'
+                slots.append(Variable(init, trainable=False, name="%s/%s/%s" % (
+                    self._name, self._TF_SLOT_NAMES.get(n, n), var.name.split(":")[0])))
             self._slots[var._id] = slots
             self._vars.append(var)
         return slots
@@ -449,6 +451,8 @@ class SGD(Optimizer):
 
     _KIND = _core.OPTIM_SGD
 
+    _TF_SLOT_NAMES = {"momentum": "m"}
+
     def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, name="SGD", **kwargs):
         super().__init__(name, learning_rate, **kwargs)
         self._momentum = _check_momentum(momentum)
@@ -474,6 +478,7 @@ class RMSprop(Optimizer):
     momentum: ``mom = m*mom + lr*g/sqrt(ms+eps); w -= mom``; centered subtracts mg^2)."""
 
     _KIND = _core.OPTIM_RMSPROP
+    _TF_SLOT_NAMES = {"rms": "velocity", "mg": "average_gradient"}
 
     def __init__(self, learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7, centered=False,
                  name="RMSprop", **kwargs):

@@ -36,9 +36,15 @@ def set_random_seed(seed):
 
     from mixprec import random as mp_random
 
+    from mixprec.keras import backend
+
+    if not isinstance(seed, int):
+        raise ValueError("Expected `seed` argument to be an integer. Received: seed=%s (of type "
+                         "%s)" % (seed, type(seed)))
     random.seed(seed)
     np.random.seed(seed)
     mp_random.set_seed(seed)
+    backend._SEED_GENERATOR.generator = random.Random(seed)
 
 from mixprec import _unsupported  # noqa: E402
 

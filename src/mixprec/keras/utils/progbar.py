@@ -40,7 +40,9 @@ class Progbar:
         self._time_at_epoch_end = None
         self._time_after_first_step = None
 
-    def _fmt_value(self, k):
+    def _fmt_value(self, k, signed=False):
+        # tf-keras 2.21 tests |v| > 1e-3 on the bar, but v > 1e-3 on verbose=2's line (signed):
+        # a negative value prints %.4e there
         v = self._values[k]
         if isinstance(v, list):
             avg = v[0] / max(1, v[1])
@@ -48,7 +50,7 @@ class Progbar:
             avg = v
         if isinstance(avg, str):
             return " %s" % avg
-        return " %.4f" % avg if abs(avg) > 1e-3 else " %.4e" % avg
+        return " %.4f" % avg if (avg if signed else abs(avg)) > 1e-3 else " %.4e" % avg
 
     @staticmethod
     def _format_time(time_per_unit, unit_name):
@@ -140,8 +142,8 @@ class Progbar:
                 count = ("%" + str(numdigits) + "d/%d") % (current, self.target)
                 info = count + info
                 for k in self._values_order:
-                    info += " - %s:%s" % (k, self._fmt_value(k))
-                if self._epoch_timing:
+                    info += " - %s:%s" % (k, self._fmt_value(k, signed=True))
+                if self._time_at_epoch_end:  # tf-keras 2.21: fit, evaluate and predict alike
                     time_per_epoch = self._time_at_epoch_end - self._time_at_epoch_start
                     avg = time_per_epoch / max(self.target, 1)
                     self._time_at_epoch_start = now
@@ -151,9 +153,6 @@ class Progbar:
                 sys.stdout.write(info)
                 sys.stdout.flush()
         self._last_update = now
-
-    # training epochs report their duration on the verbose=2 line; evaluation does not
-    _epoch_timing = False
 
     def add(self, n, values=None):
         self.update(self._seen_so_far + n, values)
