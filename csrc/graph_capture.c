@@ -92,6 +92,8 @@ static int capturable(const mp_graph *g, int n_in, mp_tensor *const *in, mp_devi
         if (n->kind == MP_GNODE_HOST || n->kind == MP_GNODE_LOOP || n->kind == MP_GNODE_LOOP_OUT ||
             n->kind >= MP_GNODE_KIND_COUNT || (n->flags & MP_GNODE_FLAG_RANDOM))
             return 0;
+        if (n->kind == MP_GNODE_OP && n->op == MP_OP_ALL_REDUCE) /* a collective: peers' timing */
+            return 0;
         mp_device nd;
         if (n->kind == MP_GNODE_INPUT)
             nd = mp_tensor_device(in[n->input_index]);
