@@ -18,7 +18,17 @@ Keras fit (steps traced by default; run_eagerly=True for eager), eager vs traced
 guide's 64-unit model (batch 8192, mixed_float16) and a 3-layer 256-unit model at batch 32
 (where per-op overhead dominates), and the tracing time of the guide's train step (the
 first call, which runs the step while recording it plus TensorFlow's second, dry trace when
-it creates variables, minus one replayed step).
+it creates variables, minus one replayed step; also in CPU time of the process, all threads,
+which the machine's load does not inflate). With --tf-python PATH the same functions (the
+model, the guide's step, the fit calls are written against TensorFlow's API: `tf` and `keras`
+are TensorFlow 2.21 and tf-keras there) run under that interpreter in a subprocess, per model
+right after mixprec's rows: TensorFlow eager and tf.function / fit with run_eagerly=True and
+with its default tf.function steps, same threads (intra- and inter-op), same CPU, one run;
+--rounds alternates the two frameworks per model and keeps each measure's fastest.
+OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are removed from this process's environment (and the
+subprocess's) before OpenBLAS loads, so OpenBLAS picks its kernels for this CPU (printed).
+
+    python bench/train_step.py --tracing --threads 2 --steps 30 --tf-python /tmp/tfenv/bin/python
 """
 
 import argparse
@@ -33,22 +43,42 @@ def _args():
     p.add_argument("--batch", type=int, default=8192)
     p.add_argument("--hidden", type=int, default=64)
     p.add_argument("--tracing", action="store_true", help="eager vs traced steps only")
+    p.add_argument("--rounds", type=int, default=2,
+                   help="--tracing: alternate mixprec and TensorFlow this many times per model "
+                        "and keep each measure's fastest (the machine's load moves)")
+    p.add_argument("--tf-python", default=None,
+                   help="--tracing: a Python with tensorflow and tf_keras (TensorFlow's columns)")
+    p.add_argument("--tf-worker", nargs=4, default=None, metavar=("UNITS", "LAYERS", "BATCH", "POLICY"),
+                   help=argparse.SUPPRESS)  # the subprocess: one model's rows under TensorFlow
     return p.parse_args()
 
 
 ARGS = _args()
 for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "MIXPREC_NUM_THREADS"):
     os.environ[var] = str(ARGS.threads)
+# Some machines export a core type / L2 size for an older OpenBLAS: this benchmark measures
+# what OpenBLAS picks for the CPU it runs on (bench only; tests never touch these).
+UNSET = [v for v in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if os.environ.pop(v, None) is not None]
 
 import datetime  # noqa: E402
+import json  # noqa: E402
 import platform  # noqa: E402
 import statistics  # noqa: E402
+import subprocess  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-import mixprec as tf  # noqa: E402
-from mixprec import _core  # noqa: E402
+if ARGS.tf_worker:  # TensorFlow's side of --tracing: the same functions, TensorFlow's modules
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    import tensorflow as tf  # noqa: E402
+    import tf_keras as keras  # noqa: E402
+    _core = None
+    tf.config.threading.set_intra_op_parallelism_threads(ARGS.threads)
+    tf.config.threading.set_inter_op_parallelism_threads(ARGS.threads)
+else:
+    import mixprec as tf  # noqa: E402
+    from mixprec import _core, keras  # noqa: E402
 
 LR, RHO, EPS = 1e-3, 0.9, 1e-7
 SCALE = 2.0 ** 15
@@ -200,7 +230,6 @@ def dispatch_us(repeats=7):
 
 
 def _keras_model(units, layers, policy):
-    from mixprec import keras
     keras.mixed_precision.set_global_policy(policy)
     tf.random.set_seed(0)
     inp = keras.Input(shape=(784,))
@@ -236,34 +265,27 @@ def _min_ms(fn, n):
     return best * 1e3
 
 
-class _BatchTimer:
-    """A callback timing each training batch (begin to end, the step's logs read back)."""
+def _batch_timer():
+    """A callback timing each training batch (begin to end, the step's logs read back: a
+    callback without TensorFlow's `_supports_tf_logs` gets them as Python numbers)."""
+    class BatchTimer(keras.callbacks.Callback):
+        times = []
 
-    def __init__(self):
-        from mixprec import keras
-        self.times = []
-        timer = self
+        def on_train_batch_begin(self, batch, logs=None):
+            self.t0 = time.perf_counter()
 
-        class CB(keras.callbacks.Callback):
-            def on_train_batch_begin(self, batch, logs=None):
-                timer.t0 = time.perf_counter()
-
-            def on_train_batch_end(self, batch, logs=None):
-                timer.times.append(time.perf_counter() - timer.t0)
-        self.cb = CB()
-
-    def __getattr__(self, name):
-        return getattr(self.__dict__["cb"], name)
+        def on_train_batch_end(self, batch, logs=None):
+            self.times.append(time.perf_counter() - self.t0)
+    return BatchTimer()
 
 
 def tracing_rows(units, layers, batch, policy, steps):
-    """(loop eager ms, loop traced ms, fit eager ms, fit traced ms, tracing ms)."""
-    from mixprec import keras
+    """{loop_eager, loop_traced, fit_eager, fit_traced, tracing} in ms for one model, with
+    whichever framework `tf`/`keras` are in this process."""
     rng = np.random.default_rng(0)
     x = tf.constant(rng.uniform(0.01, 1.0, (batch, 784)).astype(np.float32))
     y = tf.constant(rng.integers(0, 10, batch).astype(np.int64))
-    out = []
-    trace_ms = None
+    out = {}
     for traced in (False, True):
         model = _keras_model(units, layers, policy)
         opt = keras.mixed_precision.LossScaleOptimizer(keras.optimizers.RMSprop())
@@ -271,48 +293,128 @@ def tracing_rows(units, layers, batch, policy, steps):
         step = _guide_step(model, opt, loss_fn)
         if traced:
             step = tf.function(step)
-            t0 = time.perf_counter()
-            step(x, y)  # the traced call (runs once for real while recording)
+            t0, c0 = time.perf_counter(), time.process_time()
+            float(step(x, y))  # the traced call (runs once for real while recording)
             trace_ms = (time.perf_counter() - t0) * 1e3
+            trace_cpu = (time.process_time() - c0) * 1e3
+        c0 = time.process_time()
         ms = _min_ms(lambda: float(step(x, y)), steps)
-        out.append(ms)
+        # CPU time per step of the process, all threads (warm-up included): the work done,
+        # which other jobs on the machine do not inflate as they do the wall time
+        out["cpu_traced" if traced else "cpu_eager"] = (time.process_time() - c0) * 1e3 / (steps + 3)
+        out["loop_traced" if traced else "loop_eager"] = ms
         if traced:  # the traced call runs the step for real: tracing is what it adds
-            trace_ms -= ms
-    n = batch * max(steps, 8)
-    xs = np.asarray(x.numpy()).repeat(max(steps, 8), axis=0)[:n]
-    ys = np.asarray(y.numpy()).repeat(max(steps, 8), axis=0)[:n]
+            out["tracing"] = trace_ms - ms
+            c0 = time.process_time()
+            for _ in range(3):
+                float(step(x, y))
+            out["tracing_cpu"] = trace_cpu - (time.process_time() - c0) / 3 * 1e3
+    reps = max(steps, 8)
+    xs = np.asarray(x.numpy()).repeat(reps, axis=0)[:batch * reps]
+    ys = np.asarray(y.numpy()).repeat(reps, axis=0)[:batch * reps]
     for eager in (True, False):
         model = _keras_model(units, layers, policy)
         model.compile(keras.optimizers.RMSprop(), "sparse_categorical_crossentropy",
                       run_eagerly=eager)
         model.fit(xs[:batch * 2], ys[:batch * 2], batch_size=batch, epochs=1, verbose=0)
-        timer = _BatchTimer()
+        timer = _batch_timer()
         model.fit(xs, ys, batch_size=batch, epochs=1, verbose=0, shuffle=False,
-                  callbacks=[timer.cb])
-        out.append(min(timer.times) * 1e3)
+                  callbacks=[timer])
+        out["fit_eager" if eager else "fit_traced"] = min(timer.times) * 1e3
     keras.mixed_precision.set_global_policy("float32")
-    return out + [trace_ms]
+    return out
+
+
+def tf_rows(units, layers, batch, policy):
+    """TensorFlow's rows for one model: this script under --tf-python, in a subprocess."""
+    cmd = [ARGS.tf_python, os.path.abspath(__file__), "--threads", str(ARGS.threads),
+           "--steps", str(ARGS.steps), "--tf-worker", str(units), str(layers), str(batch), policy]
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    lines = res.stdout.strip().splitlines()
+    if res.returncode != 0 or not lines:
+        err = (res.stderr.strip().splitlines() or ["?"])[-1]
+        raise SystemExit("TensorFlow worker failed: %s" % err)
+    return json.loads(lines[-1])
+
+
+TRACING_MODELS = ((64, 2, None, "mixed_float16"), (256, 3, 32, "float32"),
+                  (256, 3, 32, "mixed_float16"))
 
 
 def tracing_main():
-    print("Eager vs traced steps (CPU): mixprec.function custom loop and Keras fit")
+    print("Eager vs traced steps (CPU): the guide's custom loop and Keras fit, mixprec and "
+          "TensorFlow")
     print("date: %s" % datetime.datetime.now().strftime("%Y-%m-%d %H:%M"))
-    print("cpu: %s; %d logical CPUs; threads: %d" % (_cpu_model(), os.cpu_count() or 0,
-                                                      ARGS.threads))
-    print("fastest of %d steps after 3 warm-up steps (fit: fastest batch of one epoch, its "
-          "logs read back)\n" % ARGS.steps)
-    print("| model | batch | policy | loop eager ms | loop traced ms | speed-up | fit eager ms "
-          "| fit traced ms | speed-up | tracing ms |")
-    print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|")
-    for units, layers, batch, policy in ((64, 2, ARGS.batch, "mixed_float16"),
-                                         (256, 3, 32, "float32"), (256, 3, 32, "mixed_float16")):
-        le, lt, fe, ft, tr = tracing_rows(units, layers, batch, policy, ARGS.steps)
-        print("| %dx%d | %d | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.1f |" % (
-            layers, units, batch, policy, le, lt, le / lt, fe, ft, fe / ft, tr))
+    print("cpu: %s; %d logical CPUs; threads: %d; load average %s" % (
+        _cpu_model(), os.cpu_count() or 0, ARGS.threads,
+        " ".join("%.1f" % v for v in os.getloadavg())))
+    print("OpenBLAS: %s (unset here: %s)" % (_core.blas_config(), ", ".join(UNSET) or "none"))
+    tfv = "not run (no --tf-python)"
+    if ARGS.tf_python:
+        tfv = subprocess.run([ARGS.tf_python, "-c", "import os; os.environ['TF_CPP_MIN_LOG_LEVEL']"
+                              "='3'; import tensorflow as t, tf_keras as k; print('TensorFlow', "
+                              "t.__version__, 'tf-keras', k.__version__)"],
+                             capture_output=True, text=True).stdout.strip()
+    print("mixprec %s; %s" % (tf.__version__, tfv))
+    print("fastest of %d steps after 3 warm-up steps (fit: fastest batch of one epoch of %d "
+          "batches, its logs read back), fastest of %d interleaved rounds per framework; ratios "
+          "within this run\n" % (ARGS.steps, max(ARGS.steps, 8), max(ARGS.rounds, 1)))
+    rows = []
+    def fastest(a, b):
+        return b if a is None else {k: min(a[k], b[k]) for k in a}
+    for units, layers, batch, policy in TRACING_MODELS:
+        batch = batch or ARGS.batch
+        m = t = None
+        for _ in range(max(ARGS.rounds, 1)):  # interleaved: both see the same load
+            m = fastest(m, tracing_rows(units, layers, batch, policy, ARGS.steps))
+            if ARGS.tf_python:
+                t = fastest(t, tf_rows(units, layers, batch, policy))
+        rows.append(("%dx%d" % (layers, units), batch, policy, m, t))
+
+    def cell(r, k, fmt="%.2f"):
+        return fmt % r[k] if r else "-"
+
+    def ratio(a, b):
+        return "%.2f" % (a / b) if a and b else "-"
+    print("CPU time per step of the custom loop (process CPU time, all threads: the work, "
+          "whatever the load; TensorFlow's pool threads spin a while when idle)")
+    print("| model | batch | policy | mixprec eager | mixprec traced | TF eager | TF tf.function |")
+    print("|---|---:|---|---:|---:|---:|---:|")
+    for name, batch, policy, m, t in rows:
+        print("| %s | %d | %s | %.2f | %.2f | %s | %s |" % (
+            name, batch, policy, m["cpu_eager"], m["cpu_traced"], cell(t, "cpu_eager"),
+            cell(t, "cpu_traced")))
+    print()
+    print("Custom loop (`mixprec.function` / `tf.function` over the guide's train step), ms per step")
+    print("| model | batch | policy | mixprec eager | mixprec traced | traced / eager speed-up "
+          "| TF eager | TF tf.function | TF tf.function / mixprec traced | tracing ms mixprec "
+          "(CPU ms) | tracing ms TF (CPU ms) |")
+    print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for name, batch, policy, m, t in rows:
+        print("| %s | %d | %s | %.2f | %.2f | %s | %s | %s | %s | %.1f (%.1f) | %s |" % (
+            name, batch, policy, m["loop_eager"], m["loop_traced"],
+            ratio(m["loop_eager"], m["loop_traced"]), cell(t, "loop_eager"),
+            cell(t, "loop_traced"), ratio(t and t["loop_traced"], m["loop_traced"]),
+            m["tracing"], m["tracing_cpu"],
+            "%.0f (%.0f)" % (t["tracing"], t["tracing_cpu"]) if t else "-"))
+    print()
+    print("Keras fit (run_eagerly=True / default traced steps), ms per batch")
+    print("| model | batch | policy | mixprec eager | mixprec traced | traced / eager speed-up "
+          "| TF eager | TF traced | TF traced / mixprec traced |")
+    print("|---|---:|---|---:|---:|---:|---:|---:|---:|")
+    for name, batch, policy, m, t in rows:
+        print("| %s | %d | %s | %.2f | %.2f | %s | %s | %s | %s |" % (
+            name, batch, policy, m["fit_eager"], m["fit_traced"],
+            ratio(m["fit_eager"], m["fit_traced"]), cell(t, "fit_eager"), cell(t, "fit_traced"),
+            ratio(t and t["fit_traced"], m["fit_traced"])))
     return 0
 
 
 def main():
+    if ARGS.tf_worker:
+        units, layers, batch, policy = ARGS.tf_worker
+        print(json.dumps(tracing_rows(int(units), int(layers), int(batch), policy, ARGS.steps)))
+        return 0
     if ARGS.tracing:
         return tracing_main()
     rng = np.random.default_rng(0)

@@ -16,8 +16,14 @@
 
 /* ------------------------------------------------------------------ memory */
 
-#define CACHE_MIN_BYTES ((size_t)1 << 20)
-#define CACHE_SLOTS 64
+/* NOTE: 128 KB, glibc's smallest mmap threshold, not 1 MB: blocks between the two went to
+ * malloc, whose dynamic threshold (raised to a freed mmapped block's size) and heap trimming
+ * (top free space > 2x that) then gave the pages of a 784x256 float32 gradient back to the
+ * kernel at every step and faulted them in again at the next: the 3x256 model's eager step
+ * at batch 32 took 2.4 ms instead of 1.3 ms, depending on what the process had allocated
+ * before (docs/architecture.md). */
+#define CACHE_MIN_BYTES ((size_t)128 << 10)
+#define CACHE_SLOTS 256
 #define HUGE_ALIGN ((size_t)2 << 20)
 
 static struct {
@@ -165,6 +171,7 @@ static void cpu_free(mp_device dev, void *p, size_t nbytes) {
     if (nbytes >= CACHE_MIN_BYTES) {
         pthread_mutex_lock(&cache.mu);
         if (cache.total + nbytes <= cache_limit()) {
+            int smallest = -1;
             for (int i = 0; i < CACHE_SLOTS; i++) {
                 if (!cache.ptr[i]) {
                     cache.ptr[i] = p;
@@ -173,6 +180,19 @@ static void cpu_free(mp_device dev, void *p, size_t nbytes) {
                     pthread_mutex_unlock(&cache.mu);
                     return;
                 }
+                if (smallest < 0 || cache.size[i] < cache.size[smallest])
+                    smallest = i;
+            }
+            /* every slot taken: a larger block displaces the smallest (the large ones are
+             * the costly ones to fault in again) */
+            if (cache.size[smallest] < nbytes) {
+                void *old = cache.ptr[smallest];
+                cache.total = cache.total - cache.size[smallest] + nbytes;
+                cache.ptr[smallest] = p;
+                cache.size[smallest] = nbytes;
+                pthread_mutex_unlock(&cache.mu);
+                free(old);
+                return;
             }
         }
         pthread_mutex_unlock(&cache.mu);

@@ -18,6 +18,13 @@
 
 /* Smallest block (rows or columns of C) worth giving to a thread. */
 #define BLOCK_MIN 64
+/* Smallest product (M*N*K) worth giving to a thread: 2^21 is ~45 us of sgemm on one core
+ * (AVX-512, ~93 GFLOP/s). NOTE: measured on the 2-core dev machine (bench numbers in
+ * docs/architecture.md): a 32x256x256 product on two threads took 44 us against 46 us on
+ * one when the other core was idle, and 53 us against 46 us when other jobs ran there (waking
+ * a worker costs tens of microseconds then); products of 6.4M and up gained 1.4-1.9x on
+ * two threads. So a product is split into at most MNK / 2^21 parts. */
+#define THREAD_MNK ((int64_t)1 << 21)
 
 static mp_status check_dims(int64_t M, int64_t N, int64_t K) {
     if (M > INT_MAX || N > INT_MAX || K > INT_MAX)
@@ -77,8 +84,14 @@ static void gemm_split(mp_dtype dt, int ta, int tb, int64_t M, int64_t N, int64_
     int threads = mp_num_threads();
     mm_ctx c = {dt, ta, tb, M, N, K, alpha, beta, A, B, C, M >= N, 0};
     int64_t n = c.split_rows ? M : N;
-    int64_t flops = M * N * K;
-    int parts = (flops < ((int64_t)1 << 21) || n < 2 * BLOCK_MIN) ? 1 : threads;
+    int64_t by_work = M * N * K / THREAD_MNK, by_size = n / BLOCK_MIN;
+    int parts = threads;
+    if (parts > by_work)
+        parts = (int)by_work;
+    if (parts > by_size)
+        parts = (int)by_size;
+    if (parts < 1)
+        parts = 1;
     int64_t block = (n + parts - 1) / parts;
     /* keep blocks a multiple of 16 so every thread's panel stays SIMD-aligned */
     block = (block + 15) / 16 * 16;
@@ -167,7 +180,7 @@ static mp_status gemm_16(mp_dtype dt, int ta, int tb, int64_t M, int64_t N, int6
      * sgemm reads it. */
     int threads = mp_num_threads();
     int64_t nblocks = 1;
-    if (M * N * K >= ((int64_t)1 << 21)) {
+    if (M * N * K >= 2 * THREAD_MNK) { /* at least two parts worth a thread each */
         int64_t row_bytes = (K + N) * 4;
         int64_t panel = bbytes <= ((size_t)1 << 20) ? (int64_t)1 << 20 : (int64_t)32 << 20;
         int64_t max_rows = panel / (row_bytes ? row_bytes : 1);

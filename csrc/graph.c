@@ -1,6 +1,7 @@
 /* graph.c — recording a traced function's nodes and replaying them (graph.h).
  * Owns the per-thread recording slot, the tensor-id -> node map, pruning, dtype
- * inference for passes and the replay loop. Replay calls the core's own entry points
+ * inference for passes, the replay plan (last uses, kept buffers, the unscale fold) and
+ * the replay loop. Replay calls the core's own entry points
  * (mp_op_exec / mp_op_run, mp_variable_read/assign, mp_optimizer_apply), so it shares
  * validation and dispatch with eager execution; it must not compute anything itself. */
 #include <stdio.h>
@@ -574,6 +575,75 @@ mp_status mp_graph_record_loop(mp_gloop *l, int n_in, mp_tensor *const *in, mp_t
 
 /* ------------------------------------------------------------------ end: prune, last uses */
 
+/* The replay plan's one fusion: an optimizer step whose every gradient is `Mul(g, s)` by
+ * one float32 scalar s (LossScaleOptimizer.get_unscaled_gradients: s = 1 / loss scale, each
+ * Mul through its own float32 -> float32 Cast of it),
+ * each Mul read by the step only, on the CPU, replays as one step over the g's with s as
+ * its gradient factor (run_optim): no pass writing the unscaled copies. Exact: the kernel
+ * multiplies float32 g by float32 s as the Mul does, and when 0 <= s <= 1 a g is finite
+ * exactly when g * s is (the finite check reads the g's); other s (a loss scale below 1,
+ * NaN) and replays under a tape or an outer trace run the Muls as recorded. */
+static int fold_candidate(const mp_graph *g, int32_t m, int32_t step, int32_t *src, int32_t *inv) {
+    if (m < 0)
+        return 0;
+    const mp_gnode *n = &g->nodes[m];
+    if (n->kind != MP_GNODE_OP || n->op != MP_OP_MUL || n->n_in != 2 || n->dtype != MP_F32 ||
+        n->device.type != MP_DEV_CPU || n->last_use != step ||
+        (n->flags & (MP_GNODE_FLAG_OUTPUT | MP_GNODE_FLAG_RANDOM)))
+        return 0;
+    for (int k = 0; k < 2; k++) {
+        const mp_gnode *a = &g->nodes[n->in[k].node], *b = &g->nodes[n->in[1 - k].node];
+        if (b->ndim != 0 || b->dtype != MP_F32 || b->device.type != MP_DEV_CPU || a->dtype != MP_F32 ||
+            a->ndim != n->ndim || memcmp(a->shape, n->shape, (size_t)n->ndim * sizeof *n->shape) != 0)
+            continue;
+        *src = n->in[k].node;
+        *inv = n->in[1 - k].node;
+        return 1;
+    }
+    return 0;
+}
+
+/* A scalar through value-preserving casts (get_unscaled_gradients casts 1 / scale to each
+ * gradient's dtype: float32 to float32 for float32 variables, one Cast node each). */
+static int32_t same_value_root(const mp_graph *g, int32_t i) {
+    while (g->nodes[i].kind == MP_GNODE_OP && g->nodes[i].op == MP_OP_CAST && g->nodes[i].n_in == 1 &&
+           g->nodes[i].in[0].node >= 0 && g->nodes[g->nodes[i].in[0].node].dtype == g->nodes[i].dtype)
+        i = g->nodes[i].in[0].node;
+    return i;
+}
+
+static void plan_folds(mp_graph *g) {
+    for (int i = 0; i < g->n_nodes; i++)
+        g->nodes[i].flags &= ~MP_GNODE_FLAG_FOLDED;
+    for (int j = 0; j < g->n_nodes; j++) {
+        mp_gnode *o = &g->nodes[j];
+        if (o->kind != MP_GNODE_OPTIM || o->n_in == 0)
+            continue;
+        int32_t inv = -1, src = -1, s = -1;
+        int ok = 1;
+        for (int k = 0; k < o->n_in && ok; k++) {
+            if (o->in[k].node < 0) /* no gradient */
+                continue;
+            ok = fold_candidate(g, o->in[k].node, j, &src, &s) &&
+                 (inv < 0 || same_value_root(g, s) == same_value_root(g, inv));
+            inv = s;
+        }
+        if (!ok || inv < 0)
+            continue;
+        for (int k = 0; k < o->n_in; k++) {
+            if (o->in[k].node < 0)
+                continue;
+            mp_gnode *m = &g->nodes[o->in[k].node];
+            fold_candidate(g, o->in[k].node, j, &m->fold_src, &m->fold_inv);
+            m->flags |= MP_GNODE_FLAG_FOLDED;
+            if (g->nodes[m->fold_src].last_use < j) /* read by the step now */
+                g->nodes[m->fold_src].last_use = j;
+            if (g->nodes[m->fold_inv].last_use < j)
+                g->nodes[m->fold_inv].last_use = j;
+        }
+    }
+}
+
 static void plan_last_uses(mp_graph *g) {
     for (int i = 0; i < g->n_nodes; i++)
         g->nodes[i].last_use = i;
@@ -586,6 +656,7 @@ static void plan_last_uses(mp_graph *g) {
     for (int o = 0; o < g->n_outputs; o++)
         if (g->outputs[o].node >= 0)
             g->nodes[g->outputs[o].node].flags |= MP_GNODE_FLAG_OUTPUT;
+    plan_folds(g);
 }
 
 mp_status mp_graph_end(mp_graph *g) {
@@ -853,25 +924,64 @@ static mp_variable *subst(const var_sub *vs, mp_variable *v) {
     return v;
 }
 
-static mp_status run_optim(mp_gnode *n, mp_tensor **vals, const var_sub *vs, mp_tensor **out) {
+/* The factor s of a folded step (plan_folds), or -1 when this replay runs the Muls. */
+static double fold_factor(const mp_graph *g, const mp_gnode *n, mp_tensor **vals, int hooks) {
+    const mp_goptim *o = n->optim;
+    int k = 0;
+    while (k < n->n_in && n->in[k].node < 0)
+        k++;
+    if (hooks || k == n->n_in || !(g->nodes[n->in[k].node].flags & MP_GNODE_FLAG_FOLDED) || o->grad_scale != 1.0 ||
+        o->unscale)
+        return -1;
+    const mp_tensor *s = vals[g->nodes[n->in[k].node].fold_inv];
+    if (!s || s->dtype != MP_F32 || s->numel != 1 || mp_tensor_device(s).type != MP_DEV_CPU)
+        return -1;
+    float v = *(const float *)mp_tensor_data(s);
+    return v >= 0.0f && v <= 1.0f ? (double)v : -1; /* NaN fails both */
+}
+
+static mp_status run_optim(const mp_graph *g, mp_gnode *n, mp_tensor **vals, const var_sub *vs, int hooks,
+                           mp_tensor **out) {
     mp_goptim *o = n->optim;
     if (o->refresh)
         MP_TRY(o->refresh(o->refresh_ctx, &o->hp, &o->grad_scale));
     size_t cnt = (size_t)(o->n_vars ? o->n_vars : 1);
     mp_tensor **grads = calloc(cnt, sizeof *grads);
+    mp_tensor **made = calloc(cnt, sizeof *made); /* Muls run here for a folded step */
     mp_variable **vars = calloc(cnt, sizeof *vars);
-    if (!grads || !vars) {
+    if (!grads || !made || !vars) {
         free(grads);
+        free(made);
         free(vars);
         return mp_error_set(MP_ERR_MEMORY, "out of host memory replaying an optimizer step");
     }
-    for (int k = 0; k < o->n_vars; k++) {
-        grads[k] = n->in[k].node >= 0 ? vals[n->in[k].node] : NULL;
+    double factor = fold_factor(g, n, vals, hooks), grad_scale = o->grad_scale;
+    mp_status st = MP_OK;
+    for (int k = 0; k < o->n_vars && st == MP_OK; k++) {
+        int32_t m = n->in[k].node;
         vars[k] = subst(vs, o->vars[k]);
+        if (m < 0)
+            continue;
+        if (vals[m] || !(g->nodes[m].flags & MP_GNODE_FLAG_FOLDED)) {
+            grads[k] = vals[m];
+        } else if (factor >= 0) {
+            grads[k] = vals[g->nodes[m].fold_src];
+        } else { /* the recorded Mul, run now */
+            const mp_gnode *mn = &g->nodes[m];
+            mp_tensor *args[2] = {vals[mn->in[0].node], vals[mn->in[1].node]};
+            st = mp_op_exec(MP_OP_MUL, 2, args, &mn->attrs, &made[k]);
+            grads[k] = made[k];
+        }
     }
-    mp_status st = mp_optimizer_apply(o->kind, &o->hp, o->n_vars, vars, grads, o->slots, o->iterations, o->ls,
-                                      o->check_finite, o->grad_scale, o->unscale, n->n_out ? out : NULL);
+    if (factor >= 0)
+        grad_scale = factor; /* o->grad_scale is 1: the kernel multiplies by (float)factor */
+    if (st == MP_OK)
+        st = mp_optimizer_apply(o->kind, &o->hp, o->n_vars, vars, grads, o->slots, o->iterations, o->ls,
+                                o->check_finite, grad_scale, o->unscale, n->n_out ? out : NULL);
+    for (int k = 0; k < o->n_vars; k++)
+        mp_tensor_decref(made[k]);
     free(grads);
+    free(made);
     free(vars);
     return st;
 }
@@ -941,6 +1051,8 @@ mp_status mp_graph_run_with(mp_graph *g, int n_in, mp_tensor *const *in, int n_s
             vals[i] = n->value;
             break;
         case MP_GNODE_OP: {
+            if ((n->flags & MP_GNODE_FLAG_FOLDED) && !hooks)
+                break; /* computed inside the optimizer step that reads it (plan_folds) */
             mp_attrs at = n->attrs;
             if (n->flags & MP_GNODE_FLAG_RANDOM)
                 at.i1 = (int64_t)((uint64_t)at.i1 + ((uint64_t)g->n_replays << 32));
@@ -960,7 +1072,7 @@ mp_status mp_graph_run_with(mp_graph *g, int n_in, mp_tensor *const *in, int n_s
             break;
         }
         case MP_GNODE_VAR_ASSIGN: st = mp_variable_assign(subst(&vs, n->var), args[0]); break;
-        case MP_GNODE_OPTIM: st = run_optim(n, vals, &vs, &vals[i]); break;
+        case MP_GNODE_OPTIM: st = run_optim(g, n, vals, &vs, hooks, &vals[i]); break;
         case MP_GNODE_HOST:
             if (rec) /* inlined into an outer trace: recorded there, run at its replays */
                 st = MP_OK;

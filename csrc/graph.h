@@ -74,9 +74,11 @@ typedef struct mp_ghost {
 struct mp_gloop;
 
 enum {
-    MP_GNODE_FLAG_OUTPUT = 1,    /* some graph output reads this node */
-    MP_GNODE_FLAG_RANDOM = 2,    /* a random op: its stream advances at every replay */
-    MP_GNODE_FLAG_EFFECT = 4,    /* has a side effect (assign, optimizer, host): never pruned */
+    MP_GNODE_FLAG_OUTPUT = 1, /* some graph output reads this node */
+    MP_GNODE_FLAG_RANDOM = 2, /* a random op: its stream advances at every replay */
+    MP_GNODE_FLAG_EFFECT = 4, /* has a side effect (assign, optimizer, host): never pruned */
+    MP_GNODE_FLAG_FOLDED = 8, /* replay plan: a gradient's unscale Mul folded into the
+                               * optimizer step that reads it (graph.c plan_folds) */
 };
 
 enum { MP_GNODE_READ_RAW = -2 };
@@ -103,6 +105,7 @@ typedef struct mp_gnode {
     struct mp_gloop *loop; /* MP_GNODE_LOOP (owned) */
     int flags;           /* MP_GNODE_FLAG_* */
     int32_t last_use;    /* index of the last node reading this one (replay frees after it) */
+    int32_t fold_src, fold_inv; /* MP_GNODE_FLAG_FOLDED: the Mul's gradient and scalar inputs */
 } mp_gnode;
 
 typedef struct mp_graph {

@@ -1,7 +1,11 @@
 /* parallel.c — a small persistent thread pool for host kernels (mp_parallel_for).
  * Workers sleep on a condition variable between jobs (no spinning, so they do not fight
  * OpenBLAS's own threads). One job at a time: a caller that finds the pool busy runs its
- * range serially. After fork() the child starts with no workers and re-creates them. */
+ * range serially. After fork() the child starts with no workers and re-creates them.
+ * NOTE: the caller waits only for workers that joined its job before it finished its own
+ * share: chunks are claimed from a shared counter, so a caller whose workers were not
+ * scheduled in time (other processes on the cores) runs the whole range itself and
+ * returns, instead of sleeping until every worker has woken (docs/architecture.md). */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -19,8 +23,9 @@ static struct {
     int want_threads;     /* desired total including the caller; 0 = unset */
     int busy;             /* a job is in flight */
     uint64_t generation;  /* bumped per job */
-    int pending;          /* workers still running the current job */
-    int slots;            /* atomic: workers that may still join the current job */
+    int joined;           /* workers inside the current job (it waits for them) */
+    int closed;           /* the caller finished its share: no worker joins any more */
+    int slots;            /* workers that may still join the current job */
     /* current job */
     mp_range_fn fn;
     void *ctx;
@@ -52,12 +57,16 @@ static void *worker_main(void *arg) {
         if (pool.stop)
             break;
         seen = pool.generation;
+        /* a job whose caller already finished is not touched (its context may be gone);
+         * after set_num_threads shrank the pool, the surplus workers sit the job out */
+        if (pool.closed || pool.slots <= 0)
+            continue;
+        pool.slots--;
+        pool.joined++;
         pthread_mutex_unlock(&pool.mu);
-        /* after set_num_threads shrank the pool, the surplus workers sit the job out */
-        if (__atomic_fetch_sub(&pool.slots, 1, __ATOMIC_RELAXED) > 0)
-            run_chunks();
+        run_chunks();
         pthread_mutex_lock(&pool.mu);
-        if (--pool.pending == 0)
+        if (--pool.joined == 0 && pool.closed)
             pthread_cond_signal(&pool.done_cv);
     }
     pthread_mutex_unlock(&pool.mu);
@@ -71,7 +80,8 @@ static void after_fork_child(void) {
     pthread_cond_init(&pool.done_cv, NULL);
     pool.nworkers = 0;
     pool.busy = 0;
-    pool.pending = 0;
+    pool.joined = 0;
+    pool.closed = 0;
 }
 
 static int default_threads(void) {
@@ -145,8 +155,9 @@ void mp_parallel_for(int64_t n, int64_t grain, mp_range_fn fn, void *ctx) {
     pool.n = n;
     pool.chunk = chunk;
     pool.next = 0;
-    pool.slots = workers;
-    pool.pending = pool.nworkers; /* every worker wakes; only `workers` of them join */
+    pool.slots = workers; /* every worker wakes; at most `workers` of them join */
+    pool.joined = 0;
+    pool.closed = 0;
     pool.generation++;
     pthread_cond_broadcast(&pool.work_cv);
     pthread_mutex_unlock(&pool.mu);
@@ -154,7 +165,8 @@ void mp_parallel_for(int64_t n, int64_t grain, mp_range_fn fn, void *ctx) {
     run_chunks();
 
     pthread_mutex_lock(&pool.mu);
-    while (pool.pending > 0)
+    pool.closed = 1;
+    while (pool.joined > 0)
         pthread_cond_wait(&pool.done_cv, &pool.mu);
     pool.busy = 0;
     pthread_mutex_unlock(&pool.mu);

@@ -44,6 +44,23 @@ def test_train_step():
     assert "NumPy float32, by hand" in out and "mixprec, float16 compute" in out
 
 
+def test_train_step_tracing():
+    out = run("train_step.py", "--tracing", "--steps", "2", "--batch", "64", "--rounds", "1")
+    rows = [r for r in table_rows(out) if "float32 |" in r or "float16 |" in r]
+    assert len(rows) == 3 * 3  # three tables (CPU time, custom loop, fit) of three models
+    assert "OpenBLAS" in out
+    assert all("| - |" in r for r in rows)  # no TensorFlow columns without --tf-python
+
+
+@pytest.mark.skipif(not os.environ.get("MIXPREC_TF_PYTHON"),
+                    reason="TensorFlow's columns need MIXPREC_TF_PYTHON (a Python with tensorflow)")
+def test_train_step_tracing_tensorflow():
+    out = run("train_step.py", "--tracing", "--steps", "2", "--batch", "64", "--rounds", "1",
+              "--tf-python", os.environ["MIXPREC_TF_PYTHON"])
+    rows = [r for r in table_rows(out) if "float32 |" in r or "float16 |" in r]
+    assert len(rows) == 9 and not any("| - |" in r for r in rows)
+
+
 def test_guide_reference_mixprec_only():
     out = run("guide_reference.py", "--frameworks", "mixprec", "--units", "8", "--batch", "64",
               "--steps", "2")
