@@ -3,6 +3,7 @@
  * The CPU table is always present; the CUDA plugin registers its own when it finds a GPU.
  * Knows nothing about what the kernels do. */
 #include <stddef.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -102,6 +103,79 @@ static mp_status emulated_host_syncs(mp_device dev, int64_t *count) {
     return MP_OK;
 }
 
+/* Emulated CUDA graphs (test aid, off unless mp_backend_emulate_graphs(1)): exercises the
+ * core's capture bookkeeping (graph_capture.c) on CPU kernels. The kernels run during the
+ * "capture" (a real capture runs nothing), so the first launch has nothing left to do; a
+ * re-launch cannot replay them and fails, which the core must survive (a plain replay).
+ * Host copies while capturing are refused, as the CUDA backend refuses them. */
+static _Thread_local int emu_capturing, emu_refused;
+
+static mp_status emu_capture_begin(mp_device dev) {
+    if (emu_capturing)
+        return mp_error_set(MP_ERR_VALUE, "GPU:%d is already capturing (emulated)", dev.index);
+    emu_capturing = 1;
+    emu_refused = 0;
+    return MP_OK;
+}
+
+static mp_status emu_capture_end(mp_device dev, void **exec, int *relaunchable) {
+    (void)dev;
+    *exec = NULL;
+    *relaunchable = 0;
+    int refused = emu_refused;
+    emu_capturing = emu_refused = 0;
+    if (refused)
+        return mp_error_set(MP_ERR_NOT_IMPLEMENTED, "the emulated capture was refused");
+    int *launched = calloc(1, sizeof *launched);
+    if (!launched)
+        return mp_error_set(MP_ERR_MEMORY, "out of host memory (emulated graph)");
+    *exec = launched;
+    *relaunchable = 1;
+    return MP_OK;
+}
+
+static mp_status emu_graph_launch(mp_device dev, void *exec) {
+    int *launched = exec;
+    if (*launched)
+        return mp_error_set(MP_ERR_NOT_IMPLEMENTED, "the emulated GPU cannot re-launch a graph (GPU:%d)", dev.index);
+    *launched = 1;
+    return MP_OK;
+}
+
+static mp_status emu_graph_destroy(mp_device dev, void *exec) {
+    (void)dev;
+    free(exec);
+    return MP_OK;
+}
+
+static mp_status emu_copy_h2d(mp_device dev, void *dst, const void *src, size_t nbytes) {
+    if (emu_capturing) {
+        emu_refused = 1;
+        return mp_error_set(MP_ERR_NOT_IMPLEMENTED, "a host-to-device copy cannot be captured (emulated)");
+    }
+    return mp_backend_cpu.copy_h2d(dev, dst, src, nbytes);
+}
+
+static mp_status emu_copy_d2h(mp_device dev, void *dst, const void *src, size_t nbytes) {
+    if (emu_capturing) {
+        emu_refused = 1;
+        return mp_error_set(MP_ERR_NOT_IMPLEMENTED, "a device-to-host copy cannot be captured (emulated)");
+    }
+    return emulated_copy_d2h(dev, dst, src, nbytes);
+}
+
+mp_status mp_backend_emulate_graphs(int on) {
+    if (tables[MP_DEV_CUDA] != &emulated)
+        return mp_error_set(MP_ERR_DEVICE, "emulated CUDA graphs need the emulated GPU");
+    emulated.graph_capture_begin = on ? emu_capture_begin : NULL;
+    emulated.graph_capture_end = on ? emu_capture_end : NULL;
+    emulated.graph_launch = on ? emu_graph_launch : NULL;
+    emulated.graph_destroy = on ? emu_graph_destroy : NULL;
+    emulated.copy_h2d = on ? emu_copy_h2d : mp_backend_cpu.copy_h2d;
+    emulated.copy_d2h = on ? emu_copy_d2h : emulated_copy_d2h;
+    return MP_OK;
+}
+
 /* The slot names, offsets and one-line docs, from backend.def. */
 static const struct {
     const char *name;
@@ -161,5 +235,7 @@ mp_status mp_backend_emulate_gpu(int on, const char *without) {
     emulated.copy_d2h = emulated_copy_d2h;
     emulated.host_syncs = emulated_host_syncs;
     MP_TRY(drop_slots(&emulated, without));
-    return mp_backend_register(MP_DEV_CUDA, &emulated, 1);
+    if (on < 0 || on > 16)
+        return mp_error_set(MP_ERR_VALUE, "the GPU emulation offers 1..16 GPUs, asked for %d", on);
+    return mp_backend_register(MP_DEV_CUDA, &emulated, on);
 }

@@ -121,6 +121,13 @@ static mp_status cpu_host_syncs(mp_device dev, int64_t *count) {
     return MP_OK;
 }
 
+/* The stream slot: the CPU has no queue (its kernels are done when they return). */
+static mp_status cpu_stream(mp_device dev, void **out) {
+    (void)dev;
+    *out = NULL;
+    return MP_OK;
+}
+
 static mp_status cpu_alloc(mp_device dev, size_t nbytes, void **out) {
     (void)dev;
     if (nbytes >= CACHE_MIN_BYTES) {
@@ -597,4 +604,7 @@ const mp_backend mp_backend_cpu = {
     .memory_stats = cpu_memory_stats,
     .synchronize = cpu_synchronize,
     .host_syncs = cpu_host_syncs,
+    .stream = cpu_stream,
+    /* graph_capture_begin/end, graph_launch, graph_destroy: NULL (no CUDA graphs on a CPU;
+     * graph replay runs its loop) */
 };

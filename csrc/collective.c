@@ -59,6 +59,21 @@ mp_status mp_comm_drop_slots(mp_comm *c, const char *slots) {
     return MP_OK;
 }
 
+int mp_coll_plan_buckets(int n, const int64_t *counts, size_t esize, int64_t max_bytes, int *starts) {
+    int nb = 0;
+    int64_t used = 0;
+    for (int i = 0; i < n; i++) {
+        int64_t bytes = counts[i] * (int64_t)esize;
+        if (i == 0 || (used > 0 && used + bytes > max_bytes)) {
+            starts[nb++] = i;
+            used = 0;
+        }
+        used += bytes;
+    }
+    starts[nb] = n;
+    return nb;
+}
+
 #define CHUNK 256 /* 64 ranks x 256 floats of widened 16-bit input stay on the stack */
 
 /* acc = in_0 (op) in_1 (op) ... in rank order; MEAN divides once at the end. One body for

@@ -63,12 +63,28 @@ mp_status mp_comm_mpi_new(const char *library, double timeout_s, mp_comm **out);
 /* Process-wide MPI state for the binding: whether this process started under mpiexec
  * (MPI initialised by mp_comm_mpi_new), and finalisation at exit. */
 void mp_comm_mpi_finalize(void);
-/* NCCL engine: one communicator per local GPU (`ndev` devices, single process,
- * ncclCommInitAll), or one rank of a multi-process job whose unique id is broadcast over
- * the MPI communicator `mpi` (ncclCommInitRank). libnccl.so.2 is dlopen'ed. Buffers are
- * device pointers; `stream` is the CUDA stream of each call (NULL: the default stream). */
-mp_status mp_comm_nccl_new(const char *library, int ndev, mp_comm *mpi, double timeout_s,
-                           mp_comm **out);
+/* NCCL engine: one communicator per local GPU (`ndev` CUDA ordinals `devices`, one process,
+ * ncclCommInitAll; replica r calls with rank r), or one rank of a multi-process job whose
+ * unique id is broadcast over the MPI communicator `mpi` (ndev == 1: this process's GPU;
+ * ncclCommInitRank). libnccl.so.2 (`library`: a path or soname) is dlopen'ed. Buffers are
+ * device pointers; each call is queued on the GPU's stream (the backend's `stream` slot) in
+ * groups of at most `bucket_bytes` (<= 0: MP_COLL_BUCKET_BYTES). */
+mp_status mp_comm_nccl_new(const char *library, int ndev, const int *devices, mp_comm *mpi,
+                           double timeout_s, int64_t bucket_bytes, mp_comm **out);
+/* Loads libnccl once per process (what mp_comm_nccl_new does first); the error names what
+ * to install. */
+mp_status mp_nccl_load(const char *library);
+/* The CUDA ordinal rank `rank`'s buffers must live on (-1: not an NCCL communicator, or a
+ * rank of another process). */
+int mp_comm_nccl_device(const mp_comm *c, int rank);
+
+/* Default size of one fused group of buffers (NCCL) — TensorFlow's MirroredStrategy packs
+ * gradients into a few buckets too. */
+#define MP_COLL_BUCKET_BYTES ((int64_t)32 << 20)
+/* Splits buffers 0..n-1 (counts[i] elements of esize bytes) into consecutive buckets of at
+ * most max_bytes (a larger buffer is a bucket of its own); bucket b is buffers
+ * [starts[b], starts[b+1]). Returns the number of buckets (starts has n + 1 entries). */
+int mp_coll_plan_buckets(int n, const int64_t *counts, size_t esize, int64_t max_bytes, int *starts);
 
 /* Frees the communicator (engine state included). NULL is a no-op. */
 void mp_comm_free(mp_comm *c);

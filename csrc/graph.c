@@ -127,6 +127,7 @@ static void node_clear(mp_gnode *n) {
 }
 
 static void kept_clear(mp_graph *g) {
+    mp_graph_capture_invalidate(g); /* a captured graph writes into these buffers */
     if (!g->kept)
         return;
     for (int i = 0; i < g->n_nodes; i++)
@@ -139,6 +140,7 @@ void mp_graph_free(mp_graph *g) {
     if (!g)
         return;
     kept_clear(g);
+    mp_graph_capture_free(g);
     if (rec == g)
         rec = g->parent;
     for (int i = 0; i < g->n_nodes; i++)
@@ -1008,6 +1010,8 @@ static void keep_buffer(mp_graph *g, int i, mp_tensor *const *args, const mp_ten
             return;
     if (g->kept[i] == s)
         return;
+    if (g->kept[i])
+        mp_graph_capture_invalidate(g); /* a captured graph writes into the old buffer */
     mp_storage_decref(g->kept[i]);
     mp_storage_incref(s);
     g->kept[i] = s;
@@ -1024,6 +1028,10 @@ mp_status mp_graph_run_with(mp_graph *g, int n_in, mp_tensor *const *in, int n_s
         return mp_error_set(MP_ERR_VALUE, "graph: traced with %d inputs, given %d", g->n_inputs, n_in);
     for (int i = 0; i < g->n_inputs; i++)
         MP_TRY(check_input(&g->nodes[g->inputs[i]], in[i], g->polymorphic));
+    mp_graph_capture_call cap; /* CUDA graphs: may run the captured graph instead, or capture this replay */
+    MP_TRY(mp_graph_capture_pre(g, n_in, in, n_sub, outs, &cap));
+    if (cap.handled)
+        return MP_OK;
     mp_tensor **vals = calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *vals);
     if (!vals)
         return mp_error_set(MP_ERR_MEMORY, "out of host memory replaying a graph of %d nodes", g->n_nodes);
@@ -1049,8 +1057,8 @@ mp_status mp_graph_run_with(mp_graph *g, int n_in, mp_tensor *const *in, int n_s
             args[k] = n->in[k].node >= 0 ? vals[n->in[k].node] : NULL;
         switch (n->kind) {
         case MP_GNODE_INPUT:
-            mp_tensor_incref(in[n->input_index]);
-            vals[i] = in[n->input_index];
+            mp_tensor_incref(cap.inputs[n->input_index]);
+            vals[i] = cap.inputs[n->input_index];
             break;
         case MP_GNODE_CONST:
             mp_tensor_incref(n->value);
@@ -1115,7 +1123,8 @@ mp_status mp_graph_run_with(mp_graph *g, int n_in, mp_tensor *const *in, int n_s
             vals[i] = NULL;
         }
     }
-    if (st == MP_OK) {
+    st = mp_graph_capture_post(g, st, vals, &cap);
+    if (st == MP_OK && !cap.retry) {
         for (int o = 0; o < g->n_outputs; o++) {
             mp_tensor *t = g->outputs[o].node >= 0 ? vals[g->outputs[o].node] : NULL;
             mp_tensor_incref(t);
@@ -1126,5 +1135,7 @@ mp_status mp_graph_run_with(mp_graph *g, int n_in, mp_tensor *const *in, int n_s
         mp_tensor_decref(vals[i]);
     free(vals);
     free(args);
+    if (cap.retry) /* the capture failed before anything ran: replay normally */
+        return mp_graph_run_with(g, n_in, in, n_sub, from, to, outs);
     return st;
 }

@@ -135,6 +135,7 @@ typedef struct mp_graph {
     struct mp_graph *parent; /* while recording, else NULL */
     int n_captured;
     mp_tensor **captured;    /* (n_captured) the parent's tensors, in input order (referenced) */
+    struct mp_graph_capture *capture; /* its replay as a CUDA graph (graph_capture.c) or NULL */
 } mp_graph;
 
 mp_status mp_graph_new(mp_graph **out);
@@ -283,6 +284,32 @@ int mp_gloop_n_inputs(const mp_gloop *l);
  * mp_graph_run_with. */
 mp_status mp_gloop_run(mp_gloop *l, mp_tensor *const *in, int own_captures, int64_t start, int restart, int n_sub,
                        mp_variable *const *from, mp_variable *const *to, mp_tensor **out);
+/* --- capture of a replay as a device graph (graph_capture.c; CUDA graphs) ------------ */
+typedef struct mp_graph_capture mp_graph_capture;
+/* What one call of mp_graph_run does about capture (filled by mp_graph_capture_pre). */
+typedef struct mp_graph_capture_call {
+    int handled;                /* a captured graph ran: outs are set, skip the replay */
+    int capturing;              /* this replay is being captured (nothing runs until post) */
+    int measure;                /* this replay is watched (clean or not) */
+    int retry;                  /* (post) the capture failed, nothing ran: replay again */
+    int64_t syncs_before;
+    mp_tensor *const *inputs;   /* what INPUT nodes read: the arguments or static buffers */
+} mp_graph_capture_call;
+/* Called by mp_graph_run before its loop, and after it with the loop's status and values
+ * (output values are replaced by copies when a capture ran). Off on the CPU, under
+ * MIXPREC_CUDA_GRAPHS=0, on tapes, in traces, with random ops or host callbacks. */
+mp_status mp_graph_capture_pre(mp_graph *g, int n_in, mp_tensor *const *in, int n_sub, mp_tensor **outs,
+                               mp_graph_capture_call *call);
+mp_status mp_graph_capture_post(mp_graph *g, mp_status st, mp_tensor **vals, mp_graph_capture_call *call);
+/* Drops the captured graph (buffers, variables or shapes changed); the next clean replay
+ * captures again. */
+void mp_graph_capture_invalidate(mp_graph *g);
+void mp_graph_capture_free(mp_graph *g);
+/* Debug counters of the process: graphs captured (and run once), later launches of a
+ * captured graph, captures or launches that failed and fell back to a replay. */
+void mp_graph_capture_counts(int64_t *captures, int64_t *launches, int64_t *failed);
+/* Debug: 1 when a captured graph is ready; *failures, *clean as kept. */
+int mp_graph_capture_info(const mp_graph *g, int *failures, int *clean);
 
 #ifdef __cplusplus
 }

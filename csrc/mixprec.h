@@ -367,19 +367,23 @@ int mp_backend_has_slot(const mp_backend *be, int i);
 mp_status mp_device_memory_stats(mp_device dev, int reset_peak, int64_t *current, int64_t *peak);
 mp_status mp_device_synchronize(mp_device dev);
 mp_status mp_device_host_syncs(mp_device dev, int64_t *count);
-/* Test aid: registers the CPU kernels as device type CUDA (one "GPU") so the device plumbing
- * runs on machines without a GPU; on = 0 removes it. Fails when a real backend is there.
+/* Test aid: registers the CPU kernels as device type CUDA (`on` "GPUs", usually one) so the
+ * device plumbing runs on machines without a GPU; on = 0 removes it. Fails when a real backend is there.
  * `without`: NULL, or comma-separated slot names left NULL (to test unsupported slots).
  * Its host_syncs slot counts copies from that device to the host (the host
  * synchronisations a real GPU would have). */
 mp_status mp_backend_emulate_gpu(int on, const char *without);
+/* Test aid: emulated CUDA-graph slots on the emulated GPU (on = 0 removes them): the CPU
+ * kernels run while "capturing", a first launch is a no-op and a re-launch fails, so the
+ * core's capture bookkeeping and fallbacks run without a GPU (backend.c). */
+mp_status mp_backend_emulate_graphs(int on);
 
 /* The core's services for backend plugins. A plugin is a separate extension module: it
  * cannot link the core's symbols (extension modules are loaded RTLD_LOCAL), so _core
  * exports this table as the PyCapsule `mixprec._core._C_API` and a plugin calls through it.
  * NOTE: bump MP_C_API_VERSION whenever this struct, mp_backend or any struct they use
  * changes; a plugin built against another version refuses to register. */
-#define MP_C_API_VERSION 4
+#define MP_C_API_VERSION 5
 #define MP_C_API_CAPSULE "mixprec._core._C_API"
 typedef struct mp_c_api {
     int version;          /* MP_C_API_VERSION of the core */

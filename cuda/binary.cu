@@ -156,6 +156,8 @@ static mp_status binary_launch(mp_cuda_ctx *c, mp_binary_kind k, const mp_bcast 
     typedef typename mp_dt<DT>::T T;
     const bool checked = !mp_is_float((mp_dtype)DT) &&
                          (k == MP_BINARY_FLOORDIV || k == MP_BINARY_FLOORMOD || k == MP_BINARY_POW);
+    if (checked && mp_cuda_capturing(c)) // its error check reads back: not in a CUDA graph
+        return mp_cuda_capture_refuse(c, "an integer division's error check");
     if (checked)
         MP_CUDA_CHECK(cudaMemsetAsync(c->flag, 0, 1, c->stream));
     binary_kernel<DT><<<mp_cuda_grid(c, bc->numel), MP_THREADS, 0, c->stream>>>(k, *bc, (const T *)a, (const T *)b, y,

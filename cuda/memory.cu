@@ -28,6 +28,7 @@ extern "C" mp_status mp_cuda_alloc(mp_device dev, size_t nbytes, void **out) {
                             (unsigned long long)used);
     }
     MP_CUDA_CHECK(e);
+    mp_cuda_capture_note_alloc(c, p);
     *out = p;
     return MP_OK;
 }
@@ -38,6 +39,8 @@ extern "C" void mp_cuda_free(mp_device dev, void *p, size_t nbytes) {
     mp_cuda_ctx *c;
     if (!p || mp_cuda_ctx_get(dev, &c) != MP_OK)
         return;
+    if (mp_cuda_capture_take_free(c, p)) // deferred (or never backed) while a graph is captured
+        return;
     if (cudaFreeAsync(p, c->stream) != cudaSuccess)
         cudaGetLastError(); // e.g. the runtime already torn down at interpreter exit
 }
@@ -45,6 +48,8 @@ extern "C" void mp_cuda_free(mp_device dev, void *p, size_t nbytes) {
 extern "C" mp_status mp_cuda_copy_h2d(mp_device dev, void *dst, const void *src, size_t nbytes) {
     mp_cuda_ctx *c;
     MP_TRY(mp_cuda_ctx_get(dev, &c));
+    if (nbytes && mp_cuda_capturing(c)) // the staging memcpy would not be part of the graph
+        return mp_cuda_capture_refuse(c, "a host-to-device copy");
     std::lock_guard<std::mutex> lock(c->staging_mu);
     for (size_t done = 0; done < nbytes;) {
         size_t chunk = nbytes - done < MP_STAGING_SLOT_BYTES ? nbytes - done : MP_STAGING_SLOT_BYTES;
@@ -73,6 +78,8 @@ extern "C" mp_status mp_cuda_copy_d2h(mp_device dev, void *dst, const void *src,
     if (!nbytes)
         return MP_OK;
     MP_TRY(mp_cuda_ctx_get(dev, &c));
+    if (mp_cuda_capturing(c)) // the host would read before the graph ever ran
+        return mp_cuda_capture_refuse(c, "a device-to-host copy");
     MP_CUDA_CHECK(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToHost, c->stream));
     return mp_cuda_stream_sync(c);
 }

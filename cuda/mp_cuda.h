@@ -79,6 +79,15 @@ int64_t mp_cuda_sync_count(void);
 // Waits for c's stream (counted).
 mp_status mp_cuda_stream_sync(mp_cuda_ctx *c);
 
+// CUDA-graph capture bookkeeping (graph_capture.cu), called by memory.cu: an allocation made
+// while the calling thread captures dev becomes graph memory; a free while capturing is a
+// graph free node (memory of this capture) or waits until the graph ran (true: the caller
+// must not free now); host copies while capturing are refused (capture fails, nothing ran).
+void mp_cuda_capture_note_alloc(mp_cuda_ctx *c, void *p);
+bool mp_cuda_capture_take_free(mp_cuda_ctx *c, void *p);
+bool mp_cuda_capturing(mp_cuda_ctx *c);
+mp_status mp_cuda_capture_refuse(mp_cuda_ctx *c, const char *what);
+
 // TF32 for float32 GEMMs (TensorFlow's default on Ampere and later: on).
 extern std::atomic<int> mp_cuda_tf32;
 
@@ -165,6 +174,11 @@ mp_status mp_cuda_optim_update(mp_device dev, mp_optim_kind kind, const mp_optim
                                const mp_optim_var *vars);
 mp_status mp_cuda_step_end(mp_device dev, const uint8_t *found_inf, float *scale, int64_t *good_steps,
                            const mp_loss_scale_params *p, int64_t *iterations);
+mp_status mp_cuda_stream(mp_device dev, void **out);                     // graph_capture.cu
+mp_status mp_cuda_graph_capture_begin(mp_device dev);                     // graph_capture.cu
+mp_status mp_cuda_graph_capture_end(mp_device dev, void **exec, int *relaunchable);
+mp_status mp_cuda_graph_launch(mp_device dev, void *exec);
+mp_status mp_cuda_graph_destroy(mp_device dev, void *exec);
 }
 
 #endif

@@ -94,6 +94,11 @@ static void fill_table(void) {
     table.memory_stats = cuda_memory_stats;
     table.synchronize = cuda_synchronize;
     table.host_syncs = cuda_host_syncs;
+    table.stream = mp_cuda_stream;
+    table.graph_capture_begin = mp_cuda_graph_capture_begin;
+    table.graph_capture_end = mp_cuda_graph_capture_end;
+    table.graph_launch = mp_cuda_graph_launch;
+    table.graph_destroy = mp_cuda_graph_destroy;
 }
 
 static int device_count(void) {

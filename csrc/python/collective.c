@@ -56,22 +56,101 @@ static PyObject *py_comm_mpi(PyObject *self, PyObject *args) {
     return st != MP_OK ? mp_py_raise(st) : wrap_comm(c);
 }
 
+/* comm_nccl(library, devices, mpi_comm_or_None, timeout_s, bucket_bytes=0) */
 static PyObject *py_comm_nccl(PyObject *self, PyObject *args) {
     const char *lib;
-    int ndev;
-    PyObject *mpi_o;
+    PyObject *devs_o, *mpi_o;
     double timeout;
-    if (!PyArg_ParseTuple(args, "siOd", &lib, &ndev, &mpi_o, &timeout))
+    long long bucket = 0;
+    if (!PyArg_ParseTuple(args, "sOOd|L", &lib, &devs_o, &mpi_o, &timeout, &bucket))
         return NULL;
     mp_comm *mpi = NULL;
     if (mpi_o != Py_None && !(mpi = get_comm(mpi_o)))
         return NULL;
+    PyObject *seq = PySequence_Fast(devs_o, "comm_nccl: devices must be a list of GPU ordinals");
+    if (!seq)
+        return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    int devs[64];
+    if (n < 1 || n > 64) {
+        Py_DECREF(seq);
+        return PyErr_Format(PyExc_ValueError, "comm_nccl: %zd GPUs (1..64 supported)", n);
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        long d = PyLong_AsLong(PySequence_Fast_GET_ITEM(seq, i));
+        if (d == -1 && PyErr_Occurred()) {
+            Py_DECREF(seq);
+            return NULL;
+        }
+        devs[i] = (int)d;
+    }
+    Py_DECREF(seq);
     mp_comm *c = NULL;
     mp_status st;
     Py_BEGIN_ALLOW_THREADS
-    st = mp_comm_nccl_new(lib, ndev, mpi, timeout, &c);
+    st = mp_comm_nccl_new(lib, (int)n, devs, mpi, timeout, (int64_t)bucket, &c);
     Py_END_ALLOW_THREADS
     return st != MP_OK ? mp_py_raise(st) : wrap_comm(c);
+}
+
+/* nccl_load(library): loads libnccl (the error says what to install) */
+static PyObject *py_nccl_load(PyObject *self, PyObject *arg) {
+    const char *lib = PyUnicode_AsUTF8(arg);
+    if (!lib)
+        return NULL;
+    mp_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = mp_nccl_load(lib);
+    Py_END_ALLOW_THREADS
+    if (st != MP_OK)
+        return mp_py_raise(st);
+    Py_RETURN_NONE;
+}
+
+/* coll_plan_buckets(counts, esize, max_bytes) -> the first buffer of each bucket, then n */
+static PyObject *py_coll_plan_buckets(PyObject *self, PyObject *args) {
+    PyObject *counts_o;
+    Py_ssize_t esize;
+    long long max_bytes;
+    if (!PyArg_ParseTuple(args, "OnL", &counts_o, &esize, &max_bytes))
+        return NULL;
+    if (esize <= 0 || max_bytes <= 0)
+        return PyErr_Format(PyExc_ValueError, "coll_plan_buckets: esize and max_bytes must be positive");
+    PyObject *seq = PySequence_Fast(counts_o, "coll_plan_buckets: counts must be a list");
+    if (!seq)
+        return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    int64_t *counts = calloc((size_t)n + 1, sizeof *counts);
+    int *starts = calloc((size_t)n + 2, sizeof *starts);
+    PyObject *res = NULL;
+    if (!counts || !starts) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        counts[i] = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, i));
+        if (counts[i] == -1 && PyErr_Occurred())
+            goto done;
+        if (counts[i] < 0) {
+            PyErr_Format(PyExc_ValueError, "coll_plan_buckets: negative count at %zd", i);
+            goto done;
+        }
+    }
+    int nb = mp_coll_plan_buckets((int)n, counts, (size_t)esize, (int64_t)max_bytes, starts);
+    res = PyList_New(nb + 1);
+    for (int b = 0; res && b <= nb; b++) {
+        PyObject *v = PyLong_FromLong(starts[b]);
+        if (!v) {
+            Py_CLEAR(res);
+            break;
+        }
+        PyList_SET_ITEM(res, b, v);
+    }
+done:
+    free(counts);
+    free(starts);
+    Py_DECREF(seq);
+    return res;
 }
 
 static PyObject *py_comm_info(PyObject *self, PyObject *o) {
@@ -136,6 +215,13 @@ static PyObject *collective_call(PyObject *args, int kind) {
         if (!mp_coll_dtype_ok(t->dtype)) {
             PyErr_Format(MpExc_DType, "collectives reduce float32, float16, bfloat16 and float64 "
                          "tensors, got %s at position %zd", mp_dtype_name(t->dtype), i);
+            goto fail;
+        }
+        if (is_nccl && mp_comm_nccl_device(c, rank) >= 0 &&
+            mp_tensor_device(t).index != mp_comm_nccl_device(c, rank)) {
+            PyErr_Format(MpExc_InvalidArgument, "the NCCL engine's rank %d reduces tensors on GPU:%d; "
+                         "position %zd is on GPU:%d", rank, mp_comm_nccl_device(c, rank), i,
+                         mp_tensor_device(t).index);
             goto fail;
         }
         if (device_memory(mp_tensor_device(t)) != is_nccl) {
@@ -299,7 +385,11 @@ static PyMethodDef collective_methods[] = {
     {"comm_mpi", py_comm_mpi, METH_VARARGS,
      "comm_mpi(library, timeout_s): MPI_COMM_WORLD through the standard-ABI library."},
     {"comm_nccl", py_comm_nccl, METH_VARARGS,
-     "comm_nccl(library, ndev, mpi_comm_or_None, timeout_s): NCCL communicator(s)."},
+     "comm_nccl(library, devices, mpi_comm_or_None, timeout_s, bucket_bytes=0): NCCL "
+     "communicator(s) over the GPU ordinals `devices` (one with MPI)."},
+    {"nccl_load", py_nccl_load, METH_O, "nccl_load(library): load libnccl (clear error if absent)."},
+    {"coll_plan_buckets", py_coll_plan_buckets, METH_VARARGS,
+     "coll_plan_buckets(counts, esize, max_bytes) -> bucket starts + [n] (the NCCL engine's plan)."},
     {"comm_info", py_comm_info, METH_O, "comm_info(c) -> (engine, size, rank, timeout_s)"},
     {"all_reduce", py_all_reduce, METH_VARARGS,
      "all_reduce(c, rank, tensor) -> the replicas' sum, differentiable (the AllReduce op)"},
@@ -329,5 +419,6 @@ int mp_py_collective_init(PyObject *module) {
     PyModule_AddIntConstant(module, "COLL_SUM", MP_COLL_SUM);
     PyModule_AddIntConstant(module, "COLL_MEAN", MP_COLL_MEAN);
     PyModule_AddIntConstant(module, "COLL_MAX", MP_COLL_MAX);
+    PyModule_AddIntConstant(module, "COLL_BUCKET_BYTES", (long)MP_COLL_BUCKET_BYTES);
     return PyModule_AddFunctions(module, collective_methods);
 }

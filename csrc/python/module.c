@@ -4,6 +4,7 @@
 #include "numpy_api.h"
 
 #include "mp_py.h"
+#include "../graph.h"
 
 #include <pthread.h>
 #include <time.h>
@@ -176,6 +177,17 @@ static PyObject *py_synchronize(PyObject *m, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* cuda_graph_counts() -> {'captures', 'launches', 'failed'}: graph replays captured as
+ * CUDA graphs in this process (csrc/graph_capture.c; all 0 on a CPU). */
+static PyObject *py_cuda_graph_counts(PyObject *m, PyObject *noargs) {
+    (void)m;
+    (void)noargs;
+    int64_t c, l, f;
+    mp_graph_capture_counts(&c, &l, &f);
+    return Py_BuildValue("{s:L,s:L,s:L}", "captures", (long long)c, "launches", (long long)l, "failed",
+                         (long long)f);
+}
+
 /* _backend_slots(device_type) -> {slot: implemented} over backend.def's slots, or None when
  * no backend is registered for the type (tests: the CPU table is complete). */
 static PyObject *py_backend_slots(PyObject *m, PyObject *arg) {
@@ -194,19 +206,32 @@ static PyObject *py_backend_slots(PyObject *m, PyObject *arg) {
     return d;
 }
 
-/* _emulate_gpu(on, without=None): the test aid of backend.c (the CPU kernels as one "GPU",
+/* _emulate_gpu(on, without=None): the test aid of backend.c (the CPU kernels as `on` "GPUs",
+ * True is one,
  * optionally without the comma-separated slots `without`); returns the number of GPUs
  * registered afterwards. */
 static PyObject *py_emulate_gpu(PyObject *m, PyObject *args) {
     (void)m;
     int on;
     const char *without = NULL;
-    if (!PyArg_ParseTuple(args, "p|z:_emulate_gpu", &on, &without))
+    if (!PyArg_ParseTuple(args, "i|z:_emulate_gpu", &on, &without))
         return NULL;
     mp_status st = mp_backend_emulate_gpu(on, without);
     if (st != MP_OK)
         return mp_py_raise(st);
     return PyLong_FromLong(mp_device_count(MP_DEV_CUDA));
+}
+
+/* _emulate_graphs(on): the emulated GPU's CUDA-graph slots (test aid, backend.c). */
+static PyObject *py_emulate_graphs(PyObject *m, PyObject *arg) {
+    (void)m;
+    int on = PyObject_IsTrue(arg);
+    if (on < 0)
+        return NULL;
+    mp_status st = mp_backend_emulate_graphs(on);
+    if (st != MP_OK)
+        return mp_py_raise(st);
+    Py_RETURN_NONE;
 }
 
 /* host_syncs(device_type, index) -> int: the backend's host_syncs slot (debug counter). */
@@ -311,6 +336,8 @@ static PyMethodDef module_methods[] = {
     {"memory_stats", py_memory_stats, METH_VARARGS,
      "memory_stats(device_type, index, reset_peak) -> (current, peak) bytes of tensor memory."},
     {"synchronize", py_synchronize, METH_VARARGS, "synchronize(device_type, index): waits for queued work."},
+    {"cuda_graph_counts", py_cuda_graph_counts, METH_NOARGS,
+     "cuda_graph_counts() -> {'captures', 'launches', 'failed'} (debug counters)."},
     {"_backend_slots", py_backend_slots, METH_O, "_backend_slots(device_type) -> {slot: implemented} or None."},
     {"_threads_used", py_threads_used, METH_O, "_threads_used(n): distinct threads in one parallel loop (tests)."},
     {"crc32c", py_crc32c, METH_VARARGS, "crc32c(buffer, crc=0) -> CRC-32C of the bytes, continuing crc."},
@@ -324,6 +351,8 @@ static PyMethodDef module_methods[] = {
     {"blas_config", py_blas_config, METH_NOARGS, "OpenBLAS's build/config string."},
     {"cpu_cache", py_cpu_cache, METH_O, "cpu_cache(clear): bytes held by the host block cache (after clearing)."},
     {"backend_name", py_backend_name, METH_O, "backend_name(type): the registered backend's name, or None."},
+    {"_emulate_graphs", py_emulate_graphs, METH_O,
+     "_emulate_graphs(on): test aid, CUDA-graph slots on the emulated GPU (kernels run while capturing)."},
     {"_emulate_gpu", py_emulate_gpu, METH_VARARGS,
      "_emulate_gpu(on, without=None): test aid, the CPU kernels registered as one GPU (or removed)."},
     {"host_syncs", py_host_syncs, METH_VARARGS, "host_syncs(device_type, index) -> host synchronisations so far."},
@@ -357,7 +386,7 @@ PyMODINIT_FUNC PyInit__core(void) {
         goto fail;
     if (mp_py_tensor_type_init(m) < 0 || mp_py_variable_type_init(m) < 0 || mp_py_train_init(m) < 0 ||
         mp_py_graph_init(m) < 0 || mp_py_graph_loop_init(m) < 0 || mp_py_amp_init(m) < 0 || mp_py_nn_init(m) < 0 ||
-        mp_py_collective_init(m) < 0)
+        mp_py_collective_init(m) < 0 || mp_py_replica_vars_init(m) < 0)
         goto fail;
     PyObject *b;
     if (!(MpExc_InvalidArgument = new_exc(m, "InvalidArgumentError", PyExc_ValueError,

@@ -78,7 +78,12 @@ int mp_py_amp_init(PyObject *module);
 /* variable_type.c */
 extern PyTypeObject *MpVariable_Type;
 int MpVariable_Check(PyObject *o);
+/* The variable o stands for on this thread: its replica's copy in a replica of a strategy
+ * over several GPUs (replica_vars.c), else its own. MpVariable_Raw: always its own. */
 mp_variable *MpVariable_V(PyObject *o);
+mp_variable *MpVariable_Raw(PyObject *o);
+mp_variable *mp_py_replica_resolve(mp_variable *v);
+int mp_py_replica_vars_init(PyObject *module);
 PyObject *mp_py_variable_read(PyObject *o);      /* autocast + tape, new Tensor */
 PyObject *mp_py_wrap_variable(mp_variable *v);   /* steals the reference */
 int mp_py_variable_type_init(PyObject *module);

@@ -426,6 +426,14 @@ static PyObject *py_optimizer_apply(PyObject *m, PyObject *args) {
         }
         ls = LS(lso);
     }
+    /* in a replica of a strategy over several GPUs: the state's copies on this replica's GPU */
+    mp_loss_scale ls_here;
+    if (ls && !mp_graph_recording() && (mp_py_replica_resolve(ls->scale) != ls->scale || mp_py_replica_resolve(ls->good_steps) != ls->good_steps)) {
+        ls_here = *ls;
+        ls_here.scale = mp_py_replica_resolve(ls->scale);
+        ls_here.good_steps = mp_py_replica_resolve(ls->good_steps);
+        ls = &ls_here;
+    }
     mp_variable *it = NULL;
     if (iters != Py_None && as_variable(iters, &it, "iterations"))
         return NULL;

@@ -21,8 +21,12 @@ int MpVariable_Check(PyObject *o) {
     return MpVariable_Type && PyObject_TypeCheck(o, MpVariable_Type);
 }
 
-mp_variable *MpVariable_V(PyObject *o) {
+mp_variable *MpVariable_Raw(PyObject *o) {
     return ((PyMpVariable *)o)->v;
+}
+
+mp_variable *MpVariable_V(PyObject *o) {
+    return mp_py_replica_resolve(((PyMpVariable *)o)->v);
 }
 
 static int need_init(PyObject *o) {
@@ -79,7 +83,7 @@ static PyObject *m_initialize(PyObject *o, PyObject *args) {
     int trainable = 1;
     if (!PyArg_ParseTuple(args, "O|p:_initialize", &val, &trainable))
         return NULL;
-    if (MpVariable_V(o)) {
+    if (MpVariable_Raw(o)) {
         PyErr_SetString(PyExc_RuntimeError, "Variable is already initialised");
         return NULL;
     }
@@ -119,6 +123,20 @@ static PyObject *m_peek(PyObject *o, PyObject *unused) {
     if (st != MP_OK)
         return mp_py_raise(st);
     return mp_py_wrap(v);
+}
+
+/* _move_to((device_type, index)): the variable's own value moves to that device (a mirrored
+ * variable's primary going to the first replica's GPU, distribute/_gpu_mirror.py). */
+static PyObject *m_move_to(PyObject *o, PyObject *arg) {
+    int type, index;
+    if (need_init(o) || !PyArg_ParseTuple(arg, "ii:_move_to", &type, &index))
+        return NULL;
+    if (type < 0 || type >= MP_DEV_TYPE_COUNT || index < 0 || index >= mp_device_count(type))
+        return PyErr_Format(PyExc_ValueError, "_move_to: no device (%d, %d)", type, index);
+    mp_status st = mp_variable_move_to(MpVariable_Raw(o), (mp_device){type, index});
+    if (st != MP_OK)
+        return mp_py_raise(st);
+    Py_RETURN_NONE;
 }
 
 static PyObject *m_numpy(PyObject *o, PyObject *unused) {
@@ -203,6 +221,7 @@ static PyMethodDef var_methods[] = {
     {"_initialize", m_initialize, METH_VARARGS, NULL},
     {"value", m_value, METH_NOARGS, "The current value (cast to the autocast dtype inside a mixed layer)."},
     {"read_value", m_value, METH_NOARGS, "Alias of value()."},
+    {"_move_to", m_move_to, METH_O, "_move_to((device_type, index)): move the value to that device."},
     {"_peek", m_peek, METH_NOARGS, "The true-dtype value, unrecorded (for saving and printing)."},
     {"numpy", m_numpy, METH_NOARGS, "A NumPy copy of the true-dtype value."},
     {"_assign", m_assign, METH_O, NULL},
@@ -261,7 +280,7 @@ static PyObject *g_id(PyObject *o, void *c) {
     (void)c;
     if (need_init(o))
         return NULL;
-    return PyLong_FromLongLong(MpVariable_V(o)->id);
+    return PyLong_FromLongLong(MpVariable_Raw(o)->id); /* identity: the primary's, in any replica */
 }
 static PyObject *g_version(PyObject *o, void *c) {
     (void)c;

@@ -449,7 +449,8 @@ class Function:
     def __call__(self, *args, **kwargs):
         if _amp_state.active():  # values autocast lowered enter as the float32 they stand for
             args, kwargs = _amp_pass.restore_arguments(args, kwargs)
-        if not kwargs and not _run_eagerly[0]:
+        eager = _run_eagerly[0] or getattr(_state, "eager_here", False)  # (a GPU replica thread)
+        if not kwargs and not eager:
             # fast path: positional tensors (in tuples/lists, None allowed) seen before
             ts = []
             key = _fast_key(args, ts)
@@ -457,7 +458,7 @@ class Function:
                 hit = self._fast.get(key)
                 if hit is not None and _core.graph_recording() is None:
                     return self._pack(hit[0], hit[1].run(ts))
-        if _run_eagerly[0]:
+        if eager:
             if self.input_signature is not None:
                 args, kwargs = self._apply_signature(args, kwargs), {}
             return self._run_eagerly(args, kwargs)

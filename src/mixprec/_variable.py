@@ -95,18 +95,30 @@ def _repr(self):
         self.name, value.shape, self.true_dtype.name, text)
 
 
+def _mirror(self):
+    """A mirrored variable (one copy per GPU) assigned outside a replica: every copy
+    follows (TensorFlow's MirroredVariable)."""
+    if "_mirror_copies" in self.__dict__:
+        from mixprec.distribute import _gpu_mirror
+
+        _gpu_mirror.broadcast_assign(self)
+
+
 def _assign(self, value, use_locking=None, name=None, read_value=True):
     self._assign(value)
+    _mirror(self)
     return self if read_value else None
 
 
 def _assign_add(self, delta, use_locking=None, name=None, read_value=True):
     self._assign_add(delta)
+    _mirror(self)
     return self if read_value else None
 
 
 def _assign_sub(self, delta, use_locking=None, name=None, read_value=True):
     self._assign_sub(delta)
+    _mirror(self)
     return self if read_value else None
 
 

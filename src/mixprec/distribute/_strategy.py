@@ -3,6 +3,7 @@
 cross-device-ops names. Orchestration only: replica threads, merge_call, scopes; every
 number a strategy combines goes through the C collectives (``_core.comm_*``) or C ops."""
 
+import contextlib
 import os
 import queue
 import threading
@@ -10,7 +11,7 @@ import weakref
 
 from mixprec import _core, _nest
 from mixprec._variable import Variable
-from mixprec.distribute import _context
+from mixprec.distribute import _context, _gpu_mirror
 from mixprec.distribute._context import ReduceOp, ReplicaContext, _as_reduce_op
 from mixprec.distribute.values import (DistributedValues, Mirrored, PerReplica, regroup,
                                        select_replica)
@@ -97,6 +98,8 @@ class StrategyExtended:
         self._devices = tuple(devices)
         self._comm = None
         self._comm_lock = threading.Lock()
+        self._engine = "threads"  # or "nccl" (MirroredStrategy over real GPUs)
+        self._mirrors = None      # _gpu_mirror.Mirrors: one variable copy per GPU
 
     # number of replicas in this process / in the job, and this process's offset
     @property
@@ -142,7 +145,12 @@ class StrategyExtended:
     def _local_comm(self):
         with self._comm_lock:
             if self._comm is None:
-                self._comm = _core.comm_threads(self._num_local, _timeout())
+                if self._engine == "nccl":
+                    self._comm = _core.comm_nccl(
+                        _gpu_mirror.nccl_library(),
+                        [_gpu_mirror.ordinal(d) for d in self._devices], None, _timeout())
+                else:
+                    self._comm = _core.comm_threads(self._num_local, _timeout())
             return self._comm
 
     def _replica_threads(self):
@@ -181,12 +189,23 @@ class StrategyExtended:
         results = [None] * n
         errors = [None] * n
 
+        mirrors = self._mirrors
+
         def body(i):
             ctx = ReplicaContext(strategy, i, run)
             prev_ctx = _context._set_replica_context(ctx)
             stack = _context._stack()
             stack.append(strategy)
             try:
+                if mirrors is not None:  # replica i on its GPU, with its variables' copies
+                    with mirrors.replica(i), _eager_functions():
+                        spec = mirrors.specs[i]
+                        a = _nest.map_structure(lambda x: _gpu_mirror.to_device(x, spec),
+                                                select_replica(i, args))
+                        k = _nest.map_structure(lambda x: _gpu_mirror.to_device(x, spec),
+                                                select_replica(i, kwargs))
+                        results[i] = fn(*a, **k)
+                    return
                 results[i] = fn(*select_replica(i, args), **select_replica(i, kwargs))
             except BaseException as e:  # noqa: BLE001 — re-raised by the caller
                 errors[i] = e
@@ -214,6 +233,9 @@ class StrategyExtended:
             stack = _context._stack()
             stack.append(strategy)
             try:
+                if self._mirrors is not None:
+                    with self._mirrors.cross_replica():
+                        return (fn or merge_fn)(strategy, *a, **k)
                 return (fn or merge_fn)(strategy, *a, **k)
             finally:
                 stack.pop()
@@ -297,7 +319,16 @@ class StrategyExtended:
     # -- cross-replica helpers (TensorFlow's strategy.extended API)
     def update(self, var, fn, args=(), kwargs=None, group=True):
         """``fn(var, *args)`` applied to the variable (its replicas share one copy on one
-        host; every process applies it to its own)."""
+        host; every process applies it to its own; over GPUs, each GPU's copy)."""
+        if self._mirrors is not None:
+            m = self._mirrors
+
+            def on(i):
+                def move(x):
+                    return _gpu_mirror.to_device(x, m.specs[i])
+                return fn(var, *_nest.map_structure(move, select_replica(i, args)),
+                          **_nest.map_structure(move, select_replica(i, kwargs or {})))
+            return m.for_each_replica(on)
         return fn(var, *select_replica(0, args), **select_replica(0, kwargs or {}))
 
     def value_container(self, value):
@@ -316,6 +347,20 @@ class StrategyExtended:
 
     def call_for_each_replica(self, fn, args=(), kwargs=None):
         return self._call_for_each_replica(fn, tuple(args), dict(kwargs or {}))
+
+
+@contextlib.contextmanager
+def _eager_functions():
+    """tf.functions called in a GPU replica run eagerly: a trace there would record that
+    replica's variable copies, and the trace is shared by every replica."""
+    from mixprec import _function
+
+    prev = getattr(_function._state, "eager_here", False)
+    _function._state.eager_here = True
+    try:
+        yield
+    finally:
+        _function._state.eager_here = prev
 
 
 class _ReplicaThreads:
@@ -406,6 +451,8 @@ class Strategy:
         if isinstance(value, DistributedValues):
             return value.values
         if isinstance(value, Variable) and getattr(value, "_distribute_strategy", None) is self:
+            if self._extended._mirrors is not None:
+                return self._extended._mirrors.local_results(value)
             return (value,) * self._extended._num_local
         if _nest.is_nested(value):
             flat = _nest.flatten(value)
@@ -447,6 +494,8 @@ class Strategy:
             raise ValueError("A non-DistributedValues value %s cannot be reduced with the given "
                              "reduce op %s." % (value, op))
         parts = [_to_tensor(p) for p in parts]
+        if e._mirrors is not None:  # components live on the replicas' GPUs: sum on the first
+            parts = [_gpu_mirror.to_device(p, e._mirrors.specs[0]) for p in parts]
         if axis is None:
             total = parts[0]
             for p in parts[1:]:
@@ -480,6 +529,8 @@ class Strategy:
         if parts is None:
             parts = [_to_tensor(value)] * self._extended._num_local
         parts = [_to_tensor(p) for p in parts]
+        if self._extended._mirrors is not None:
+            parts = [_gpu_mirror.to_device(p, self._extended._mirrors.specs[0]) for p in parts]
         local = parts[0] if len(parts) == 1 else _core.concat(parts, axis)
         return self._extended._cross_worker_gather(local, axis) \
             if self._extended._num_workers > 1 else local
@@ -579,19 +630,28 @@ class MirroredStrategy(Strategy):
         if cross_device_ops is not None and not isinstance(cross_device_ops, CrossDeviceOps):
             raise ValueError("cross_device_ops must be a tf.distribute.CrossDeviceOps, got %r"
                              % (cross_device_ops,))
-        kinds = {c.split(":")[1] for c in chosen}
-        if "GPU" in kinds and len(chosen) > 1:
-            raise NotImplementedError(
-                "MirroredStrategy over several GPUs needs the NCCL engine in the CUDA plugin "
-                "(csrc/collective_nccl.c is built but not yet wired to GPU replicas); use "
-                "logical CPUs or one process per GPU with MultiWorkerMirroredStrategy")
+        engine = _gpu_mirror.select_engine(chosen, _gpu_mirror.gpu_backend())
         self._cross_device_ops = cross_device_ops
-        super().__init__(StrategyExtended(self, tuple(
-            "/job:localhost/replica:0/task:0" + c for c in chosen)))
+        extended = StrategyExtended(self, tuple("/job:localhost/replica:0/task:0" + c for c in chosen))
+        if ":GPU:" in chosen[0] and len(chosen) > 1:
+            # one copy of every variable per GPU; gradients summed by NCCL (real GPUs) or the
+            # thread engine (emulated GPUs, host memory)
+            extended._engine = engine
+            extended._mirrors = _gpu_mirror.Mirrors(extended.worker_devices)
+            if engine == "nccl":
+                _core.nccl_load(_gpu_mirror.nccl_library())  # a missing NCCL fails here, clearly
+        super().__init__(extended)
         from mixprec import _logging
 
         _logging.get_logger().info("Using MirroredStrategy with devices %s",
                                    self._extended.worker_devices)
+
+
+    def _on_variable_created(self, var):
+        """Over several GPUs: the variable gets a copy on every replica's GPU."""
+        mirrors = self._extended._mirrors
+        if mirrors is not None and not _gpu_mirror.creating_copy():
+            mirrors.add(var)
 
 
 class OneDeviceStrategy(Strategy):

@@ -1,8 +1,10 @@
 """``MultiWorkerMirroredStrategy``: one worker per process (started with ``mpiexec -n N``),
 one replica per worker, gradients summed across workers by the MPI engine of the C core
-(csrc/collective_mpi.c, libmpi_abi.so loaded at run time). ``TF_CONFIG``, when set, must
-describe the same world as MPI. Without mpiexec it is a single worker, as TensorFlow's
-without a cluster. No numbers here."""
+(csrc/collective_mpi.c, libmpi_abi.so loaded at run time) — or, where the CUDA backend has
+GPUs, by NCCL on this worker's GPU (its unique id broadcast over MPI, as llm.c does; GPU
+tensors go to NCCL, host tensors to MPI). ``TF_CONFIG``, when set, must describe the same
+world as MPI. Without mpiexec it is a single worker, as TensorFlow's without a cluster.
+No numbers here."""
 
 import atexit
 import json
@@ -27,6 +29,25 @@ def _mpi_library():
             if os.path.exists(path):
                 return path
     return "libmpi_abi.so.1"
+
+
+_LOCAL_RANK_ENV = ("MPI_LOCALRANKID", "OMPI_COMM_WORLD_LOCAL_RANK", "PMI_LOCAL_RANK",
+                   "PMIX_LOCAL_RANK", "MV2_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID")
+
+
+def local_rank(rank, environ=None):
+    """This process's index among the workers on its host (mpiexec's variables), else the
+    global rank: worker i drives GPU local_rank % number of GPUs."""
+    env = os.environ if environ is None else environ
+    for k in _LOCAL_RANK_ENV:
+        if env.get(k, "").strip().isdigit():
+            return int(env[k])
+    return rank
+
+
+def worker_engine(gpu_backend_name, n_gpus):
+    """'nccl' when this worker has a GPU of the CUDA backend, else 'mpi'."""
+    return "nccl" if gpu_backend_name == "cuda" and n_gpus > 0 else "mpi"
 
 
 def launched_by_mpi():
@@ -87,11 +108,36 @@ def _check_tf_config(rank, size):
 
 class _MultiWorkerExtended(StrategyExtended):
     def __init__(self, container, comm):
-        super().__init__(container, ("/job:worker/replica:0/task:%d/device:CPU:0"
-                                     % (_core.comm_info(comm)[2] if comm else 0),))
-        self._mpi = comm
         info = _core.comm_info(comm) if comm else ("none", 1, 0, 0.0)
-        self._size, self._rank = info[1], max(info[2], 0)
+        size, rank = info[1], max(info[2], 0)
+        from mixprec.distribute import _gpu_mirror
+
+        n_gpus = _core.device_count(1) if _core.backend_name(1) else 0
+        engine = worker_engine(_core.backend_name(1), n_gpus)
+        gpu = local_rank(rank) % n_gpus if engine == "nccl" else -1
+        super().__init__(container, ("/job:worker/replica:0/task:%d/device:%s"
+                                     % (rank, "GPU:%d" % gpu if gpu >= 0 else "CPU:0"),))
+        self._mpi = comm
+        self._size, self._rank = size, rank
+        self._nccl = None
+        if engine == "nccl":
+            _core.set_device((1, gpu))  # this worker's tensors on its GPU
+            if comm is not None and size > 1:
+                self._nccl = _core.comm_nccl(_gpu_mirror.nccl_library(), [gpu], comm, _timeout())
+
+    def _route(self, tensors, call):
+        """GPU tensors through NCCL, the others through MPI, in one fixed order (every
+        worker makes the same calls)."""
+        tensors = list(tensors)
+        on_gpu = [i for i, t in enumerate(tensors) if self._nccl is not None and
+                  "GPU:" in t.device]
+        host = [i for i in range(len(tensors)) if i not in set(on_gpu)]
+        out = [None] * len(tensors)
+        for comm, idx in ((self._nccl, on_gpu), (self._mpi, host)):
+            if idx:
+                for i, r in zip(idx, call(comm, [tensors[i] for i in idx])):
+                    out[i] = r
+        return out
 
     @property
     def _num_workers(self):
@@ -108,7 +154,7 @@ class _MultiWorkerExtended(StrategyExtended):
     def _cross_worker_all_reduce(self, tensors, op):
         if self._mpi is None or self._size == 1:
             return tensors
-        return _core.comm_all_reduce(self._mpi, self._rank, list(tensors), 0)
+        return self._route(tensors, lambda c, ts: _core.comm_all_reduce(c, self._rank, ts, 0))
 
     def _cross_worker_sum_on_tape(self, tensors):
         if self._mpi is None or self._size == 1:
@@ -118,21 +164,21 @@ class _MultiWorkerExtended(StrategyExtended):
     def _broadcast_from_0(self, tensors):
         if self._mpi is None or self._size == 1:
             return tensors
-        return _core.comm_broadcast(self._mpi, self._rank, list(tensors), 0)
+        return self._route(tensors, lambda c, ts: _core.comm_broadcast(c, self._rank, ts, 0))
 
     def _cross_worker_gather(self, tensor, axis):
         if self._mpi is None or self._size == 1:
             return tensor
         rows = [0.0] * self._size
         rows[self._rank] = float(tensor.shape[axis])
-        counts = _core.comm_all_reduce(self._mpi, self._rank,
-                                       [_core.constant(rows, "float64")], 0)[0].numpy()
+        counts = self._cross_worker_all_reduce([_core.constant(rows, "float64")], None)[0].numpy()
         pieces = []
         for r in range(self._size):
             shape = list(tensor.shape)
             shape[axis] = int(counts[r])
             mine = tensor if r == self._rank else _core.fill(shape, 0, tensor.dtype)
-            pieces.append(_core.comm_broadcast(self._mpi, self._rank, [mine], r)[0])
+            pieces.append(self._route([mine], lambda c, ts: _core.comm_broadcast(
+                c, self._rank, ts, r))[0])
         return _core.concat(pieces, axis)
 
 

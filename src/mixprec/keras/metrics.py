@@ -33,6 +33,10 @@ def _across_workers(result_fn):
     def result(self):
         s = self.__dict__.get("_strategy")
         ctx = sys.modules.get("mixprec.distribute._context")
+        mirrors = getattr(getattr(s, "extended", None), "_mirrors", None) if s is not None else None
+        if mirrors is not None and ctx is not None and ctx._current_replica_context() is None \
+                and self._variables:
+            return _across_gpus(self, mirrors, result_fn)
         if s is None or s.extended._num_workers <= 1 or ctx is None or \
                 ctx._current_replica_context() is not None or not self._variables:
             return result_fn(self)
@@ -47,6 +51,27 @@ def _across_workers(result_fn):
             for v, old in zip(self._variables, saved):
                 v.assign(old)
     return result
+
+
+def _across_gpus(metric, mirrors, result_fn):
+    """``result`` of a metric whose state has one copy per GPU (each replica accumulates
+    into its own): computed from the copies' sum (TensorFlow's sync-on-read SUM)."""
+    from mixprec.distribute import _gpu_mirror
+
+    with mirrors.cross_replica():  # the primaries, on the first GPU, whatever thread asks
+        saved = [v._peek() for v in metric._variables]
+        try:
+            for v, old in zip(metric._variables, saved):
+                parts = [c._peek() if c is not v else old for c in mirrors.local_results(v)]
+                total = None
+                for p in parts:
+                    p = _gpu_mirror.to_device(p, _gpu_mirror._device_of(old))
+                    total = p if total is None else total + p
+                v._assign(total)  # the primary only (not Variable.assign: copies keep theirs)
+            return result_fn(metric)
+        finally:
+            for v, old in zip(metric._variables, saved):
+                v._assign(old)
 
 
 class Metric:

@@ -140,5 +140,10 @@ def predict_step(model, batch):
     if len(parts) == 1:
         return parts[0]
     flat = [_nest.flatten(p) for p in parts]
+    mirrors = strategy.extended._mirrors
+    if mirrors is not None:  # one part per GPU: joined on the first
+        from mixprec.distribute import _gpu_mirror
+
+        flat = [[_gpu_mirror.to_device(t, mirrors.specs[0]) for t in f] for f in flat]
     joined = [_core.concat(list(col), 0) for col in zip(*flat)]
     return _nest.pack_sequence_as(parts[0], joined) if _nest.is_nested(parts[0]) else joined[0]

@@ -422,8 +422,8 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
                     m.name = "%s_%s" % (names[i], m.name)
                 objs.append(m)
                 outputs.append(i)
-        self._metric_objs = objs
         self._metric_outputs = outputs
+        self._metric_objs = objs  # last: other replica threads test it without the lock
 
     @staticmethod
     def _make_metric(spec, yt, yp, loss):
@@ -476,7 +476,11 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
 
     def compute_metrics(self, x, y, y_pred, sample_weight):
         if self._metric_objs is None:
-            self._resolve_metrics(y, y_pred)
+            from mixprec.keras.engine.base_layer import _BUILD_LOCK
+
+            with _BUILD_LOCK:  # replica threads: one resolves, the others use its metrics
+                if self._metric_objs is None:
+                    self._resolve_metrics(y, y_pred)
         yps = _nest.flatten(y_pred)
         ys = self._targets(y) if y is not None else [None] * len(yps)
         for m, i in zip(self._metric_objs, self._metric_outputs):

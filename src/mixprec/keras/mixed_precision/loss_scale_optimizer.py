@@ -64,6 +64,9 @@ class _LossScaleOptimizerBase:
 
     def _scale_tensor(self):
         """The current scale, a float32 scalar tensor where the state lives (no wait)."""
+        from mixprec.distribute import _sync
+
+        _sync.mirror_state(self._mirrored_state)  # over GPUs: the replica's copy of the scale
         return self._loss_scale_obj._scale_tensor()
 
     def get_scaled_loss(self, loss):
@@ -136,7 +139,16 @@ class _LossScaleOptimizerBase:
         from mixprec.distribute import _sync
 
         return _sync.apply_in_replica(
-            grads_and_vars, lambda pairs: self._apply_scaled_local(pairs, unscale))
+            grads_and_vars, lambda pairs: self._apply_scaled_local(pairs, unscale),
+            state=self._mirrored_state)
+
+    def _mirrored_state(self):
+        """The step's state variables (a strategy over GPUs keeps a copy of each per GPU)."""
+        out = [self._optimizer._iterations]
+        state = getattr(self._loss_scale_obj, "_state", None)
+        if state is not None and hasattr(state, "variables"):
+            out.extend(state.variables())
+        return out
 
     def _apply_scaled_local(self, grads_and_vars, unscale):
         inner = self._optimizer

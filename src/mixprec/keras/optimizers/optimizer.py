@@ -344,7 +344,8 @@ class Optimizer:
         from mixprec.distribute import _sync
 
         return _sync.apply_in_replica(grads_and_vars, self._apply_gradients_local,
-                                      experimental_aggregate_gradients)
+                                      experimental_aggregate_gradients,
+                                      state=lambda: [self._iterations])
 
     def _apply_gradients_local(self, grads_and_vars):
         grads, variables = self._prepare(grads_and_vars)
