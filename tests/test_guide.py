@@ -283,7 +283,11 @@ def test_the_guide_runs_and_prints_what_it_should(generation, mnist_is_the_embed
         # fit used the policy's loss scale object: it counted fit's steps
         scale, good = int(m.group(1)), int(m.group(2))
         halvings = int(np.log2(32768 / scale))
-        assert good == 19 * EPOCHS - halvings
+        # the count restarts at each halving: every step after the last one is good
+        assert 0 < good <= 19 * EPOCHS - halvings
+        if not gpu:
+            # the 64-unit CPU model (seeded) overflows only in its first steps
+            assert good == 19 * EPOCHS - halvings
         assert ns["model"].optimizer.loss_scale is ns["policy"].loss_scale
         assert next(it) == "FixedLossScale(1024.0)"
 
