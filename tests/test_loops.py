@@ -675,3 +675,38 @@ def test_the_mixed_precision_rewrite_reaches_loop_bodies():
         assert "MatMul" in graph_pass.last_summary["converted_nodes"]
     finally:
         tf.train.experimental.disable_mixed_precision_graph_rewrite()
+
+
+def test_a_late_body_never_reads_an_outer_tensor_as_a_stale_constant():
+    """A body traced at a replay (an element shape first met then) that reads a tensor of
+    the function the first body never read cannot know its replayed value: a clear error,
+    never the tracing call's value. Reads the first body made are replayed correctly."""
+    extra = [0]
+    ds = tf.data.Dataset.range(20).filter(lambda x: x < 5 + extra[0]).batch(4)
+
+    @tf.function
+    def same_reads(ds, k):
+        w = k * 2                              # computed from an input: replayed per call
+        tot = tf.constant(0, tf.int64)
+        for x in ds:
+            tot += tf.reduce_sum(x) * w
+        return tot
+
+    assert int(same_reads(ds, tf.constant(1, tf.int64))) == 20
+    extra[0] = 1
+    assert int(same_reads(ds, tf.constant(3, tf.int64))) == 90   # a late body: w replayed
+
+    @tf.function
+    def reads_by_shape(ds, k):
+        w, v = k * 2, k * 5
+        tot = tf.constant(0, tf.int64)
+        for x in ds:
+            # the size is baked into the graph (bodies per shape), and picks what is read
+            tot += tf.reduce_sum(x) * (w if x.shape[0] != 2 else v) + x.shape[0]
+        return tot
+
+    extra[0] = 0
+    assert int(reads_by_shape(ds, tf.constant(1, tf.int64))) == 20 + 5
+    extra[0] = 1                               # a last batch of 2: its body reads v
+    with pytest.raises(ValueError, match="did not read"):
+        reads_by_shape(ds, tf.constant(3, tf.int64))

@@ -245,7 +245,8 @@ static const char *kind_name(mp_gnode_kind k) {
     return (int)k >= 0 && k < MP_GNODE_KIND_COUNT ? names[k] : "?";
 }
 
-/* nodes() -> list of dicts {kind, op, inputs [(node, output)], dtype, shape, flags} */
+/* nodes() -> list of dicts {kind, op, inputs [(node, output)], dtype, shape, flags, n_out,
+ * value_id (a Const's tensor id, else -1)} */
 static PyObject *g_nodes(PyObject *o, PyObject *unused) {
     (void)unused;
     mp_graph *g = G(o);
@@ -266,10 +267,11 @@ static PyObject *g_nodes(PyObject *o, PyObject *unused) {
         }
         for (int d = 0; d < n->ndim; d++)
             PyTuple_SET_ITEM(shape, d, PyLong_FromLongLong(n->shape[d]));
-        PyObject *d = Py_BuildValue("{s:s,s:s,s:N,s:O,s:N,s:i,s:i}", "kind", kind_name(n->kind), "op",
+        long long value_id = n->kind == MP_GNODE_CONST && n->value ? (long long)n->value->id : -1;
+        PyObject *d = Py_BuildValue("{s:s,s:s,s:N,s:O,s:N,s:i,s:i,s:L}", "kind", kind_name(n->kind), "op",
                                     n->kind == MP_GNODE_OP ? mp_op_get_info(n->op)->name : "", "inputs", ins,
                                     "dtype", n->n_out ? mp_py_dtype_obj(n->dtype) : Py_None, "shape", shape,
-                                    "flags", n->flags & 0xff, "n_out", n->n_out);
+                                    "flags", n->flags & 0xff, "n_out", n->n_out, "value_id", value_id);
         if (!d)
             goto fail;
         PyList_SET_ITEM(res, i, d);

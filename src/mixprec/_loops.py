@@ -237,8 +237,11 @@ class _Body:
         self.flat, self.slots, self.names, self.what = flat, slots, names, what
         self.structure = None
         self.options = {}
+        # ids of the enclosing function's tensors the traced bodies hold as constants: a
+        # body traced late (retrace) may hold those, and no other tensor made before it
+        self.outer_consts = set()
 
-    def graph(self, elem, carried, real, summarize=True):
+    def graph(self, elem, carried, real, summarize=True, late=False):
         """(graph, next loop variables) after running the body once on sub-graph inputs
         (real: its effects happen, else they are recorded only); (None, Python values) when
         the function's graph broke, (None, None) when the element cannot be traced."""
@@ -264,6 +267,8 @@ class _Body:
             # the body's inputs: the elements, then the loop variables (then its captures)
             for x in leaves + list(carried):
                 g.add_input(x)
+            # fresh inputs: a tensor with a smaller id was made before this body's trace
+            mark = min((x._id for x in leaves + list(carried)), default=None)
             out = self.body(*vals_c) if self.kind == _core.GLOOP_SRC_NONE else \
                 self.body(elem, *vals_c)
         except _CannotTrace as e:
@@ -302,6 +307,20 @@ class _Body:
         for r in results:
             g.add_output(r)
         g.end()
+        if mark is not None:
+            outer = {n["value_id"] for n in g.nodes()
+                     if n["kind"] == "Const" and 0 <= n["value_id"] < mark}
+            if late and not outer <= self.outer_consts:
+                # a tensor of the tracing call the first body never read: its replayed
+                # value is not known here, and its traced one would be stale
+                g.abort()
+                raise ValueError(
+                    "%s: the body, traced again for an element of a new shape at a call, "
+                    "reads a tensor of the enclosing function that its first trace did not "
+                    "read; read the same tensors for every element shape, or keep one "
+                    "element shape (e.g. batch(..., drop_remainder=True))" % self.what)
+            if not late:
+                self.outer_consts |= outer
         _loop_passes(g, summarize)
         return g, results
 
@@ -333,7 +352,8 @@ class _Body:
         try:
             for t in known:
                 parent.add_input(t)
-            g, _ = self.graph(elem, [_fresh(c) for c in carried], False, summarize=False)
+            g, _ = self.graph(elem, [_fresh(c) for c in carried], False, summarize=False,
+                              late=True)
         finally:
             st.graph = outer
             parent.abort()
