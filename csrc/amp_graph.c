@@ -150,7 +150,7 @@ mp_status mp_amp_graph_rewrite(mp_graph *g, int bf16, mp_amp_summary *sum, int *
             need = src_low && g->outputs[o].node == p; /* graph outputs keep float32 */
         if (!need)
             continue;
-        int c;
+        int c = -1;
         st = insert_cast(g, &col, &cap, p, src_low ? MP_F32 : low, src_low ? COL_CAST_F32 : COL_CAST_LOW, &c);
         if (st != MP_OK)
             break;

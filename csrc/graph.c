@@ -284,7 +284,7 @@ void mp_graph_abort(mp_graph *g) {
 }
 
 mp_status mp_graph_add_input(mp_graph *g, mp_tensor *x) {
-    int32_t idx;
+    int32_t idx = -1;
     int32_t *ni = realloc(g->inputs, (size_t)(g->n_inputs + 1) * sizeof *ni);
     if (!ni)
         return mp_error_set(MP_ERR_MEMORY, "out of host memory adding a graph input");
@@ -317,7 +317,7 @@ mp_status mp_graph_record_op(mp_op op, int n_in, mp_tensor *const *in, const mp_
     mp_graph *g = rec;
     if (!g)
         return MP_OK;
-    int32_t idx;
+    int32_t idx = -1;
     mp_gedge stack[16], *tmp = n_in <= 16 ? stack : malloc((size_t)n_in * sizeof *tmp);
     if (!tmp)
         return mp_error_set(MP_ERR_MEMORY, "out of host memory recording %s", mp_op_get_info(op)->name);
@@ -347,7 +347,7 @@ mp_status mp_graph_record_read(mp_variable *v, int read_dtype, mp_tensor *out) {
     mp_graph *g = rec;
     if (!g)
         return MP_OK;
-    int32_t idx;
+    int32_t idx = -1;
     MP_TRY(push_node(g, MP_GNODE_VAR_READ, 0, &idx));
     mp_gnode *n = &g->nodes[idx];
     mp_variable_incref(v);
@@ -363,7 +363,7 @@ mp_status mp_graph_record_assign(mp_variable *v, mp_tensor *x) {
     if (!g)
         return MP_OK;
     mp_gedge e;
-    int32_t idx;
+    int32_t idx = -1;
     MP_TRY(edge_of(g, x, &e));
     MP_TRY(push_node(g, MP_GNODE_VAR_ASSIGN, 1, &idx));
     mp_gnode *n = &g->nodes[idx];
@@ -419,8 +419,8 @@ int mp_graph_record_optim(const mp_goptim *o, mp_tensor *const *grads, mp_tensor
             free(tmp);
             return -2;
         }
-    int32_t idx;
-    mp_goptim *c;
+    int32_t idx = -1;
+    mp_goptim *c = NULL;
     if (goptim_copy(o, &c) != MP_OK || push_node(g, MP_GNODE_OPTIM, 0, &idx) != MP_OK) {
         free(tmp);
         return -2;
@@ -451,7 +451,7 @@ mp_status mp_graph_record_host(mp_ghost host, int n_in, mp_tensor *const *in) {
     mp_status st = MP_OK;
     for (int k = 0; k < n_in && st == MP_OK; k++)
         st = edge_of(g, in[k], &tmp[k]);
-    int32_t idx;
+    int32_t idx = -1;
     if (st == MP_OK)
         st = push_node(g, MP_GNODE_HOST, 0, &idx);
     if (st != MP_OK) {
@@ -789,7 +789,7 @@ mp_status mp_graph_insert_cast(mp_graph *g, int at, mp_gedge src, mp_dtype dt, m
     kept_clear(g); /* node indices move */
     if (at < 0 || at > g->n_nodes || src.node < 0 || src.node >= at)
         return mp_error_set(MP_ERR_VALUE, "graph: cannot insert a cast of node %d before node %d", src.node, at);
-    int32_t idx;
+    int32_t idx = -1;
     MP_TRY(push_node(g, MP_GNODE_OP, 1, &idx)); /* grows the array; moved into place below */
     mp_gnode cast = g->nodes[idx];
     memmove(&g->nodes[at + 1], &g->nodes[at], (size_t)(g->n_nodes - 1 - at) * sizeof *g->nodes);
