@@ -3,11 +3,9 @@ writes, to identical values. Runs where ``tensorflow`` is importable, by this in
 or by the one named in MIXPREC_TF_PYTHON (e.g. a venv with tensorflow-cpu and tf-keras);
 skipped otherwise."""
 
-import importlib.util
 import json
 import os
 import subprocess
-import sys
 import textwrap
 
 import numpy as np
@@ -16,15 +14,9 @@ import pytest
 import mixprec as tf
 from mixprec import keras
 from mixprec.testing.tolerances import assert_close
+from tf_peer import tf_python
 
 
-def _tf_python():
-    if importlib.util.find_spec("tensorflow") is not None:
-        return sys.executable
-    exe = os.environ.get("MIXPREC_TF_PYTHON")
-    if exe and os.path.exists(exe):
-        return exe
-    pytest.skip("TensorFlow is not importable (set MIXPREC_TF_PYTHON to a Python that has it)")
 
 
 SCRIPT = textwrap.dedent("""
@@ -67,7 +59,7 @@ SCRIPT = textwrap.dedent("""
 
 
 def _run_tf(job):
-    exe = _tf_python()
+    exe = tf_python()
     p = subprocess.run([exe, "-c", SCRIPT, json.dumps(job)], capture_output=True, text=True,
                        timeout=300)
     assert p.returncode == 0, p.stderr[-3000:]
@@ -115,7 +107,7 @@ def _compare(model, opt, got, mixed, sgd=False):
 
 @pytest.mark.parametrize("mixed", [False, True], ids=["adam", "lso_sgd_mixed"])
 def test_tensorflow_restores_mixprec_checkpoint(tmp_path, mixed):
-    _tf_python()
+    tf_python()
     if mixed:
         keras.mixed_precision.set_global_policy("mixed_float16")
     try:
@@ -131,7 +123,7 @@ def test_tensorflow_restores_mixprec_checkpoint(tmp_path, mixed):
 
 
 def test_tensorflow_loads_mixprec_save_weights(tmp_path):
-    _tf_python()
+    tf_python()
     model, opt = _train(False)
     model.compile(optimizer=opt, loss="mse")
     model.save_weights(str(tmp_path / "w"))
@@ -143,7 +135,7 @@ def test_tensorflow_loads_mixprec_save_weights(tmp_path):
 def test_momentum_free_sgd_both_ways(tmp_path):
     """tf-keras' SGD has zero ``m`` slots even with momentum 0: mixprec writes them (zeros)
     so TensorFlow's assert_consumed passes, and takes TensorFlow's without complaint."""
-    _tf_python()
+    tf_python()
     model, opt = _train(False, sgd=True)
     path = tf.train.Checkpoint(model=model, optimizer=opt).save(str(tmp_path / "s"))
     got = _run_tf({"kind": "checkpoint", "path": path, "mixed": False, "sgd": True})
@@ -181,7 +173,7 @@ def test_update_rules_are_tensorflows_bit_for_bit(cls, kw):
     the same bits in the variable and in every slot (tf-keras' slot order); RMSprop (epsilon
     inside the root, as tf-keras 2.21) within the optimizer tolerance, since TensorFlow
     multiplies by Eigen's rsqrt where mixprec divides by a correctly rounded root."""
-    exe = _tf_python()
+    exe = tf_python()
     rng = np.random.RandomState(5)
     w0 = rng.standard_normal(64).astype(np.float32)
     grads = [(rng.standard_normal(64) * 10.0 ** rng.randint(-3, 2, 64)).astype(np.float32)
@@ -234,7 +226,7 @@ CNN_SCRIPT = textwrap.dedent("""
 
 def test_tensorflow_restores_mixprec_cnn_checkpoint(tmp_path):
     """Seed 004's kind of model (Conv2D, pooling, BatchNormalization, Dense) + Adam."""
-    exe = _tf_python()
+    exe = tf_python()
     fixtures = os.path.join(os.path.dirname(__file__), "fixtures", "make_fixtures.py")
     import importlib.util
 

@@ -3,7 +3,6 @@ mixed_float16 Sequential with BatchNormalization, a functional model with a shar
 a nested model and operators on KerasTensors), the legacy whole-model .h5, save_weights' .h5 and .weights.h5. Runs
 where TensorFlow is importable, by this interpreter or the one in MIXPREC_TF_PYTHON."""
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -15,6 +14,7 @@ import pytest
 
 from mixprec import keras
 from mixprec.testing.tolerances import assert_close
+from tf_peer import tf_python
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # --import-mode=importlib
 from interop_models import (  # noqa: E402
@@ -24,13 +24,6 @@ pytest.importorskip("h5py")
 L = keras.layers
 
 
-def _tf_python():
-    if importlib.util.find_spec("tensorflow") is not None:
-        return sys.executable
-    exe = os.environ.get("MIXPREC_TF_PYTHON")
-    if exe and os.path.exists(exe):
-        return exe
-    pytest.skip("TensorFlow is not importable (set MIXPREC_TF_PYTHON to a Python that has it)")
 
 
 TF_SCRIPT = textwrap.dedent("""
@@ -85,7 +78,7 @@ TF_SCRIPT = textwrap.dedent("""
 
 def _run_tf(job):
     job["helpers"] = os.path.dirname(os.path.abspath(__file__))
-    p = subprocess.run([_tf_python(), "-c", TF_SCRIPT, json.dumps(job)], capture_output=True,
+    p = subprocess.run([tf_python(), "-c", TF_SCRIPT, json.dumps(job)], capture_output=True,
                        text=True, timeout=600)
     assert p.returncode == 0, p.stderr[-3000:]
     line = [ln for ln in p.stdout.splitlines() if ln.startswith("RESULT")][-1]
