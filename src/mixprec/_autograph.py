@@ -415,21 +415,8 @@ class _Rewriter:
                             [ast.Name(tname, ast.Load()), ast.Name(bname, ast.Load()), init,
                              consts], [])
         new.append(ast.Assign([ast.Name(res, ast.Store())], call))
-        for j, x in enumerate(names):
-            item = ast.Subscript(ast.Name(res, ast.Load()), ast.Constant(j), ast.Load())
-            new.append(ast.Assign([ast.Name(x, ast.Store())], item))
-            new.append(ast.If(ast.Call(ast.Attribute(ast.Name(_AG, ast.Load()), "is_undefined",
-                                                     ast.Load()), [ast.Name(x, ast.Load())], []),
-                              [ast.Delete([ast.Name(x, ast.Del())])], []))
-        for n in new:
-            n._ag_gen = True
-            ast.copy_location(n, s)
-            for c in ast.walk(n):
-                if getattr(c, "lineno", None) is None:
-                    # generated code reports the loop's line (a graph break's warning names it)
-                    c.lineno = c.end_lineno = s.lineno
-                    c.col_offset, c.end_col_offset = s.col_offset, s.col_offset + 2
-        return new
+        new += _unpack_results(res, names)
+        return _located(new, s)
 
     def if_(self, s, live, in_loop):
         body = self.block(s.body, live, in_loop)
@@ -479,25 +466,37 @@ class _Rewriter:
         res = "if_res_%d__" % k
         new = [branch_fn(tname, body), branch_fn(fname, orelse),
                ast.Assign([ast.Name(res, ast.Store())], call)]
-        for j, x in enumerate(names):
-            item = ast.Subscript(ast.Name(res, ast.Load()), ast.Constant(j), ast.Load())
-            new.append(ast.Assign([ast.Name(x, ast.Store())], item))
-            # an unbound name stays unbound (Python's UnboundLocalError if it is read)
-            new.append(ast.If(ast.Call(ast.Attribute(ast.Name(_AG, ast.Load()), "is_undefined",
-                                                     ast.Load()), [ast.Name(x, ast.Load())], []),
-                              [ast.Delete([ast.Name(x, ast.Del())])], []))
+        new += _unpack_results(res, names)
         if returns:
             new.append(ast.Return(ast.Subscript(ast.Name(res, ast.Load()),
                                                 ast.Constant(len(names)), ast.Load())))
-        for n in new:
-            n._ag_gen = True
-            ast.copy_location(n, s)
-            for c in ast.walk(n):
-                if getattr(c, "lineno", None) is None:
-                    # generated code reports the `if` line (a graph break's warning names it)
-                    c.lineno = c.end_lineno = s.lineno
-                    c.col_offset, c.end_col_offset = s.col_offset, s.col_offset + 2
-        return new
+        return _located(new, s)
+
+
+def _unpack_results(res, names):
+    """``x = res[j]`` for each name; a name the converted statement left unbound is deleted
+    again (Python's UnboundLocalError if it is read)."""
+    out = []
+    for j, x in enumerate(names):
+        item = ast.Subscript(ast.Name(res, ast.Load()), ast.Constant(j), ast.Load())
+        out.append(ast.Assign([ast.Name(x, ast.Store())], item))
+        out.append(ast.If(ast.Call(ast.Attribute(ast.Name(_AG, ast.Load()), "is_undefined",
+                                                 ast.Load()), [ast.Name(x, ast.Load())], []),
+                          [ast.Delete([ast.Name(x, ast.Del())])], []))
+    return out
+
+
+def _located(new, s):
+    """Marks generated statements and gives them the converted statement's line, so a
+    graph break's warning names that line."""
+    for n in new:
+        n._ag_gen = True
+        ast.copy_location(n, s)
+        for c in ast.walk(n):
+            if getattr(c, "lineno", None) is None:
+                c.lineno = c.end_lineno = s.lineno
+                c.col_offset, c.end_col_offset = s.col_offset, s.col_offset + 2
+    return new
 
 
 # builtins that act on their caller's frame: called directly, never through ag__.call
