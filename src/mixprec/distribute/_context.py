@@ -28,8 +28,7 @@ def _as_reduce_op(op):
         return op
     if isinstance(op, str) and op.upper() in ("SUM", "MEAN"):
         return ReduceOp[op.upper()]
-    raise ValueError("reduce_op must be tf.distribute.ReduceOp.SUM or MEAN (or 'SUM'/'MEAN'), "
-                     "got %r" % (op,))
+    raise ValueError("%r is not a valid ReduceOp" % (op,))  # TensorFlow's words
 
 
 def _stack():
@@ -82,6 +81,8 @@ class ReplicaContext:
         """This replica's index among all replicas (all workers), as an int32 scalar."""
         from mixprec import _core
 
+        if getattr(self._strategy, "_is_default", False):
+            return 0  # the default replica context: a Python int (TensorFlow)
         return _core.constant(self._strategy.extended._global_replica_id(self._replica_id),
                               "int32")
 

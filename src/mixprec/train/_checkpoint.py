@@ -281,8 +281,11 @@ def _check_fits(obj, value, key, prefix):
                          % (tuple(vshape), tuple(shape), _full_name(obj), key, prefix))
     vdtype = np.asarray(value).dtype
     if vdtype != dtype:
-        raise ValueError("The checkpoint holds %s for %r but the variable %s is %s "
-                         "(checkpoint %s)" % (vdtype, key, _full_name(obj), dtype, prefix))
+        # TensorFlow's RestoreV2 error: InvalidArgumentError
+        raise errors.InvalidArgumentError(
+            None, None, "tensor_name = %s; expected dtype %s does not equal original dtype %s "
+            "(variable %s, checkpoint %s)" % (key, np.dtype(dtype).name, vdtype.name,
+                                              _full_name(obj), prefix))
 
 
 def restore_object(root, prefix, reader=None):
@@ -423,11 +426,11 @@ class Checkpoint:
         for name, obj in kwargs.items():
             if obj is None or not (_trackable._is_trackable(obj)
                                    or isinstance(obj, Checkpoint)):
-                raise ValueError("`Checkpoint` was expecting value to be a trackable object "
+                raise ValueError("`Checkpoint` was expecting %s to be a trackable object "
                                  "(an object derived from `Trackable`), got %r. If you "
                                  "believe this object should be trackable (i.e. it is part of "
                                  "the TensorFlow Python API and manages state), please open "
-                                 "an issue." % (obj,))
+                                 "an issue." % (name, obj))
         if root is not None and not _trackable._is_trackable(root):
             raise ValueError("`Checkpoint` was expecting root to be a trackable object, got %r"
                              % (root,))

@@ -1,0 +1,139 @@
+"""tf.distribute against TensorFlow 2.21 on two logical CPUs: each expected value below is
+what TensorFlow 2.21 (tf-keras 2.21, MirroredStrategy over two logical CPUs) returned for
+the same lines (recorded with /tmp/tfenv; this module never imports TensorFlow)."""
+
+import numpy as np
+import pytest
+
+import mixprec as tf
+
+
+def _rid():
+    return tf.distribute.get_replica_context().replica_id_in_sync_group
+
+
+def test_strategy_run_inside_merge_call_does_not_deadlock(two_cpus):
+    s = tf.distribute.MirroredStrategy(two_cpus)
+
+    def step():
+        return tf.distribute.get_replica_context().merge_call(
+            lambda strat: strat.run(lambda: 1))
+    assert s.run(step) == 1  # TensorFlow: 1
+
+    def nested_sum(strat):  # a nested run with its own collectives
+        out = strat.run(lambda: tf.distribute.get_replica_context().all_reduce(
+            "SUM", tf.cast(_rid(), tf.float32) + 1.0))
+        return strat.reduce("MEAN", out, axis=None)
+    got = s.run(lambda: tf.distribute.get_replica_context().merge_call(nested_sum))
+    assert float(got) == 3.0
+    # the outer strategy still runs afterwards, on its own threads
+    assert [float(x) for x in s.experimental_local_results(
+        s.run(lambda: tf.cast(_rid(), tf.float32)))] == [0.0, 1.0]
+
+
+def test_experimental_local_results_of_nests_and_plain_values(two_cpus):
+    s = tf.distribute.MirroredStrategy(two_cpus)
+    assert s.experimental_local_results([1, 2]) == ([1, 2], [1, 2])  # TensorFlow
+    c = tf.constant(1.0)
+    assert s.experimental_local_results(c) == (c,)
+    pr = s.run(lambda: tf.cast(_rid(), tf.float32))
+    out = s.experimental_local_results((pr, {"a": pr}, 7))
+    assert len(out) == 2
+    assert [float(o[0]) for o in out] == [0.0, 1.0]
+    assert [float(o[1]["a"]) for o in out] == [0.0, 1.0]
+    assert [o[2] for o in out] == [7, 7]
+
+
+def test_per_replica_str_uses_the_components_str(two_cpus):
+    s = tf.distribute.MirroredStrategy(two_cpus)
+    pr = s.run(lambda: tf.constant([1.0, 2.0]) + tf.cast(_rid(), tf.float32))
+    assert str(pr) == "PerReplica:{\n  0: %s,\n  1: %s\n}" % tuple(str(v) for v in pr.values)
+    assert repr(pr) == "PerReplica:{\n  0: %r,\n  1: %r\n}" % tuple(pr.values)
+
+
+def test_reduce_and_gather_of_non_distributed_values(two_cpus):
+    s = tf.distribute.MirroredStrategy(two_cpus)
+    assert s.reduce("MEAN", 2.0, axis=None) == 2.0  # TensorFlow: the Python float itself
+    t = tf.constant(3.0)
+    assert s.reduce("MEAN", t, axis=None) is t
+    with s.scope():
+        v = tf.Variable(1.0)
+    assert s.reduce("MEAN", v, axis=None) is v  # TensorFlow returns the variable
+    with pytest.raises(ValueError, match="cannot be reduced with the given reduce op"):
+        s.reduce("SUM", tf.constant(1.0), axis=None)
+    with pytest.raises(ValueError, match="'MAX' is not a valid ReduceOp"):
+        s.reduce("MAX", t, axis=None)
+    g = s.gather(tf.constant([1.0]), axis=0)  # TensorFlow: shape (1,), not one per replica
+    assert g.shape == (1,) and g.numpy().tolist() == [1.0]
+    with pytest.raises(ValueError):  # a scalar per replica cannot be concatenated
+        s.gather(s.run(lambda: tf.constant(1.0)), axis=0)
+
+
+def test_replica_context_errors_use_tensorflows_words(two_cpus):
+    s = tf.distribute.MirroredStrategy(two_cpus)
+    msg = "Method requires being in cross-replica context"
+    with pytest.raises(RuntimeError, match=msg):
+        s.run(lambda: s.reduce("SUM", tf.constant(1.0), axis=None))
+    with pytest.raises(RuntimeError, match=msg):
+        s.run(lambda: s.run(lambda: 1))
+
+
+def test_all_reduce_mean_of_integers_is_float64_and_all_gather_per_replica(two_cpus):
+    s = tf.distribute.MirroredStrategy(two_cpus)
+    out = s.run(lambda: tf.distribute.get_replica_context().all_reduce(
+        "MEAN", tf.constant([1, 2])))
+    parts = s.experimental_local_results(out)
+    assert [p.dtype.name for p in parts] == ["float64", "float64"]  # TensorFlow: float64
+    assert [p.numpy().tolist() for p in parts] == [[1.0, 2.0], [1.0, 2.0]]
+    s_out = s.run(lambda: tf.distribute.get_replica_context().all_reduce(
+        "SUM", _rid()))
+    assert [p.dtype.name for p in s.experimental_local_results(s_out)] == ["int32", "int32"]
+    g = s.run(lambda: tf.distribute.get_replica_context().all_gather(
+        tf.reshape(tf.cast(_rid(), tf.float32), [1]), axis=0))
+    assert isinstance(g, tf.distribute.PerReplica)  # TensorFlow: a PerReplica
+    assert [p.numpy().tolist() for p in g.values] == [[0.0, 1.0], [0.0, 1.0]]
+
+
+def test_values_from_function_is_per_replica_even_when_equal(two_cpus):
+    s = tf.distribute.MirroredStrategy(two_cpus)
+    rid, num = s.experimental_distribute_values_from_function(
+        lambda ctx: (ctx.replica_id_in_sync_group, ctx.num_replicas_in_sync))
+    assert isinstance(num, tf.distribute.PerReplica) and num.values == (2, 2)
+    assert rid.values == (0, 1)
+
+
+def test_default_replica_context_id_is_a_python_int():
+    ctx = tf.distribute.get_replica_context()
+    assert ctx.replica_id_in_sync_group == 0
+    assert isinstance(ctx.replica_id_in_sync_group, int)
+    assert ctx.num_replicas_in_sync == 1
+
+
+def test_distributed_dataset_cardinality_is_a_property(two_cpus):
+    s = tf.distribute.MirroredStrategy(two_cpus)
+    dd = s.experimental_distribute_dataset(tf.data.Dataset.range(6).batch(4))
+    assert dd.cardinality == 2 and isinstance(dd.cardinality, np.int64)
+
+
+def test_model_distribute_strategy(two_cpus):
+    s = tf.distribute.MirroredStrategy(two_cpus)
+    with s.scope():
+        m = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    assert m.distribute_strategy is s
+    m.compile(optimizer="sgd", loss="mse")  # compiled outside: still the creation strategy
+    assert m.distribute_strategy is s
+    plain = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    assert plain.distribute_strategy is tf.distribute.get_strategy()
+
+
+def test_compute_average_loss_messages():
+    x = tf.constant([1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match=r"Received per_example_loss=1.0 with rank 0"):
+        tf.nn.compute_average_loss(tf.constant(1.0))
+    with pytest.raises(ValueError, match=r"global_batch_size must be scalar"):
+        tf.nn.compute_average_loss(x, global_batch_size=[10])
+    with pytest.raises(TypeError, match=r"global_batch_size must be an integer"):
+        tf.nn.compute_average_loss(x, global_batch_size=10.0)
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r"global_batch_size must be non-negative"):
+        tf.nn.compute_average_loss(x, global_batch_size=-1)
