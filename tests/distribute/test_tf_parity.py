@@ -137,3 +137,37 @@ def test_compute_average_loss_messages():
     with pytest.raises(tf.errors.InvalidArgumentError,
                        match=r"global_batch_size must be non-negative"):
         tf.nn.compute_average_loss(x, global_batch_size=-1)
+
+
+def test_assign_in_a_replica_follows_the_variables_aggregation(two_cpus):
+    s = tf.distribute.MirroredStrategy(two_cpus)
+    with s.scope():
+        vm = tf.Variable(1.0, aggregation=tf.VariableAggregation.MEAN)
+        vs = tf.Variable(1.0, aggregation=tf.VariableAggregation.SUM)
+        vf = tf.Variable(1.0, aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA)
+    s.run(lambda: vm.assign(tf.cast(_rid(), tf.float32)))
+    assert float(vm.numpy()) == 0.5  # TensorFlow: 0.5 (the replicas' mean)
+    s.run(lambda: vm.assign_add(tf.cast(_rid(), tf.float32) + 1.0))
+    assert float(vm.numpy()) == 2.0  # 0.5 + mean(1, 2)
+    with pytest.raises(ValueError, match="A non-DistributedValues value 2.0 cannot be reduced"):
+        s.run(lambda: vs.assign(2.0))  # TensorFlow's error: the same value on every replica
+    s.run(lambda: vs.assign_add(tf.cast(_rid(), tf.float32) + 1.0))
+    assert float(vs.numpy()) == 4.0  # 1 + (1 + 2)
+    s.run(lambda: vf.assign_sub(tf.cast(_rid(), tf.float32) + 1.0))
+    assert float(vf.numpy()) == 0.0  # replica 0's delta only
+
+
+def test_sync_on_read_sum_variable_rejects_cross_replica_increments(two_cpus):
+    s = tf.distribute.MirroredStrategy(two_cpus)
+    with s.scope():
+        v = tf.Variable(0.0, synchronization=tf.VariableSynchronization.ON_READ,
+                        aggregation=tf.VariableAggregation.SUM)
+    msg = ("SyncOnReadVariable does not support `assign_add` in cross-replica context when "
+           "aggregation is set to `tf.VariableAggregation.SUM`.")
+    with s.scope():
+        with pytest.raises(ValueError, match=msg.replace("(", r"\(").replace(".", r"\.")):
+            v.assign_add(1.0)
+    with pytest.raises(ValueError, match="does not support `assign_sub`"):
+        v.assign_sub(1.0)  # outside the scope too (TensorFlow enters the variable's strategy)
+    s.run(lambda: v.assign_add(1.0))  # in the replicas: allowed
+    v.assign(0.0)  # assign is allowed in cross-replica context
