@@ -138,3 +138,30 @@ def test_a_missing_engine_slot_is_not_implemented_error():
     with pytest.raises(ValueError, match="no collectives slot named 'destroy'"):
         _core._comm_drop_slots(comm, "destroy")
     del comm  # freed with its own table
+
+
+def test_many_small_mixed_dtype_outputs_share_one_allocation_per_dtype(rng):
+    """The outputs of a call are views of one allocation per dtype (64-byte aligned): the
+    values are the rank-order sums bit for bit, every output keeps its own shape and dtype,
+    and an output outliving the others still holds its values."""
+    dts = [np.float32, np.float64, np.float16, np.float32]
+    shapes = [(), (3,), (0,), (5, 2), (7,), (1, 1, 3)] * 50
+    data = [[rng.standard_normal(s).astype(dts[i % 4]) for i, s in enumerate(shapes)]
+            for _ in range(2)]
+    comm = _core.comm_threads(2, 10.0)
+    out, errs = _on_threads(2, lambda r: _core.comm_all_reduce(
+        comm, r, [tf.constant(a) for a in data[r]], 0))
+    assert errs == [None, None]
+    for i, s in enumerate(shapes):
+        a, b = data[0][i], data[1][i]
+        want = (a.astype(np.float32) + b.astype(np.float32)).astype(a.dtype) \
+            if a.dtype == np.float16 else a + b
+        for r in range(2):
+            got = out[r][i].numpy()
+            assert got.dtype == a.dtype and got.shape == s
+            np.testing.assert_array_equal(got, want)
+    keep = out[0][7]
+    want = data[0][7] + data[1][7]
+    del out
+    np.testing.assert_array_equal(keep.numpy(), want)
+    assert (keep + 1.0).numpy().tolist() == (want + 1.0).tolist()
