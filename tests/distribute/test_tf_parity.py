@@ -171,3 +171,33 @@ def test_sync_on_read_sum_variable_rejects_cross_replica_increments(two_cpus):
         v.assign_sub(1.0)  # outside the scope too (TensorFlow enters the variable's strategy)
     s.run(lambda: v.assign_add(1.0))  # in the replicas: allowed
     v.assign(0.0)  # assign is allowed in cross-replica context
+
+
+def test_replicas_disagreeing_on_merge_call_fail_at_once(two_cpus):
+    import time
+
+    s = tf.distribute.MirroredStrategy(two_cpus)
+
+    def partial():
+        ctx = tf.distribute.get_replica_context()
+        if int(ctx.replica_id_in_sync_group) == 0:
+            return ctx.merge_call(lambda st: 1)
+        return 2
+    t0 = time.monotonic()
+    with pytest.raises(RuntimeError, match=r"Some replicas made a different number of "
+                                           r"replica_context\(\)\.merge_call\(\) calls\."):
+        s.run(partial)
+    assert time.monotonic() - t0 < 30  # not the collective timeout
+    assert [float(x) for x in s.experimental_local_results(
+        s.run(lambda: tf.cast(_rid(), tf.float32)))] == [0.0, 1.0]  # still usable
+
+
+def test_run_argument_and_scope_errors(two_cpus):
+    s = tf.distribute.MirroredStrategy(two_cpus)
+    with pytest.raises(ValueError, match="positional args must be a list or tuple"):
+        s.run(lambda x: x, args=tf.constant([1.0, 2.0]))
+    assert float(s.run(lambda x: x, args=[tf.constant(1.0)])) == 1.0
+    with s.scope():
+        with pytest.raises(RuntimeError, match="Mixing different tf.distribute.Strategy"):
+            with tf.distribute.OneDeviceStrategy("/cpu:0").scope():
+                pass

@@ -85,6 +85,25 @@ class _Run:
                 self.aborted = why
             self.cv.notify_all()
 
+    finished = 0  # replicas whose function returned
+
+    def finish(self):
+        """A replica's function returned: if others wait in a merge_call that it will
+        never join, they fail now (TensorFlow's error), not after the timeout."""
+        with self.cv:
+            self.finished += 1
+            self._check_mismatch()
+
+    def _check_mismatch(self):  # under cv
+        if 0 < self.arrived < self.n and self.arrived + self.finished >= self.n and \
+                self.aborted is None:
+            self.aborted = _MERGE_MISMATCH
+            self.cv.notify_all()
+
+
+_MERGE_MISMATCH = ("Some replicas made a different number of replica_context().merge_call() "
+                   "calls.")  # TensorFlow's words
+
 
 def _to_tensor(x):
     if isinstance(x, Variable):
@@ -209,8 +228,10 @@ class StrategyExtended:
                         k = _nest.map_structure(lambda x: _gpu_mirror.to_device(x, spec),
                                                 select_replica(i, kwargs))
                         results[i] = fn(*a, **k)
+                    run.finish()
                     return
                 results[i] = fn(*select_replica(i, args), **select_replica(i, kwargs))
+                run.finish()
             except BaseException as e:  # noqa: BLE001 — re-raised by the caller
                 errors[i] = e
                 run.abort("replica %d raised %s: %s" % (i, type(e).__name__, e))
@@ -254,6 +275,9 @@ class StrategyExtended:
             run.slots[rid] = (args, kwargs, merge_fn)
             run.arrived += 1
             gen = run.gen
+            run._check_mismatch()
+            if run.aborted is not None:
+                raise _ReplicaAborted(run.aborted)
             if run.arrived == run.n:
                 gathered = regroup([s[0] for s in run.slots]) if args else ()
                 kws = regroup([s[1] for s in run.slots]) if kwargs else {}
@@ -465,6 +489,8 @@ class Strategy:
                 _context._current_replica_context().strategy is not _default_strategy():
             raise RuntimeError(_CROSS_REPLICA_ONLY)
         _untraceable("strategy.run")
+        if args is not None and not isinstance(args, (list, tuple)):
+            raise ValueError("positional args must be a list or tuple, got %s" % type(args))
         ext = self._extended
         if ext._run_depth and ext._num_local > 1 and ext._mirrors is None:
             return _nested_run(ext, fn, tuple(args or ()), dict(kwargs or {}))
@@ -614,8 +640,8 @@ class _Scope:
         if cur is not None and cur is not self._strategy and \
                 not isinstance(cur, _DefaultStrategy) and \
                 not isinstance(self._strategy, _DefaultStrategy):
-            raise ValueError("Mixing different tf.distribute.Strategy objects: %s is not %s"
-                             % (self._strategy, cur))
+            raise RuntimeError("Mixing different tf.distribute.Strategy objects: %s is not %s"
+                               % (self._strategy, cur))  # TensorFlow: RuntimeError
         _context._stack().append(self._strategy)
         return self._strategy
 
