@@ -31,3 +31,9 @@ def test_restore_into_a_variable_of_another_dtype_is_invalid_argument(tmp_path):
 def test_checkpoint_names_the_bad_keyword():
     with pytest.raises(ValueError, match="`Checkpoint` was expecting v to be a trackable"):
         tf.train.Checkpoint(v=1.0)
+
+
+def test_restore_of_a_directory_is_data_loss(tmp_path):
+    tf.train.Checkpoint(v=tf.Variable(1.0)).save(str(tmp_path / "ckpt"))
+    with pytest.raises(tf.errors.DataLossError, match="Is a directory"):
+        tf.train.Checkpoint(v=tf.Variable(1.0)).restore(str(tmp_path))

@@ -293,8 +293,10 @@ def restore_object(root, prefix, reader=None):
     Everything is read and checked before the first assignment."""
     prefix = os.fspath(prefix)
     if os.path.isdir(prefix):
-        raise ValueError("%s is a directory; pass a checkpoint prefix such as "
-                         "tf.train.latest_checkpoint(%r)" % (prefix, prefix))
+        # TensorFlow: DataLossError "Unable to open table file ...; Is a directory"
+        raise errors.DataLossError(
+            None, None, "Unable to open table file %s: %s; Is a directory. hint: pass a "
+            "checkpoint prefix such as tf.train.latest_checkpoint(%r)" % (prefix, prefix, prefix))
     reader = reader or _bundle.BundleReader(prefix)
     if OBJECT_GRAPH_KEY not in reader.entries:
         raise ValueError("The checkpoint %s has no object graph (%s): it was not written by "
