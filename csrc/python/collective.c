@@ -185,11 +185,13 @@ static PyObject *tensor_list(PyObject *o) {
     return seq;
 }
 
-/* Host outputs of one collective call: one allocation per dtype, every output a view at a
+/* Host outputs of one collective call: one allocation per dtype (on the device of that
+ * dtype's first tensor; a tensor on another device gets its own), every output a view at a
  * 64-byte aligned offset of it (many small gradients cost one allocation, not one each; the
  * views' shared storage makes in-place updates of them copy first, as for any view).
  * On failure the Python error is set and the outputs made so far are in `outs`. */
 #define FUSED_ALIGN 64
+static int same_device(mp_device a, mp_device b) { return a.type == b.type && a.index == b.index; }
 static mp_status fused_outputs(PyObject *seq, mp_tensor **outs) {
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
     for (int dt = 0; dt < MP_DTYPE_COUNT; dt++) {
@@ -203,6 +205,8 @@ static mp_status fused_outputs(PyObject *seq, mp_tensor **outs) {
             if (!any)
                 dev = mp_tensor_device(t);
             any = 1;
+            if (!same_device(mp_tensor_device(t), dev))
+                continue; /* another device: its own allocation, below */
             bytes = (bytes + FUSED_ALIGN - 1) / FUSED_ALIGN * FUSED_ALIGN + mp_tensor_nbytes(t);
         }
         if (!any)
@@ -219,6 +223,10 @@ static mp_status fused_outputs(PyObject *seq, mp_tensor **outs) {
             mp_tensor *t = MpTensor_T(PySequence_Fast_GET_ITEM(seq, i));
             if ((int)t->dtype != dt)
                 continue;
+            if (!same_device(mp_tensor_device(t), dev)) {
+                st = mp_tensor_new((mp_dtype)dt, t->ndim, t->shape, mp_tensor_device(t), &outs[i]);
+                continue;
+            }
             off = (off + FUSED_ALIGN - 1) / FUSED_ALIGN * FUSED_ALIGN;
             st = mp_tensor_view(base, off, (mp_dtype)dt, t->ndim, t->shape, &outs[i]);
             off += mp_tensor_nbytes(t);
