@@ -201,3 +201,34 @@ def test_run_argument_and_scope_errors(two_cpus):
         with pytest.raises(RuntimeError, match="Mixing different tf.distribute.Strategy"):
             with tf.distribute.OneDeviceStrategy("/cpu:0").scope():
                 pass
+
+
+@pytest.mark.parametrize("batch,loss,mae,kernel0,eval_", [
+    # TensorFlow 2.21 / tf-keras 2.21, MirroredStrategy on two logical CPUs, shuffle=False
+    (6, [1.02702, 0.36929, 0.273325], [0.869931, 0.514769, 0.441726],
+     [0.8212779760360718, 0.816208004951477], [0.240451, 0.422655]),
+    (5, [0.740505, 0.359808, 0.253798], [0.76095, 0.506822, 0.426892],
+     [0.8265659809112549, 0.821698009967804], [0.210387, 0.385169]),
+])
+def test_fit_under_mirrored_strategy_matches_tensorflow(two_cpus, batch, loss, mae, kernel0,
+                                                        eval_):
+    """Partial last batches (20 rows in batches of 6 or 5 over two replicas): the losses,
+    metrics and weights of three epochs equal TensorFlow's."""
+    from tolerances import assert_close
+
+    s = tf.distribute.MirroredStrategy(two_cpus)
+    x = np.arange(40, dtype=np.float32).reshape(20, 2) / 40.0
+    y = (x[:, :1] * 3 - x[:, 1:] + 0.5).astype(np.float32)
+    with s.scope():
+        m = tf.keras.Sequential([
+            tf.keras.layers.Dense(3, activation="relu", kernel_initializer="ones",
+                                  bias_initializer="zeros", input_shape=(2,)),
+            tf.keras.layers.Dense(1, kernel_initializer="ones")])
+        m.compile(tf.keras.optimizers.SGD(0.05), "mse", metrics=["mae"])
+    h = m.fit(x, y, batch_size=batch, epochs=3, verbose=0, shuffle=False)
+    # TensorFlow's values are printed to 6 decimals: compare at that resolution too
+    assert_close(np.round(h.history["loss"], 6), loss, "float32", "optimizer")
+    assert_close(np.round(h.history["mae"], 6), mae, "float32", "optimizer")
+    assert_close(m.get_weights()[0][:, 0], kernel0, "float32", "optimizer")
+    assert_close(np.round(m.evaluate(x, y, batch_size=7, verbose=0), 6), eval_, "float32",
+                 "optimizer")
