@@ -232,3 +232,53 @@ def test_fit_under_mirrored_strategy_matches_tensorflow(two_cpus, batch, loss, m
     assert_close(m.get_weights()[0][:, 0], kernel0, "float32", "optimizer")
     assert_close(np.round(m.evaluate(x, y, batch_size=7, verbose=0), 6), eval_, "float32",
                  "optimizer")
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_custom_loop_with_partial_batches_matches_tensorflow(two_cpus, traced):
+    """Seed 004's loop on a tiny model (default global batch in compute_average_loss, Adam,
+    metrics updated in the replicas, 20 rows in batches of 6 over two replicas: the last
+    step gives 1 row to each replica), eagerly and in tf.function: TensorFlow's numbers."""
+    from tolerances import assert_close
+
+    s = tf.distribute.MirroredStrategy(two_cpus)
+    x = np.arange(40, dtype=np.float32).reshape(20, 2) / 40.0
+    y = (np.arange(20) % 3).astype(np.int64)
+    ds = s.experimental_distribute_dataset(tf.data.Dataset.from_tensor_slices((x, y)).batch(6))
+    with s.scope():
+        m = tf.keras.Sequential([
+            tf.keras.layers.Dense(4, activation="relu", kernel_initializer="ones",
+                                  bias_initializer="zeros", input_shape=(2,)),
+            tf.keras.layers.Dense(3, kernel_initializer=tf.keras.initializers.Constant(0.1))])
+        opt = tf.keras.optimizers.Adam(0.01)
+        lo = tf.keras.losses.SparseCategoricalCrossentropy(
+            from_logits=True, reduction=tf.keras.losses.Reduction.NONE)
+        acc = tf.keras.metrics.SparseCategoricalAccuracy()
+        tl = tf.keras.metrics.Mean()
+
+    def train_step(inp):
+        xb, yb = inp
+        with tf.GradientTape() as t:
+            p = m(xb, training=True)
+            loss = tf.nn.compute_average_loss(lo(yb, p))
+        g = t.gradient(loss, m.trainable_variables)
+        opt.apply_gradients(zip(g, m.trainable_variables))
+        acc.update_state(yb, p)
+        tl.update_state(lo(yb, p))
+        return loss
+
+    def dstep(inp):
+        return s.reduce("SUM", s.run(train_step, args=(inp,)), axis=None)
+    if traced:
+        dstep = tf.function(dstep)
+    losses = [float(dstep(b)) for _ in range(2) for b in ds]
+    # TensorFlow 2.21 / tf-keras 2.21 (printed to 6 decimals)
+    assert_close(np.round(losses, 6), [1.098612, 1.09637, 1.097562, 1.186107, 1.093849,
+                                       1.095318, 1.097135, 1.08409], "float32", "optimizer")
+    assert_close(round(float(acc.result()), 6), 0.325, "float32", "optimizer")
+    assert_close(round(float(tl.result()), 6), 1.100337, "float32", "optimizer")
+    assert int(opt.iterations.numpy()) == 8
+    assert_close(m.get_weights()[0][:, 0], [0.9829609990119934, 0.9825090169906616],
+                 "float32", "optimizer")
+    assert_close(m.get_weights()[3], [0.04473499953746796, 0.021903999149799347,
+                                      -0.04171400144696236], "float32", "optimizer")
