@@ -104,9 +104,23 @@ def test_values_from_function_is_per_replica_even_when_equal(two_cpus):
 
 def test_default_replica_context_id_is_a_python_int():
     ctx = tf.distribute.get_replica_context()
+    assert type(ctx).__name__ == "_DefaultReplicaContext"
     assert ctx.replica_id_in_sync_group == 0
     assert isinstance(ctx.replica_id_in_sync_group, int)
     assert ctx.num_replicas_in_sync == 1
+    # inside the default strategy's run: an int32 tensor (TensorFlow)
+    d = tf.distribute.get_strategy()
+    rid = d.run(lambda: tf.distribute.get_replica_context().replica_id_in_sync_group)
+    assert isinstance(rid, tf.Tensor) and rid.dtype == tf.int32 and int(rid) == 0
+
+
+def test_default_strategy_hands_datasets_back():
+    d = tf.distribute.get_strategy()
+    ds = tf.data.Dataset.range(5).batch(2)
+    assert d.experimental_distribute_dataset(ds) is ds  # TensorFlow: the dataset itself
+    got = d.distribute_datasets_from_function(
+        lambda c: tf.data.Dataset.range(3).batch(c.get_per_replica_batch_size(2)))
+    assert [b.numpy().tolist() for b in got] == [[0, 1], [2]]
 
 
 def test_distributed_dataset_cardinality_is_a_property(two_cpus):

@@ -81,8 +81,6 @@ class ReplicaContext:
         """This replica's index among all replicas (all workers), as an int32 scalar."""
         from mixprec import _core
 
-        if getattr(self._strategy, "_is_default", False):
-            return 0  # the default replica context: a Python int (TensorFlow)
         return _core.constant(self._strategy.extended._global_replica_id(self._replica_id),
                               "int32")
 
@@ -111,6 +109,15 @@ class ReplicaContext:
 
     def __repr__(self):
         return "<ReplicaContext replica %d of %d>" % (self._replica_id, self.num_replicas_in_sync)
+
+
+class _DefaultReplicaContext(ReplicaContext):
+    """The replica context outside any strategy (TensorFlow's class of that name): its
+    replica id is the Python int 0 (inside the default strategy's ``run`` it is a tensor)."""
+
+    @property
+    def replica_id_in_sync_group(self):
+        return 0
 
 
 def get_strategy():
@@ -151,7 +158,7 @@ def get_replica_context():
         return None
     from mixprec.distribute._strategy import _default_strategy
 
-    return ReplicaContext(_default_strategy(), 0)
+    return _DefaultReplicaContext(_default_strategy(), 0)
 
 
 def get_cross_replica_context():

@@ -602,6 +602,8 @@ class Strategy:
         see ``docs/distribute.md``)."""
         from mixprec.distribute import input_lib
 
+        if getattr(self, "_is_default", False):
+            return dataset  # the default strategy: the dataset itself (TensorFlow)
         return input_lib.DistributedDataset(self, dataset)
 
     def distribute_datasets_from_function(self, dataset_fn, options=None):
@@ -609,6 +611,8 @@ class Strategy:
         handed to the replicas in turn."""
         from mixprec.distribute import input_lib
 
+        if getattr(self, "_is_default", False):  # the dataset itself (TensorFlow)
+            return dataset_fn(input_lib.InputContext())
         return input_lib.DistributedDatasetsFromFunction(self, dataset_fn)
 
     experimental_distribute_datasets_from_function = distribute_datasets_from_function
