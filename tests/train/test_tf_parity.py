@@ -26,6 +26,9 @@ def test_restore_into_a_variable_of_another_dtype_is_invalid_argument(tmp_path):
                              r"does not equal original dtype float"):
         tf.train.Checkpoint(v=v).restore(p)
     assert v.numpy().tolist() == [1, 2]
+    with pytest.raises(tf.errors.InvalidArgumentError) as e:
+        tf.train.Checkpoint(v=v).restore(p)
+    assert str(e.value).startswith("tensor_name = v/.ATTRIBUTES/VARIABLE_VALUE; expected")
 
 
 def test_checkpoint_names_the_bad_keyword():

@@ -283,7 +283,7 @@ def _check_fits(obj, value, key, prefix):
     if vdtype != dtype:
         # TensorFlow's RestoreV2 error: InvalidArgumentError
         raise errors.InvalidArgumentError(
-            None, None, "tensor_name = %s; expected dtype %s does not equal original dtype %s "
+            "tensor_name = %s; expected dtype %s does not equal original dtype %s "
             "(variable %s, checkpoint %s)" % (key, np.dtype(dtype).name, vdtype.name,
                                               _full_name(obj), prefix))
 
