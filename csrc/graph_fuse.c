@@ -1,7 +1,8 @@
 /* graph_fuse.c — the remapper's fusions on a traced graph (graph.h): Conv2D / MatMul
  * followed by the add of a channel bias (and a Relu) become one CONV2D_BIAS_ACT /
  * MATMUL_BIAS_ACT node, as TensorFlow's remapper makes _FusedConv2D / _FusedMatMul inside
- * tf.function. It only rewires nodes through graph.h's pass API; it must not compute values
+ * tf.function; a fused op without activation read by one Relu takes the Relu in.
+ * It only rewires nodes through graph.h's pass API; it must not compute values
  * nor know how graph.c replays (the fused ops' arithmetic and backward live in the op layer). */
 #include <stdlib.h>
 #include <string.h>
@@ -118,8 +119,39 @@ mp_status mp_graph_fuse(mp_graph *g, int *n_fused) {
         int c = -1;
         mp_gedge bias;
         mp_op f = match_bias_add(g, readers, a, &c, &bias);
-        if (f == MP_OP_COUNT)
+        if (f == MP_OP_COUNT) {
+            /* a fused op without activation (a Keras Conv2D/Dense layer) read by one Relu */
+            mp_gnode *fn = &g->nodes[a];
+            int r = (is_op(fn, MP_OP_CONV2D_BIAS_ACT) || is_op(fn, MP_OP_MATMUL_BIAS_ACT)) && fn->n_in == 3 &&
+                            fn->attrs.i2 == 0
+                        ? match_relu(g, readers, a)
+                        : -1;
+            if (r < 0)
+                continue;
+            mp_gnode *rn = &g->nodes[r];
+            mp_gedge *in = realloc(rn->in, 3 * sizeof *in);
+            if (!in) {
+                st = mp_error_set(MP_ERR_MEMORY, "out of host memory fusing a graph node");
+                break;
+            }
+            rn->in = in;
+            memcpy(rn->in, fn->in, 3 * sizeof *in);
+            rn->n_in = 3;
+            rn->op = fn->op;
+            rn->attrs = fn->attrs;
+            rn->attrs.i2 = 1;
+            rn->flags |= fn->flags & ~MP_GNODE_FLAG_OUTPUT;
+            for (int j = r + 1; j < g->n_nodes; j++)
+                if (is_op(&g->nodes[j], MP_OP_RELU_GRAD) && g->nodes[j].in[0].node == a) {
+                    g->nodes[j].in[0].node = r;
+                    readers[r]++;
+                }
+            for (int k = 0; k < fn->n_in; k++)
+                fn->in[k].node = -1;
+            readers[a] = 0;
+            fused++;
             continue;
+        }
         int r = match_relu(g, readers, a);
         st = make_fused(&g->nodes[r >= 0 ? r : a], f, &g->nodes[c], bias, r >= 0);
         if (st != MP_OK)

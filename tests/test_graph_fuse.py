@@ -280,3 +280,26 @@ def test_amp_rewrite_then_fusion():
     for k, (t, e) in enumerate(zip(out, ref)):
         assert t.dtype == e.dtype == tf.float32
         assert_close(t.numpy(), e.numpy(), "bfloat16", "convolution", err_msg="output %d" % k)
+
+
+def test_keras_layers_without_activation_take_a_following_relu():
+    """Conv2D / Dense layers call the fused ops without activation; a ReLU layer after them
+    joins them in a traced step (TensorFlow's remapper: _FusedConv2D with BiasAdd + Relu)."""
+    from mixprec import keras
+
+    keras.utils.set_random_seed(4)
+    model = keras.Sequential([keras.Input((6, 6, 2)), keras.layers.Conv2D(3, 3),
+                              keras.layers.ReLU(), keras.layers.Flatten(), keras.layers.Dense(4),
+                              keras.layers.Activation("relu"), keras.layers.Dense(2)])
+    x = tf.constant(_u(3, 6, 6, 2))
+
+    def step(x):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(tf.square(model(x, training=True)))
+        return [loss] + tape.gradient(loss, model.trainable_variables)
+
+    fn = tf.function(step)
+    _, _, ops = fused_nodes(fn, x)
+    assert _remapper.last_fused == 2 and "Relu" not in ops
+    for g, e in zip(fn(x), step(x)):
+        assert_close(g.numpy(), e.numpy(), "float32", "convolution")
