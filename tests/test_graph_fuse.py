@@ -16,6 +16,18 @@ from tolerances import assert_close, tolerance
 R = np.random.default_rng(12)
 
 
+@pytest.fixture(autouse=True)
+def _options_restored():
+    """Grappler options (remapping, the AMP rewrite) as each test found them."""
+    from mixprec._amp import state
+
+    saved = dict(state.options)
+    yield
+    state.options.clear()
+    state.options.update(saved)
+    state.refresh()
+
+
 def _u(*shape, dtype="float32"):
     return R.uniform(-1.0, 1.0, shape).astype(dtype)
 
