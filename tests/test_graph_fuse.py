@@ -315,3 +315,30 @@ def test_keras_layers_without_activation_take_a_following_relu():
     assert _remapper.last_fused == 2 and "Relu" not in ops
     for g, e in zip(fn(x), step(x)):
         assert_close(g.numpy(), e.numpy(), "float32", "convolution")
+
+
+def test_while_loop_body_is_fused(monkeypatch):
+    from mixprec import _function
+
+    counts = []
+
+    def counting(graph, summarize=True):
+        _remapper.fuse_subgraph(graph, summarize)
+        counts.append(_remapper.last_fused_subgraph)
+
+    passes = [counting if p is _remapper.fuse_subgraph else p for p in _function.loop_graph_passes]
+    monkeypatch.setattr(_function, "loop_graph_passes", passes)
+    w, b = tf.constant(_u(3, 3, 2, 2)), tf.constant(_u(2))
+
+    def body(i, x):
+        return i + 1, tf.nn.relu(tf.nn.conv2d(x, w, 1, "SAME") + b)
+
+    def f(x):
+        return tf.while_loop(lambda i, x: i < 3, body, [tf.constant(0), x])[1]
+
+    x = tf.constant(_u(2, 5, 5, 2))
+    fn = tf.function(f)
+    fn(x)
+    assert sorted(counts) == [0, 1]  # the condition has nothing to fuse, the body one chain
+    assert "Loop" in [n["kind"] for n in fn.get_concrete_function(x).graph.nodes()]
+    assert_close(fn(x).numpy(), f(x).numpy(), "float32", "convolution")

@@ -7,8 +7,10 @@ counts what it did; the rewrite itself is C's.
 
 from mixprec._amp import state as _amp_state
 
-# the number of fused nodes the last pass made (tests and debugging)
+# the number of fused nodes the last pass made on a function's graph, and on a loop's
+# sub-graph (tests and debugging)
 last_fused = 0
+last_fused_subgraph = 0
 
 
 def enabled():
@@ -26,5 +28,5 @@ def fuse_graph(graph, name=None):
 
 def fuse_subgraph(graph, summarize=True):
     """The same pass on a loop's body or condition (``loop_graph_passes``)."""
-    if enabled():
-        graph.fuse()
+    global last_fused_subgraph
+    last_fused_subgraph = graph.fuse() if enabled() else 0
