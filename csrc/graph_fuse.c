@@ -90,22 +90,42 @@ static int match_relu(const mp_graph *g, const int *readers, int a) {
     return relu >= 0 && seen == readers[a] ? relu : -1;
 }
 
-static mp_status make_fused(mp_gnode *n, mp_op op, const mp_gnode *c, mp_gedge bias, int act) {
+/* Node n becomes the fused op over (x, filter or b, bias) with the contraction's attributes
+ * and activation act. */
+static mp_status make_fused(mp_gnode *n, mp_op op, const mp_gedge *xw, mp_gedge bias, const mp_attrs *at, int flags,
+                            int act) {
     if (n->n_in < 3) {
         mp_gedge *in = realloc(n->in, 3 * sizeof *in);
         if (!in)
             return mp_error_set(MP_ERR_MEMORY, "out of host memory fusing a graph node");
         n->in = in;
     }
-    n->in[0] = c->in[0];
-    n->in[1] = c->in[1];
+    n->in[0] = xw[0];
+    n->in[1] = xw[1];
     n->in[2] = bias;
     n->n_in = 3;
     n->op = op;
-    n->attrs = c->attrs;
+    n->attrs = *at;
     n->attrs.i2 = act;
-    n->flags |= c->flags & ~MP_GNODE_FLAG_OUTPUT;
+    n->flags |= flags & ~MP_GNODE_FLAG_OUTPUT;
     return MP_OK;
+}
+
+/* The Relu node r took over node a's value: the ReluGrads reading a read r, a reads nothing
+ * (no reader is left: the pruning drops it). */
+static void relu_took(mp_graph *g, int *readers, int a, int r) {
+    for (int j = r + 1; j < g->n_nodes; j++)
+        if (is_op(&g->nodes[j], MP_OP_RELU_GRAD) && g->nodes[j].in[0].node == a) {
+            g->nodes[j].in[0].node = r;
+            readers[r]++;
+        }
+    for (int k = 0; k < g->nodes[a].n_in; k++)
+        g->nodes[a].in[k].node = -1;
+    readers[a] = 0;
+}
+
+static int fused_without_act(const mp_gnode *n) {
+    return (is_op(n, MP_OP_CONV2D_BIAS_ACT) || is_op(n, MP_OP_MATMUL_BIAS_ACT)) && n->n_in == 3 && n->attrs.i2 == 0;
 }
 
 mp_status mp_graph_fuse(mp_graph *g, int *n_fused) {
@@ -116,60 +136,26 @@ mp_status mp_graph_fuse(mp_graph *g, int *n_fused) {
     mp_status st = MP_OK;
     int fused = 0;
     for (int a = 0; a < g->n_nodes && st == MP_OK; a++) {
-        int c = -1;
+        int c = -1, r;
         mp_gedge bias;
         mp_op f = match_bias_add(g, readers, a, &c, &bias);
-        if (f == MP_OP_COUNT) {
-            /* a fused op without activation (a Keras Conv2D/Dense layer) read by one Relu */
-            mp_gnode *fn = &g->nodes[a];
-            int r = (is_op(fn, MP_OP_CONV2D_BIAS_ACT) || is_op(fn, MP_OP_MATMUL_BIAS_ACT)) && fn->n_in == 3 &&
-                            fn->attrs.i2 == 0
-                        ? match_relu(g, readers, a)
-                        : -1;
-            if (r < 0)
-                continue;
-            mp_gnode *rn = &g->nodes[r];
-            mp_gedge *in = realloc(rn->in, 3 * sizeof *in);
-            if (!in) {
-                st = mp_error_set(MP_ERR_MEMORY, "out of host memory fusing a graph node");
-                break;
-            }
-            rn->in = in;
-            memcpy(rn->in, fn->in, 3 * sizeof *in);
-            rn->n_in = 3;
-            rn->op = fn->op;
-            rn->attrs = fn->attrs;
-            rn->attrs.i2 = 1;
-            rn->flags |= fn->flags & ~MP_GNODE_FLAG_OUTPUT;
-            for (int j = r + 1; j < g->n_nodes; j++)
-                if (is_op(&g->nodes[j], MP_OP_RELU_GRAD) && g->nodes[j].in[0].node == a) {
-                    g->nodes[j].in[0].node = r;
-                    readers[r]++;
-                }
-            for (int k = 0; k < fn->n_in; k++)
-                fn->in[k].node = -1;
-            readers[a] = 0;
-            fused++;
+        if (f != MP_OP_COUNT) { /* contraction + bias (+ relu) */
+            const mp_gnode *cn = &g->nodes[c];
+            r = match_relu(g, readers, a);
+            st = make_fused(&g->nodes[r >= 0 ? r : a], f, cn->in, bias, &cn->attrs, cn->flags, r >= 0);
+            if (st == MP_OK && r >= 0)
+                relu_took(g, readers, a, r);
+            readers[c] = 0; /* the contraction has no reader left */
+        } else if (fused_without_act(&g->nodes[a]) && (r = match_relu(g, readers, a)) >= 0) {
+            /* a Keras Conv2D/Dense layer's fused op read by one Relu */
+            const mp_gnode *fn = &g->nodes[a];
+            st = make_fused(&g->nodes[r], fn->op, fn->in, fn->in[2], &fn->attrs, fn->flags, 1);
+            if (st == MP_OK)
+                relu_took(g, readers, a, r);
+        } else {
             continue;
         }
-        int r = match_relu(g, readers, a);
-        st = make_fused(&g->nodes[r >= 0 ? r : a], f, &g->nodes[c], bias, r >= 0);
-        if (st != MP_OK)
-            break;
-        /* the conv (and the add, when the relu took the fused op) now have no reader;
-         * the pruning below drops them */
-        if (r >= 0) {
-            for (int j = r + 1; j < g->n_nodes; j++)
-                if (is_op(&g->nodes[j], MP_OP_RELU_GRAD) && g->nodes[j].in[0].node == a) {
-                    g->nodes[j].in[0].node = r;
-                    readers[r]++;
-                }
-            for (int k = 0; k < g->nodes[a].n_in; k++)
-                g->nodes[a].in[k].node = -1;
-            readers[a] = 0;
-        }
-        readers[c] = 0;
-        fused++;
+        fused += st == MP_OK;
     }
     free(readers);
     if (st != MP_OK)
