@@ -296,3 +296,24 @@ def test_custom_loop_with_partial_batches_matches_tensorflow(two_cpus, traced):
                  "float32", "optimizer")
     assert_close(m.get_weights()[3], [0.04473499953746796, 0.021903999149799347,
                                       -0.04171400144696236], "float32", "optimizer")
+
+
+def test_metric_of_a_strategy_updates_only_in_its_replicas(two_cpus):
+    s = tf.distribute.MirroredStrategy(two_cpus)
+    with s.scope():
+        mt = tf.keras.metrics.Mean()
+    s.run(lambda: mt.update_state(tf.cast(_rid(), tf.float32) + 1.0))
+    assert float(mt.result()) == 1.5  # TensorFlow: 1.5
+    msg = "SyncOnReadVariable does not support `assign_add` in cross-replica context"
+    with s.scope():
+        with pytest.raises(ValueError, match=msg):
+            mt.update_state(5.0)
+    with pytest.raises(ValueError, match=msg):  # outside the scope as well (TensorFlow)
+        mt.update_state(7.0)
+    assert float(mt.result()) == 1.5
+    mt.reset_state()
+    assert float(mt.result()) == 0.0
+    plain = tf.keras.metrics.Mean()  # created outside any strategy: anywhere
+    s.run(lambda: plain.update_state(1.0))
+    plain.update_state(4.0)
+    assert float(plain.result()) == 2.0
