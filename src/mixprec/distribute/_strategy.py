@@ -31,10 +31,15 @@ def _timeout():
 # ----------------------------------------------------------------- cross-device ops (names)
 
 def _untraceable(what):
-    """Inside a traced tf.function: the signature runs eagerly (replica threads and the
-    collectives are not ops a trace of this thread could record), without a warning."""
+    """Inside a traced tf.function, for a strategy whose replicas cannot be recorded into
+    one graph (multi-worker, several GPUs): the signature runs eagerly, without a warning."""
     if _core.graph_recording() is not None:
         _core.graph_break("tf.distribute: %s (replicas run on threads)" % what)
+
+
+class _Untraceable(Exception):
+    """Raised in a traced replica by a construct that needs the replicas to run at once
+    (a collective on the tape: synchronized batch norm); strategy.run then runs eagerly."""
 
 
 class CrossDeviceOps:
@@ -81,6 +86,52 @@ class _Run:
         with self.cv:
             if self.aborted is None:
                 self.aborted = why
+            self.cv.notify_all()
+
+
+class _TracedRun:
+    """One ``strategy.run`` recorded into a traced function's graph (TensorFlow's model in a
+    tf.function): the replicas run one at a time, in rank order, each on its replica thread
+    recording into the caller's graph, so the graph holds every replica's ops in order. A
+    replica hands over to the next at ``merge_call`` (and when it returns); the last to
+    arrive runs the merge function in cross-replica context, then replica 0 resumes."""
+
+    def __init__(self, n, timeout):
+        self.n = n
+        self.timeout = timeout
+        self.cv = threading.Condition()
+        self.turn = 0
+        self.arrived = 0
+        self.gen = 0
+        self.finished = 0
+        self.slots = [None] * n
+        self.result = None
+        self.error = None
+        self.aborted = None
+
+    def abort(self, why):
+        with self.cv:
+            if self.aborted is None:
+                self.aborted = why
+            self.cv.notify_all()
+
+    def _wait(self, pred):
+        """Under cv: until pred() (raises _ReplicaAborted when another replica failed)."""
+        while self.aborted is None and not pred():
+            if not self.cv.wait(self.timeout):
+                self.aborted = ("a traced replica waited %g s for its turn" % self.timeout)
+                self.cv.notify_all()
+        if self.aborted is not None:
+            raise _ReplicaAborted(self.aborted)
+
+    def wait_turn(self, i):
+        with self.cv:
+            self._wait(lambda: self.turn == i)
+
+    def finish(self, i):
+        with self.cv:
+            self.finished += 1
+            self.turn = i + 1
             self.cv.notify_all()
 
 
@@ -172,9 +223,21 @@ class StrategyExtended:
         return tensor
 
     # -- running
+    def _traces_replicas(self):
+        """Can strategy.run inside a traced tf.function record its replicas into the graph?
+        Replicas on logical CPUs (one storage per variable), one process: yes. Over several
+        GPUs (a copy per GPU) and across processes (MPI) the signature runs eagerly."""
+        return self._mirrors is None and self._num_workers == 1 and \
+            type(self)._cross_worker_all_reduce is StrategyExtended._cross_worker_all_reduce
+
     def _call_for_each_replica(self, fn, args, kwargs):
         strategy = self._container
         n = self._num_local
+        if _core.graph_recording() is not None:
+            if not self._traces_replicas():
+                _untraceable("strategy.run")
+            elif n > 1:
+                return self._call_for_each_replica_traced(fn, args, kwargs)
         if n == 1:
             prev_ctx = _context._set_replica_context(ReplicaContext(strategy, 0, None))
             stack = _context._stack()
@@ -224,22 +287,131 @@ class StrategyExtended:
             raise (primary or [e for e in errors if e is not None])[0]
         return regroup(results)
 
-    def _merge_call(self, ctx, merge_fn, args, kwargs):
-        strategy = self._container
-        run = ctx._run
+    def _call_for_each_replica_traced(self, fn, args, kwargs):
+        """strategy.run while a tf.function traces: every replica's ops recorded into the
+        recording graph, replica after replica (_TracedRun), so a replay runs them all in C.
+        The values are real (a trace is the call), so a graph break anywhere just lets the
+        rest of the call finish eagerly, still in turns."""
+        from mixprec import _function
 
-        def call_cross_replica(a, k, fn=None):
-            prev_ctx = _context._set_replica_context(None)
+        strategy = self._container
+        n = self._num_local
+        run = _TracedRun(n, _timeout())
+        token = _core.graph_suspend()  # the recording graph (a loop body's, inside a loop)
+        _core.graph_resume(token)
+        results = [None] * n
+        errors = [None] * n
+        sites = [None] * n
+
+        def body(i):
+            try:
+                run.wait_turn(i)
+            except BaseException as e:  # noqa: BLE001 — another replica failed first
+                errors[i] = e
+                return
+            if i:
+                _core.graph_resume(token)
+            ctx = ReplicaContext(strategy, i, run)
+            prev_ctx = _context._set_replica_context(ctx)
             stack = _context._stack()
             stack.append(strategy)
             try:
-                if self._mirrors is not None:
-                    with self._mirrors.cross_replica():
-                        return (fn or merge_fn)(strategy, *a, **k)
-                return (fn or merge_fn)(strategy, *a, **k)
+                results[i] = fn(*select_replica(i, args), **select_replica(i, kwargs))
+            except BaseException as e:  # noqa: BLE001 — re-raised by the caller
+                errors[i] = e
+                run.abort("replica %d raised %s: %s" % (i, type(e).__name__, e))
             finally:
                 stack.pop()
                 _context._set_replica_context(prev_ctx)
+                if i:
+                    _core.graph_suspend()
+                    sites[i] = getattr(_function._state, "break_site", None)
+                    _function._state.break_site = None
+                run.finish(i)
+
+        self._replica_threads().run(body)
+        site = next((x for x in sites if x is not None), None)
+        if site is not None and getattr(_function._state, "break_site", None) is None:
+            _function._state.break_site = site  # the warning names the replica's line
+        if any(e is not None for e in errors):
+            if any(isinstance(e, _Untraceable) for e in errors):
+                # the graph broke; the replicas run again, at once, on the thread engine
+                return self._call_for_each_replica(fn, args, kwargs)
+            primary = [e for e in errors if e is not None
+                       and not isinstance(e, (_core.UnavailableError, _ReplicaAborted))]
+            raise (primary or [e for e in errors if e is not None])[0]
+        return regroup(results)
+
+    def _cross_replica_call(self, fn, a, k):
+        """fn(strategy, *a, **k) in cross-replica context (a merge function)."""
+        strategy = self._container
+        prev_ctx = _context._set_replica_context(None)
+        stack = _context._stack()
+        stack.append(strategy)
+        try:
+            if self._mirrors is not None:
+                with self._mirrors.cross_replica():
+                    return fn(strategy, *a, **k)
+            return fn(strategy, *a, **k)
+        finally:
+            stack.pop()
+            _context._set_replica_context(prev_ctx)
+
+    def _gather_merge_args(self, run):
+        """The replicas' merge_call arguments regrouped (PerReplica where they differ)."""
+        args = run.slots[0][0]
+        kwargs = run.slots[0][1]
+        gathered = regroup([s[0] for s in run.slots]) if args else ()
+        kws = regroup([s[1] for s in run.slots]) if kwargs else {}
+        if run.n > 1 and args and not isinstance(gathered, tuple):
+            gathered = (gathered,)
+        return tuple(gathered), dict(kws)
+
+    def _merge_call_traced(self, ctx, merge_fn, args, kwargs):
+        """merge_call in a traced run: hand over to the next replica; the last runs the
+        merge function (recorded once) and hands back to replica 0."""
+        run = ctx._run
+        rid = ctx._replica_id
+        with run.cv:
+            if run.aborted is not None:
+                raise _ReplicaAborted(run.aborted)
+            if run.finished:
+                run.aborted = ("merge_call: replica %d called merge_call after another "
+                               "replica returned without calling it" % rid)
+                run.cv.notify_all()
+                raise RuntimeError(run.aborted)
+            run.slots[rid] = (args, kwargs, merge_fn)
+            run.arrived += 1
+            gen = run.gen
+            if run.arrived < run.n:
+                run.turn = rid + 1
+                run.cv.notify_all()
+                run._wait(lambda: run.gen != gen and run.turn == rid)
+            else:
+                a, k = self._gather_merge_args(run)
+                first_fn = run.slots[0][2]  # replica 0's, as TensorFlow
+                try:
+                    run.result, run.error = self._cross_replica_call(first_fn, a, k), None
+                except BaseException as e:  # noqa: BLE001 — every replica re-raises it
+                    run.result, run.error = None, e
+                run.arrived = 0
+                run.slots = [None] * run.n
+                run.gen += 1
+                run.turn = 0
+                run.cv.notify_all()
+                run._wait(lambda: run.turn == rid)
+            result, error = run.result, run.error
+        if error is not None:
+            raise error
+        return select_replica(rid, result)
+
+    def _merge_call(self, ctx, merge_fn, args, kwargs):
+        run = ctx._run
+        if isinstance(run, _TracedRun):
+            return self._merge_call_traced(ctx, merge_fn, args, kwargs)
+
+        def call_cross_replica(a, k, fn=None):
+            return self._cross_replica_call(fn or merge_fn, a, k)
 
         if run is None:  # one local replica
             return call_cross_replica(args, kwargs)
@@ -251,14 +423,10 @@ class StrategyExtended:
             run.arrived += 1
             gen = run.gen
             if run.arrived == run.n:
-                gathered = regroup([s[0] for s in run.slots]) if args else ()
-                kws = regroup([s[1] for s in run.slots]) if kwargs else {}
-                if run.n > 1 and args and not isinstance(gathered, tuple):
-                    gathered = (gathered,)
+                gathered, kws = self._gather_merge_args(run)
                 first_fn = run.slots[0][2]  # replica 0's, as TensorFlow
                 try:
-                    run.result, run.error = call_cross_replica(tuple(gathered), dict(kws),
-                                                               first_fn), None
+                    run.result, run.error = call_cross_replica(gathered, kws, first_fn), None
                 except BaseException as e:  # noqa: BLE001 — every replica re-raises it
                     run.result, run.error = None, e
                 run.arrived = 0
@@ -285,7 +453,9 @@ class StrategyExtended:
             return _nest.pack_sequence_as(value, tensors) if _nest.is_nested(value) else tensors[0]
         kinds = [t.dtype for t in tensors]
         wide = [t if t.dtype.is_floating else _core.cast(t, "float64") for t in tensors]
-        if self._num_local > 1:
+        if isinstance(ctx._run, _TracedRun):
+            out = ctx.merge_call(_rank_order_sums, args=(wide,))
+        elif self._num_local > 1:
             out = _core.comm_all_reduce(self._local_comm(), ctx._replica_id, wide,
                                         _OPS[ReduceOp.SUM])
         else:
@@ -302,6 +472,12 @@ class StrategyExtended:
         records them and their gradients are summed over the replicas too (synchronized
         batch norm). One collective per tensor: for statistics, not for gradient buckets."""
         out = list(tensors)
+        if isinstance(ctx._run, _TracedRun):
+            # a collective on the tape needs the replicas at once: no trace (the call
+            # finishes eagerly on the thread engine)
+            _core.graph_break("tf.distribute: a cross-replica sum on the tape (synchronized "
+                              "batch normalization)")
+            raise _Untraceable()
         if self._num_local > 1:
             comm = self._local_comm()
             out = [_core.all_reduce(comm, ctx._replica_id, t) for t in out]
@@ -347,6 +523,26 @@ class StrategyExtended:
 
     def call_for_each_replica(self, fn, args=(), kwargs=None):
         return self._call_for_each_replica(fn, tuple(args), dict(kwargs or {}))
+
+
+def _rank_order_sums(strategy, gathered):
+    """Merge function of an all-reduce in a traced run: each tensor summed over the replicas
+    in rank order, 16-bit widened to float32 and rounded once (the thread engine's
+    arithmetic, so traced and eager steps agree bit for bit). Ops, so the graph records
+    them; every replica gets the same sums."""
+    n = strategy.extended._num_local
+    out = []
+    for x in gathered:
+        parts = list(x.values) if isinstance(x, DistributedValues) else [x] * n
+        dt = parts[0].dtype
+        narrow = dt.size == 2
+        if narrow:
+            parts = [_core.cast(p, "float32") for p in parts]
+        total = parts[0]
+        for p in parts[1:]:
+            total = _core.add(total, p)
+        out.append(_core.cast(total, dt) if narrow else total)
+    return out
 
 
 @contextlib.contextmanager
@@ -442,7 +638,6 @@ class Strategy:
                 _context._current_replica_context().strategy is not _default_strategy():
             raise RuntimeError("`run` cannot be called inside a replica context (it was "
                                "called from inside `strategy.run`)")
-        _untraceable("strategy.run")
         return self._extended._call_for_each_replica(fn, tuple(args or ()), dict(kwargs or {}))
 
     def experimental_local_results(self, value):
@@ -470,7 +665,8 @@ class Strategy:
         replicas; ``axis``: also reduce along this axis of each component (MEAN then weighs
         each replica by its length on that axis)."""
         op = _as_reduce_op(reduce_op)
-        _untraceable("strategy.reduce")
+        if not self._extended._traces_replicas():
+            _untraceable("strategy.reduce")
         if _context._current_replica_context() is not None and \
                 _context._current_replica_context().strategy is self:
             raise RuntimeError("`reduce` must be called in cross-replica context (outside "
