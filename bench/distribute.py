@@ -7,6 +7,10 @@ seed 004's epoch as written, with 1 and 2 replicas (logical CPUs).
     python bench/distribute.py --mib 1 --examples 512   # tiny (tests/test_bench.py)
     python bench/distribute.py --tf-python /tmp/tfenv/bin/python --rounds 3
         # seed 004's epoch under TensorFlow 2.21's MirroredStrategy too, side by side
+
+The seed 004 rows include "mixprec-eager": the same code with
+tf.config.run_functions_eagerly(True), which is how its step ran before strategy.run was
+traced (the trace broke and every call ran the replicas' Python on threads).
 """
 
 import argparse
@@ -172,6 +176,8 @@ def _seed_epoch_worker(framework, replicas, data, batch_per_replica):
         import tensorflow as tf
     else:
         import mixprec as tf
+        # "mixprec-eager": the step's Python at every call (strategy.run before it traced)
+        tf.config.run_functions_eagerly(framework == "mixprec-eager")
     cpu = tf.config.list_physical_devices("CPU")
     tf.config.set_logical_device_configuration(
         cpu[0], [tf.config.LogicalDeviceConfiguration()] * replicas)
@@ -261,7 +267,7 @@ def _seed_rows(a):
     with tempfile.TemporaryDirectory() as tmp:
         data = os.path.join(tmp, "fashion.npz")
         examples = _seed_data(a.cnn_examples, data)
-        runners = [("mixprec", sys.executable)]
+        runners = [("mixprec", sys.executable), ("mixprec-eager", sys.executable)]
         if a.tf_python:
             runners.append(("tensorflow", a.tf_python))
         for _ in range(a.rounds):
@@ -283,6 +289,10 @@ def _seed_rows(a):
                                  name, n, "s" if n > 1 else "", a.batch_per_replica),
                              "%.2f s" % t, "%.0f images/s (train acc %s)" % (examples / t,
                                                                              accs[name, n])])
+        for n in (1, 2):
+            rows.append(["", "mixprec traced / eager step, %d logical CPU%s" % (
+                n, "s" if n > 1 else ""),
+                "%.2fx" % (times["mixprec", n] / times["mixprec-eager", n]), ""])
         for n in (1, 2) if a.tf_python else ():
             rows.append(["", "mixprec / TensorFlow, %d logical CPU%s" % (n, "s" if n > 1 else ""),
                          "%.2fx" % (times["mixprec", n] / times["tensorflow", n]), ""])

@@ -94,9 +94,10 @@ def test_distribute():
               "--cnn-examples", "256")
     rows = table_rows(out)
     # header, threads, mpiexec (ours, MPICH's blocking call twice and the ratio; or "no
-    # MPICH"), MLP and seed 004 x 1, 2
+    # MPICH"), MLP and seed 004 x 1, 2 (traced, and the step run eagerly, with their ratio)
     mpi = "(no MPICH)" not in out
-    assert len(rows) == (10 if mpi else 7), out
+    assert len(rows) == (14 if mpi else 11), out
     assert "2 replica threads" in out and "2 replicas" in out
-    assert out.count("seed 004 epoch, 256 images") == 2
+    assert out.count("seed 004 epoch, 256 images") == 4
+    assert out.count("mixprec traced / eager step") == 2
     assert not mpi or "mixprec / MPI_Allreduce" in out
