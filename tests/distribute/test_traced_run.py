@@ -301,3 +301,54 @@ def test_one_replica_strategies_trace(make):
 
     assert [float(f(tf.constant(float(k)))) for k in range(3)] == [0.0, 1.0, 2.0]
     assert len(prints) == 1 and f.experimental_get_tracing_count() == 1
+
+
+def test_synchronized_batch_norm_under_a_trace_runs_eagerly(two_cpus, rng):
+    """A cross-replica sum on the tape needs the replicas at once: the traced run gives up
+    (a silent graph break) and the call finishes on the thread engine, with the eager
+    step's numbers."""
+    x = rng.standard_normal((8, 3)).astype(np.float32)
+    x[4:] += 3
+    kernel = rng.standard_normal((3, 3)).astype(np.float32)
+    results = []
+    for traced in (False, True):
+        s = tf.distribute.MirroredStrategy(two_cpus)
+        with s.scope():
+            m = keras.Sequential([keras.Input((3,)), keras.layers.Dense(3, use_bias=False),
+                                  keras.layers.BatchNormalization(synchronized=True)])
+            m.layers[0].kernel.assign(kernel)
+            opt = keras.optimizers.SGD(0.5)
+
+        def step(v):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_sum(m(v, training=True) ** 2) / 8.0
+            opt.apply_gradients(zip(tape.gradient(loss, m.trainable_variables),
+                                    m.trainable_variables))
+            return loss
+
+        def dstep(v):
+            return s.reduce("SUM", s.run(step, args=(v,)), axis=None)
+
+        f = tf.function(dstep) if traced else dstep
+        dds = s.experimental_distribute_dataset(tf.data.Dataset.from_tensor_slices(x).batch(8))
+        losses = [float(f(b)) for _ in range(2) for b in dds]
+        results.append((losses, m.get_weights()))
+    assert results[0][0] == results[1][0]
+    for a, b in zip(results[1][1], results[0][1]):
+        assert_bits_equal(a, b)
+
+
+def test_slots_created_at_the_first_traced_call(two_cpus, rng):
+    """The tutorial does not build the optimizer: its slots are made in the first call,
+    which then traces twice (as TensorFlow's first call of a function creating variables;
+    TensorFlow 2.21 itself fails this case under MirroredStrategy with "You must feed a
+    value for placeholder tensor"). The steps still equal the eager ones."""
+    (eager, traced), ds = _pair(two_cpus, rng, "adam", False)
+    for run in (eager, traced):
+        for x in run.s.experimental_distribute_dataset(ds):
+            run.step(x)
+    for a, b in zip(traced.weights(), eager.weights()):
+        assert_bits_equal(a, b)
+    assert int(traced.opt.iterations) == int(eager.opt.iterations) == 3
+    assert traced.step.experimental_get_tracing_count() == 2
+    assert traced.prints == {"outer": 2, "inner": [0, 1, 0, 1]}

@@ -238,6 +238,13 @@ class StrategyExtended:
                 _untraceable("strategy.run")
             elif n > 1:
                 return self._call_for_each_replica_traced(fn, args, kwargs)
+        return self._call_for_each_replica_eager(fn, args, kwargs)
+
+    def _call_for_each_replica_eager(self, fn, args, kwargs):
+        """strategy.run op by op: replica 0 on this thread, the others on replica threads
+        at once, summing through the collectives engine."""
+        strategy = self._container
+        n = self._num_local
         if n == 1:
             prev_ctx = _context._set_replica_context(ReplicaContext(strategy, 0, None))
             stack = _context._stack()
@@ -336,7 +343,7 @@ class StrategyExtended:
         if any(e is not None for e in errors):
             if any(isinstance(e, _Untraceable) for e in errors):
                 # the graph broke; the replicas run again, at once, on the thread engine
-                return self._call_for_each_replica(fn, args, kwargs)
+                return self._call_for_each_replica_eager(fn, args, kwargs)
             primary = [e for e in errors if e is not None
                        and not isinstance(e, (_core.UnavailableError, _ReplicaAborted))]
             raise (primary or [e for e in errors if e is not None])[0]
