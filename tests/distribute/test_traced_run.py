@@ -352,3 +352,17 @@ def test_slots_created_at_the_first_traced_call(two_cpus, rng):
     assert int(traced.opt.iterations) == int(eager.opt.iterations) == 3
     assert traced.step.experimental_get_tracing_count() == 2
     assert traced.prints == {"outer": 2, "inner": [0, 1, 0, 1]}
+
+
+@pytest.mark.parametrize("first", [0, 1])
+def test_replicas_that_disagree_on_merge_call_raise_not_hang(two_cpus, first):
+    s = tf.distribute.MirroredStrategy(two_cpus)
+
+    def fn():
+        ctx = tf.distribute.get_replica_context()
+        if ctx._replica_id == first:
+            return ctx.all_reduce("SUM", tf.constant(1.0))
+        return tf.constant(0.0)
+
+    with pytest.raises(RuntimeError, match="merge_call"):
+        tf.function(lambda: s.run(fn))()

@@ -131,6 +131,10 @@ class _TracedRun:
     def finish(self, i):
         with self.cv:
             self.finished += 1
+            if self.arrived and self.aborted is None:  # others wait in a merge_call
+                self.aborted = ("replica %d returned while replica(s) before it waited in "
+                                "merge_call: every replica must call merge_call (an "
+                                "all-reduce, apply_gradients) the same number of times" % i)
             self.turn = i + 1
             self.cv.notify_all()
 
