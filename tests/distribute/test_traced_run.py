@@ -366,3 +366,26 @@ def test_replicas_that_disagree_on_merge_call_raise_not_hang(two_cpus, first):
 
     with pytest.raises(RuntimeError, match="merge_call"):
         tf.function(lambda: s.run(fn))()
+
+
+@pytest.mark.parametrize("examples", [40, 41, 33])
+def test_epoch_in_a_function_with_a_partial_last_batch(two_cpus, rng, examples):
+    """The last global batch splits 4 + 4, 5 + 4 or 1 + an empty batch: the loop's body is
+    traced for that element shape too, and the epochs equal the eager ones."""
+    x, y = _data(rng, examples)
+    init = [w.numpy() for w in _cnn().weights]
+    ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(GB)
+    out = {}
+    runs = {}
+    for traced in (False, True):
+        s = tf.distribute.MirroredStrategy(two_cpus)
+        run = _Seed004(s, init, "sgd", False, traced)
+        run.opt.build(run.model.trainable_variables)
+        dds = s.experimental_distribute_dataset(ds)
+        out[traced] = [run.epoch(dds).numpy() for _ in range(2)]
+        runs[traced] = run
+    assert_bits_equal(np.array(out[True]), np.array(out[False]))
+    for a, b in zip(runs[True].weights(), runs[False].weights()):
+        assert_bits_equal(a, b)
+    assert int(runs[True].opt.iterations) == 6
+    assert runs[True].prints["outer"] == 1
