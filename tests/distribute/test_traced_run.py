@@ -389,3 +389,36 @@ def test_epoch_in_a_function_with_a_partial_last_batch(two_cpus, rng, examples):
         assert_bits_equal(a, b)
     assert int(runs[True].opt.iterations) == 6
     assert runs[True].prints["outer"] == 1
+
+
+def test_a_graph_break_in_a_replica_finishes_the_call_eagerly(two_cpus, rng):
+    """A host read of a traced value in train_step (mixprec's graph break, one warning
+    naming the line): the call goes on in turns with real values, later calls run
+    eagerly, and the steps equal the eager ones."""
+    (eager, traced), ds = _pair(two_cpus, rng, "sgd", False)
+    seen = {False: [], True: []}
+    for is_traced, run in ((False, eager), (True, traced)):
+        run.opt.build(run.model.trainable_variables)
+        inner = run.train_step
+
+        def noisy(inputs, inner=inner, out=seen[is_traced]):
+            loss = inner(inputs)
+            out.append(float(loss))  # a host read
+            return loss
+        run.train_step = noisy
+        with pytest.warns(UserWarning, match="graph break") if is_traced else \
+                _no_warning():
+            for x in run.s.experimental_distribute_dataset(ds):
+                run.step(x)
+    assert sorted(seen[True]) == sorted(seen[False])  # (eager replicas append in any order)
+    for a, b in zip(traced.weights(), eager.weights()):
+        assert_bits_equal(a, b)
+    assert int(traced.opt.iterations) == 3
+
+
+class _no_warning:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
