@@ -14,7 +14,7 @@ import pytest
 
 import mixprec as tf
 from mixprec import keras
-from tolerances import assert_bits_equal
+from tolerances import assert_bits_equal, assert_close
 
 GB = 16  # global batch: 8 per replica
 
@@ -422,3 +422,44 @@ class _no_warning:
 
     def __exit__(self, *exc):
         return False
+
+
+def test_keras_fit_and_evaluate_under_a_strategy_trace_their_steps(two_cpus, rng):
+    """fit/evaluate's steps run strategy.run inside their traced functions, as tf-keras'
+    (TensorFlow 2.21, 2 logical CPUs: evaluate runs the model's test_step twice, once per
+    replica, for 4 batches; fit's train_step runs per replica per trace, not per step),
+    and give run_eagerly=True's numbers."""
+    x = rng.standard_normal((64, 4)).astype(np.float32)
+    y = x[:, :2] * 2.0
+    init = None
+    out = {}
+    for eager in (True, False):
+        calls = []
+
+        class M(keras.Sequential):
+            def train_step(self, data):
+                calls.append("train")
+                return super().train_step(data)
+
+            def test_step(self, data):
+                calls.append("test")
+                return super().test_step(data)
+
+        s = tf.distribute.MirroredStrategy(two_cpus)
+        with s.scope():
+            m = M([keras.layers.Dense(2, input_shape=(4,))])
+            if init is None:
+                init = m.get_weights()
+            m.set_weights(init)
+            m.compile(keras.optimizers.SGD(0.1), "mse", run_eagerly=eager)
+        hist = m.fit(x, y, batch_size=16, epochs=2, verbose=0, shuffle=False)
+        ev = m.evaluate(x, y, batch_size=16, verbose=0)
+        out[eager] = (hist.history["loss"], ev, m.get_weights(), list(calls))
+    # (the loss metric is shared by the replicas: eagerly they add to it in either order)
+    assert_close(np.array(out[False][0] + [out[False][1]]),
+                 np.array(out[True][0] + [out[True][1]]), "float32", "replicas")
+    for a, b in zip(out[False][2], out[True][2]):
+        assert_bits_equal(a, b)
+    assert out[True][3].count("train") == 16  # eagerly: 8 steps x 2 replicas
+    assert out[False][3].count("test") == 2
+    assert out[False][3].count("train") == 2
