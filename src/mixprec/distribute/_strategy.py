@@ -89,6 +89,12 @@ class _Run:
             self.cv.notify_all()
 
 
+# TensorFlow's words (replicas that call merge_call, an all-reduce or apply_gradients a
+# different number of times)
+_TRACED_MISMATCH = ("Some replicas made a different number of replica_context().merge_call() "
+                    "calls.")
+
+
 class _TracedRun:
     """One ``strategy.run`` recorded into a traced function's graph (TensorFlow's model in a
     tf.function): the replicas run one at a time, in rank order, each on its replica thread
@@ -132,9 +138,7 @@ class _TracedRun:
         with self.cv:
             self.finished += 1
             if self.arrived and self.aborted is None:  # others wait in a merge_call
-                self.aborted = ("replica %d returned while replica(s) before it waited in "
-                                "merge_call: every replica must call merge_call (an "
-                                "all-reduce, apply_gradients) the same number of times" % i)
+                self.aborted = _TRACED_MISMATCH
             self.turn = i + 1
             self.cv.notify_all()
 
@@ -387,8 +391,7 @@ class StrategyExtended:
             if run.aborted is not None:
                 raise _ReplicaAborted(run.aborted)
             if run.finished:
-                run.aborted = ("merge_call: replica %d called merge_call after another "
-                               "replica returned without calling it" % rid)
+                run.aborted = _TRACED_MISMATCH
                 run.cv.notify_all()
                 raise RuntimeError(run.aborted)
             run.slots[rid] = (args, kwargs, merge_fn)
