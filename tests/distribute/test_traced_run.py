@@ -445,6 +445,10 @@ def test_keras_fit_and_evaluate_under_a_strategy_trace_their_steps(two_cpus, rng
                 calls.append("test")
                 return super().test_step(data)
 
+            def predict_step(self, data):
+                calls.append("predict")
+                return super().predict_step(data)
+
         s = tf.distribute.MirroredStrategy(two_cpus)
         with s.scope():
             m = M([keras.layers.Dense(2, input_shape=(4,))])
@@ -454,7 +458,8 @@ def test_keras_fit_and_evaluate_under_a_strategy_trace_their_steps(two_cpus, rng
             m.compile(keras.optimizers.SGD(0.1), "mse", run_eagerly=eager)
         hist = m.fit(x, y, batch_size=16, epochs=2, verbose=0, shuffle=False)
         ev = m.evaluate(x, y, batch_size=16, verbose=0)
-        out[eager] = (hist.history["loss"], ev, m.get_weights(), list(calls))
+        pred = m.predict(x[:40], batch_size=16, verbose=0)  # a last batch of 8: 4 + 4
+        out[eager] = (hist.history["loss"], ev, m.get_weights(), list(calls), pred)
     # (the loss metric is shared by the replicas: eagerly they add to it in either order)
     assert_close(np.array(out[False][0] + [out[False][1]]),
                  np.array(out[True][0] + [out[True][1]]), "float32", "replicas")
@@ -463,3 +468,8 @@ def test_keras_fit_and_evaluate_under_a_strategy_trace_their_steps(two_cpus, rng
     assert out[True][3].count("train") == 16  # eagerly: 8 steps x 2 replicas
     assert out[False][3].count("test") == 2
     assert out[False][3].count("train") == 2
+    # (predict: TensorFlow traces once for every batch size, 2 calls; mixprec's Keras steps
+    # trace the first batch size exactly, then the last batch's: 4, with or without a
+    # strategy)
+    assert_bits_equal(out[False][4], out[True][4])
+    assert out[False][4].shape == (40, 2)

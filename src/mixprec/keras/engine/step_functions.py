@@ -76,6 +76,12 @@ def _test_step(m, data):
     return _autograph.call(m.test_step, data)
 
 
+def _predict_step(m, data):
+    if _distributed.strategy_of(m) is not None:
+        return _distributed.predict_step(m, data)
+    return _autograph.call(m.predict_step, data)
+
+
 def train_function(model):
     """step(batch) -> logs; a LossScaleOptimizer's ``_last_applied`` (the step's skip flag,
     a device tensor) is refreshed from every replay."""
@@ -118,8 +124,10 @@ def test_function(model):
 
 def predict_function(model):
     if model.run_eagerly:
+        if _distributed.strategy_of(model) is not None:
+            return lambda data: _distributed.predict_step(model, data)
         return model.predict_step
     mref = weakref.ref(model)
     return _cached(model, "predict", lambda: _function.Function(
-        lambda data: _autograph.call(mref().predict_step, data), reduce_retracing=True,
+        lambda data: _predict_step(mref(), data), reduce_retracing=True,
         name="predict_function"))

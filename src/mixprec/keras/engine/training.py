@@ -682,8 +682,7 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
         predict_fn = _steps.predict_function(self)
         for step, batch in enumerate(data.batches(0)):
             cb.on_predict_batch_begin(step)
-            out = _distributed.predict_step(self, batch) if _distributed.strategy_of(self) \
-                is not None else predict_fn(batch)
+            out = predict_fn(batch)  # (under a strategy: split over the replicas)
             outs.append([np.asarray(o) for o in _nest.flatten(out)])
             cb.on_predict_batch_end(step, {"outputs": out})
         cb.on_predict_end()
