@@ -109,8 +109,9 @@ def _on_break(reason):
 _core._set_graph_break_hook(_on_break)
 
 # Breaks that are the documented way a construct runs, not a surprise: no warning.
-# tf.distribute: strategy.run runs replicas on threads and sums through collectives,
-# neither of which a trace of the calling thread can record.
+# tf.distribute: strategy.run over several GPUs or processes (their replicas run at once,
+# summing through the collectives), or meeting a construct that needs the replicas at once
+# (docs/distribute.md); on logical CPUs it traces (distribute/_strategy.py _TracedRun).
 _SILENT_BREAKS = ("tf.distribute:",)
 
 # Graph passes run on every traced graph after recording and before its first replay:
@@ -188,7 +189,7 @@ def _leaf_key(x, relax):
         return ("T", x.dtype.name, shape), True
     if _is_distributed(x):
         # keyed by its components' specs, as TensorFlow's PerReplicaSpec: a distributed
-        # batch of the same shapes finds its (eager) trace instead of tracing every step
+        # batch of the same shapes replays the trace instead of tracing every step
         return ("D", type(x).__qualname__,
                 tuple(_leaf_key(_to_tensor_leaf(v), relax)[0] for v in x.values),
                 _aliasing(x.values)), False

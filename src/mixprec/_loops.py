@@ -491,9 +491,6 @@ class _CannotTrace(Exception):
 
 
 def _non_tensor_reason(leaves):
-    from mixprec.distribute.values import DistributedValues
-    if any(isinstance(x, DistributedValues) for x in leaves):
-        return "tf.distribute: iterating a distributed dataset's per-replica values"
     return "a loop over elements that are not tensors"
 
 
