@@ -473,3 +473,27 @@ def test_keras_fit_and_evaluate_under_a_strategy_trace_their_steps(two_cpus, rng
     # strategy)
     assert_bits_equal(out[False][4], out[True][4])
     assert out[False][4].shape == (40, 2)
+
+
+def test_traced_gather_and_reduce_with_an_axis_equal_eager(two_cpus, rng):
+    """all_gather in a replica, gather and reduce(MEAN, axis=0) across replicas, with an
+    uneven split (5 rows: 3 + 2): replayed results equal the eager ones."""
+    s = tf.distribute.MirroredStrategy(two_cpus)
+
+    def fn(x):
+        ctx = tf.distribute.get_replica_context()
+        return ctx.all_gather(x * 2.0, axis=0), x + 1.0
+
+    def run(b):
+        gathered, plus = s.run(fn, args=(b,))
+        return (s.experimental_local_results(gathered)[-1], s.gather(plus, axis=0),
+                s.reduce("MEAN", plus, axis=0), s.reduce("SUM", plus, axis=0))
+
+    traced = tf.function(run)
+    for _ in range(2):
+        x = rng.standard_normal((5, 3)).astype(np.float32)
+        b = next(iter(s.experimental_distribute_dataset(
+            tf.data.Dataset.from_tensor_slices(x).batch(5))))
+        for got, want in zip(traced(b), run(b)):
+            assert_bits_equal(got.numpy(), want.numpy())
+    assert traced.experimental_get_tracing_count() == 1
