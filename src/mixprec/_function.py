@@ -112,7 +112,7 @@ _core._set_graph_break_hook(_on_break)
 # Breaks that are the documented way a construct runs, not a surprise: no warning.
 # tf.distribute: strategy.run over several GPUs or processes (their replicas run at once,
 # summing through the collectives), or meeting a construct that needs the replicas at once
-# (docs/distribute.md); on logical CPUs it traces (distribute/_strategy.py _TracedRun).
+# (docs/distribute.md); on logical CPUs it traces (distribute/_traced.py).
 _SILENT_BREAKS = ("tf.distribute:",)
 
 # Graph passes run on every traced graph after recording and before its first replay:

@@ -11,7 +11,7 @@ import weakref
 
 from mixprec import _core, _nest
 from mixprec._variable import Variable
-from mixprec.distribute import _context, _gpu_mirror
+from mixprec.distribute import _context, _gpu_mirror, _traced
 from mixprec.distribute._context import ReduceOp, ReplicaContext, _as_reduce_op
 from mixprec.distribute.values import (DistributedValues, Mirrored, PerReplica, regroup,
                                        select_replica)
@@ -35,11 +35,6 @@ def _untraceable(what):
     one graph (multi-worker, several GPUs): the signature runs eagerly, without a warning."""
     if _core.graph_recording() is not None:
         _core.graph_break("tf.distribute: %s (replicas run on threads)" % what)
-
-
-class _Untraceable(Exception):
-    """Raised in a traced replica by a construct that needs the replicas to run at once
-    (a collective on the tape: synchronized batch norm); strategy.run then runs eagerly."""
 
 
 class CrossDeviceOps:
@@ -86,60 +81,6 @@ class _Run:
         with self.cv:
             if self.aborted is None:
                 self.aborted = why
-            self.cv.notify_all()
-
-
-# TensorFlow's words (replicas that call merge_call, an all-reduce or apply_gradients a
-# different number of times)
-_TRACED_MISMATCH = ("Some replicas made a different number of replica_context().merge_call() "
-                    "calls.")
-
-
-class _TracedRun:
-    """One ``strategy.run`` recorded into a traced function's graph (TensorFlow's model in a
-    tf.function): the replicas run one at a time, in rank order, each on its replica thread
-    recording into the caller's graph, so the graph holds every replica's ops in order. A
-    replica hands over to the next at ``merge_call`` (and when it returns); the last to
-    arrive runs the merge function in cross-replica context, then replica 0 resumes."""
-
-    def __init__(self, n, timeout):
-        self.n = n
-        self.timeout = timeout
-        self.cv = threading.Condition()
-        self.turn = 0
-        self.arrived = 0
-        self.gen = 0
-        self.finished = 0
-        self.slots = [None] * n
-        self.result = None
-        self.error = None
-        self.aborted = None
-
-    def abort(self, why):
-        with self.cv:
-            if self.aborted is None:
-                self.aborted = why
-            self.cv.notify_all()
-
-    def _wait(self, pred):
-        """Under cv: until pred() (raises _ReplicaAborted when another replica failed)."""
-        while self.aborted is None and not pred():
-            if not self.cv.wait(self.timeout):
-                self.aborted = ("a traced replica waited %g s for its turn" % self.timeout)
-                self.cv.notify_all()
-        if self.aborted is not None:
-            raise _ReplicaAborted(self.aborted)
-
-    def wait_turn(self, i):
-        with self.cv:
-            self._wait(lambda: self.turn == i)
-
-    def finish(self, i):
-        with self.cv:
-            self.finished += 1
-            if self.arrived and self.aborted is None:  # others wait in a merge_call
-                self.aborted = _TRACED_MISMATCH
-            self.turn = i + 1
             self.cv.notify_all()
 
 
@@ -245,7 +186,7 @@ class StrategyExtended:
             if not self._traces_replicas():
                 _untraceable("strategy.run")
             elif n > 1:
-                return self._call_for_each_replica_traced(fn, args, kwargs)
+                return _traced.call_for_each_replica(self, fn, args, kwargs)
         return self._call_for_each_replica_eager(fn, args, kwargs)
 
     def _call_for_each_replica_eager(self, fn, args, kwargs):
@@ -302,61 +243,6 @@ class StrategyExtended:
             raise (primary or [e for e in errors if e is not None])[0]
         return regroup(results)
 
-    def _call_for_each_replica_traced(self, fn, args, kwargs):
-        """strategy.run while a tf.function traces: every replica's ops recorded into the
-        recording graph, replica after replica (_TracedRun), so a replay runs them all in C.
-        The values are real (a trace is the call), so a graph break anywhere just lets the
-        rest of the call finish eagerly, still in turns."""
-        from mixprec import _function
-
-        strategy = self._container
-        n = self._num_local
-        run = _TracedRun(n, _timeout())
-        token = _core.graph_suspend()  # the recording graph (a loop body's, inside a loop)
-        _core.graph_resume(token)
-        results = [None] * n
-        errors = [None] * n
-        sites = [None] * n
-
-        def body(i):
-            try:
-                run.wait_turn(i)
-            except BaseException as e:  # noqa: BLE001 — another replica failed first
-                errors[i] = e
-                return
-            if i:
-                _core.graph_resume(token)
-            ctx = ReplicaContext(strategy, i, run)
-            prev_ctx = _context._set_replica_context(ctx)
-            stack = _context._stack()
-            stack.append(strategy)
-            try:
-                results[i] = fn(*select_replica(i, args), **select_replica(i, kwargs))
-            except BaseException as e:  # noqa: BLE001 — re-raised by the caller
-                errors[i] = e
-                run.abort("replica %d raised %s: %s" % (i, type(e).__name__, e))
-            finally:
-                stack.pop()
-                _context._set_replica_context(prev_ctx)
-                if i:
-                    _core.graph_suspend()
-                    sites[i] = getattr(_function._state, "break_site", None)
-                    _function._state.break_site = None
-                run.finish(i)
-
-        self._replica_threads().run(body)
-        site = next((x for x in sites if x is not None), None)
-        if site is not None and getattr(_function._state, "break_site", None) is None:
-            _function._state.break_site = site  # the warning names the replica's line
-        if any(e is not None for e in errors):
-            if any(isinstance(e, _Untraceable) for e in errors):
-                # the graph broke; the replicas run again, at once, on the thread engine
-                return self._call_for_each_replica_eager(fn, args, kwargs)
-            primary = [e for e in errors if e is not None
-                       and not isinstance(e, (_core.UnavailableError, _ReplicaAborted))]
-            raise (primary or [e for e in errors if e is not None])[0]
-        return regroup(results)
-
     def _cross_replica_call(self, fn, a, k):
         """fn(strategy, *a, **k) in cross-replica context (a merge function)."""
         strategy = self._container
@@ -382,47 +268,10 @@ class StrategyExtended:
             gathered = (gathered,)
         return tuple(gathered), dict(kws)
 
-    def _merge_call_traced(self, ctx, merge_fn, args, kwargs):
-        """merge_call in a traced run: hand over to the next replica; the last runs the
-        merge function (recorded once) and hands back to replica 0."""
-        run = ctx._run
-        rid = ctx._replica_id
-        with run.cv:
-            if run.aborted is not None:
-                raise _ReplicaAborted(run.aborted)
-            if run.finished:
-                run.aborted = _TRACED_MISMATCH
-                run.cv.notify_all()
-                raise RuntimeError(run.aborted)
-            run.slots[rid] = (args, kwargs, merge_fn)
-            run.arrived += 1
-            gen = run.gen
-            if run.arrived < run.n:
-                run.turn = rid + 1
-                run.cv.notify_all()
-                run._wait(lambda: run.gen != gen and run.turn == rid)
-            else:
-                a, k = self._gather_merge_args(run)
-                first_fn = run.slots[0][2]  # replica 0's, as TensorFlow
-                try:
-                    run.result, run.error = self._cross_replica_call(first_fn, a, k), None
-                except BaseException as e:  # noqa: BLE001 — every replica re-raises it
-                    run.result, run.error = None, e
-                run.arrived = 0
-                run.slots = [None] * run.n
-                run.gen += 1
-                run.turn = 0
-                run.cv.notify_all()
-                run._wait(lambda: run.turn == rid)
-            result, error = run.result, run.error
-        if error is not None:
-            raise error
-        return select_replica(rid, result)
-
     def _merge_call(self, ctx, merge_fn, args, kwargs):
         run = ctx._run
-        if isinstance(run, _TracedRun):
-            return self._merge_call_traced(ctx, merge_fn, args, kwargs)
+        if isinstance(run, _traced.TracedRun):
+            return _traced.merge_call(self, ctx, merge_fn, args, kwargs)
 
         def call_cross_replica(a, k, fn=None):
             return self._cross_replica_call(fn or merge_fn, a, k)
@@ -467,8 +316,8 @@ class StrategyExtended:
             return _nest.pack_sequence_as(value, tensors) if _nest.is_nested(value) else tensors[0]
         kinds = [t.dtype for t in tensors]
         wide = [t if t.dtype.is_floating else _core.cast(t, "float64") for t in tensors]
-        if isinstance(ctx._run, _TracedRun):
-            out = ctx.merge_call(_rank_order_sums, args=(wide,))
+        if isinstance(ctx._run, _traced.TracedRun):
+            out = ctx.merge_call(_traced.rank_order_sums, args=(wide,))
         elif self._num_local > 1:
             out = _core.comm_all_reduce(self._local_comm(), ctx._replica_id, wide,
                                         _OPS[ReduceOp.SUM])
@@ -486,12 +335,12 @@ class StrategyExtended:
         records them and their gradients are summed over the replicas too (synchronized
         batch norm). One collective per tensor: for statistics, not for gradient buckets."""
         out = list(tensors)
-        if isinstance(ctx._run, _TracedRun):
+        if isinstance(ctx._run, _traced.TracedRun):
             # a collective on the tape needs the replicas at once: no trace (the call
             # finishes eagerly on the thread engine)
             _core.graph_break("tf.distribute: a cross-replica sum on the tape (synchronized "
                               "batch normalization)")
-            raise _Untraceable()
+            raise _traced.Untraceable()
         if self._num_local > 1:
             comm = self._local_comm()
             out = [_core.all_reduce(comm, ctx._replica_id, t) for t in out]
@@ -537,26 +386,6 @@ class StrategyExtended:
 
     def call_for_each_replica(self, fn, args=(), kwargs=None):
         return self._call_for_each_replica(fn, tuple(args), dict(kwargs or {}))
-
-
-def _rank_order_sums(strategy, gathered):
-    """Merge function of an all-reduce in a traced run: each tensor summed over the replicas
-    in rank order, 16-bit widened to float32 and rounded once (the thread engine's
-    arithmetic, so traced and eager steps agree bit for bit). Ops, so the graph records
-    them; every replica gets the same sums."""
-    n = strategy.extended._num_local
-    out = []
-    for x in gathered:
-        parts = list(x.values) if isinstance(x, DistributedValues) else [x] * n
-        dt = parts[0].dtype
-        narrow = dt.size == 2
-        if narrow:
-            parts = [_core.cast(p, "float32") for p in parts]
-        total = parts[0]
-        for p in parts[1:]:
-            total = _core.add(total, p)
-        out.append(_core.cast(total, dt) if narrow else total)
-    return out
 
 
 @contextlib.contextmanager
@@ -612,8 +441,7 @@ class _ReplicaThreads:
             q.put(None)
 
 
-class _ReplicaAborted(RuntimeError):
-    """Another replica failed while this one waited (the caller raises that one's error)."""
+_ReplicaAborted = _traced.ReplicaAborted
 
 
 # ----------------------------------------------------------------- the public strategies
