@@ -1085,6 +1085,8 @@ static mp_status g_batch_norm_grad_sums(const mp_node *n, mp_tensor *G, const in
 #define GRAD_STRIDED_SLICE_GRAD g_strided_slice_grad
 #define GRAD_FILL NULL
 #define GRAD_RANGE NULL
+#define GRAD_SHAPE NULL
+#define GRAD_RANGE_T NULL
 #define GRAD_ONE_HOT NULL
 #define GRAD_RANDOM_UNIFORM NULL
 #define GRAD_RANDOM_NORMAL NULL

@@ -725,6 +725,8 @@ int mp_op_infer_dtype(mp_op op, int n_in, const mp_dtype *in, const mp_attrs *at
     case MP_OP_CAST:
     case MP_OP_FILL:
     case MP_OP_RANGE:
+    case MP_OP_RANGE_T:
+    case MP_OP_SHAPE:
     case MP_OP_ONE_HOT:
     case MP_OP_RANDOM_UNIFORM:
     case MP_OP_RANDOM_NORMAL:

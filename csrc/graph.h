@@ -132,6 +132,8 @@ typedef struct mp_graph {
     int polymorphic;     /* replay accepts inputs of other shapes (same dtype and rank):
                           * set by tf.function when two traces at different shapes of a
                           * relaxed signature recorded the same graph */
+    int shape_reads;     /* Python read the shape of a value this graph computes from its
+                          * inputs (.shape while recording): a size may be baked in */
     struct mp_graph *parent; /* while recording, else NULL */
     int n_captured;
     mp_tensor **captured;    /* (n_captured) the parent's tensors, in input order (referenced) */

@@ -649,3 +649,71 @@ def test_get_concrete_function_with_none_dims():
     assert len(side) <= 2  # Python once more at the second shape (docs/function.md)
     with pytest.raises(TypeError):
         cf(tf.ones([2, 2]))
+
+
+def test_datasets_are_traced_by_element_spec():
+    side = []
+
+    @tf.function
+    def f(ds):
+        side.append(1)
+        s = tf.constant(0.0)
+        for x in ds:
+            s += tf.reduce_sum(x)
+        return s
+
+    ds1 = tf.data.Dataset.from_tensor_slices(np.zeros((10, 28, 28), np.float32)).batch(4)
+    ds2 = tf.data.Dataset.from_tensor_slices(np.ones((6, 28, 28), np.float32)).batch(4)
+    assert float(f(ds1)) == 0.0 and float(f(ds2)) == 6 * 28 * 28
+    assert f.experimental_get_tracing_count() == 1 and len(side) == 1
+    # TensorFlow 2.21: a (4, 28, 28) spec is a subtype of the traced (None, 28, 28)
+    dropped = tf.data.Dataset.from_tensor_slices(np.ones((9, 28, 28), np.float32)).batch(
+        4, drop_remainder=True)
+    assert float(f(dropped)) == 8 * 28 * 28
+    assert f.experimental_get_tracing_count() == 1
+    # another element spec traces again
+    other = tf.data.Dataset.from_tensor_slices(np.ones((4, 3), np.float32)).batch(2)
+    assert float(f(other)) == 12.0 and f.experimental_get_tracing_count() == 2
+
+
+def test_shape_and_size_replay_the_real_shape_under_a_relaxed_signature():
+    side = []
+
+    @tf.function(input_signature=[tf.TensorSpec([None, None], tf.float32)])
+    def h(x):
+        side.append(1)
+        return tf.shape(x), tf.size(x), tf.rank(x), tf.shape(x)[0] * 2
+
+    # TensorFlow 2.21's values, and Python once
+    for shape, want in [((2, 3), [[2, 3], 6, 2, 4]), ((4, 5), [[4, 5], 20, 2, 8]),
+                        ((1, 7), [[1, 7], 7, 2, 2])]:
+        assert [t.numpy().tolist() for t in h(tf.ones(shape))] == want
+    assert len(side) == 1 and h.experimental_get_tracing_count() == 1
+
+    @tf.function(reduce_retracing=True)
+    def k(x):
+        side.append(2)
+        return tf.shape(x)[0], tf.reduce_sum(x) / tf.cast(tf.size(x), tf.float32)
+
+    for n in (1, 2, 3, 4):
+        a, b = k(tf.ones([n]))
+        assert int(a) == n and float(b) == 1.0
+    assert side.count(2) == 2 and k.experimental_get_tracing_count() == 2
+
+
+def test_range_of_a_traced_bound_replays_for_another_bound():
+    side = []
+
+    @tf.function
+    def r(n):
+        side.append(1)
+        return tf.reduce_sum(tf.range(n)), tf.range(1, n + 1, 2, dtype=tf.float32)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")   # no graph break
+        for v, total, odd in [(3, 3, [1, 3]), (5, 10, [1, 3, 5]), (0, 0, []), (8, 28, [1, 3, 5, 7])]:
+            a, b = r(tf.constant(v))
+            assert int(a) == total and b.numpy().tolist() == odd and b.dtype == tf.float32
+    assert len(side) == 1 and r.experimental_get_tracing_count() == 1
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Requires start <= limit"):
+        r(tf.constant(-2))

@@ -39,23 +39,48 @@ def test_for_over_a_dataset_traces_the_body_once(capfd):
     assert err.count("x [0 1 2]") == 3 and err.count("x [6 7 8]") == 3
 
 
-def test_a_last_partial_batch_gets_its_own_body_trace():
+def test_a_last_partial_batch_replays_the_one_body_trace():
     side = []
     ds = tf.data.Dataset.range(10).batch(3)   # [3], [3], [3], [1]
 
     @tf.function
     def f(ds):
         tot = tf.constant(0, tf.int64)
+        n = tf.constant(0)
         for x in ds:
             side.append(1)
             tot += tf.reduce_sum(x * x)
+            n += tf.shape(x)[0]                # the batch's real size at every replay
+        return tot, n
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(2):
+            tot, n = f(ds)
+            assert int(tot) == 285 and int(n) == 10
+        # TensorFlow 2.21: the body traced once (element spec (None,)); another dataset of
+        # the same spec, with another last batch, replays the trace
+        tot, n = f(tf.data.Dataset.range(8).batch(3))
+        assert int(tot) == 140 and int(n) == 8
+    assert len(side) == 1 and f.experimental_get_tracing_count() == 1
+
+
+def test_a_body_that_bakes_a_shape_gets_a_trace_per_element_shape():
+    side = []
+    ds = tf.data.Dataset.range(10).batch(3)
+
+    @tf.function
+    def f(ds):
+        tot = tf.constant(0.0)
+        for x in ds:
+            side.append(1)
+            tot += tf.reduce_sum(tf.cast(x, tf.float32)) / x.shape[0]   # TensorFlow: None
         return tot
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert int(f(ds)) == 285 and int(f(ds)) == 285
-    # TensorFlow traces the body once (batch dimension None); mixprec once per element
-    # shape the tracing call meets (docs/function.md), never again at replay
+        assert float(f(ds)) == 3.0 * 4 + 9.0 and float(f(ds)) == 21.0
+    # mixprec: a size read in Python is a constant, so the last batch gets its own body
     assert len(side) == 2 and f.experimental_get_tracing_count() == 1
 
 

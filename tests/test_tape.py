@@ -289,6 +289,7 @@ NON_DIFFERENTIABLE = {
     "reduce_any", "argmax", "argmin",
     # no tensor inputs, or integer inputs
     "fill", "range", "one_hot", "random_uniform", "random_normal", "truncated_normal",
+    "shape_op", "range_t",
 }
 
 

@@ -941,6 +941,45 @@ static PyObject *py_range(PyObject *m, PyObject *const *args, Py_ssize_t nargs, 
     return mp_py_run_wrap(MP_OP_RANGE, 0, NULL, &at);
 }
 
+/* _core.shape_op(x, dtype): tf.shape as an op (a trace replays the shape it is given). */
+static const char *const shape_names[] = {"input", "out_type"};
+static PyObject *py_shape_op(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
+    (void)m;
+    PyObject *a[2];
+    if (parse_args("shape_op", args, nargs, kw, shape_names, 2, 1, a))
+        return NULL;
+    int dt = MP_I32;
+    if (parse_dtype_opt(a[1], &dt))
+        return NULL;
+    mp_tensor *x;
+    if (mp_py_to_tensor(a[0], MP_NO_DTYPE, 0, &x))
+        return NULL;
+    mp_attrs at = {.dtype = dt};
+    return run_and_drop(MP_OP_SHAPE, x, &at, 0);
+}
+
+/* _core.range_t(start, limit, delta): tf.range of scalar tensors of one dtype, the length
+ * read from their values at every run (a traced tf.range(n) replays for another n). */
+static const char *const range_t_names[] = {"start", "limit", "delta"};
+static PyObject *py_range_t(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
+    (void)m;
+    PyObject *a[3];
+    if (parse_args("range_t", args, nargs, kw, range_t_names, 3, 3, a))
+        return NULL;
+    mp_tensor *x[3] = {NULL, NULL, NULL};
+    PyObject *r = NULL;
+    for (int i = 0; i < 3; i++)
+        if (mp_py_to_tensor(a[i], MP_NO_DTYPE, 0, &x[i]))
+            goto done;
+    mp_attrs at = {.dtype = x[0]->dtype, .device = mp_py_current_device()};
+    r = mp_py_run_wrap(MP_OP_RANGE_T, 3, x, &at);
+done:
+    for (int i = 0; i < 3; i++)
+        if (x[i])
+            mp_tensor_decref(x[i]);
+    return r;
+}
+
 static const char *const onehot_names[] = {"indices", "depth", "on_value", "off_value", "axis", "dtype", "name"};
 static PyObject *py_one_hot(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
     (void)m;
@@ -1149,6 +1188,8 @@ PyMethodDef mp_py_functions[] = {
     FC("broadcast_to", py_broadcast_to, NULL),
     FC("fill", py_fill, NULL),
     FC("range", py_range, NULL),
+    FC("shape_op", py_shape_op, NULL),
+    FC("range_t", py_range_t, NULL),
     FC("one_hot", py_one_hot, NULL),
     FC("random", py_random, NULL),
     FC("convert_to_tensor", py_convert_to_tensor, NULL),

@@ -289,6 +289,11 @@ static PyObject *g_same_structure(PyObject *o, PyObject *other) {
     return PyBool_FromLong(mp_graph_same_structure(G(o), b));
 }
 
+static PyObject *get_shape_reads(PyObject *o, void *c) {
+    (void)c;
+    return PyLong_FromLong(G(o)->shape_reads);
+}
+
 static PyObject *get_polymorphic(PyObject *o, void *c) {
     (void)c;
     return PyBool_FromLong(G(o)->polymorphic);
@@ -344,6 +349,7 @@ static PyGetSetDef graph_getset[] = {
     {"broken", get_broken, NULL, NULL, NULL},
     {"polymorphic", get_polymorphic, set_polymorphic, "replay accepts other shapes (same dtype, rank)", NULL},
     {"break_reason", get_break_reason, NULL, NULL, NULL},
+    {"shape_reads", get_shape_reads, NULL, "reads of .shape of values computed from the inputs while recording", NULL},
     {"n_created_variables", get_created, NULL, NULL, NULL},
     {"n_inputs", get_n_inputs, NULL, NULL, NULL},
     {"n_outputs", get_n_outputs, NULL, NULL, NULL},

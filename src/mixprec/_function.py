@@ -185,6 +185,16 @@ def _leaf_key(x, relax):
         # an iterator over a dataset: traced by its dataset (TensorFlow: by its element
         # spec), so a new iterator over the same dataset replays, iterating itself
         return ("I", id(x._dataset)), False
+    if isinstance(x, _dataset()):
+        # TensorFlow's DatasetSpec: by element spec, so another dataset of the same spec
+        # replays (the loop iterating it is pointed at the call's dataset)
+        try:
+            spec = x.element_spec
+        except Exception:  # noqa: BLE001 - no spec known: traced by identity
+            return ("H", type(x).__qualname__, id(x)), False
+        return ("DS", repr(_nest.map_structure(lambda s: 0, spec)),
+                tuple((s.dtype.name, None if s.shape.rank is None else tuple(s.shape.as_list()))
+                      for s in _nest.flatten(spec))), False
     if isinstance(x, (bool, int, float, str, bytes, type(None))):
         return ("P", type(x).__name__, x), False
     if isinstance(x, np.generic):
@@ -199,6 +209,26 @@ def _leaf_key(x, relax):
 def _dataset_iterator():
     from mixprec.data.dataset import DatasetIterator
     return DatasetIterator
+
+
+def _dataset():
+    from mixprec.data.dataset import Dataset
+    return Dataset
+
+
+def _spec_fits(traced, given):
+    """A DatasetSpec key `given` is a subtype of `traced` (None dims take any size)."""
+    if traced[1] != given[1] or len(traced[2]) != len(given[2]):
+        return False
+    for (da, sa), (db, sb) in zip(traced[2], given[2]):
+        if da != db:
+            return False
+        if sa is None:
+            continue
+        if sb is None or len(sa) != len(sb) or any(a is not None and a != b
+                                                  for a, b in zip(sa, sb)):
+            return False
+    return True
 
 
 def _structure_key(x):
@@ -442,8 +472,8 @@ class Function:
             shape_key += tuple(k for k in exact if k[0] == "V")
         call_args, call_kwargs = rebuild(bound)
         self._tls.vars = variables
-        self._tls.iters = [x for x in flat if isinstance(x, _dataset_iterator())] \
-            if any(k[0] == "I" for k in exact) else []
+        self._tls.iters = [x for x in flat if isinstance(x, (_dataset_iterator(), _dataset()))] \
+            if any(k[0] in ("I", "DS") for k in exact) else []
         return tkey, shape_key, call_args, call_kwargs, inputs
 
     def __call__(self, *args, **kwargs):
@@ -466,6 +496,10 @@ class Function:
         trace = self._traces.get(tkey)
         if trace is None and self._spec_keys:
             k = self._spec_trace(tkey)
+            if k is not None:
+                tkey, trace = k, self._traces.get(k)
+        if trace is None and any(k[0] == "DS" for k in tkey[1]):
+            k = self._dataset_supertype(tkey)
             if k is not None:
                 tkey, trace = k, self._traces.get(k)
         if trace is not None and trace.eager:
@@ -498,6 +532,13 @@ class Function:
         shape was baked in: this graph then replays every shape (docs/function.md)."""
         if g is None or trace is None or trace.generic is not None or not any(
                 k[0] == "T" and (k[2] is None or None in k[2]) for k in tkey[1]):
+            return
+        from mixprec._loops import shape_free
+        if shape_free(g):
+            # TensorFlow traces once for the relaxed signature: a graph in which no shape
+            # was baked replays every shape from the first trace on
+            g.polymorphic = True
+            trace.generic = g
             return
         others = [(h, trace) for h in trace.shapes.values() if h is not g]
         if self.reduce_retracing and self.input_signature is None:
@@ -716,6 +757,17 @@ class Function:
                 trace.shapes[shape_key] = g
                 trace.gvars[id(g)] = list(getattr(self._tls, "vars", ()))
         return ConcreteFunction(self, trace, bound, specs)
+
+    def _dataset_supertype(self, tkey):
+        """A trace whose dataset arguments' specs are supertypes of the call's (TensorFlow
+        reuses a trace for a (4, 28) batch when it traced (None, 28)), or None."""
+        struct, exact = tkey
+        for k in self._traces:
+            if k[0] == struct and len(k[1]) == len(exact) and all(
+                    a == b or a[0] == "DS" == b[0] and _spec_fits(a, b)
+                    for a, b in zip(k[1], exact)):
+                return k
+        return None
 
     def _spec_trace(self, tkey):
         """The key of a trace made by get_concrete_function with None dims that a call's

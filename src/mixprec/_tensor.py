@@ -31,8 +31,13 @@ def _numpy_text(t, is_repr):
 
 def _symbolic(self):
     # a value computed inside a tracing function prints as TensorFlow's graph tensors do
-    # (reading it would break the graph)
-    return 'Tensor("traced:0", shape=%s, dtype=%s)' % (self.shape, self.dtype.name)
+    # (reading it would break the graph); printing its shape bakes nothing in
+    tok = _core.graph_suspend()
+    try:
+        shape = self.shape
+    finally:
+        _core.graph_resume(tok)
+    return 'Tensor("traced:0", shape=%s, dtype=%s)' % (shape, self.dtype.name)
 
 
 def _repr(self):
