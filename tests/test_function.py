@@ -717,3 +717,65 @@ def test_range_of_a_traced_bound_replays_for_another_bound():
     assert len(side) == 1 and r.experimental_get_tracing_count() == 1
     with pytest.raises(tf.errors.InvalidArgumentError, match="Requires start <= limit"):
         r(tf.constant(-2))
+
+
+def test_python_scalars_are_keyed_by_value_and_numpy_scalars_are_tensors():
+    seen = []
+
+    @tf.function
+    def f(x, k):
+        seen.append(k)
+        return x
+
+    x = tf.constant(1.0)
+    for k in [1, True, 1.0, 2, 2.0, np.float32(2.0), np.int64(2), False, 0, 0.0]:
+        f(x, k)
+    # TensorFlow 2.21: [1, 2, <float32 tensor k>, <int64 tensor k>, False]
+    assert seen[:2] == [1, 2] and seen[4] is False and len(seen) == 5
+    assert (seen[2].dtype, seen[3].dtype) == (tf.float32, tf.int64)
+
+
+def test_python_numbers_in_results_are_tensors():
+    @tf.function
+    def h(x):
+        return 1, 2.5, True, np.float64(1.5), None, "s", x
+
+    out = h(tf.constant(1))
+    assert [t.dtype.name for t in out[:4]] == ["int32", "float32", "bool", "float64"]
+    assert out[4] is None and out[5] == "s"
+    out = h(tf.constant(2))   # the replay
+    assert float(out[1]) == 2.5 and int(out[6]) == 2
+
+
+def test_concrete_functions_as_tensorflow():
+    @tf.function
+    def f(x, *, k):
+        return x * k
+
+    cf = f.get_concrete_function(tf.TensorSpec([2], tf.float32), k=tf.TensorSpec([], tf.float32))
+    assert cf.structured_input_signature == (
+        (tf.TensorSpec([2], tf.float32, name="x"),), {"k": tf.TensorSpec([], tf.float32, name="k")})
+    assert cf(tf.ones([2]), k=tf.constant(3.0)).numpy().tolist() == [3.0, 3.0]
+    assert f.get_concrete_function(tf.TensorSpec([2], tf.float32),
+                                   k=tf.TensorSpec([], tf.float32)) is cf
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r"input #0\(zero-based\) was expected to be a float tensor but is a "
+                             r"int32 tensor"):
+        cf(tf.ones([2], tf.int32), k=tf.constant(3.0))
+
+    with pytest.raises(TypeError, match=r"got invalid args \[3\] with types \[<class 'int'>\]"):
+        tf.function(lambda x: x, input_signature=[3])
+
+
+def test_a_function_called_inside_another_counts_its_trace():
+    @tf.function
+    def inner(x):
+        return x * 2
+
+    @tf.function
+    def outer(x):
+        return inner(x) + 1
+
+    assert float(outer(tf.constant(1.0))) == 3.0 and float(outer(tf.constant(2.0))) == 5.0
+    assert inner.experimental_get_tracing_count() == 1   # TensorFlow 2.21
+    assert outer.experimental_get_tracing_count() == 1

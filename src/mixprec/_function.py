@@ -195,7 +195,10 @@ def _leaf_key(x, relax):
         return ("DS", repr(_nest.map_structure(lambda s: 0, spec)),
                 tuple((s.dtype.name, None if s.shape.rank is None else tuple(s.shape.as_list()))
                       for s in _nest.flatten(spec))), False
-    if isinstance(x, (bool, int, float, str, bytes, type(None))):
+    if isinstance(x, (bool, int, float)):
+        # TensorFlow's Literal: by value, so 1, True and 1.0 share a trace
+        return ("P", "number", x), False
+    if isinstance(x, (str, bytes, type(None))):
         return ("P", type(x).__name__, x), False
     if isinstance(x, np.generic):
         return ("P", type(x).__name__, x.item()), False
@@ -242,7 +245,9 @@ def _structure_key(x):
 
 
 def _to_tensor_leaf(x):
-    if isinstance(x, np.ndarray):
+    # NumPy arrays and NumPy scalars are tensors (TensorFlow 2.21: f(x, np.float32(2)) is
+    # a float32 tensor argument)
+    if isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind in "biuf":
         return _core.convert_to_tensor(x)
     return x
 
@@ -287,8 +292,11 @@ class Function:
                                 % type(input_signature))
             for s in _nest.flatten(list(input_signature)):
                 if not isinstance(s, TensorSpec):
+                    bad = [x for x in _nest.flatten(list(input_signature))
+                           if not isinstance(x, TensorSpec)]
                     raise TypeError("input_signature must be a possibly nested sequence of "
-                                    "TensorSpec objects, got invalid args %r" % (s,))
+                                    "TensorSpec objects, got invalid args %r with types %r."
+                                    % (bad, [type(x) for x in bad]))
         self._python_function = python_function
         self._autograph = bool(autograph)
         self._converted = None           # the autograph form, made at the first trace
@@ -304,6 +312,8 @@ class Function:
         self._variables_traced = False   # the first trace happened (variables may be made)
         self._seen = {}                  # reduce_retracing: relaxed key -> count of exact traces
         self._spec_keys = []             # relaxed keys traced by get_concrete_function
+        self._inlined = set()            # signatures first met inlined in another trace
+        self._concrete = {}              # trace key -> its ConcreteFunction (one object)
         self._descriptor_cache = weakref.WeakKeyDictionary()
         self._warned = set()
         try:
@@ -505,7 +515,11 @@ class Function:
         if trace is not None and trace.eager:
             return self._run_eagerly(call_args, call_kwargs)
         if _core.graph_recording() is not None:
-            # called while another function traces: inlined there (converted as well)
+            # called while another function traces: inlined there (converted as well);
+            # TensorFlow traces it then (its count grows once per new signature)
+            if trace is None and tkey not in self._inlined:
+                self._inlined.add(tkey)
+                self._tracing_count += 1
             return self._traceable()(*call_args, **call_kwargs)
         g = trace.shapes.get(shape_key) if trace is not None else None
         if g is None and trace is not None and trace.generic is not None:
@@ -701,8 +715,7 @@ class Function:
     def _outputs(self, g, out):
         """Declares the tensors of ``out`` as graph outputs (variables are read, as
         TensorFlow returns their values); returns (out with tensors, leaves template)."""
-        out = _nest.map_structure(
-            lambda x: x.read_value() if isinstance(x, _core.Variable) else x, out)
+        out = _nest.map_structure(_output_value, out)
         keep = []
         for x in _nest.flatten(out):
             if _is_tensor(x):
@@ -721,6 +734,7 @@ class Function:
         if not args and not kwargs and self.input_signature is not None:
             args = tuple(self.input_signature)
         requested = _nest.flatten(list(args) + [kwargs[k] for k in sorted(kwargs)])
+        kw_given = dict(kwargs)
         args = tuple(_nest.map_structure(_spec_zeros, a) if isinstance(a, TensorSpec) or
                      _nest.is_nested(a) else a for a in args)
         kwargs = {k: _nest.map_structure(_spec_zeros, v) for k, v in kwargs.items()}
@@ -756,7 +770,12 @@ class Function:
             else:
                 trace.shapes[shape_key] = g
                 trace.gvars[id(g)] = list(getattr(self._tls, "vars", ()))
-        return ConcreteFunction(self, trace, bound, specs)
+        ckey = (tkey, tuple(map(repr, specs)))
+        cf = self._concrete.get(ckey)
+        if cf is None:  # TensorFlow hands back the same object for the same signature
+            cf = self._concrete[ckey] = ConcreteFunction(self, trace, bound, specs,
+                                                         _kw_specs(kw_given))
+        return cf
 
     def _dataset_supertype(self, tkey):
         """A trace whose dataset arguments' specs are supertypes of the call's (TensorFlow
@@ -786,6 +805,31 @@ class Function:
         return "<mixprec.function %s>" % self._name
 
 
+def _kw_specs(kwargs):
+    """get_concrete_function's keyword tensors as specs named by their keywords."""
+    out = {}
+    for k in sorted(kwargs):
+        v = _to_tensor_leaf(kwargs[k])
+        if isinstance(v, TensorSpec):
+            out[k] = TensorSpec(v.shape, v.dtype, v.name if v.name is not None else k)
+        elif _is_tensor(v):
+            out[k] = TensorSpec(v.shape, v.dtype, k)
+        else:
+            out[k] = v
+    return out
+
+
+def _output_value(x):
+    """A traced function's result leaf as TensorFlow returns it: a variable's value, a
+    Python or NumPy number as a tensor (int32, float32, bool; a NumPy scalar keeps its
+    dtype); anything else (None, strings, objects) as it is."""
+    if isinstance(x, _core.Variable):
+        return x.read_value()
+    if isinstance(x, (bool, int, float)) or isinstance(x, np.generic) and x.dtype.kind in "biuf":
+        return _core.convert_to_tensor(x)
+    return x
+
+
 class _OutSlot:
     __slots__ = ()
 
@@ -810,18 +854,19 @@ def _spec_zeros(s):
 class ConcreteFunction:
     """One trace of a Function (``tf.types.experimental.ConcreteFunction``)."""
 
-    def __init__(self, function, trace, bound, specs):
+    def __init__(self, function, trace, bound, specs, kw_specs=None):
         self._function = function
         self._trace = trace
         self._bound = bound
         self._specs = specs
+        self._kw_specs = kw_specs or {}
 
     @property
     def structured_input_signature(self):
         it = iter(self._specs)
         sig = _nest.map_structure(lambda x: next(it, None) or TensorSpec(x.shape, x.dtype)
                                   if _is_tensor(x) else x, list(self._bound))
-        return (tuple(sig), {})
+        return (tuple(sig), dict(self._kw_specs))
 
     @property
     def inputs(self):
@@ -856,7 +901,14 @@ class ConcreteFunction:
         for x, s in zip(tensors, self._specs):
             if not _is_tensor(x):
                 x = _core.convert_to_tensor(np.asarray(x, s.dtype.as_numpy_dtype))
-            if x.dtype != s.dtype or not s.shape.is_compatible_with(x.shape):
+            if x.dtype != s.dtype:  # TensorFlow 2.21's InvalidArgumentError
+                from mixprec import errors
+                raise errors.InvalidArgumentError(
+                    "cannot compute __inference_%s as input #%d(zero-based) was expected to be "
+                    "a %s tensor but is a %s tensor" % (self._function._name, len(conv),
+                                                        s.dtype.name.replace("float32", "float"),
+                                                        x.dtype.name.replace("float32", "float")))
+            if not s.shape.is_compatible_with(x.shape):
                 raise TypeError("ConcreteFunction %s: expected %r, got a %s tensor of shape %s" % (
                     self._function._name, s, x.dtype.name, x.shape))
             conv.append(x)
