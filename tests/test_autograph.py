@@ -457,3 +457,45 @@ def test_keras_call_and_train_step_are_converted():
         warnings.simplefilter("error")
         hist = model.fit(x, np.zeros((8, 1), np.float32), batch_size=4, epochs=1, verbose=0)
     assert np.isfinite(hist.history["loss"][0])
+
+
+def test_boolean_operators_and_conditional_expressions_on_tensors():
+    side = []
+
+    @tf.function
+    def f(x):
+        side.append(1)
+        y = x if x > 0 else -x
+        if x > 0 and x < 10:
+            z = x
+        elif not x > -5 or x == -7:
+            z = x * 0
+        else:
+            z = -x
+        return y, z
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")   # no graph break: converted as TensorFlow's AutoGraph
+        for v, want in [(5.0, (5.0, 5.0)), (20.0, (20.0, -20.0)), (-2.0, (2.0, 2.0)),
+                        (-7.0, (7.0, -0.0)), (-9.0, (9.0, -0.0))]:
+            assert tuple(float(t) for t in f(tf.constant(v))) == want
+    assert len(side) == 1 and f.experimental_get_tracing_count() == 1
+
+    @tf.function
+    def g(x, flag):
+        # Python values keep Python's short-circuit semantics
+        a = flag and x
+        b = None or x
+        return (a if flag else x * 2), b, not flag
+
+    out = g(tf.constant(3.0), False)
+    assert float(out[0]) == 6.0 and float(out[1]) == 3.0 and bool(out[2]) is True
+
+
+def test_a_tensorshape_result_is_a_tensor():
+    @tf.function
+    def f():
+        return tf.zeros([2, 3]).shape
+
+    r = f()   # TensorFlow 2.21: tf.Tensor([2 3], shape=(2,), dtype=int32)
+    assert r.dtype == tf.int32 and r.numpy().tolist() == [2, 3]

@@ -450,7 +450,7 @@ def test_dry_first_trace_when_a_pass_asks():
         def g(x):
             seen.append(2)
             v.assign_add(x)
-            return v * 2.0 if x > 0 else v  # breaks: the dry trace changed nothing
+            return v * 2.0 if float(x) > 0 else v  # breaks: the dry trace changed nothing
         with pytest.warns(UserWarning, match="graph break"):
             assert float(g(tf.constant(1.0))) == 10.0
         assert float(v) == 5.0

@@ -715,7 +715,7 @@ class Function:
     def _outputs(self, g, out):
         """Declares the tensors of ``out`` as graph outputs (variables are read, as
         TensorFlow returns their values); returns (out with tensors, leaves template)."""
-        out = _nest.map_structure(_output_value, out)
+        out = _nest.map_structure(_output_value, _shapes_as_tensors(out))
         keep = []
         for x in _nest.flatten(out):
             if _is_tensor(x):
@@ -827,6 +827,20 @@ def _output_value(x):
         return x.read_value()
     if isinstance(x, (bool, int, float)) or isinstance(x, np.generic) and x.dtype.kind in "biuf":
         return _core.convert_to_tensor(x)
+    return x
+
+
+def _shapes_as_tensors(x):
+    """TensorShapes in a result (a leaf for TensorFlow's nest, a sequence for ours) as
+    TensorFlow returns them: int32 vectors."""
+    if isinstance(x, TensorShape):
+        return _core.constant(x.as_list(), "int32") if x.is_fully_defined() else x
+    if type(x) is dict:
+        return {k: _shapes_as_tensors(v) for k, v in x.items()}
+    if isinstance(x, tuple) and hasattr(x, "_fields"):
+        return type(x)(*[_shapes_as_tensors(v) for v in x])
+    if type(x) in (list, tuple):
+        return type(x)(_shapes_as_tensors(v) for v in x)
     return x
 
 
