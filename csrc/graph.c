@@ -438,6 +438,36 @@ int mp_graph_record_optim(const mp_goptim *o, mp_tensor *const *grads, mp_tensor
     return idx;
 }
 
+mp_status mp_graph_guard_effects(mp_graph *g, int from, mp_tensor *pred, int neg) {
+    if (!g || !pred || from < 0)
+        return mp_error_set(MP_ERR_VALUE, "guard_effects: no graph, predicate or start");
+    if (pred->dtype != MP_BOOL || pred->numel != 1)
+        return mp_error_set(MP_ERR_VALUE, "guard_effects: the predicate must be a boolean scalar, got %s with %lld "
+                            "elements", mp_dtype_name(pred->dtype), (long long)pred->numel);
+    for (int i = from; i < g->n_nodes; i++) {
+        const mp_gnode *n = &g->nodes[i];
+        if (!(n->flags & MP_GNODE_FLAG_EFFECT))
+            continue;
+        if ((n->kind != MP_GNODE_VAR_ASSIGN && n->kind != MP_GNODE_HOST) || (n->flags & MP_GNODE_FLAG_GUARD))
+            return mp_error_set(MP_ERR_VALUE, "guard_effects: node %d (kind %d) cannot be gated", i, (int)n->kind);
+    }
+    mp_gedge e;
+    MP_TRY(edge_of(g, pred, &e)); /* (a capture of the parent's predicate in a sub-graph) */
+    for (int i = from; i < g->n_nodes; i++) {
+        mp_gnode *n = &g->nodes[i];
+        if (!(n->flags & MP_GNODE_FLAG_EFFECT))
+            continue;
+        mp_gedge *in = realloc(n->in, (size_t)(n->n_in + 1) * sizeof *in);
+        if (!in)
+            return mp_error_set(MP_ERR_MEMORY, "out of host memory gating a side effect");
+        in[n->n_in] = e;
+        n->in = in;
+        n->n_in++;
+        n->flags |= MP_GNODE_FLAG_GUARD | (neg ? MP_GNODE_FLAG_GUARD_NEG : 0);
+    }
+    return MP_OK;
+}
+
 mp_status mp_graph_record_host(mp_ghost host, int n_in, mp_tensor *const *in) {
     mp_graph *g = rec;
     if (!g) {
@@ -1019,6 +1049,21 @@ static void keep_buffer(mp_graph *g, int i, mp_tensor *const *args, const mp_ten
     g->kept[i] = s;
 }
 
+/* A gated node's predicate (its last input) on the host: does the node run? */
+static mp_status guard_open(const mp_gnode *n, mp_tensor *const *args, int *open) {
+    mp_tensor *p = args[n->n_in - 1], *h = p;
+    if (!p || p->dtype != MP_BOOL || p->numel != 1)
+        return mp_error_set(MP_ERR_INTERNAL, "graph: a gated node without its boolean predicate");
+    mp_device cpu = {MP_DEV_CPU, 0};
+    if (mp_tensor_device(p).type != MP_DEV_CPU)
+        MP_TRY(mp_copy_to_device(p, cpu, &h));
+    int v = *(const unsigned char *)mp_tensor_data(h) != 0;
+    if (h != p)
+        mp_tensor_decref(h);
+    *open = (n->flags & MP_GNODE_FLAG_GUARD_NEG) ? !v : v;
+    return MP_OK;
+}
+
 mp_status mp_graph_run(mp_graph *g, int n_in, mp_tensor *const *in, mp_tensor **outs) {
     return mp_graph_run_with(g, n_in, in, 0, NULL, NULL, outs);
 }
@@ -1087,14 +1132,26 @@ mp_status mp_graph_run_with(mp_graph *g, int n_in, mp_tensor *const *in, int n_s
             mp_autocast_set(prev);
             break;
         }
-        case MP_GNODE_VAR_ASSIGN: st = mp_variable_assign(subst(&vs, n->var), args[0]); break;
+        case MP_GNODE_VAR_ASSIGN:
+            if (n->flags & MP_GNODE_FLAG_GUARD) {
+                int open = 0;
+                st = guard_open(n, args, &open);
+                if (st != MP_OK || !open)
+                    break;
+            }
+            st = mp_variable_assign(subst(&vs, n->var), args[0]);
+            break;
         case MP_GNODE_OPTIM: st = run_optim(g, n, vals, &vs, hooks, &vals[i]); break;
-        case MP_GNODE_HOST:
+        case MP_GNODE_HOST: {
+            int open = 1, guarded = (n->flags & MP_GNODE_FLAG_GUARD) != 0;
+            if (guarded)
+                st = guard_open(n, args, &open);
             if (rec) /* inlined into an outer trace: recorded there, run at its replays */
                 st = MP_OK;
-            else
-                st = n->host.fn(n->host.ctx, n->n_in, args);
+            else if (st == MP_OK && open)
+                st = n->host.fn(n->host.ctx, n->n_in - guarded, args);
             break;
+        }
         case MP_GNODE_LOOP: {
             mp_gloop *l = n->loop;
             for (int k = 0; k < l->n_carried; k++) {

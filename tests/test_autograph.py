@@ -250,17 +250,20 @@ def test_both_branches_traced_side_effects_and_state():
     def f(x):
         if x > 0:
             log.append("a")
-            v.assign_add(1.0)  # a variable write under a traced if: a graph break
+            v.assign_add(1.0)  # a variable write under a traced if: gated on x > 0
         else:
             log.append("b")
             v.assign_sub(1.0)
         return v.read_value()
 
-    with pytest.warns(UserWarning, match="graph break"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # TensorFlow's cond: no break
         assert float(f(tf.constant(1.0))) == 1.0  # only the taken branch changed state
-    assert sorted(log) == ["a", "b"]  # both branches traced
-    assert float(f(tf.constant(-1.0))) == 0.0
-    assert float(v) == 0.0
+        assert sorted(log) == ["a", "b"]  # both branches traced
+        assert float(f(tf.constant(-1.0))) == 0.0
+        assert float(f(tf.constant(-1.0))) == -1.0 and float(f(tf.constant(3.0))) == 0.0
+    assert float(v) == 0.0 and sorted(log) == ["a", "b"]
+    assert f.experimental_get_tracing_count() == 1
 
     u = tf.Variable(0.0)
 
@@ -274,6 +277,7 @@ def test_both_branches_traced_side_effects_and_state():
             z = y
         return z
 
+    # an effect under two traced conditions is not gated: a graph break
     with pytest.warns(UserWarning, match="graph break"):
         assert float(g(tf.constant(1.0), tf.constant(1.0))) == 1.0
     assert float(u) == 0.0
@@ -286,10 +290,14 @@ def test_print_in_a_branch_runs_only_when_taken(capfd):
             tf.print("pos")
         return x
 
-    with pytest.warns(UserWarning, match="graph break"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         f(tf.constant(-1.0))
-    f(tf.constant(2.0))
-    assert capfd.readouterr().err.split() == ["pos"]
+        f(tf.constant(2.0))
+        f(tf.constant(-3.0))
+        f(tf.constant(4.0))
+    assert capfd.readouterr().err.split() == ["pos", "pos"]
+    assert f.experimental_get_tracing_count() == 1
 
 
 def test_gradients_flow_through_a_converted_if():

@@ -445,7 +445,7 @@ def test_break_and_continue_on_traced_conditions():
     assert tf.function(python_loop)() == [0, 2, 3]
 
 
-def test_break_after_a_state_write_falls_back_with_one_warning():
+def test_break_before_a_state_write_gates_the_write():
     v = tf.Variable(0.0)
     ds = tf.data.Dataset.from_tensor_slices(np.arange(6, dtype=np.float32))
 
@@ -454,12 +454,29 @@ def test_break_after_a_state_write_falls_back_with_one_warning():
         for x in ds:
             if x > 2.0:
                 break
-            v.assign_add(x)   # a write under a traced condition: a graph break
+            v.assign_add(x)   # moved into the branch that falls through: gated on it
+        return v.read_value()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert float(f(ds)) == 3.0
+        assert float(f(ds)) == 6.0
+    assert f.experimental_get_tracing_count() == 1
+
+
+def test_an_optimizer_step_under_a_traced_condition_falls_back_with_one_warning():
+    v = tf.Variable(1.0)
+    opt = tf.keras.optimizers.SGD(0.5)
+
+    @tf.function
+    def f(x):
+        if x > 0:
+            opt.apply_gradients([(tf.constant(1.0), v)])   # not gated: a graph break
         return v.read_value()
 
     with pytest.warns(UserWarning, match="graph break"):
-        assert float(f(ds)) == 3.0
-    assert float(f(ds)) == 6.0
+        assert float(f(tf.constant(1.0))) == 0.5
+    assert float(f(tf.constant(-1.0))) == 0.5 and float(f(tf.constant(1.0))) == 0.0
 
 
 def test_enumerate_a_dataset_range_of_a_tensor_and_take():

@@ -282,6 +282,27 @@ fail:
     return NULL;
 }
 
+/* guard_effects(from, pred, neg): tf.cond's side effects (mp_graph_guard_effects). */
+static PyObject *g_guard_effects(PyObject *o, PyObject *args) {
+    int from, neg;
+    PyObject *pred;
+    if (!PyArg_ParseTuple(args, "iOp", &from, &pred, &neg))
+        return NULL;
+    if (!MpTensor_Check(pred)) {
+        PyErr_SetString(PyExc_TypeError, "guard_effects: pred must be a Tensor");
+        return NULL;
+    }
+    mp_status st = mp_graph_guard_effects(G(o), from, MpTensor_T(pred), neg);
+    if (st != MP_OK)
+        return mp_py_raise(st);
+    Py_RETURN_NONE;
+}
+
+static PyObject *get_n_nodes(PyObject *o, void *c) {
+    (void)c;
+    return PyLong_FromLong(G(o)->n_nodes);
+}
+
 static PyObject *g_same_structure(PyObject *o, PyObject *other) {
     mp_graph *b = mp_py_graph_get(other);
     if (!b)
@@ -341,6 +362,7 @@ static PyMethodDef graph_methods[] = {
     {"insert_cast", g_insert_cast, METH_VARARGS, "insert_cast(at, (node, 0), dtype) -> (node, 0)"},
     {"set_input", g_set_input, METH_VARARGS, "set_input(node, k, (node, 0)); then infer()"},
     {"infer", g_infer, METH_NOARGS, "Re-derive dtypes and the replay plan after a pass."},
+    {"guard_effects", g_guard_effects, METH_VARARGS, "guard_effects(from, pred, neg): gate the effects recorded since node `from` on pred."},
     {"same_structure", g_same_structure, METH_O, "same_structure(other): the same graph up to value shapes."},
     {NULL},
 };
@@ -349,6 +371,7 @@ static PyGetSetDef graph_getset[] = {
     {"broken", get_broken, NULL, NULL, NULL},
     {"polymorphic", get_polymorphic, set_polymorphic, "replay accepts other shapes (same dtype, rank)", NULL},
     {"break_reason", get_break_reason, NULL, NULL, NULL},
+    {"n_nodes", get_n_nodes, NULL, "nodes recorded so far", NULL},
     {"shape_reads", get_shape_reads, NULL, "reads of .shape of values computed from the inputs while recording", NULL},
     {"n_created_variables", get_created, NULL, NULL, NULL},
     {"n_inputs", get_n_inputs, NULL, NULL, NULL},
@@ -549,5 +572,6 @@ int mp_py_graph_init(PyObject *module) {
     PyModule_AddIntConstant(module, "GNODE_FLAG_OUTPUT", MP_GNODE_FLAG_OUTPUT);
     PyModule_AddIntConstant(module, "GNODE_FLAG_RANDOM", MP_GNODE_FLAG_RANDOM);
     PyModule_AddIntConstant(module, "GNODE_FLAG_EFFECT", MP_GNODE_FLAG_EFFECT);
+    PyModule_AddIntConstant(module, "GNODE_FLAG_GUARD", MP_GNODE_FLAG_GUARD);
     return PyModule_AddFunctions(module, graph_functions);
 }
