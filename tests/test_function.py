@@ -779,3 +779,23 @@ def test_a_function_called_inside_another_counts_its_trace():
     assert float(outer(tf.constant(1.0))) == 3.0 and float(outer(tf.constant(2.0))) == 5.0
     assert inner.experimental_get_tracing_count() == 1   # TensorFlow 2.21
     assert outer.experimental_get_tracing_count() == 1
+
+
+@pytest.mark.parametrize("shapes,count", [
+    # TensorFlow 2.21's tracing counts under reduce_retracing (its common supertypes)
+    ([(1,), (2,), (3, 3), (4, 4), (5,)], 3),
+    ([(1,), (2, 2)], 2),
+    ([(1,), (2, 2), (3, 3)], 2),
+    ([(1,), (2, 2), (3, 3, 3)], 2),
+    ([(2, 2), (2, 3), (3, 3)], 3),
+    ([(2, 2), (2, 3), (2, 5), (4, 3)], 3),
+    ([(1,), (2,), (3,), (4,), (5,)], 2),
+])
+def test_reduce_retracing_traces_the_common_supertype(shapes, count):
+    @tf.function(reduce_retracing=True)
+    def f(x):
+        return tf.reduce_sum(x)
+
+    for s in shapes:
+        assert float(f(tf.ones(s))) == float(np.prod(s))
+    assert f.experimental_get_tracing_count() == count

@@ -219,6 +219,46 @@ def _dataset():
     return Dataset
 
 
+def _key_fits(traced, given):
+    """A call's exact key `given` fits the trace key `traced` (None dims and an unknown
+    rank take any size)."""
+    if len(traced) != len(given):
+        return False
+    for a, b in zip(traced, given):
+        if a == b:
+            continue
+        if not (a[0] == "T" == b[0] and a[1] == b[1]):
+            return False
+        if a[2] is not None and (b[2] is None or len(a[2]) != len(b[2]) or any(
+                d is not None and d != e for d, e in zip(a[2], b[2]))):
+            return False
+    return True
+
+
+def _key_supertype(a, b):
+    """The most specific key both fit (TensorSpec's most_specific_common_supertype per
+    tensor), or None when a non-tensor part differs."""
+    if len(a) != len(b):
+        return None
+    out = []
+    for x, y in zip(a, b):
+        if x == y:
+            out.append(x)
+        elif x[0] == "T" == y[0] and x[1] == y[1]:
+            if x[2] is None or y[2] is None or len(x[2]) != len(y[2]):
+                out.append(("T", x[1], None))
+            else:
+                out.append(("T", x[1], tuple(d if d == e else None for d, e in zip(x[2], y[2]))))
+        else:
+            return None
+    return tuple(out)
+
+
+def _generality(key):
+    return sum(100 if k[2] is None else sum(d is None for d in k[2])
+               for k in key if k[0] == "T")
+
+
 def _spec_fits(traced, given):
     """A DatasetSpec key `given` is a subtype of `traced` (None dims take any size)."""
     if traced[1] != given[1] or len(traced[2]) != len(given[2]):
@@ -272,7 +312,7 @@ class _Trace:
         self.gsources = {}
         # a relaxed signature's graph that two traces at different shapes recorded alike:
         # replayed for every shape (polymorphic) instead of running Python again
-        self.generic = None
+        self.generic = {}  # the inputs' ranks -> that graph (an unknown rank has several)
 
 
 _SINGLETON = (
@@ -310,7 +350,8 @@ class Function:
         self._tls = threading.local()    # .vars: variable arguments of the call being prepared
         self._tracing_count = 0
         self._variables_traced = False   # the first trace happened (variables may be made)
-        self._seen = {}                  # reduce_retracing: relaxed key -> count of exact traces
+        self._seen = {}                  # reduce_retracing: relaxed key -> a key traced before
+        self._rr_keys = {}               # reduce_retracing: structure -> trace keys made
         self._spec_keys = []             # relaxed keys traced by get_concrete_function
         self._inlined = set()            # signatures first met inlined in another trace
         self._concrete = {}              # trace key -> its ConcreteFunction (one object)
@@ -474,7 +515,7 @@ class Function:
             conv = _nest.map_structure(_to_tensor_leaf, list(bound))
             bound = tuple(conv)
         (struct, exact), flat = self._key(bound)
-        tkey = (struct, self._trace_key(exact))
+        tkey = (struct, self._trace_key(exact, struct))
         inputs = [x for x in flat if _is_tensor(x)]
         variables = [x for x in flat if isinstance(x, _core.Variable)]
         shape_key = tuple(tuple(t.shape.as_list()) + (t.dtype.name,) for t in inputs)
@@ -522,13 +563,14 @@ class Function:
                 self._tracing_count += 1
             return self._traceable()(*call_args, **call_kwargs)
         g = trace.shapes.get(shape_key) if trace is not None else None
-        if g is None and trace is not None and trace.generic is not None:
-            g = trace.generic  # a shape not seen, under a relaxed signature: no Python
+        if g is None and trace is not None and trace.generic:
+            # a shape not seen, under a relaxed signature: no Python
+            g = trace.generic.get(tuple(len(k) for k in shape_key))
         if g is None:
             out = self._trace_and_run(tkey, trace, shape_key, call_args, call_kwargs, inputs)
             trace = self._traces.get(tkey)
             g = trace.shapes.get(shape_key) if trace is not None and not trace.eager else None
-            self._maybe_generic(tkey, trace, g)
+            self._maybe_generic(tkey, trace, g, shape_key)
         else:
             out = self._replay(trace, g, inputs)
         if g is not None and not kwargs:
@@ -539,12 +581,13 @@ class Function:
                 self._fast[key] = (trace, g)
         return out
 
-    def _maybe_generic(self, tkey, trace, g):
+    def _maybe_generic(self, tkey, trace, g, shape_key):
         """A relaxed signature records a graph per concrete shape; when two of them (this
         one and one at another shape, of this trace or of the exact trace before it under
         reduce_retracing) are the same graph up to shapes, with the same Python outputs, no
         shape was baked in: this graph then replays every shape (docs/function.md)."""
-        if g is None or trace is None or trace.generic is not None or not any(
+        ranks = tuple(len(k) for k in shape_key)
+        if g is None or trace is None or ranks in trace.generic or not any(
                 k[0] == "T" and (k[2] is None or None in k[2]) for k in tkey[1]):
             return
         from mixprec._loops import shape_free
@@ -552,7 +595,7 @@ class Function:
             # TensorFlow traces once for the relaxed signature: a graph in which no shape
             # was baked replays every shape from the first trace on
             g.polymorphic = True
-            trace.generic = g
+            trace.generic[ranks] = g
             return
         others = [(h, trace) for h in trace.shapes.values() if h is not g]
         if self.reduce_retracing and self.input_signature is None:
@@ -570,21 +613,33 @@ class Function:
                 continue
             if g.same_structure(h):
                 g.polymorphic = True
-                trace.generic = g
+                trace.generic[ranks] = g
                 return
 
-    def _trace_key(self, exact):
+    def _trace_key(self, exact, struct=None):
         """The key traces are kept under: exact shapes, or relaxed ones (input_signature,
         reduce_retracing after a second shape)."""
         if self.input_signature is not None:
             return tuple(("T", k[1], None) if k[0] == "T" else k for k in exact)
         if not self.reduce_retracing:
             return exact
-        relaxed = tuple(("T", k[1], (None,) * len(k[2])) if k[0] == "T" else k for k in exact)
-        if relaxed in self._seen and self._seen[relaxed] != exact:
-            return relaxed
-        self._seen.setdefault(relaxed, exact)
-        return exact
+        # TensorFlow's reduce_retracing: a call that fits a trace uses the most specific
+        # one; a miss traces the most specific common supertype of its signature and every
+        # signature traced so far ((2, 2) then (2, 3) traces (2, None); (3, 3) next traces
+        # (None, None); another rank traces an unknown rank)
+        keys = self._rr_keys.setdefault(struct, [])
+        fits = [k for k in keys if _key_fits(k, exact)]
+        if fits:
+            return min(fits, key=_generality)
+        relaxed, base = exact, None
+        for k in keys:
+            sup = _key_supertype(relaxed, k)
+            if sup is not None:
+                relaxed, base = sup, k
+        keys.append(relaxed)
+        if base is not None:
+            self._seen[relaxed] = base  # a trace made before: _maybe_generic compares
+        return relaxed
 
     def _replay(self, trace, g, inputs):
         for k, src in trace.gsources.get(id(g), ()):
