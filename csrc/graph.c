@@ -11,7 +11,12 @@
 #include "graph.h"
 #include "tape.h"
 
-enum { FLAG_DYNAMIC = 1 << 8 }; /* value depends on inputs, variables, random ops or steps */
+enum {
+    FLAG_DYNAMIC = 1 << 8,    /* value depends on inputs, variables, random ops or steps */
+    FLAG_SHAPE_ONLY = 1 << 9, /* dynamic only through Shape ops: a function of the shapes a
+                               * graph is specialised to, so a host read bakes it in (counted in
+                               * shape_reads) instead of breaking the graph */
+};
 
 /* ------------------------------------------------------------------ id map */
 
@@ -230,8 +235,10 @@ static mp_status edge_of(mp_graph *g, mp_tensor *t, mp_gedge *e) {
     }
     int32_t idx = idmap_get(g->id_map, t->id), pidx;
     mp_graph *p = idx < 0 && g->parent ? ancestor_of(g, t, &pidx) : NULL;
-    if (p && (p->nodes[pidx].flags & FLAG_DYNAMIC))
+    if (p && (p->nodes[pidx].flags & FLAG_DYNAMIC)) {
         MP_TRY(capture(g, t, &idx));
+        g->nodes[idx].flags |= p->nodes[pidx].flags & FLAG_SHAPE_ONLY;
+    }
     if (idx < 0) {
         MP_TRY(push_node(g, MP_GNODE_CONST, 0, &idx));
         mp_gnode *n = &g->nodes[idx];
@@ -338,8 +345,17 @@ mp_status mp_graph_record_op(mp_op op, int n_in, mp_tensor *const *in, const mp_
     set_out(n, out);
     if (is_random(op))
         n->flags |= MP_GNODE_FLAG_RANDOM | FLAG_DYNAMIC;
-    else if (node_dynamic(g, n))
+    else if (node_dynamic(g, n)) {
         n->flags |= FLAG_DYNAMIC;
+        int shape_only = 1; /* every dynamic input is a shape's */
+        for (int k = 0; k < n->n_in && shape_only; k++) {
+            const mp_gnode *s = n->in[k].node >= 0 ? &g->nodes[n->in[k].node] : NULL;
+            if (s && (s->flags & FLAG_DYNAMIC) && !(s->flags & FLAG_SHAPE_ONLY))
+                shape_only = op == MP_OP_SHAPE;
+        }
+        if (shape_only)
+            n->flags |= FLAG_SHAPE_ONLY;
+    }
     return map_out(g, out, idx);
 }
 
@@ -544,6 +560,11 @@ int mp_graph_note_host_read(const mp_tensor *x, const char *what) {
     const mp_gnode *n = node_of(g, x);
     if (!n || !(n->flags & FLAG_DYNAMIC))
         return 0;
+    if (n->flags & FLAG_SHAPE_ONLY) { /* tf.zeros(tf.shape(x)): the traced shape, baked in */
+        for (mp_graph *q = g; q; q = q->parent)
+            q->shape_reads++;
+        return 0;
+    }
     const char *src = n->kind == MP_GNODE_OP ? mp_op_get_info(n->op)->name
                       : n->kind == MP_GNODE_INPUT ? "an input"
                       : n->kind == MP_GNODE_VAR_READ ? "a variable read"

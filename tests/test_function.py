@@ -799,3 +799,22 @@ def test_reduce_retracing_traces_the_common_supertype(shapes, count):
     for s in shapes:
         assert float(f(tf.ones(s))) == float(np.prod(s))
     assert f.experimental_get_tracing_count() == count
+
+
+def test_a_shape_read_on_the_host_bakes_it_instead_of_breaking():
+    side = []
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])
+    def f(x):
+        side.append(1)
+        n = tf.shape(x)[0]
+        return tf.ones(tf.shape(x)) * 2, tf.zeros([n, 2]), tf.range(n)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")   # no graph break (TensorFlow has none)
+        for k in (2, 3, 2, 5):
+            a, b, c = f(tf.ones([k]))
+            assert a.numpy().tolist() == [2.0] * k and b.shape.as_list() == [k, 2]
+            assert c.numpy().tolist() == list(range(k))
+    # the sizes baked into the fills keep a graph per length (Python again per length)
+    assert f.experimental_get_tracing_count() == 1 and len(side) == 3

@@ -502,8 +502,10 @@ def shape_free(g):
             return False
         if kind == "Op" and n["op"] in _SHAPED_OPS:
             src = n["inputs"][0][0] if n["inputs"] else -1
-            # a slice of tf.shape's result (tf.shape(x)[0]): that vector's length is the rank
-            if not (n["op"] == "StridedSlice" and src >= 0 and nodes[src]["op"] == "Shape"):
+            # a slice of tf.shape's result (tf.shape(x)[0]): that vector's length is the
+            # rank; a Range of tensor bounds reads them at every run
+            if not (n["op"] == "StridedSlice" and src >= 0 and nodes[src]["op"] == "Shape"
+                    or n["op"] == "Range" and n["inputs"]):
                 return False
     return True
 
