@@ -507,3 +507,17 @@ def test_a_tensorshape_result_is_a_tensor():
 
     r = f()   # TensorFlow 2.21: tf.Tensor([2 3], shape=(2,), dtype=int32)
     assert r.dtype == tf.int32 and r.numpy().tolist() == [2, 3]
+
+
+def test_float_int_and_len_of_traced_tensors_are_ops():
+    @tf.function
+    def g(x):
+        return float(x[0]), int(x[0]), len(x)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")   # TensorFlow's AutoGraph: casts, no host read
+        for v in ([2.5, 1.0], [-3.75, 0.0, 1.0]):
+            a, b, n = g(tf.constant(v))
+            assert (a.dtype, b.dtype, n.dtype) == (tf.float32, tf.int32, tf.int32)
+            assert float(a) == v[0] and int(b) == int(v[0]) and int(n) == len(v)
+    assert g.experimental_get_tracing_count() == 2

@@ -674,13 +674,24 @@ def _builtin_override(f, args, kwargs):
             isinstance(a, (_core.Tensor, _core.Variable)) for a in args):
         from mixprec import _loops, _ops
         return _loops.range_(_ops.range, *args)
+    if f in (builtins.float, builtins.int, builtins.len) and len(args) == 1 and not kwargs \
+            and _traced_tensor(args[0]):
+        # TensorFlow's AutoGraph: float(x) / int(x) are casts (float32, int32) and len(x)
+        # the first dimension as an int32 tensor, instead of host reads
+        from mixprec import _ops
+        x = args[0].read_value() if isinstance(args[0], _core.Variable) else args[0]
+        if f is builtins.len:
+            if x.ndim == 0:
+                return None  # Python's own TypeError
+            return _ops.shape(x)[0]
+        return _core.cast(x, "float32" if f is builtins.float else "int32")
     return None
 
 
 def call(f, *args, **kwargs):
     """A call in converted code: a user function is converted (once) while tracing."""
     if _core.graph_recording() is not None:
-        if f is enumerate or f is range:
+        if f is enumerate or f is range or f is float or f is int or f is len:
             r = _builtin_override(f, args, kwargs)
             if r is not None:
                 return r
