@@ -40,7 +40,7 @@ static const struct {
 
 /* Tripwire: a new op must also get its backward rule (grad.c), its binding
  * (csrc/python/functions.c) and a row in tests/test_ops.py; then bump this number. */
-_Static_assert(MP_OP_COUNT == 103, "ops.def changed: update grad.c, functions.c, tests/test_ops.py, then this count");
+_Static_assert(MP_OP_COUNT == 104, "ops.def changed: update grad.c, functions.c, tests/test_ops.py, then this count");
 
 const mp_op_info *mp_op_get_info(mp_op op) {
     if ((int)op < 0 || op >= MP_OP_COUNT)
@@ -951,6 +951,23 @@ static mp_status run_range_t(mp_tensor *const *in, const mp_attrs *at, const mp_
     return st;
 }
 
+static mp_status run_index_t(mp_tensor *x, mp_tensor *i, const mp_backend *be, mp_tensor **out) {
+    if (!mp_dtype_is_integer(i->dtype) || i->dtype == MP_BOOL)
+        return mp_error_set(MP_ERR_TYPE, "StridedSlice: an index tensor must be int32 or int64, got %s",
+                            mp_dtype_name(i->dtype));
+    if (x->ndim < 1)
+        return mp_error_set(MP_ERR_SHAPE, "Index out of range using input dim 0; input has only 0 dims");
+    double v;
+    MP_TRY(range_bound(i, "index", be, &v));
+    int64_t n = x->shape[0], k = (int64_t)v;
+    if (k < -n || k >= n)
+        return mp_error_set(MP_ERR_SHAPE, "slice index %lld of dimension 0 out of bounds.", (long long)k);
+    if (k < 0)
+        k += n;
+    size_t rowbytes = n ? mp_tensor_nbytes(x) / (size_t)n : 0;
+    return mp_tensor_view(x, x->offset + (size_t)k * rowbytes, x->dtype, x->ndim - 1, x->shape + 1, out);
+}
+
 static mp_status run_one_hot(mp_tensor *x, const mp_attrs *at, const mp_backend *be, mp_tensor **out) {
     if (!mp_dtype_is_integer(x->dtype))
         return mp_error_set(MP_ERR_DTYPE, "OneHot: indices must be an integer tensor, got %s", mp_dtype_name(x->dtype));
@@ -1096,6 +1113,7 @@ static mp_status dispatch(mp_op op, int n_in, mp_tensor *const *in, const mp_att
     case MP_OP_RANGE: return run_range(at, be, out);
     case MP_OP_SHAPE: return run_shape(in[0], at, be, out);
     case MP_OP_RANGE_T: return run_range_t(in, at, be, out);
+    case MP_OP_INDEX_T: return run_index_t(in[0], in[1], be, out);
     case MP_OP_ONE_HOT: return run_one_hot(in[0], at, be, out);
     case MP_OP_RANDOM_UNIFORM:
     case MP_OP_RANDOM_NORMAL:

@@ -126,6 +126,7 @@ CASES = {
     "range": (lambda x: x + _core.range(0, 4, 1, "float32"), [f32(3, 4)]),
     "shape_op": (lambda x: tf.cast(tf.shape(x), tf.float32) + tf.reduce_sum(x), [f32(3, 4)]),
     "range_t": (lambda n: tf.range(n), [lambda: np.int32(R.integers(0, 6))]),
+    "index_t": (lambda x, i: x[i] * 2.0, [f32(4, 3), lambda: np.int32(R.integers(-4, 4))]),
     "one_hot": (lambda i: tf.one_hot(i, 5), [ints(3)]),
     "random_uniform": (lambda x: x + tf.random.uniform([3, 4], seed=1), [f32(3, 4)]),
     "random_normal": (lambda x: x + tf.random.normal([3, 4], seed=2), [f32(3, 4)]),

@@ -1521,5 +1521,20 @@ def test_shape_op_and_range_of_tensor_bounds():
         _core.range_t(tf.constant(0), tf.constant([3]), tf.constant(1))
 
 
+def test_index_of_a_tensor_index():
+    x = tf.constant(np.arange(12, dtype=np.float32).reshape(4, 3))
+    for i, dt in [(0, "int32"), (3, "int64"), (-1, "int32"), (-4, "int64")]:
+        np.testing.assert_array_equal(_core.index_t(x, tf.constant(i, dt)).numpy(), x.numpy()[i])
+    for i in (4, -5):   # TensorFlow's message for x[i] out of range
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match="slice index %d of dimension 0 out of bounds." % i):
+            _core.index_t(x, tf.constant(i))
+    with pytest.raises(TypeError, match="must be int32 or int64"):
+        _core.index_t(x, tf.constant(1.0))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="only 0 dims"):
+        _core.index_t(tf.constant(1.0), tf.constant(0))
+
+
+DEDICATED["index_t"] = "test_index_of_a_tensor_index"
 DEDICATED["shape_op"] = "test_shape_op_and_range_of_tensor_bounds"
 DEDICATED["range_t"] = "test_shape_op_and_range_of_tensor_bounds"

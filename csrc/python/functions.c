@@ -980,6 +980,23 @@ done:
     return r;
 }
 
+/* _core.index_t(x, i): row i of x for a scalar integer tensor i, read at every run. */
+static const char *const index_t_names[] = {"x", "index"};
+static PyObject *py_index_t(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
+    (void)m;
+    PyObject *a[2];
+    if (parse_args("index_t", args, nargs, kw, index_t_names, 2, 2, a))
+        return NULL;
+    mp_tensor *x[2] = {NULL, NULL};
+    PyObject *r = NULL;
+    if (!mp_py_to_tensor(a[0], MP_NO_DTYPE, 0, &x[0]) && !mp_py_to_tensor(a[1], MP_NO_DTYPE, 0, &x[1]))
+        r = mp_py_run_wrap(MP_OP_INDEX_T, 2, x, NULL);
+    for (int i = 0; i < 2; i++)
+        if (x[i])
+            mp_tensor_decref(x[i]);
+    return r;
+}
+
 static const char *const onehot_names[] = {"indices", "depth", "on_value", "off_value", "axis", "dtype", "name"};
 static PyObject *py_one_hot(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
     (void)m;
@@ -1190,6 +1207,7 @@ PyMethodDef mp_py_functions[] = {
     FC("range", py_range, NULL),
     FC("shape_op", py_shape_op, NULL),
     FC("range_t", py_range_t, NULL),
+    FC("index_t", py_index_t, NULL),
     FC("one_hot", py_one_hot, NULL),
     FC("random", py_random, NULL),
     FC("convert_to_tensor", py_convert_to_tensor, NULL),
