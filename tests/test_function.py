@@ -412,11 +412,14 @@ def test_traced_values_print_symbolically():
 
     @tf.function
     def f(x):
+        seen.append(str(x * 2))
         seen.append(repr(x * 2))
         return x
 
     f(tf.constant([1.0]))
+    # TensorFlow: str Tensor("mul:0", shape=(1,), dtype=float32), repr <tf.Tensor 'mul:0' ...>
     assert re.match(r'Tensor\(".*", shape=\(1,\), dtype=float32\)', seen[0])
+    assert re.match(r"<mixprec.Tensor '.*' shape=\(1,\) dtype=float32>", seen[1])
 
 
 def test_errors_propagate():
@@ -818,3 +821,26 @@ def test_a_shape_read_on_the_host_bakes_it_instead_of_breaking():
             assert c.numpy().tolist() == list(range(k))
     # the sizes baked into the fills keep a graph per length (Python again per length)
     assert f.experimental_get_tracing_count() == 1 and len(side) == 3
+
+
+def test_a_traced_argument_prints_with_its_placeholder_name(capsys):
+    @tf.function
+    def f(x, y, pair):
+        print("Tracing with", x, y, pair)
+        return x
+
+    f(tf.constant(1), tf.constant([1.0]), [tf.constant(2), tf.constant(3)])
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.float32, name="inp"),
+                                  tf.TensorSpec([], tf.int32)])
+    def g(a, b):
+        print(a, b)
+        return a
+
+    g(tf.ones([2]), tf.constant(1))
+    # TensorFlow 2.21 prints (its repr says tf.Tensor where mixprec says mixprec.Tensor)
+    assert capsys.readouterr().out.splitlines() == [
+        'Tracing with Tensor("x:0", shape=(), dtype=int32) Tensor("y:0", shape=(1,), '
+        "dtype=float32) [<mixprec.Tensor 'pair:0' shape=() dtype=int32>, "
+        "<mixprec.Tensor 'pair_1:0' shape=() dtype=int32>]",
+        'Tensor("inp:0", shape=(None,), dtype=float32) Tensor("b:0", shape=(), dtype=int32)']

@@ -523,6 +523,7 @@ class Function:
             shape_key += tuple(k for k in exact if k[0] == "V")
         call_args, call_kwargs = rebuild(bound)
         self._tls.vars = variables
+        self._tls.names = (bound, inputs)
         self._tls.iters = [x for x in flat if isinstance(x, (_dataset_iterator(), _dataset()))] \
             if any(k[0] in ("I", "DS") for k in exact) else []
         return tkey, shape_key, call_args, call_kwargs, inputs
@@ -726,6 +727,8 @@ class Function:
         _state.break_site = None
         fn = self._traceable()
         outer, _state.graph = getattr(_state, "graph", None), g
+        outer_names, _state.input_names = getattr(_state, "input_names", None), \
+            self._input_names(inputs)
         iters = list(getattr(self._tls, "iters", ()))
         outer_sources, _state.arg_sources = getattr(_state, "arg_sources", None), (iters, [])
         g.begin(dry)
@@ -744,6 +747,7 @@ class Function:
             raise
         finally:
             _state.graph = outer
+            _state.input_names = outer_names
             sources, _state.arg_sources = _state.arg_sources[1], outer_sources
         if g.broken:
             g.abort()
@@ -766,6 +770,31 @@ class Function:
         trace.gkeep[id(g)] = keep
         trace.gsources[id(g)] = sources
         return g, out
+
+    def _input_names(self, inputs):
+        """id(tensor) -> TensorFlow's placeholder name of each tensor argument: its
+        parameter's (``x:0``; the next tensors of a nested argument ``x_1:0`` ...), or
+        its TensorSpec's name."""
+        bound, prepared = getattr(self._tls, "names", ((), ()))
+        if prepared is not inputs and [id(t) for t in prepared] != [id(t) for t in inputs]:
+            return {}
+        params = list(self._signature.parameters) if self._signature is not None else []
+        specs = list(self.input_signature) if self.input_signature is not None else None
+        out, used = {}, {}
+        for k, value in enumerate(bound):
+            base = params[k] if k < len(params) else "args_%d" % k
+            spec_leaves = _nest.flatten(specs[k]) if specs is not None and k < len(specs) \
+                else []
+            tensors = [x for x in _nest.flatten(value) if _is_tensor(x)]
+            for j, t in enumerate(tensors):
+                spec = spec_leaves[j] if j < len(spec_leaves) else None
+                name = spec.name if spec is not None and spec.name else base
+                n = used.get(name, 0)
+                used[name] = n + 1
+                # (an input_signature's shape, None dims included, as TensorFlow prints it)
+                out[id(t)] = ("%s:0" % (name if n == 0 else "%s_%d" % (name, n)),
+                              None if spec is None else spec.shape)
+        return out
 
     def _outputs(self, g, out):
         """Declares the tensors of ``out`` as graph outputs (variables are read, as
