@@ -844,3 +844,15 @@ def test_a_traced_argument_prints_with_its_placeholder_name(capsys):
         "dtype=float32) [<mixprec.Tensor 'pair:0' shape=() dtype=int32>, "
         "<mixprec.Tensor 'pair_1:0' shape=() dtype=int32>]",
         'Tensor("inp:0", shape=(None,), dtype=float32) Tensor("b:0", shape=(), dtype=int32)']
+
+
+def test_input_signature_nesting_must_match():
+    @tf.function(input_signature=[(tf.TensorSpec([2]), tf.TensorSpec([]))])
+    def f(p):
+        return p[0] * p[1]
+
+    assert f((tf.ones([2]), tf.constant(3.0))).numpy().tolist() == [3.0, 3.0]
+    with pytest.raises(TypeError, match="Binding inputs to tf.function failed due to `Can not "
+                                        "cast"):
+        f([tf.ones([2]), tf.constant(3.0)])   # a list for the signature's tuple (TF 2.21)
+    assert f.experimental_get_tracing_count() == 1

@@ -440,6 +440,13 @@ class Function:
                             % (args, kwargs, self._sig_text()))
         out = []
         for a, s in zip(args, sig):
+            if _nest.is_nested(s) and _structure_key(a) != _structure_key(
+                    _nest.map_structure(lambda x: None, s)):
+                # another nesting than the signature's (a list for its tuple): TensorFlow's
+                # TypeError, not a trace of another structure
+                raise TypeError("Binding inputs to tf.function failed due to `Can not cast %r "
+                                "to %r`. Received args: %r and kwargs: %r for signature: (%s)."
+                                % (a, s, args, kwargs, self._sig_text()))
             out.append(_nest.map_structure(lambda v, sp: self._conform(v, sp, args, kwargs),
                                            a, s) if _nest.is_nested(s) else
                        self._conform(a, s, args, kwargs))
