@@ -856,3 +856,29 @@ def test_input_signature_nesting_must_match():
                                         "cast"):
         f([tf.ones([2]), tf.constant(3.0)])   # a list for the signature's tuple (TF 2.21)
     assert f.experimental_get_tracing_count() == 1
+
+
+def test_frequent_retracing_warns_as_tensorflow(caplog):
+    import logging
+
+    @tf.function
+    def f(x):
+        return x
+
+    logger = tf.get_logger()
+    logger.addHandler(caplog.handler)
+    try:
+        with caplog.at_level(logging.WARNING, logger="mixprec"):
+            for i in range(7):   # a Python int per call: a trace per call
+                f(i)
+            f(1)                 # a replay
+    finally:
+        logger.removeHandler(caplog.handler)
+    msgs = [r.getMessage() for r in caplog.records if "triggered tf.function retracing" in
+            r.getMessage()]
+    # TensorFlow 2.21: at the 5th and 6th traces, then no more for this function
+    assert [m.split(" calls to ")[0] for m in msgs] == ["5 out of the last 5",
+                                                         "6 out of the last 6"]
+    assert "<function test_frequent_retracing_warns_as_tensorflow.<locals>.f at" in msgs[0]
+    assert msgs[0].endswith("https://www.tensorflow.org/api_docs/python/tf/function for  more "
+                            "details.")

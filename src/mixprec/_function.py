@@ -26,6 +26,7 @@ import numpy as np
 from mixprec import _core, _nest
 from mixprec._amp import graph_pass as _amp_pass
 from mixprec._amp import state as _amp_state
+from mixprec import _retracing
 from mixprec._dtypes import as_dtype
 from mixprec._shape import TensorShape
 
@@ -354,6 +355,7 @@ class Function:
         self._rr_keys = {}               # reduce_retracing: structure -> trace keys made
         self._spec_keys = []             # relaxed keys traced by get_concrete_function
         self._inlined = set()            # signatures first met inlined in another trace
+        self._retracing = _retracing.detector_for(python_function)
         self._concrete = {}              # trace key -> its ConcreteFunction (one object)
         self._descriptor_cache = weakref.WeakKeyDictionary()
         self._warned = set()
@@ -546,6 +548,7 @@ class Function:
             if key is not None:
                 hit = self._fast.get(key)
                 if hit is not None and _core.graph_recording() is None:
+                    self._retracing.untraced()
                     return self._pack(hit[0], hit[1].run(ts))
         if eager:
             if self.input_signature is not None:
@@ -563,6 +566,20 @@ class Function:
                 tkey, trace = k, self._traces.get(k)
         if trace is not None and trace.eager:
             return self._run_eagerly(call_args, call_kwargs)
+        if _core.graph_recording() is None:
+            before = self._tracing_count
+            try:
+                return self._call_traced(args, kwargs, tkey, trace, shape_key, call_args,
+                                         call_kwargs, inputs)
+            finally:
+                if self._tracing_count != before:
+                    self._retracing.traced(self._python_function)
+                else:
+                    self._retracing.untraced()
+        return self._call_traced(args, kwargs, tkey, trace, shape_key, call_args, call_kwargs,
+                                 inputs)
+
+    def _call_traced(self, args, kwargs, tkey, trace, shape_key, call_args, call_kwargs, inputs):
         if _core.graph_recording() is not None:
             # called while another function traces: inlined there (converted as well);
             # TensorFlow traces it then (its count grows once per new signature)
