@@ -27,6 +27,7 @@ from mixprec import _core, _nest
 from mixprec._amp import graph_pass as _amp_pass
 from mixprec._amp import state as _amp_state
 from mixprec import _retracing
+from mixprec import _remapper
 from mixprec._dtypes import as_dtype
 from mixprec._shape import TensorShape
 
@@ -117,10 +118,12 @@ _SILENT_BREAKS = ("tf.distribute:",)
 # Graph passes run on every traced graph after recording and before its first replay:
 # callables pass(graph: _core.Graph, name: str) (the automatic-mixed-precision rewrite
 # registers itself here). A pass may change dtypes and insert casts (csrc/graph.h).
-graph_passes = [_amp_pass.rewrite_graph]
+# The remapper's fusions run after the AMP rewrite (Grappler's order), so the rewrite and
+# its lists see Conv2D / MatMul as TensorFlow's pass does.
+graph_passes = [_amp_pass.rewrite_graph, _remapper.fuse_graph]
 # Passes on a loop's body and condition sub-graphs (src/mixprec/_loops.py), run when each
 # is recorded: pass(graph, summarize) (summarize: False for a body traced at a call).
-loop_graph_passes = [_amp_pass.rewrite_subgraph]
+loop_graph_passes = [_amp_pass.rewrite_subgraph, _remapper.fuse_subgraph]
 # Predicates: when one returns True, a new signature traces dry (no state change) and the
 # call's results come from the first replay, so a pass's effect shows from the first call.
 dry_first_trace = [_amp_state.active]
