@@ -581,8 +581,22 @@ static mp_status run_softmax(mp_op op, mp_tensor *x, const mp_backend *be, mp_te
     return st;
 }
 
-static mp_status run_reshape(mp_tensor *x, const mp_attrs *at, mp_tensor **out) {
+static mp_status run_reshape(mp_tensor *x, const mp_attrs *in_at, mp_tensor **out) {
     int64_t numel;
+    mp_attrs local;
+    const mp_attrs *at = in_at;
+    if (in_at->i1 > 0 && in_at->i1 <= in_at->n_ints) {
+        /* attrs i1 = 1 + the dimension given as -1: inferred from this input's size */
+        local = *in_at;
+        int k = (int)in_at->i1 - 1;
+        int64_t rest = 1;
+        for (int d = 0; d < local.n_ints; d++)
+            if (d != k)
+                rest *= local.ints[d];
+        if (rest > 0 && x->numel % rest == 0)
+            local.ints[k] = x->numel / rest;
+        at = &local;
+    }
     MP_TRY(mp_shape_check(at->n_ints, at->ints, &numel));
     if (numel != x->numel) {
         char s1[128], s2[128];

@@ -752,3 +752,32 @@ def test_a_late_body_never_reads_an_outer_tensor_as_a_stale_constant():
     extra[0] = 1                               # a last batch of 2: its body reads v
     with pytest.raises(ValueError, match="did not read"):
         reads_by_shape(ds, tf.constant(3, tf.int64))
+
+
+def test_a_keras_model_and_a_reshape_in_a_loop_body_trace_once():
+    from mixprec import keras
+    model = keras.Sequential([keras.layers.Dense(3, activation="relu", kernel_initializer="ones"),
+                              keras.layers.Dense(1, kernel_initializer="ones")])
+    model.build((None, 4))
+    side = []
+
+    @tf.function
+    def predict_all(ds):
+        tot, cnt, flat = tf.constant(0.0), tf.constant(0), tf.constant(0.0)
+        for x in ds:
+            side.append(1)
+            y = model(x)
+            tot += tf.reduce_sum(y)
+            cnt += tf.shape(y)[0]
+            flat += tf.reduce_sum(tf.reshape(x, [-1]) * 2.0)   # the -1 inferred at every run
+        return tot, cnt, flat
+
+    data = np.arange(40, dtype=np.float32).reshape(10, 4) / 10
+    ds = tf.data.Dataset.from_tensor_slices(data).batch(4)        # 4, 4, 2
+    ds2 = tf.data.Dataset.from_tensor_slices(data[:7]).batch(4)   # 4, 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        # TensorFlow 2.21's values; the body traced once (element spec (None, 4))
+        assert [round(float(t), 3) for t in predict_all(ds)] == [234.0, 10.0, 156.0]
+        assert [round(float(t), 3) for t in predict_all(ds2)] == [113.4, 7.0, 75.6]
+    assert len(side) == 1 and predict_all.experimental_get_tracing_count() == 1

@@ -585,7 +585,19 @@ static PyObject *py_reshape(PyObject *m, PyObject *const *args, Py_ssize_t nargs
     if (parse_first_tensor("reshape", args, nargs, kw, reshape_names, 3, 2, a, &x))
         return NULL;
     mp_attrs at = {0};
-    return run_and_drop(MP_OP_RESHAPE, x, &at, resolve_shape(x->numel, a[1], &at, x->shape, x->ndim));
+    int failed = resolve_shape(x->numel, a[1], &at, x->shape, x->ndim);
+    if (!failed && (PyList_Check(a[1]) || PyTuple_Check(a[1]))) {
+        /* the dimension given as -1: the op infers it at every run (a trace replayed at
+         * another batch size reshapes [-1, 784] right) */
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(a[1]);
+        for (Py_ssize_t k = 0; k < n && k < at.n_ints; k++) {
+            PyObject *d = PySequence_Fast_GET_ITEM(a[1], k);
+            if (PyLong_Check(d) && PyLong_AsLongLong(d) == -1)
+                at.i1 = k + 1;
+        }
+        PyErr_Clear();
+    }
+    return run_and_drop(MP_OP_RESHAPE, x, &at, failed);
 }
 
 static const char *const transpose_names[] = {"a", "perm", "conjugate", "name"};

@@ -275,10 +275,12 @@ static PyObject *g_nodes(PyObject *o, PyObject *unused) {
         for (int d = 0; d < n->ndim; d++)
             PyTuple_SET_ITEM(shape, d, PyLong_FromLongLong(n->shape[d]));
         long long value_id = n->kind == MP_GNODE_CONST && n->value ? (long long)n->value->id : -1;
-        PyObject *d = Py_BuildValue("{s:s,s:s,s:N,s:O,s:N,s:i,s:i,s:L}", "kind", kind_name(n->kind), "op",
+        int infers = n->kind == MP_GNODE_OP && n->op == MP_OP_RESHAPE && n->attrs.i1 > 0;
+        PyObject *d = Py_BuildValue("{s:s,s:s,s:N,s:O,s:N,s:i,s:i,s:L,s:O}", "kind", kind_name(n->kind), "op",
                                     n->kind == MP_GNODE_OP ? mp_op_get_info(n->op)->name : "", "inputs", ins,
                                     "dtype", n->n_out ? mp_py_dtype_obj(n->dtype) : Py_None, "shape", shape,
-                                    "flags", n->flags & 0xff, "n_out", n->n_out, "value_id", value_id);
+                                    "flags", n->flags & 0xff, "n_out", n->n_out, "value_id", value_id,
+                                    "infers_dim", infers ? Py_True : Py_False);
         if (!d)
             goto fail;
         PyList_SET_ITEM(res, i, d);

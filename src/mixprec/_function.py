@@ -93,6 +93,17 @@ def tracing():
     return _core.graph_recording() is not None
 
 
+def checked_shape(x):
+    """``x.shape`` for a check that bakes nothing into the trace (comparing with a spec
+    whose open dimensions it skips): not counted as a shape read, so a shape-free graph
+    stays replayable at other shapes (docs/architecture.md)."""
+    tok = _core.graph_suspend()
+    try:
+        return x.shape
+    finally:
+        _core.graph_resume(tok)
+
+
 def _on_break(reason):
     """Called by the core at the first host read of a traced value: remember the line."""
     site = "<unknown>"

@@ -503,9 +503,11 @@ def shape_free(g):
         if kind == "Op" and n["op"] in _SHAPED_OPS:
             src = n["inputs"][0][0] if n["inputs"] else -1
             # a slice of tf.shape's result (tf.shape(x)[0]): that vector's length is the
-            # rank; a Range of tensor bounds reads them at every run
+            # rank; a Range of tensor bounds reads them at every run; a reshape with a -1
+            # infers that dimension at every run
             if not (n["op"] == "StridedSlice" and src >= 0 and nodes[src]["op"] == "Shape"
-                    or n["op"] == "Range" and n["inputs"]):
+                    or n["op"] == "Range" and n["inputs"]
+                    or n["op"] == "Reshape" and n.get("infers_dim")):
                 return False
     return True
 
