@@ -301,6 +301,9 @@ static Py_ssize_t sq_length(PyObject *o) {
         PyErr_SetString(PyExc_TypeError, "Scalar tensor has no `len()`");
         return -1;
     }
+    mp_graph *g = mp_graph_recording();
+    if (g && mp_graph_is_dynamic(t)) /* a size read while tracing, as .shape */
+        g->shape_reads++;
     return (Py_ssize_t)t->shape[0];
 }
 
