@@ -13,7 +13,7 @@ import warnings
 
 import numpy as np
 
-from mixprec import _core, _logging, _nest
+from mixprec import _core, _function, _logging, _nest
 from mixprec import random as _random
 from mixprec._amp import state as _amp_state
 from mixprec._dtypes import as_dtype
@@ -186,7 +186,8 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
                 raise ValueError(
                     "Input 0 of layer \"%s\" is incompatible with the layer: expected shape=%s, "
                     "found shape=%s" % (self.name, kt.shape, tuple(x.shape)))
-            for a, b in zip(kt.shape, x.shape):
+            # (a check: the dims it compares are the spec's fixed ones, nothing is baked in)
+            for a, b in zip(kt.shape, _function.checked_shape(x)):
                 if a is not None and a != b:
                     raise ValueError(
                         "Input 0 of layer \"%s\" is incompatible with the layer: expected "
