@@ -292,10 +292,16 @@ _CLASSES = {c.__name__: c for c in (SparseCategoricalCrossentropy, CategoricalCr
                                      BinaryCrossentropy, MeanSquaredError, MeanAbsoluteError)}
 
 
-def serialize(loss):
-    if isinstance(loss, Loss):
-        return {"class_name": type(loss).__name__, "config": loss.get_config()}
-    return getattr(loss, "__name__", loss)
+def serialize(loss, use_legacy_format=False):
+    """tf-keras 2.21's dict ({'module', 'class_name', 'config', 'registered_name'}; a
+    function is {'module': 'builtins', 'class_name': 'function', ...})."""
+    from mixprec.keras.saving import serialization_lib
+
+    if use_legacy_format:
+        if isinstance(loss, Loss):
+            return {"class_name": type(loss).__name__, "config": loss.get_config()}
+        return getattr(loss, "__name__", loss)
+    return serialization_lib.serialize_keras_object(loss)
 
 
 def deserialize(name, custom_objects=None):
@@ -306,6 +312,8 @@ def deserialize(name, custom_objects=None):
         return found
     if custom_objects and isinstance(name, str) and name in custom_objects:
         return custom_objects[name]
+    if isinstance(name, dict) and name.get("class_name") == "function":
+        return get(name.get("config"))  # a serialized function (tf-keras' format)
     if isinstance(name, dict):
         cls = _CLASSES.get(name.get("class_name"))
         if cls is None:
@@ -324,8 +332,11 @@ def get(identifier):
             return _FUNCTIONS[identifier]
         if identifier in _CLASSES:
             return _CLASSES[identifier]()
-        raise ValueError("Unknown loss function: '%s'. Valid names: %s"
-                         % (identifier, sorted(_FUNCTIONS)))
+        raise ValueError(
+            "Unknown loss function: '%s'. Please ensure you are using a "
+            "`keras.utils.custom_object_scope` and that this object is included in the scope. "
+            "See https://www.tensorflow.org/guide/keras/save_and_serialize"
+            "#registering_the_custom_object for details." % (identifier,))
     if isinstance(identifier, dict):
         return deserialize(identifier)
     if callable(identifier):

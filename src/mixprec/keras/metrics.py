@@ -308,12 +308,19 @@ _LOSS_FUNCTIONS = {f.__name__: f for f in (mean_squared_error, mean_absolute_err
                                            binary_crossentropy, categorical_crossentropy,
                                            sparse_categorical_crossentropy)}
 _LOSS_FUNCTIONS.update(mse=mse, mae=mae, MSE=MSE, MAE=MAE)
-_FUNCTIONS = {"sparse_categorical_accuracy": SparseCategoricalAccuracy,
-              "categorical_accuracy": CategoricalAccuracy, "binary_accuracy": BinaryAccuracy}
+# accuracy functions: get() returns them as tf-keras 2.21 does ('acc' is accuracy)
+_FUNCTIONS = {f.__name__: f for f in (accuracy, sparse_categorical_accuracy,
+                                      categorical_accuracy, binary_accuracy)}
+_FUNCTIONS["acc"] = accuracy
 
 
-def serialize(metric):
-    return {"class_name": type(metric).__name__, "config": metric.get_config()}
+def serialize(metric, use_legacy_format=False):
+    """tf-keras 2.21's dict: {'module', 'class_name', 'config', 'registered_name'}."""
+    from mixprec.keras.saving import serialization_lib
+
+    if use_legacy_format:
+        return {"class_name": type(metric).__name__, "config": metric.get_config()}
+    return serialization_lib.serialize_keras_object(metric)
 
 
 def deserialize(config, custom_objects=None):
@@ -322,6 +329,10 @@ def deserialize(config, custom_objects=None):
     found = _reg.deserialize_registered(config, custom_objects)
     if found is not _reg._MISSING:
         return found
+    if isinstance(config, str):
+        return get(config)
+    if config.get("class_name") == "function":  # a serialized function (tf-keras' format)
+        return get(config.get("config"))
     cls = _CLASSES.get(config.get("class_name"))
     if cls is None:
         raise ValueError("Unknown metric: %r" % (config.get("class_name"),))
@@ -335,7 +346,7 @@ def get(identifier):
         return identifier
     if isinstance(identifier, str):
         if identifier in _FUNCTIONS:
-            return _FUNCTIONS[identifier]()
+            return _FUNCTIONS[identifier]
         if identifier in _CLASSES:
             return _CLASSES[identifier]()
         if identifier in _LOSS_FUNCTIONS:
@@ -344,7 +355,7 @@ def get(identifier):
     if isinstance(identifier, dict):
         return deserialize(identifier)
     if callable(identifier):
-        return MeanMetricWrapper(identifier, name=getattr(identifier, "__name__", None))
+        return identifier
     raise ValueError("Could not interpret metric identifier: %r" % (identifier,))
 
 from mixprec import _unsupported  # noqa: E402
