@@ -31,7 +31,8 @@ def test_mean_accumulates_over_updates():
     m.update_state(2.5)
     want = np.concatenate([a, b.ravel(), [2.5]]).mean()
     np.testing.assert_allclose(value(m.result()), want, rtol=1e-6)
-    assert [v.name for v in m.variables] == ["mean/total:0", "mean/count:0"]
+    # tf-keras 2.21 (eager): the variables are named without the metric's scope
+    assert [v.name for v in m.variables] == ["total:0", "count:0"]
 
 
 def test_mean_sample_weight():

@@ -95,8 +95,9 @@ class Metric:
         return self._dtype.name
 
     def add_weight(self, name, shape=(), dtype=None, initializer="zeros"):
+        # tf-keras 2.21 names them without the metric's scope: 'total:0', 'count:0'
         v = Variable(_core.fill(list(shape), 0, as_dtype(dtype or self._dtype)), trainable=False,
-                     name="%s/%s" % (self.name, name))
+                     name=name)
         self._variables.append(v)
         return v
 

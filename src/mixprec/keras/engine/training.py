@@ -25,6 +25,7 @@ from mixprec.keras import metrics as _metrics
 from mixprec.keras import optimizers as _optimizers
 from mixprec.keras.engine import distributed as _distributed
 from mixprec.keras.engine import functional_order
+from mixprec.keras.engine.base_layer import _shape_tuple  # noqa: F401
 from mixprec.keras.engine.base_layer import Layer
 from mixprec.keras.engine.input_layer import InputLayer
 from mixprec.keras.engine.keras_tensor import KerasTensor
@@ -76,6 +77,8 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
         self.history = None
         self._metric_objs = None
         self._loss_tracker = None
+        self._output_loss_trackers = None
+        self._compiled_built = False  # tf-keras lists compiled metrics once a step ran
         if inputs is not None or outputs is not None:
             if inputs is None or outputs is None:
                 raise ValueError("A functional Model needs both `inputs` and `outputs`.")
@@ -254,14 +257,14 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
     @property
     def input_shape(self):
         if self._is_graph_network:
-            shapes = [t.shape for t in self.inputs]
+            shapes = [_shape_tuple(t.shape) for t in self.inputs]
             return shapes[0] if len(shapes) == 1 else shapes
         return super().input_shape
 
     @property
     def output_shape(self):
         if self._is_graph_network:
-            shapes = [t.shape for t in self.outputs]
+            shapes = [_shape_tuple(t.shape) for t in self.outputs]
             return shapes[0] if len(shapes) == 1 else shapes
         return super().output_shape
 
@@ -298,6 +301,7 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
         self._metric_objs = None
         self._loss_tracker = _metrics.Mean(name="loss")
         self._output_loss_trackers = None  # '<output>_loss' per output (several outputs)
+        self._compiled_built = False
         _distributed.record_strategy(self)  # compiled in a tf.distribute strategy's scope
         self._compiled = True
         self.compiled_loss = loss
@@ -459,7 +463,11 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
 
     @property
     def metrics(self):
+        """tf-keras 2.21: the compiled loss and metrics appear once a train/test step has
+        run (empty right after compile)."""
         out = []
+        if not (self.__dict__.get("_compiled_built") or self._metric_objs is not None):
+            return out
         if self._loss_tracker is not None:
             out.append(self._loss_tracker)
         out.extend(self._output_loss_trackers or [])
@@ -475,6 +483,7 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
             m.reset_state()
 
     def compute_metrics(self, x, y, y_pred, sample_weight):
+        self._compiled_built = True
         if self._metric_objs is None:
             from mixprec.keras.engine.base_layer import _BUILD_LOCK
 
@@ -512,6 +521,7 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
         """The step's loss, and with several outputs each output's own (unweighted) loss,
         as tf-keras logs them: 'loss', 'a_loss', 'b_loss'."""
         batch = _batch_dim(y, y_pred)
+        self._compiled_built = True
         self._loss_tracker.update_state(loss, sample_weight=batch)
         n_out = len(_nest.flatten(y_pred))
         per_output = getattr(self, "_output_losses", None)
