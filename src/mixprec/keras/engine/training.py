@@ -311,6 +311,22 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
         self._steps_per_execution = _positive_int(
             1 if steps_per_execution is None else steps_per_execution, "steps_per_execution")
 
+    @property
+    def input_names(self):
+        """A functional model's input layer names (tf-keras)."""
+        if not self._is_graph_network:
+            raise AttributeError("'%s' object has no attribute 'input_names'"
+                                 % type(self).__name__)
+        return [t._keras_history[0].name for t in self.inputs]
+
+    @property
+    def output_names(self):
+        """A functional model's output layer names (tf-keras)."""
+        if not self._is_graph_network:
+            raise AttributeError("'%s' object has no attribute 'output_names'"
+                                 % type(self).__name__)
+        return [t._keras_history[0].name for t in self.outputs]
+
     def _output_names(self, n_out):
         if self._is_graph_network and len(self.outputs) == n_out:
             return [t._keras_history[0].name for t in self.outputs]

@@ -8,6 +8,9 @@ from mixprec.keras.layers.convolutional import (  # noqa: F401
     Conv1D, Conv2D, Convolution1D, Convolution2D, DepthwiseConv2D)
 from mixprec.keras.layers.core import (  # noqa: F401
     Activation, Dense, Dropout, Flatten, Lambda, Reshape)
+from mixprec.keras.layers.merging import (  # noqa: F401
+    Add, Average, Concatenate, Maximum, Minimum, Multiply, Subtract, add, average, concatenate,
+    maximum, minimum, multiply, subtract)
 from mixprec.keras.layers.normalization import BatchNormalization  # noqa: F401
 from mixprec.keras.layers.pooling import (  # noqa: F401
     AveragePooling1D, AveragePooling2D, AvgPool1D, AvgPool2D, GlobalAveragePooling1D,
@@ -22,7 +25,9 @@ __all__ = ["Layer", "Input", "InputLayer", "InputSpec", "Dense", "Activation", "
            "AveragePooling2D", "AvgPool1D", "AvgPool2D", "GlobalAveragePooling1D",
            "GlobalAveragePooling2D", "GlobalAvgPool1D", "GlobalAvgPool2D", "GlobalMaxPool1D",
            "GlobalMaxPool2D", "GlobalMaxPooling1D", "GlobalMaxPooling2D", "MaxPool1D",
-           "MaxPool2D", "MaxPooling1D", "MaxPooling2D", "ZeroPadding2D"]
+           "MaxPool2D", "MaxPooling1D", "MaxPooling2D", "ZeroPadding2D", "Add", "Subtract",
+           "Multiply", "Average", "Maximum", "Minimum", "Concatenate", "add", "subtract",
+           "multiply", "average", "maximum", "minimum", "concatenate"]
 
 from mixprec import _unsupported  # noqa: E402
 
