@@ -50,3 +50,31 @@ def test_metric_variable_names():
     assert [v.name for v in keras.metrics.SparseCategoricalAccuracy().variables] == \
         ["total:0", "count:0"]
     assert [v.name for v in keras.metrics.Sum().variables] == ["total:0"]
+
+
+def test_layers_serialize_and_deserialize():
+    ser = keras.layers.serialize(layers.Dense(2, name="d"))
+    assert ser == {
+        "module": "keras.layers", "class_name": "Dense",
+        "config": {"name": "d", "trainable": True, "dtype": "float32", "units": 2,
+                   "activation": "linear", "use_bias": True,
+                   "kernel_initializer": {"module": "keras.initializers",
+                                          "class_name": "GlorotUniform",
+                                          "config": {"seed": None}, "registered_name": None},
+                   "bias_initializer": {"module": "keras.initializers", "class_name": "Zeros",
+                                        "config": {}, "registered_name": None},
+                   "kernel_regularizer": None, "bias_regularizer": None,
+                   "activity_regularizer": None, "kernel_constraint": None,
+                   "bias_constraint": None},
+        "registered_name": None}
+    again = keras.layers.deserialize(ser)
+    assert type(again).__name__ == "Dense" and again.name == "d" and again.units == 2
+    legacy = keras.layers.deserialize({"class_name": "Dense", "config": {"name": "q", "units": 3}})
+    assert legacy.name == "q" and legacy.units == 3
+    mixed = keras.layers.serialize(layers.Dense(2, dtype="mixed_float16"))["config"]["dtype"]
+    assert mixed["class_name"] == "Policy" and mixed["config"] == {"name": "mixed_float16"}
+
+
+def test_optimizers_experimental_is_the_same_classes():
+    assert keras.optimizers.experimental.Adam is keras.optimizers.Adam
+    assert keras.optimizers.experimental.SGD is keras.optimizers.SGD

@@ -17,6 +17,7 @@ from mixprec.keras.layers.pooling import (  # noqa: F401
     GlobalAveragePooling2D, GlobalAvgPool1D, GlobalAvgPool2D, GlobalMaxPool1D, GlobalMaxPool2D,
     GlobalMaxPooling1D, GlobalMaxPooling2D, MaxPool1D, MaxPool2D, MaxPooling1D, MaxPooling2D)
 from mixprec.keras.layers.reshaping import ZeroPadding2D  # noqa: F401
+from mixprec.keras.layers.serialization import deserialize, serialize  # noqa: F401
 from mixprec.keras.layers import experimental  # noqa: F401,E402  (SyncBatchNormalization)
 
 __all__ = ["Layer", "Input", "InputLayer", "InputSpec", "Dense", "Activation", "Dropout",
@@ -27,7 +28,7 @@ __all__ = ["Layer", "Input", "InputLayer", "InputSpec", "Dense", "Activation", "
            "GlobalMaxPool2D", "GlobalMaxPooling1D", "GlobalMaxPooling2D", "MaxPool1D",
            "MaxPool2D", "MaxPooling1D", "MaxPooling2D", "ZeroPadding2D", "Add", "Subtract",
            "Multiply", "Average", "Maximum", "Minimum", "Concatenate", "add", "subtract",
-           "multiply", "average", "maximum", "minimum", "concatenate"]
+           "multiply", "average", "maximum", "minimum", "concatenate", "serialize", "deserialize"]
 
 from mixprec import _unsupported  # noqa: E402
 

@@ -1,9 +1,10 @@
 """``tf.keras.optimizers``: SGD, RMSprop, Adam and the string/config lookups."""
 
-from mixprec.keras.optimizers import schedules  # noqa: F401
+from mixprec.keras.optimizers import experimental, schedules  # noqa: F401
 from mixprec.keras.optimizers.optimizer import SGD, Adam, Optimizer, RMSprop  # noqa: F401
 
-__all__ = ["Optimizer", "SGD", "RMSprop", "Adam", "get", "serialize", "deserialize", "schedules"]
+__all__ = ["Optimizer", "SGD", "RMSprop", "Adam", "get", "serialize", "deserialize", "schedules",
+           "experimental"]
 
 _BY_NAME = {"sgd": SGD, "rmsprop": RMSprop, "adam": Adam}
 
