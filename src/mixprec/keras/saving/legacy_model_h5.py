@@ -166,6 +166,8 @@ def load_model(filepath, custom_objects=None, compile=True):
             return model
         model.compile(**_compile_args(training, custom_objects))
         opt_cfg = training.get("optimizer_config")
+        if isinstance(opt_cfg, dict) and "inner_optimizer" in (opt_cfg.get("config") or {}):
+            opt_cfg = opt_cfg["config"]["inner_optimizer"]  # a LossScaleOptimizer's
         legacy_opt = isinstance(opt_cfg, dict) and (opt_cfg.get("config") or {}).get(
             "is_legacy_optimizer", True)
         if "optimizer_weights" in f and legacy_opt:
