@@ -1,8 +1,8 @@
 """``tf.keras.activations``: relu, softmax, sigmoid, tanh, linear, gelu, elu, softplus …
 
-Each is a core op; ``softmax`` remembers its logits so a following cross-entropy loss can
-use the fused, stable softmax-cross-entropy op (Keras does the same through
-``_keras_logits``).
+Each is a core op; ``softmax`` and ``sigmoid`` remember their logits so a following
+cross-entropy loss computes from the logits (stable; tf-keras does the same through
+``_keras_logits``, whichever cross-entropy gets the output).
 """
 
 import weakref
@@ -13,7 +13,7 @@ __all__ = ["relu", "softmax", "sigmoid", "tanh", "linear", "gelu", "elu", "softp
            "softsign", "swish", "selu", "exponential", "leaky_relu", "get", "serialize",
            "deserialize"]
 
-# id of a softmax output -> (weak output, logits); read by keras.losses
+# id of a softmax or sigmoid output -> (logits, weak output); read by keras.losses
 _softmax_logits = {}
 
 
@@ -57,7 +57,10 @@ def softmax(x, axis=-1):
 
 
 def sigmoid(x):
-    return _core.sigmoid(x)
+    x = _core.convert_to_tensor(x)
+    y = _core.sigmoid(x)
+    _remember_logits(y, x)  # tf-keras caches them too (_keras_logits)
+    return y
 
 
 def tanh(x):

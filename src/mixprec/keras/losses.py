@@ -7,6 +7,7 @@ sparse one then takes the fused op on their log, as tf-keras).
 """
 
 import sys
+import warnings
 
 from mixprec import _core, _ops, errors
 from mixprec._dtypes import int64
@@ -146,6 +147,20 @@ class LossFunctionWrapper(Loss):
 # ------------------------------------------------------------------ functions
 
 
+def _cached_logits(y_pred, from_logits, op_type, fn_name):
+    """(logits, from_logits) as tf-keras decides: the output of a Keras softmax or sigmoid
+    is replaced by the logits it was computed from, whatever ``from_logits`` says (with
+    tf-keras' warning when it said True)."""
+    logits = activations.logits_of(y_pred)
+    if logits is None:
+        return y_pred, from_logits
+    if from_logits:
+        warnings.warn('"`%s` received `from_logits=True`, but the `output` argument was '
+                      "produced by a %s activation and thus does not represent logits. Was "
+                      "this intended?" % (fn_name, op_type), stacklevel=3)
+    return logits, True
+
+
 def _float_pred(y_pred):
     y_pred = _tensor(y_pred)
     if not y_pred.dtype.is_floating:
@@ -157,7 +172,8 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, axis=-1,
                                     ignore_class=None):
     """Per-example -log p[label]; labels are integer class ids of shape y_pred[:-1] (or
     with a trailing 1)."""
-    logits = None if from_logits else activations.logits_of(y_pred)  # before converting
+    y_pred, from_logits = _cached_logits(y_pred, from_logits, "Softmax",
+                                         "sparse_categorical_crossentropy")
     y_pred = _float_pred(y_pred)
     if axis not in (-1, y_pred.ndim - 1):
         raise NotImplementedError("sparse_categorical_crossentropy: only axis=-1 is supported")
@@ -179,13 +195,11 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, axis=-1,
         keep = _core.not_equal(y_true, ignore_class)
         y_true = _core.where(keep, y_true, _core.fill([], 0, y_true.dtype))
     if not from_logits:
-        if logits is None:
-            # probabilities: tf-keras' formula, clipped log probabilities into the fused op,
-            # whose log-softmax normalizes them. NOTE: the op also checks the labels; a
-            # one-hot of an out-of-range label is all zeros, a silent loss of 0
-            eps = backend.epsilon()
-            logits = _core.log(_ops.clip_by_value(y_pred, eps, 1 - eps))
-        y_pred = logits
+        # probabilities: tf-keras' formula, clipped log probabilities into the fused op,
+        # whose log-softmax normalizes them. NOTE: the op also checks the labels; a
+        # one-hot of an out-of-range label is all zeros, a silent loss of 0
+        eps = backend.epsilon()
+        y_pred = _core.log(_ops.clip_by_value(y_pred, eps, 1 - eps))
     out = _core.sparse_softmax_cross_entropy_with_logits(y_true, y_pred)
     if keep is not None:
         out = _core.where(keep, out, _core.fill([], 0, out.dtype))
@@ -194,7 +208,8 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, axis=-1,
 
 def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, axis=-1):
     """Per-example -sum(y_true * log p) over the class axis (one-hot or soft labels)."""
-    logits = None if from_logits else activations.logits_of(y_pred)  # before converting
+    y_pred, from_logits = _cached_logits(y_pred, from_logits, "Softmax",
+                                         "categorical_crossentropy")
     y_pred = _float_pred(y_pred)
     if axis not in (-1, y_pred.ndim - 1):
         raise NotImplementedError("categorical_crossentropy: only axis=-1 is supported")
@@ -203,17 +218,16 @@ def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=
         c = y_pred.shape[-1]
         y_true = y_true * (1.0 - label_smoothing) + label_smoothing / c
     if not from_logits:
-        if logits is None:
-            eps = backend.epsilon()
-            p = y_pred / _core.reduce_sum(y_pred, -1, True)
-            p = _ops.clip_by_value(p, eps, 1 - eps)
-            return -_core.reduce_sum(y_true * _core.log(p), -1)
-        y_pred = logits
+        eps = backend.epsilon()
+        p = y_pred / _core.reduce_sum(y_pred, -1, True)
+        p = _ops.clip_by_value(p, eps, 1 - eps)
+        return -_core.reduce_sum(y_true * _core.log(p), -1)
     return _core.softmax_cross_entropy_with_logits(y_true, y_pred)
 
 
 def binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, axis=-1):
     """Mean over the last axis of the element-wise binary cross-entropy."""
+    y_pred, from_logits = _cached_logits(y_pred, from_logits, "Sigmoid", "binary_crossentropy")
     y_pred = _float_pred(y_pred)
     y_true = _core.cast(_tensor(y_true), y_pred.dtype)
     if label_smoothing:
