@@ -207,7 +207,19 @@ class MeanMetricWrapper(Mean):
     def get_config(self):
         config = super().get_config()
         config.update(self._fn_kwargs)
+        if type(self) is MeanMetricWrapper:
+            config["fn"] = self._fn  # tf-keras: the function itself (serialized by name)
         return config
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        fn = config.pop("fn", None)
+        if cls is MeanMetricWrapper:
+            if isinstance(fn, (str, dict)):
+                fn = deserialize(fn) if isinstance(fn, dict) else get(fn)
+            return cls(fn, **config)
+        return cls(**config)
 
 
 def accuracy(y_true, y_pred):

@@ -469,13 +469,16 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
         p_last = yp.shape[-1] if yp.ndim else 1
         loss_name = loss if isinstance(loss, str) else getattr(loss, "name", None) or \
             getattr(loss, "__name__", "")
+        # tf-keras 2.21: a MeanMetricWrapper of the accuracy function that fits
         if loss_name in ("binary_crossentropy",) or p_last == 1:
-            return _metrics.BinaryAccuracy(name=name)
-        if (loss_name == "sparse_categorical_crossentropy" or
+            fn = _metrics.binary_accuracy
+        elif (loss_name == "sparse_categorical_crossentropy" or
                 (yt is not None and (yt.ndim < yp.ndim or
                                      (yt.ndim == yp.ndim and yt.shape[-1] == 1)))):
-            return _metrics.SparseCategoricalAccuracy(name=name)
-        return _metrics.CategoricalAccuracy(name=name)
+            fn = _metrics.sparse_categorical_accuracy
+        else:
+            fn = _metrics.categorical_accuracy
+        return _metrics.MeanMetricWrapper(fn, name=name)
 
     @property
     def metrics(self):
