@@ -357,6 +357,17 @@ def get(identifier):
         return identifier
     raise ValueError("Could not interpret loss function identifier: %r" % (identifier,))
 
+from mixprec.keras import _more_losses  # noqa: E402
+from mixprec.keras._more_losses import (  # noqa: E402,F401
+    KLD, MAPE, MSLE, CosineSimilarity, Hinge, Huber, KLDivergence, LogCosh,
+    MeanAbsolutePercentageError, MeanSquaredLogarithmicError, Poisson, cosine_similarity, hinge,
+    huber, kl_divergence, kld, kullback_leibler_divergence, log_cosh, logcosh, mape,
+    mean_absolute_percentage_error, mean_squared_logarithmic_error, msle, poisson)
+
+_FUNCTIONS.update(_more_losses.FUNCTIONS)
+_CLASSES.update({c.__name__: c for c in _more_losses.CLASSES})
+__all__ += _more_losses.__all__
+
 from mixprec import _unsupported  # noqa: E402
 
 __getattr__ = _unsupported.module_getattr(__name__)  # unsupported TF names: a clear error
