@@ -23,6 +23,7 @@ from mixprec.keras import callbacks as _callbacks
 from mixprec.keras import losses as _losses
 from mixprec.keras import metrics as _metrics
 from mixprec.keras import optimizers as _optimizers
+from mixprec.keras.engine import class_weight as _class_weight
 from mixprec.keras.engine import distributed as _distributed
 from mixprec.keras.engine import functional_order
 from mixprec.keras.engine.base_layer import _shape_tuple  # noqa: F401
@@ -422,27 +423,57 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
         yps = _nest.flatten(y_pred)
         ys = self._targets(y) if y is not None else [None] * len(yps)
         n_out = len(yps)
-        specs = self._metric_specs or []
-        if isinstance(specs, dict) or (n_out > 1 and isinstance(specs, (list, tuple)) and
-                                       any(isinstance(s, (list, tuple)) for s in specs)):
-            per_output = self._per_output(specs, n_out, "metrics")
-        else:
-            per_output = [list(specs) if isinstance(specs, (list, tuple)) else [specs]] * n_out
+
+        def per_output(specs, what):
+            specs = specs or []
+            if isinstance(specs, dict) or (n_out > 1 and isinstance(specs, (list, tuple)) and
+                                           any(isinstance(s, (list, tuple)) for s in specs)):
+                out = self._per_output(specs, n_out, what)
+            else:
+                out = [list(specs) if isinstance(specs, (list, tuple)) else [specs]] * n_out
+            return [[] if s is None else (s if isinstance(s, (list, tuple)) else [s])
+                    for s in out]
+
+        plain = per_output(self._metric_specs, "metrics")
+        weighted = per_output(self.__dict__.get("_weighted_metric_specs"), "weighted_metrics")
         losses = ([None] * n_out if self._loss_spec is None else
                   self._per_output(self._loss_spec, n_out, "loss"))
         names = self._output_names(n_out)
-        objs, outputs = [], []
-        for i, out_specs in enumerate(per_output):
-            if out_specs is None:
-                continue
-            for spec in (out_specs if isinstance(out_specs, (list, tuple)) else [out_specs]):
-                yt = ys[i] if i < len(ys) else None
+        objs, outputs, weighs = [], [], []
+        seen = set()
+        # tf-keras' order and names: per output its metrics, then its weighted metrics; a
+        # weighted metric whose name is taken gets 'weighted_' (after the output's name)
+        for i in range(n_out):
+            yt = ys[i] if i < len(ys) else None
+            for spec in plain[i]:
                 m = self._make_metric(spec, yt, yps[i], losses[i])
                 if n_out > 1:
                     m.name = "%s_%s" % (names[i], m.name)
+                if m.name in seen:
+                    raise ValueError("Found two metrics with the same name: %s. All the "
+                                     "metrics added to the model need to have unique names."
+                                     % m.name)
+                seen.add(m.name)
                 objs.append(m)
                 outputs.append(i)
+                weighs.append(False)
+            for spec in weighted[i]:
+                m = self._make_metric(spec, yt, yps[i], losses[i])
+                if n_out > 1:
+                    taken = "%s_%s" % (names[i], m.name) in seen
+                    m.name = "%s_%s%s" % (names[i], "weighted_" if taken else "", m.name)
+                elif m.name in seen:
+                    m.name = "weighted_" + m.name
+                if m.name in seen:
+                    raise ValueError("Found two weighted metrics with the same name: %s.All the "
+                                     "metrics added to the model need to have unique names."
+                                     % m.name)
+                seen.add(m.name)
+                objs.append(m)
+                outputs.append(i)
+                weighs.append(True)
         self._metric_outputs = outputs
+        self._metric_weighted = weighs
         self._metric_objs = objs  # last: other replica threads test it without the lock
 
     @staticmethod
@@ -511,9 +542,11 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
                     self._resolve_metrics(y, y_pred)
         yps = _nest.flatten(y_pred)
         ys = self._targets(y) if y is not None else [None] * len(yps)
-        for m, i in zip(self._metric_objs, self._metric_outputs):
+        # tf-keras: compile's metrics ignore sample weights (and class weights); its
+        # weighted_metrics use them
+        for m, i, w in zip(self._metric_objs, self._metric_outputs, self._metric_weighted):
             m.update_state(_match_rank(ys[i], yps[i]) if i < len(ys) else None, yps[i],
-                           sample_weight)
+                           sample_weight if w else None)
         return {m.name: m.result() for m in self.metrics}
 
     # ---------------------------------------------------------------- steps
@@ -574,8 +607,7 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
             use_multiprocessing=False):
         """Trains for ``epochs`` epochs; returns a History (also ``model.history``)."""
         self._check_compiled("training/testing")
-        if class_weight is not None:
-            raise NotImplementedError("class_weight is not supported yet; use sample_weight")
+        weights = _class_weight.table(class_weight) if class_weight is not None else None
         verbose = 1 if verbose == "auto" else int(verbose)
         validate = _validation_epochs(validation_freq)
         x, y, sample_weight = (_lists_as_array(v) for v in (x, y, sample_weight))
@@ -584,7 +616,8 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
                 raise ValueError("`validation_split` must be in [0, 1), got %s" % validation_split)
             (x, y, sample_weight), validation_data = _split(x, y, sample_weight, validation_split)
         data = _DataHandler(x, y, sample_weight, batch_size, shuffle=shuffle,
-                            steps=steps_per_epoch, steps_arg="steps_per_epoch")
+                            steps=steps_per_epoch, steps_arg="steps_per_epoch",
+                            class_weights=weights)
         data.epochs = epochs - initial_epoch
         val = None
         if validation_data is not None:
@@ -731,6 +764,9 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
     def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None,
                        reset_metrics=True, return_dict=False):
         self._check_compiled("training/testing")
+        if class_weight is not None:
+            sample_weight = _class_weight.apply(_class_weight.table(class_weight), y,
+                                                sample_weight)
         if reset_metrics:
             self.reset_metrics()
         logs = _to_floats(_steps.train_function(self)(_as_tensors((x, y, sample_weight))))
@@ -940,9 +976,11 @@ class _DataHandler:
     """Batches of (x, y, sample_weight) from arrays/tensors (sliced on the host, shuffled
     per epoch) or from a mixprec.data.Dataset (used as it is)."""
 
-    def __init__(self, x, y, sw, batch_size, shuffle, steps, steps_arg="steps"):
+    def __init__(self, x, y, sw, batch_size, shuffle, steps, steps_arg="steps",
+                 class_weights=None):
         from mixprec.data import Dataset
 
+        self._class_weights = class_weights  # fit's class_weight as a table, or None
         self._dataset = None
         if isinstance(x, Dataset):
             if y is not None:
@@ -1011,7 +1049,8 @@ class _DataHandler:
                             "dataset.", self.steps * self.epochs)
                     return
                 done += 1
-                yield _as_tensors(_unpack(elem) if isinstance(elem, tuple) else (elem, None, None))
+                yield self._weighted(_unpack(elem) if isinstance(elem, tuple)
+                                     else (elem, None, None))
             return
         if self._shuffle and self._shuffle != "batch":
             key, stream = _random.get_seed(None)
@@ -1031,4 +1070,11 @@ class _DataHandler:
             x = _nest.map_structure(take, self._x)
             y = _nest.map_structure(take, self._y) if self._y is not None else None
             sw = take(self._sw) if self._sw is not None else None
-            yield _as_tensors((x, y, sw))
+            yield self._weighted((x, y, sw))
+
+    def _weighted(self, batch):
+        """The batch as tensors, its sample weights including fit's class weights."""
+        if self._class_weights is not None:
+            x, y, sw = batch
+            batch = (x, y, _class_weight.apply(self._class_weights, y, sw))
+        return _as_tensors(batch)
