@@ -371,6 +371,16 @@ def get(identifier):
         return identifier
     raise ValueError("Could not interpret metric identifier: %r" % (identifier,))
 
+from mixprec.keras import _more_metrics  # noqa: E402
+from mixprec.keras._more_metrics import (  # noqa: E402,F401
+    CosineSimilarity, Hinge, KLDivergence, LogCoshError, MeanAbsolutePercentageError,
+    MeanSquaredLogarithmicError, Poisson, Precision, Recall, RootMeanSquaredError,
+    SparseTopKCategoricalAccuracy, TopKCategoricalAccuracy, sparse_top_k_categorical_accuracy,
+    top_k_categorical_accuracy)
+
+_CLASSES.update({c.__name__: c for c in _more_metrics.CLASSES})
+_FUNCTIONS.update(_more_metrics.FUNCTIONS)
+
 from mixprec import _unsupported  # noqa: E402
 
 __getattr__ = _unsupported.module_getattr(__name__)  # unsupported TF names: a clear error
