@@ -380,6 +380,15 @@ from mixprec.keras._more_metrics import (  # noqa: E402,F401
 
 _CLASSES.update({c.__name__: c for c in _more_metrics.CLASSES})
 _FUNCTIONS.update(_more_metrics.FUNCTIONS)
+# the losses' functions under their metric names (tf-keras exports them here too)
+from mixprec.keras._more_losses import (  # noqa: E402,F401
+    KLD, MAPE, MSLE, hinge, kl_divergence, kld, kullback_leibler_divergence, log_cosh, logcosh,
+    mape, mean_absolute_percentage_error, mean_squared_logarithmic_error, msle, poisson)
+
+_LOSS_FUNCTIONS.update({n: globals()[n] for n in (
+    "KLD", "MAPE", "MSLE", "hinge", "kl_divergence", "kld", "kullback_leibler_divergence",
+    "log_cosh", "logcosh", "mape", "mean_absolute_percentage_error",
+    "mean_squared_logarithmic_error", "msle", "poisson")})
 
 from mixprec import _unsupported  # noqa: E402
 
