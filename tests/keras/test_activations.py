@@ -68,7 +68,8 @@ def test_relu6_hard_sigmoid_mish_as_tf_keras():
     for name, values in want.items():
         fn = activations.get(name)
         assert fn.__name__ == name and activations.serialize(fn) == name
-        np.testing.assert_allclose(fn(x).numpy(), values, rtol=rtol, atol=max(atol, 5e-6))
+        # mish was recorded rounded to 5 places: half a unit there on top of the table
+        np.testing.assert_allclose(fn(x).numpy(), values, rtol=rtol, atol=atol + 5e-6)
     assert activations.get("silu").__name__ == "swish"
     assert activations.get("log_softmax").__name__ == "log_softmax"
     assert not hasattr(activations, "log_softmax")  # as tf-keras: only by name

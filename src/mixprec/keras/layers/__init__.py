@@ -4,6 +4,9 @@ from mixprec.keras.engine.base_layer import Layer  # noqa: F401
 from mixprec.keras.engine.input_layer import Input, InputLayer  # noqa: F401
 from mixprec.keras.engine.input_spec import InputSpec  # noqa: F401
 from mixprec.keras.layers.activation import ReLU  # noqa: F401
+from mixprec.keras.layers.activation_layers import ELU, LeakyReLU, Softmax  # noqa: F401
+from mixprec.keras.layers.rescaling import Rescaling  # noqa: F401
+from mixprec.keras.layers.structure import Identity, Permute, RepeatVector  # noqa: F401
 from mixprec.keras.layers.convolutional import (  # noqa: F401
     Conv1D, Conv2D, Convolution1D, Convolution2D, DepthwiseConv2D)
 from mixprec.keras.layers.core import (  # noqa: F401
@@ -28,7 +31,8 @@ __all__ = ["Layer", "Input", "InputLayer", "InputSpec", "Dense", "Activation", "
            "GlobalMaxPool2D", "GlobalMaxPooling1D", "GlobalMaxPooling2D", "MaxPool1D",
            "MaxPool2D", "MaxPooling1D", "MaxPooling2D", "ZeroPadding2D", "Add", "Subtract",
            "Multiply", "Average", "Maximum", "Minimum", "Concatenate", "add", "subtract",
-           "multiply", "average", "maximum", "minimum", "concatenate", "serialize", "deserialize"]
+           "multiply", "average", "maximum", "minimum", "concatenate", "serialize", "deserialize",
+           "Softmax", "LeakyReLU", "ELU", "Identity", "Permute", "RepeatVector", "Rescaling"]
 
 from mixprec import _unsupported  # noqa: E402
 
