@@ -24,6 +24,7 @@ from mixprec.keras import losses as _losses
 from mixprec.keras import metrics as _metrics
 from mixprec.keras import optimizers as _optimizers
 from mixprec.keras.engine import class_weight as _class_weight
+from mixprec.keras.engine import compile_utils as _compile_utils
 from mixprec.keras.engine import distributed as _distributed
 from mixprec.keras.engine import functional_order
 from mixprec.keras.engine.base_layer import _shape_tuple  # noqa: F401
@@ -73,6 +74,7 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
         self._is_graph_network = False
         self.optimizer = None
         self.compiled_loss = None
+        self.compiled_metrics = None
         self._compiled = False
         self.stop_training = False
         self.history = None
@@ -305,7 +307,9 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
         self._compiled_built = False
         _distributed.record_strategy(self)  # compiled in a tf.distribute strategy's scope
         self._compiled = True
-        self.compiled_loss = loss
+        # tf-keras' containers, for custom train_steps (engine/compile_utils.py)
+        self.compiled_loss = _compile_utils.LossesContainer(self, loss)
+        self.compiled_metrics = _compile_utils.MetricsContainer(self, metrics, weighted_metrics)
         # tf-keras: steps are traced unless run_eagerly (docs/function.md)
         self.__dict__["_run_eagerly_flag"] = run_eagerly
         _steps.reset(self)
@@ -382,6 +386,10 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None):
         """The compiled loss (summed over outputs, weighted) plus the layers' losses."""
+        return self._compiled_loss_value(y, y_pred, sample_weight, self.losses)
+
+    def _compiled_loss_value(self, y, y_pred, sample_weight, extra_losses):
+        """compile's losses over the outputs (weighted, summed) plus ``extra_losses``."""
         ys = self._targets(y)
         yps = _nest.flatten(y_pred)
         fns = self._loss_fns(len(yps))
@@ -402,7 +410,7 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
             if weights[i] is not None:
                 value = value * weights[i]
             total = value if total is None else total + value
-        for extra in self.losses:
+        for extra in extra_losses:
             extra = _core.convert_to_tensor(extra)
             total = extra if total is None else total + _core.cast(extra, total.dtype)
         if total is None and missing:
@@ -533,6 +541,10 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
             m.reset_state()
 
     def compute_metrics(self, x, y, y_pred, sample_weight):
+        self._update_compiled_metrics(y, y_pred, sample_weight)
+        return {m.name: m.result() for m in self.metrics}
+
+    def _update_compiled_metrics(self, y, y_pred, sample_weight):
         self._compiled_built = True
         if self._metric_objs is None:
             from mixprec.keras.engine.base_layer import _BUILD_LOCK
@@ -547,7 +559,6 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
         for m, i, w in zip(self._metric_objs, self._metric_outputs, self._metric_weighted):
             m.update_state(_match_rank(ys[i], yps[i]) if i < len(ys) else None, yps[i],
                            sample_weight if w else None)
-        return {m.name: m.result() for m in self.metrics}
 
     # ---------------------------------------------------------------- steps
 
