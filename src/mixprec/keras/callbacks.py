@@ -11,7 +11,7 @@ from mixprec.keras.utils.progbar import Progbar
 
 __all__ = ["Callback", "CallbackList", "History", "ProgbarLogger", "EarlyStopping",
            "LambdaCallback", "ModelCheckpoint", "LearningRateScheduler", "TqdmCallback",
-           "TerminateOnNaN", "ReduceLROnPlateau", "CSVLogger"]
+           "TerminateOnNaN", "ReduceLROnPlateau", "CSVLogger", "BackupAndRestore"]
 
 
 class Callback:
@@ -462,6 +462,7 @@ class TqdmCallback(Callback):
         self.epoch_bar = self.batch_bar = None
 
 
+from mixprec.keras._backup_restore import BackupAndRestore  # noqa: E402,F401
 from mixprec.keras._epoch_callbacks import CSVLogger, ReduceLROnPlateau  # noqa: E402,F401
 from mixprec import _unsupported  # noqa: E402
 

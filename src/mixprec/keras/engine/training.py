@@ -645,6 +645,10 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
         self.stop_training = False
         from mixprec.keras.mixed_precision import loss_scale_optimizer as lso
         cb.on_train_begin()
+        # a BackupAndRestore callback that restored a backup resumes after its epoch
+        resume = self.__dict__.pop("_backup_resume_epoch", None)
+        if resume is not None:
+            initial_epoch = max(initial_epoch, resume)
         # the step's metrics are read to the host per step only for callbacks that look at
         # them (the verbose=1 bar, a user's on_train_batch_end); otherwise once per epoch
         batch_logs = cb.wants_batch_logs("train")
