@@ -72,6 +72,9 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
         dtype = kwargs.pop("dtype", None)
         super().__init__(name=name, trainable=trainable, dtype=dtype, autocast=autocast, **kwargs)
         self._is_graph_network = False
+        from mixprec.distribute import _context as _dctx
+
+        self._distribute_strategy = _dctx._variable_strategy()  # created in a scope
         self.optimizer = None
         self.compiled_loss = None
         self.compiled_metrics = None
@@ -801,6 +804,14 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
         return _nest.map_structure(np.asarray, out)
 
     # ---------------------------------------------------------------- summary, weights
+
+    @property
+    def distribute_strategy(self):
+        """The tf.distribute.Strategy the model was created or compiled under, else the
+        current one (tf-keras)."""
+        from mixprec.distribute import _context as _dctx
+
+        return self.__dict__.get("_distribute_strategy") or _dctx.get_strategy()
 
     def summary(self, line_length=None, positions=None, print_fn=None, expand_nested=False,
                 show_trainable=False, layer_range=None):
