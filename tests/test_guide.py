@@ -307,7 +307,7 @@ def test_the_guide_runs_and_prints_what_it_should(generation, mnist_is_the_embed
     assert model.outputs[0].dtype.name == "float32"
     opt = ns["optimizer"]
     assert type(opt).__name__ == ("LossScaleOptimizerV1" if generation == "experimental"
-                                  else "LossScaleOptimizer")
+                                  else "LossScaleOptimizerV3")
     assert int(opt.iterations.numpy()) == 24 * EPOCHS  # ceil(6000 / 256) steps per epoch
 
 

@@ -340,3 +340,44 @@ def test_per_sample_weights_weigh_whole_rows_of_sequence_losses():
         per = ((p - y) ** 2).mean(-1)
         got = losses.MeanSquaredError()(y, p, sample_weight=sw)
         np.testing.assert_allclose(float(got), (per * sw[:, None]).sum() / per.size, rtol=1e-5)
+
+
+def test_sigmoid_output_losses_use_its_logits_as_tf_keras():
+    # tf-keras 2.21 caches the logits of keras.activations.sigmoid/softmax on the output
+    # (_keras_logits) and every cross-entropy then computes from them (values recorded
+    # from TensorFlow 2.21): a saturated sigmoid costs its logit, not the clipped 15.4
+    import warnings
+
+    from mixprec.testing.tolerances import TOLERANCE
+
+    rtol, atol = TOLERANCE[("float32", "reduction")]
+    z = tf.constant([[-30.0], [2.0], [40.0]])
+    s = keras.activations.sigmoid(z)
+    labels = np.array([[1.0], [0.0], [0.0]])
+    np.testing.assert_allclose(keras.losses.binary_crossentropy(labels, s).numpy(),
+                               [30.0, 2.1269280910491943, 40.0], rtol=rtol, atol=atol)
+    np.testing.assert_allclose(float(keras.losses.BinaryCrossentropy()(labels, s)),
+                               24.042306900024414, rtol=rtol, atol=atol)
+    np.testing.assert_allclose(float(keras.metrics.BinaryCrossentropy()(labels, s)),
+                               24.042306900024414, rtol=rtol, atol=atol)
+    plain = tf.constant(s.numpy())  # the same probabilities without logits: clipped
+    np.testing.assert_allclose(float(keras.losses.BinaryCrossentropy()(labels, plain)),
+                               10.961705207824707, rtol=rtol, atol=atol)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        value = float(keras.losses.BinaryCrossentropy(from_logits=True)(labels, s))
+    np.testing.assert_allclose(value, 24.042306900024414, rtol=rtol, atol=atol)
+    assert ['"`binary_crossentropy` received `from_logits=True`, but the `output` argument '
+            'was produced by a Sigmoid activation and thus does not represent logits. Was '
+            'this intended?'] == [str(w.message) for w in caught]
+    # any cross-entropy takes the cached logits: a categorical one on a sigmoid output
+    # computes a softmax cross-entropy of the Dense layer's logits
+    x = tf.constant([[1.0, 2.0, 30.0], [0.0, 0.0, -5.0]])
+    sg = keras.layers.Dense(3, activation="sigmoid", kernel_initializer="ones")(x)
+    np.testing.assert_allclose(
+        float(keras.losses.CategoricalCrossentropy()(np.array([[1.0, 0, 0], [0, 0, 1.0]]), sg)),
+        1.0986123085021973, rtol=rtol, atol=atol)
+    sm = keras.layers.Activation("softmax")(x)
+    np.testing.assert_allclose(
+        float(keras.losses.SparseCategoricalCrossentropy()(np.array([0, 2]), sm)),
+        17.348255157470703, rtol=rtol, atol=atol)

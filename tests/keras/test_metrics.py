@@ -31,7 +31,8 @@ def test_mean_accumulates_over_updates():
     m.update_state(2.5)
     want = np.concatenate([a, b.ravel(), [2.5]]).mean()
     np.testing.assert_allclose(value(m.result()), want, rtol=1e-6)
-    assert [v.name for v in m.variables] == ["mean/total:0", "mean/count:0"]
+    # tf-keras 2.21 (eager): the variables are named without the metric's scope
+    assert [v.name for v in m.variables] == ["total:0", "count:0"]
 
 
 def test_mean_sample_weight():
@@ -137,12 +138,17 @@ def test_accuracy_accumulates_across_batches_like_the_guide_loop():
 
 
 def test_get_and_serialize():
-    assert isinstance(metrics.get("sparse_categorical_accuracy"),
-                      metrics.SparseCategoricalAccuracy)
+    # tf-keras 2.21: a function's name gives the function ('acc' is accuracy), a class
+    # name an instance
+    assert metrics.get("sparse_categorical_accuracy") is metrics.sparse_categorical_accuracy
+    assert metrics.get("accuracy") is metrics.get("acc") is metrics.accuracy
     assert isinstance(metrics.get("CategoricalAccuracy"), metrics.CategoricalAccuracy)
     m = metrics.Mean(name="x")
     assert metrics.get(m) is m
-    again = metrics.deserialize(metrics.serialize(metrics.Sum(name="s")))
+    ser = metrics.serialize(metrics.Sum(name="s"))
+    assert ser == {"module": "keras.metrics", "class_name": "Sum",
+                   "config": {"name": "s", "dtype": "float32"}, "registered_name": None}
+    again = metrics.deserialize(ser)
     assert isinstance(again, metrics.Sum) and again.name == "s"
     with pytest.raises(ValueError, match="Unknown metric"):
         metrics.get("nope")
@@ -150,7 +156,8 @@ def test_get_and_serialize():
     def twice(y_true, y_pred):
         return tf.cast(tf.constant(y_pred), "float32") * 2
 
-    w = metrics.get(twice)
+    assert metrics.get(twice) is twice  # tf-keras returns a callable as is
+    w = metrics.MeanMetricWrapper(twice, name="twice")
     w.update_state(None, [1.0, 2.0])
     assert value(w.result()) == 3.0 and w.name == "twice"
 
@@ -186,7 +193,14 @@ def test_compiled_accuracy_for_binary_crossentropy_is_binary_accuracy():
     y = (RNG.random((16, 2)) > 0.5).astype(np.float32)
     _, acc = model.evaluate(x, y, verbose=0)
     np.testing.assert_allclose(acc, np.mean((x > 0) == (y > 0.5)), rtol=1e-6)
-    assert isinstance(model.metrics[1], metrics.BinaryAccuracy)
+    # tf-keras 2.21: a MeanMetricWrapper of binary_accuracy (its config holds the function)
+    acc_metric = model.metrics[1]
+    assert type(acc_metric) is metrics.MeanMetricWrapper
+    assert acc_metric.get_config() == {"name": "accuracy", "dtype": "float32",
+                                       "fn": metrics.binary_accuracy}
+    again = metrics.MeanMetricWrapper.from_config(
+        {"name": "accuracy", "dtype": "float32", "fn": "binary_accuracy"})
+    assert again._fn is metrics.binary_accuracy
 
 
 def test_per_sample_weights_weigh_whole_rows():

@@ -236,7 +236,7 @@ def test_environment_variable_at_import(tmp_path):
         "assert float(tf.matmul(x, tf.constant([[1.0]]))[0, 0]) == 1.0\n"
         "m = keras.Sequential([keras.Input(shape=(2,)), keras.layers.Dense(1)])\n"
         "m.compile(optimizer='sgd', loss='mse')\n"
-        "assert type(m.optimizer).__name__ == 'LossScaleOptimizer'\n"
+        "assert type(m.optimizer).__name__ == 'LossScaleOptimizerV3'\n"
         "try:\n"
         "    keras.mixed_precision.set_global_policy('mixed_float16')\n"
         "except ValueError:\n"

@@ -144,6 +144,22 @@ class Dataset:
     def unbatch(self, name=None):
         return _Unbatch(self)
 
+    @staticmethod
+    def zip(*args, datasets=None, name=None):
+        """Elements of several datasets side by side, until the shortest ends."""
+        from mixprec.data import _combine
+        return _combine.zip_datasets(*args, datasets=datasets, name=name)
+
+    def concatenate(self, dataset, name=None):
+        """This dataset's elements, then ``dataset``'s."""
+        from mixprec.data import _combine
+        return _combine._Concatenate(self, dataset)
+
+    def reduce(self, initial_state, reduce_func, name=None):
+        """Folds ``reduce_func(state, element)`` over the elements; returns the state."""
+        from mixprec.data import _combine
+        return _combine.reduce_dataset(self, initial_state, reduce_func)
+
     # ---------------------------------------------------------------- inspection
 
     def cardinality(self):
@@ -152,8 +168,10 @@ class Dataset:
 
     def __len__(self):
         n = self._cardinality()
-        if n is None or n < 0:
-            raise TypeError("The dataset length is infinite or unknown.")
+        if n is not None and n < 0:
+            raise TypeError("The dataset is infinite.")
+        if n is None:
+            raise TypeError("The dataset length is unknown.")
         return n
 
     def as_numpy_iterator(self):

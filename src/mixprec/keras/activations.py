@@ -1,8 +1,8 @@
 """``tf.keras.activations``: relu, softmax, sigmoid, tanh, linear, gelu, elu, softplus …
 
-Each is a core op; ``softmax`` remembers its logits so a following cross-entropy loss can
-use the fused, stable softmax-cross-entropy op (Keras does the same through
-``_keras_logits``).
+Each is a core op; ``softmax`` and ``sigmoid`` remember their logits so a following
+cross-entropy loss computes from the logits (stable; tf-keras does the same through
+``_keras_logits``, whichever cross-entropy gets the output).
 """
 
 import weakref
@@ -10,10 +10,10 @@ import weakref
 from mixprec import _core
 
 __all__ = ["relu", "softmax", "sigmoid", "tanh", "linear", "gelu", "elu", "softplus",
-           "softsign", "swish", "selu", "exponential", "leaky_relu", "get", "serialize",
-           "deserialize"]
+           "softsign", "swish", "selu", "exponential", "leaky_relu", "relu6", "hard_sigmoid",
+           "mish", "silu", "get", "serialize", "deserialize"]
 
-# id of a softmax output -> (weak output, logits); read by keras.losses
+# id of a softmax or sigmoid output -> (logits, weak output); read by keras.losses
 _softmax_logits = {}
 
 
@@ -57,7 +57,10 @@ def softmax(x, axis=-1):
 
 
 def sigmoid(x):
-    return _core.sigmoid(x)
+    x = _core.convert_to_tensor(x)
+    y = _core.sigmoid(x)
+    _remember_logits(y, x)  # tf-keras caches them too (_keras_logits)
+    return y
 
 
 def tanh(x):
@@ -106,8 +109,35 @@ def leaky_relu(x, alpha=0.2):
     return _core.leaky_relu(x, alpha=float(alpha))
 
 
+def relu6(x):
+    """min(max(x, 0), 6)."""
+    return _core.minimum(_core.relu(x), 6.0)
+
+
+def hard_sigmoid(x):
+    """tf-keras 2.21's piecewise-linear sigmoid: clip(0.2 * x + 0.5, 0, 1)."""
+    x = _core.convert_to_tensor(x)
+    return _core.minimum(_core.maximum(x * 0.2 + 0.5, 0.0), 1.0)
+
+
+def mish(x):
+    """x * tanh(softplus(x))."""
+    x = _core.convert_to_tensor(x)
+    return x * _core.tanh(_core.softplus(x))
+
+
 _BY_NAME = {f.__name__: f for f in (relu, softmax, sigmoid, tanh, linear, gelu, elu, selu,
-                                     softplus, softsign, swish, exponential, leaky_relu)}
+                                     softplus, softsign, swish, exponential, leaky_relu, relu6,
+                                     hard_sigmoid, mish)}
+
+
+def _log_softmax(x, axis=-1):
+    return _core.log_softmax(_core.convert_to_tensor(x), axis)
+
+
+# tf-keras resolves the name 'log_softmax' although keras.activations has no such attribute
+_log_softmax.__name__ = _log_softmax.__qualname__ = "log_softmax"
+_BY_NAME["log_softmax"] = _log_softmax
 _BY_NAME["silu"] = swish
 
 
@@ -122,8 +152,8 @@ def get(identifier):
 
             fn = object_registration.get_registered_object(identifier)
         if fn is None:
-            raise ValueError("Unknown activation function: '%s'. Valid names: %s"
-                             % (identifier, sorted(_BY_NAME)))
+            raise ValueError("Unknown activation function '%s' cannot be deserialized."
+                             % (identifier,))
         return fn
     if isinstance(identifier, dict):
         return deserialize(identifier)
@@ -159,8 +189,11 @@ def _lookup(name, custom_objects):
     obj = getattr(layers, name, None) if name[:1].isupper() else None
     if isinstance(obj, type):
         return obj
-    raise ValueError("Unknown activation function: '%s'. Valid names: %s"
-                     % (name, sorted(_BY_NAME)))
+    raise ValueError(
+        "Unknown activation function: '%s'. Please ensure you are using a "
+        "`keras.utils.custom_object_scope` and that this object is included in the scope. See "
+        "https://www.tensorflow.org/guide/keras/save_and_serialize"
+        "#registering_the_custom_object for details." % (name,))
 
 
 def deserialize(name, custom_objects=None):

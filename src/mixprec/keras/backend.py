@@ -6,7 +6,8 @@ import threading
 
 __all__ = ["floatx", "set_floatx", "epsilon", "set_epsilon", "clear_session",
            "unique_object_name", "is_keras_tensor", "learning_phase", "image_data_format",
-           "set_image_data_format"]
+           "set_image_data_format", "int_shape", "get_value", "set_value", "cast_to_floatx",
+           "count_params"]
 
 _FLOATX = "float32"
 _EPSILON = 1e-7
@@ -88,3 +89,42 @@ def learning_phase():
 from mixprec import _unsupported  # noqa: E402
 
 __getattr__ = _unsupported.module_getattr(__name__)  # unsupported TF names: a clear error
+
+
+def int_shape(x):
+    """The shape as a tuple of ints (None where unknown), as tf-keras."""
+    shape = x.shape
+    as_list = getattr(shape, "as_list", None)
+    try:
+        return tuple(as_list()) if as_list is not None else tuple(shape)
+    except ValueError:  # unknown rank
+        return None
+
+
+def get_value(x):
+    """A variable's or tensor's value as NumPy (a NumPy value is returned as it is)."""
+    return x.numpy() if hasattr(x, "numpy") else x
+
+
+def set_value(x, value):
+    """Assigns ``value`` (NumPy or a number) to the variable ``x``."""
+    import numpy as np
+
+    x.assign(np.asarray(value, dtype=getattr(x, "true_dtype", x.dtype).name))
+
+
+def cast_to_floatx(x):
+    """``x`` as a NumPy value of floatx (float32 by default)."""
+    import numpy as np
+
+    return np.asarray(x, dtype=floatx())
+
+
+def count_params(x):
+    """The number of elements of a variable or tensor (a NumPy int64, as tf-keras)."""
+    import numpy as np
+
+    n = 1
+    for d in int_shape(x):
+        n *= d
+    return np.int64(n)

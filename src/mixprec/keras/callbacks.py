@@ -1,5 +1,6 @@
 """``tf.keras.callbacks``: Callback, History, ProgbarLogger, EarlyStopping, LambdaCallback,
-ModelCheckpoint, LearningRateScheduler, TerminateOnNaN; and TqdmCallback
+ModelCheckpoint, LearningRateScheduler, TerminateOnNaN (ReduceLROnPlateau and CSVLogger
+live in _epoch_callbacks.py); and TqdmCallback
 (``tqdm.keras.TqdmCallback`` for mixprec models, tqdm being an optional dependency)."""
 
 import warnings
@@ -10,7 +11,7 @@ from mixprec.keras.utils.progbar import Progbar
 
 __all__ = ["Callback", "CallbackList", "History", "ProgbarLogger", "EarlyStopping",
            "LambdaCallback", "ModelCheckpoint", "LearningRateScheduler", "TqdmCallback",
-           "TerminateOnNaN"]
+           "TerminateOnNaN", "ReduceLROnPlateau", "CSVLogger", "BackupAndRestore"]
 
 
 class Callback:
@@ -461,6 +462,8 @@ class TqdmCallback(Callback):
         self.epoch_bar = self.batch_bar = None
 
 
+from mixprec.keras._backup_restore import BackupAndRestore  # noqa: E402,F401
+from mixprec.keras._epoch_callbacks import CSVLogger, ReduceLROnPlateau  # noqa: E402,F401
 from mixprec import _unsupported  # noqa: E402
 
 __getattr__ = _unsupported.module_getattr(__name__)  # unsupported TF names: a clear error

@@ -272,6 +272,13 @@ _ALIASES = {
     "variance_scaling": VarianceScaling,
 }
 _CLASSES = {c.__name__: c for c in set(_ALIASES.values())}
+# tf-keras exports the snake-case names as aliases of the classes (initializers.zeros is
+# Zeros)
+zeros, ones, constant = Zeros, Ones, Constant
+random_normal, random_uniform, truncated_normal = RandomNormal, RandomUniform, TruncatedNormal
+glorot_uniform, glorot_normal, he_normal, he_uniform = (GlorotUniform, GlorotNormal, HeNormal,
+                                                        HeUniform)
+lecun_normal, lecun_uniform, variance_scaling = LecunNormal, LecunUniform, VarianceScaling
 
 
 def serialize(initializer, use_legacy_format=False):

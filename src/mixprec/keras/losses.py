@@ -7,6 +7,7 @@ sparse one then takes the fused op on their log, as tf-keras).
 """
 
 import sys
+import warnings
 
 from mixprec import _core, _ops, errors
 from mixprec._dtypes import int64
@@ -146,6 +147,20 @@ class LossFunctionWrapper(Loss):
 # ------------------------------------------------------------------ functions
 
 
+def _cached_logits(y_pred, from_logits, op_type, fn_name):
+    """(logits, from_logits) as tf-keras decides: the output of a Keras softmax or sigmoid
+    is replaced by the logits it was computed from, whatever ``from_logits`` says (with
+    tf-keras' warning when it said True)."""
+    logits = activations.logits_of(y_pred)
+    if logits is None:
+        return y_pred, from_logits
+    if from_logits:
+        warnings.warn('"`%s` received `from_logits=True`, but the `output` argument was '
+                      "produced by a %s activation and thus does not represent logits. Was "
+                      "this intended?" % (fn_name, op_type), stacklevel=3)
+    return logits, True
+
+
 def _float_pred(y_pred):
     y_pred = _tensor(y_pred)
     if not y_pred.dtype.is_floating:
@@ -157,7 +172,8 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, axis=-1,
                                     ignore_class=None):
     """Per-example -log p[label]; labels are integer class ids of shape y_pred[:-1] (or
     with a trailing 1)."""
-    logits = None if from_logits else activations.logits_of(y_pred)  # before converting
+    y_pred, from_logits = _cached_logits(y_pred, from_logits, "Softmax",
+                                         "sparse_categorical_crossentropy")
     y_pred = _float_pred(y_pred)
     if axis not in (-1, y_pred.ndim - 1):
         raise NotImplementedError("sparse_categorical_crossentropy: only axis=-1 is supported")
@@ -179,13 +195,11 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, axis=-1,
         keep = _core.not_equal(y_true, ignore_class)
         y_true = _core.where(keep, y_true, _core.fill([], 0, y_true.dtype))
     if not from_logits:
-        if logits is None:
-            # probabilities: tf-keras' formula, clipped log probabilities into the fused op,
-            # whose log-softmax normalizes them. NOTE: the op also checks the labels; a
-            # one-hot of an out-of-range label is all zeros, a silent loss of 0
-            eps = backend.epsilon()
-            logits = _core.log(_ops.clip_by_value(y_pred, eps, 1 - eps))
-        y_pred = logits
+        # probabilities: tf-keras' formula, clipped log probabilities into the fused op,
+        # whose log-softmax normalizes them. NOTE: the op also checks the labels; a
+        # one-hot of an out-of-range label is all zeros, a silent loss of 0
+        eps = backend.epsilon()
+        y_pred = _core.log(_ops.clip_by_value(y_pred, eps, 1 - eps))
     out = _core.sparse_softmax_cross_entropy_with_logits(y_true, y_pred)
     if keep is not None:
         out = _core.where(keep, out, _core.fill([], 0, out.dtype))
@@ -194,7 +208,8 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, axis=-1,
 
 def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, axis=-1):
     """Per-example -sum(y_true * log p) over the class axis (one-hot or soft labels)."""
-    logits = None if from_logits else activations.logits_of(y_pred)  # before converting
+    y_pred, from_logits = _cached_logits(y_pred, from_logits, "Softmax",
+                                         "categorical_crossentropy")
     y_pred = _float_pred(y_pred)
     if axis not in (-1, y_pred.ndim - 1):
         raise NotImplementedError("categorical_crossentropy: only axis=-1 is supported")
@@ -203,17 +218,16 @@ def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=
         c = y_pred.shape[-1]
         y_true = y_true * (1.0 - label_smoothing) + label_smoothing / c
     if not from_logits:
-        if logits is None:
-            eps = backend.epsilon()
-            p = y_pred / _core.reduce_sum(y_pred, -1, True)
-            p = _ops.clip_by_value(p, eps, 1 - eps)
-            return -_core.reduce_sum(y_true * _core.log(p), -1)
-        y_pred = logits
+        eps = backend.epsilon()
+        p = y_pred / _core.reduce_sum(y_pred, -1, True)
+        p = _ops.clip_by_value(p, eps, 1 - eps)
+        return -_core.reduce_sum(y_true * _core.log(p), -1)
     return _core.softmax_cross_entropy_with_logits(y_true, y_pred)
 
 
 def binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, axis=-1):
     """Mean over the last axis of the element-wise binary cross-entropy."""
+    y_pred, from_logits = _cached_logits(y_pred, from_logits, "Sigmoid", "binary_crossentropy")
     y_pred = _float_pred(y_pred)
     y_true = _core.cast(_tensor(y_true), y_pred.dtype)
     if label_smoothing:
@@ -292,10 +306,16 @@ _CLASSES = {c.__name__: c for c in (SparseCategoricalCrossentropy, CategoricalCr
                                      BinaryCrossentropy, MeanSquaredError, MeanAbsoluteError)}
 
 
-def serialize(loss):
-    if isinstance(loss, Loss):
-        return {"class_name": type(loss).__name__, "config": loss.get_config()}
-    return getattr(loss, "__name__", loss)
+def serialize(loss, use_legacy_format=False):
+    """tf-keras 2.21's dict ({'module', 'class_name', 'config', 'registered_name'}; a
+    function is {'module': 'builtins', 'class_name': 'function', ...})."""
+    from mixprec.keras.saving import serialization_lib
+
+    if use_legacy_format:
+        if isinstance(loss, Loss):
+            return {"class_name": type(loss).__name__, "config": loss.get_config()}
+        return getattr(loss, "__name__", loss)
+    return serialization_lib.serialize_keras_object(loss)
 
 
 def deserialize(name, custom_objects=None):
@@ -306,6 +326,8 @@ def deserialize(name, custom_objects=None):
         return found
     if custom_objects and isinstance(name, str) and name in custom_objects:
         return custom_objects[name]
+    if isinstance(name, dict) and name.get("class_name") == "function":
+        return get(name.get("config"))  # a serialized function (tf-keras' format)
     if isinstance(name, dict):
         cls = _CLASSES.get(name.get("class_name"))
         if cls is None:
@@ -324,13 +346,27 @@ def get(identifier):
             return _FUNCTIONS[identifier]
         if identifier in _CLASSES:
             return _CLASSES[identifier]()
-        raise ValueError("Unknown loss function: '%s'. Valid names: %s"
-                         % (identifier, sorted(_FUNCTIONS)))
+        raise ValueError(
+            "Unknown loss function: '%s'. Please ensure you are using a "
+            "`keras.utils.custom_object_scope` and that this object is included in the scope. "
+            "See https://www.tensorflow.org/guide/keras/save_and_serialize"
+            "#registering_the_custom_object for details." % (identifier,))
     if isinstance(identifier, dict):
         return deserialize(identifier)
     if callable(identifier):
         return identifier
     raise ValueError("Could not interpret loss function identifier: %r" % (identifier,))
+
+from mixprec.keras import _more_losses  # noqa: E402
+from mixprec.keras._more_losses import (  # noqa: E402,F401
+    KLD, MAPE, MSLE, CosineSimilarity, Hinge, Huber, KLDivergence, LogCosh,
+    MeanAbsolutePercentageError, MeanSquaredLogarithmicError, Poisson, cosine_similarity, hinge,
+    huber, kl_divergence, kld, kullback_leibler_divergence, log_cosh, logcosh, mape,
+    mean_absolute_percentage_error, mean_squared_logarithmic_error, msle, poisson)
+
+_FUNCTIONS.update(_more_losses.FUNCTIONS)
+_CLASSES.update({c.__name__: c for c in _more_losses.CLASSES})
+__all__ += _more_losses.__all__
 
 from mixprec import _unsupported  # noqa: E402
 

@@ -116,8 +116,9 @@ class Metric:
         return self._dtype.name
 
     def add_weight(self, name, shape=(), dtype=None, initializer="zeros"):
+        # tf-keras 2.21 names them without the metric's scope: 'total:0', 'count:0'
         v = Variable(_core.fill(list(shape), 0, as_dtype(dtype or self._dtype)), trainable=False,
-                     name="%s/%s" % (self.name, name))
+                     name=name)
         self._variables.append(v)
         return v
 
@@ -227,7 +228,19 @@ class MeanMetricWrapper(Mean):
     def get_config(self):
         config = super().get_config()
         config.update(self._fn_kwargs)
+        if type(self) is MeanMetricWrapper:
+            config["fn"] = self._fn  # tf-keras: the function itself (serialized by name)
         return config
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        fn = config.pop("fn", None)
+        if cls is MeanMetricWrapper:
+            if isinstance(fn, (str, dict)):
+                fn = deserialize(fn) if isinstance(fn, dict) else get(fn)
+            return cls(fn, **config)
+        return cls(**config)
 
 
 def accuracy(y_true, y_pred):
@@ -329,12 +342,19 @@ _LOSS_FUNCTIONS = {f.__name__: f for f in (mean_squared_error, mean_absolute_err
                                            binary_crossentropy, categorical_crossentropy,
                                            sparse_categorical_crossentropy)}
 _LOSS_FUNCTIONS.update(mse=mse, mae=mae, MSE=MSE, MAE=MAE)
-_FUNCTIONS = {"sparse_categorical_accuracy": SparseCategoricalAccuracy,
-              "categorical_accuracy": CategoricalAccuracy, "binary_accuracy": BinaryAccuracy}
+# accuracy functions: get() returns them as tf-keras 2.21 does ('acc' is accuracy)
+_FUNCTIONS = {f.__name__: f for f in (accuracy, sparse_categorical_accuracy,
+                                      categorical_accuracy, binary_accuracy)}
+_FUNCTIONS["acc"] = accuracy
 
 
-def serialize(metric):
-    return {"class_name": type(metric).__name__, "config": metric.get_config()}
+def serialize(metric, use_legacy_format=False):
+    """tf-keras 2.21's dict: {'module', 'class_name', 'config', 'registered_name'}."""
+    from mixprec.keras.saving import serialization_lib
+
+    if use_legacy_format:
+        return {"class_name": type(metric).__name__, "config": metric.get_config()}
+    return serialization_lib.serialize_keras_object(metric)
 
 
 def deserialize(config, custom_objects=None):
@@ -343,6 +363,10 @@ def deserialize(config, custom_objects=None):
     found = _reg.deserialize_registered(config, custom_objects)
     if found is not _reg._MISSING:
         return found
+    if isinstance(config, str):
+        return get(config)
+    if config.get("class_name") == "function":  # a serialized function (tf-keras' format)
+        return get(config.get("config"))
     cls = _CLASSES.get(config.get("class_name"))
     if cls is None:
         raise ValueError("Unknown metric: %r" % (config.get("class_name"),))
@@ -356,7 +380,7 @@ def get(identifier):
         return identifier
     if isinstance(identifier, str):
         if identifier in _FUNCTIONS:
-            return _FUNCTIONS[identifier]()
+            return _FUNCTIONS[identifier]
         if identifier in _CLASSES:
             return _CLASSES[identifier]()
         if identifier in _LOSS_FUNCTIONS:
@@ -365,8 +389,27 @@ def get(identifier):
     if isinstance(identifier, dict):
         return deserialize(identifier)
     if callable(identifier):
-        return MeanMetricWrapper(identifier, name=getattr(identifier, "__name__", None))
+        return identifier
     raise ValueError("Could not interpret metric identifier: %r" % (identifier,))
+
+from mixprec.keras import _more_metrics  # noqa: E402
+from mixprec.keras._more_metrics import (  # noqa: E402,F401
+    CosineSimilarity, Hinge, KLDivergence, LogCoshError, MeanAbsolutePercentageError,
+    MeanSquaredLogarithmicError, Poisson, Precision, Recall, RootMeanSquaredError,
+    SparseTopKCategoricalAccuracy, TopKCategoricalAccuracy, sparse_top_k_categorical_accuracy,
+    top_k_categorical_accuracy)
+
+_CLASSES.update({c.__name__: c for c in _more_metrics.CLASSES})
+_FUNCTIONS.update(_more_metrics.FUNCTIONS)
+# the losses' functions under their metric names (tf-keras exports them here too)
+from mixprec.keras._more_losses import (  # noqa: E402,F401
+    KLD, MAPE, MSLE, hinge, kl_divergence, kld, kullback_leibler_divergence, log_cosh, logcosh,
+    mape, mean_absolute_percentage_error, mean_squared_logarithmic_error, msle, poisson)
+
+_LOSS_FUNCTIONS.update({n: globals()[n] for n in (
+    "KLD", "MAPE", "MSLE", "hinge", "kl_divergence", "kld", "kullback_leibler_divergence",
+    "log_cosh", "logcosh", "mape", "mean_absolute_percentage_error",
+    "mean_squared_logarithmic_error", "msle", "poisson")})
 
 from mixprec import _unsupported  # noqa: E402
 

@@ -10,7 +10,8 @@
   the one table, ``mixprec.testing.tolerances``).
 
 The pytest plugin (registered automatically when mixprec is installed) adds the fixtures
-``policy`` (parametrised by ``@pytest.mark.policies(...)``) and ``seed``.
+``mixprec_policy`` (parametrised by ``@pytest.mark.mixprec_policies(...)``; float32 and
+mixed_float16 without the marker) and ``mixprec_seed`` (docs/testing.md).
 """
 
 from mixprec.testing._numerics import (  # noqa: F401

@@ -211,11 +211,18 @@ def test_learning_rate_callable_and_schedule():
     for _ in range(3):  # lr at iterations 0, 1, 2: 1, 0.5, 0.25
         opt.apply_gradients([(tf.constant(1.0), v)])
     np.testing.assert_allclose(float(v), -1.75)
-    opt.learning_rate = 0.5  # a schedule replaced by a number
+    # tf-keras 2.21: under a schedule, learning_rate reads a variable holding the last
+    # step's rate, and a number cannot replace the schedule
+    lr = opt.learning_rate
+    assert lr.name == "current_learning_rate:0" and float(lr) == 0.25
+    with pytest.raises(TypeError, match="hence its learning rate is not settable"):
+        opt.learning_rate = 0.5
+    opt = keras.optimizers.SGD(0.1)
+    opt.learning_rate = schedules.PiecewiseConstantDecay([10], [0.5, 0.01])
     opt.apply_gradients([(tf.constant(1.0), v)])
     np.testing.assert_allclose(float(v), -2.25)
-    opt.learning_rate = schedules.PiecewiseConstantDecay([10], [0.1, 0.01])
-    assert isinstance(opt.learning_rate, schedules.PiecewiseConstantDecay)
+    assert float(opt.learning_rate) == 0.5
+    assert opt.get_config()["learning_rate"]["module"] == "keras.optimizers.schedules"
 
 
 def test_decay():

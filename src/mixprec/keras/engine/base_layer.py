@@ -31,6 +31,18 @@ _BUILD_LOCK = threading.RLock()  # one build at a time (replica threads share la
 _ctx = threading.local()  # .training: the training flag of the outermost model call
 
 
+
+def _shape_tuple(shape):
+    """A shape as tf-keras reports it from input_shape/output_shape: a tuple of ints and
+    None (None for an unknown rank)."""
+    dims = getattr(shape, "as_list", None)
+    if dims is not None:
+        try:
+            return tuple(dims())
+        except ValueError:  # unknown rank
+            return None
+    return tuple(shape)
+
 class _NameScope:
     """tf-keras' layer name scope: a layer's __call__ (build and call) runs inside a scope
     named after it, so the weights it creates are '<outer>/<layer>/kernel:0' ('m/dense/…'
@@ -202,13 +214,14 @@ class Layer:
 
     @property
     def input_shape(self):
+        """tf-keras 2.21: tuples such as (None, 784) (a list for several inputs)."""
         if self._inbound_nodes:
             ins = self._inbound_nodes[0].keras_inputs
             if len(ins) == 1:
-                return ins[0].shape
-            return [k.shape for k in ins]
+                return _shape_tuple(ins[0].shape)
+            return [_shape_tuple(k.shape) for k in ins]
         if self._batch_input_shape is not None:
-            return self._batch_input_shape
+            return tuple(self._batch_input_shape)
         raise AttributeError("The layer %s has never been called and thus has no defined "
                              "input shape." % self.name)
 
@@ -218,7 +231,9 @@ class Layer:
             raise AttributeError("The layer %s has never been called and thus has no defined "
                                  "output shape." % self.name)
         outs = self._inbound_nodes[0].flat_outputs
-        return outs[0].shape if len(outs) == 1 else [o.shape for o in outs]
+        if len(outs) == 1:
+            return _shape_tuple(outs[0].shape)
+        return [_shape_tuple(o.shape) for o in outs]
 
     @property
     def output(self):

@@ -41,6 +41,15 @@ class InputLayer(Layer):
         kt._keras_history = (self, 0, 0)
         self._output_kt = kt
 
+    @property
+    def input_shape(self):
+        """tf-keras 2.21: a list holding the batch input shape, e.g. [(None, 784)]."""
+        return [self._batch_input_shape]
+
+    @property
+    def output_shape(self):
+        return [self._batch_input_shape]
+
     def get_config(self):
         return {"batch_input_shape": self._batch_input_shape, "dtype": self.dtype,
                 "sparse": False, "ragged": False, "name": self.name, "optional": False}

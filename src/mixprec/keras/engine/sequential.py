@@ -12,6 +12,17 @@ from mixprec.keras.engine.training import Model
 __all__ = ["Sequential"]
 
 
+
+def _batch_input_shape(layer):
+    """The input shape a first layer declares; a model with one known input (a nested
+    Sequential or functional model) declares its input's shape, as in tf-keras."""
+    shape = getattr(layer, "_batch_input_shape", None)
+    if shape:
+        return tuple(shape)
+    if getattr(layer, "_is_graph_network", False) and len(layer.inputs) == 1:
+        return tuple(layer.inputs[0].shape.as_list())
+    return None
+
 class Sequential(Model):
     def __init__(self, layers=None, name=None):
         super().__init__(name=name or backend.unique_object_name("sequential"))
@@ -34,8 +45,8 @@ class Sequential(Model):
             if self._stack:
                 raise ValueError("An InputLayer must be the first layer of a Sequential model")
             self._input_kt = layer._output_kt
-        elif not self._stack and self._input_kt is None and layer._batch_input_shape:
-            shape = layer._batch_input_shape
+        elif not self._stack and self._input_kt is None and _batch_input_shape(layer):
+            shape = _batch_input_shape(layer)
             self._input_kt = Input(batch_shape=shape, name=layer.name + "_input")
         self._stack.append(layer)
         if layer not in self._layers:

@@ -23,8 +23,11 @@ from mixprec.keras import callbacks as _callbacks
 from mixprec.keras import losses as _losses
 from mixprec.keras import metrics as _metrics
 from mixprec.keras import optimizers as _optimizers
+from mixprec.keras.engine import class_weight as _class_weight
+from mixprec.keras.engine import compile_utils as _compile_utils
 from mixprec.keras.engine import distributed as _distributed
 from mixprec.keras.engine import functional_order
+from mixprec.keras.engine.base_layer import _shape_tuple  # noqa: F401
 from mixprec.keras.engine.base_layer import Layer
 from mixprec.keras.engine.input_layer import InputLayer
 from mixprec.keras.engine.keras_tensor import KerasTensor
@@ -74,11 +77,14 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
         self._distribute_strategy = _dctx._variable_strategy()  # created in a scope
         self.optimizer = None
         self.compiled_loss = None
+        self.compiled_metrics = None
         self._compiled = False
         self.stop_training = False
         self.history = None
         self._metric_objs = None
         self._loss_tracker = None
+        self._output_loss_trackers = None
+        self._compiled_built = False  # tf-keras lists compiled metrics once a step ran
         if inputs is not None or outputs is not None:
             if inputs is None or outputs is None:
                 raise ValueError("A functional Model needs both `inputs` and `outputs`.")
@@ -258,14 +264,14 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
     @property
     def input_shape(self):
         if self._is_graph_network:
-            shapes = [t.shape for t in self.inputs]
+            shapes = [_shape_tuple(t.shape) for t in self.inputs]
             return shapes[0] if len(shapes) == 1 else shapes
         return super().input_shape
 
     @property
     def output_shape(self):
         if self._is_graph_network:
-            shapes = [t.shape for t in self.outputs]
+            shapes = [_shape_tuple(t.shape) for t in self.outputs]
             return shapes[0] if len(shapes) == 1 else shapes
         return super().output_shape
 
@@ -302,14 +308,33 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
         self._metric_objs = None
         self._loss_tracker = _metrics.Mean(name="loss")
         self._output_loss_trackers = None  # '<output>_loss' per output (several outputs)
+        self._compiled_built = False
         _distributed.record_strategy(self)  # compiled in a tf.distribute strategy's scope
         self._compiled = True
-        self.compiled_loss = loss
+        # tf-keras' containers, for custom train_steps (engine/compile_utils.py)
+        self.compiled_loss = _compile_utils.LossesContainer(self, loss)
+        self.compiled_metrics = _compile_utils.MetricsContainer(self, metrics, weighted_metrics)
         # tf-keras: steps are traced unless run_eagerly (docs/function.md)
         self.__dict__["_run_eagerly_flag"] = run_eagerly
         _steps.reset(self)
         self._steps_per_execution = _positive_int(
             1 if steps_per_execution is None else steps_per_execution, "steps_per_execution")
+
+    @property
+    def input_names(self):
+        """A functional model's input layer names (tf-keras)."""
+        if not self._is_graph_network:
+            raise AttributeError("'%s' object has no attribute 'input_names'"
+                                 % type(self).__name__)
+        return [t._keras_history[0].name for t in self.inputs]
+
+    @property
+    def output_names(self):
+        """A functional model's output layer names (tf-keras)."""
+        if not self._is_graph_network:
+            raise AttributeError("'%s' object has no attribute 'output_names'"
+                                 % type(self).__name__)
+        return [t._keras_history[0].name for t in self.outputs]
 
     def _output_names(self, n_out):
         if self._is_graph_network and len(self.outputs) == n_out:
@@ -365,6 +390,10 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None):
         """The compiled loss (summed over outputs, weighted) plus the layers' losses."""
+        return self._compiled_loss_value(y, y_pred, sample_weight, self.losses)
+
+    def _compiled_loss_value(self, y, y_pred, sample_weight, extra_losses):
+        """compile's losses over the outputs (weighted, summed) plus ``extra_losses``."""
         ys = self._targets(y)
         yps = _nest.flatten(y_pred)
         fns = self._loss_fns(len(yps))
@@ -385,7 +414,7 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
             if weights[i] is not None:
                 value = value * weights[i]
             total = value if total is None else total + value
-        for extra in self.losses:
+        for extra in extra_losses:
             extra = _core.convert_to_tensor(extra)
             total = extra if total is None else total + _core.cast(extra, total.dtype)
         if total is None and missing:
@@ -406,27 +435,57 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
         yps = _nest.flatten(y_pred)
         ys = self._targets(y) if y is not None else [None] * len(yps)
         n_out = len(yps)
-        specs = self._metric_specs or []
-        if isinstance(specs, dict) or (n_out > 1 and isinstance(specs, (list, tuple)) and
-                                       any(isinstance(s, (list, tuple)) for s in specs)):
-            per_output = self._per_output(specs, n_out, "metrics")
-        else:
-            per_output = [list(specs) if isinstance(specs, (list, tuple)) else [specs]] * n_out
+
+        def per_output(specs, what):
+            specs = specs or []
+            if isinstance(specs, dict) or (n_out > 1 and isinstance(specs, (list, tuple)) and
+                                           any(isinstance(s, (list, tuple)) for s in specs)):
+                out = self._per_output(specs, n_out, what)
+            else:
+                out = [list(specs) if isinstance(specs, (list, tuple)) else [specs]] * n_out
+            return [[] if s is None else (s if isinstance(s, (list, tuple)) else [s])
+                    for s in out]
+
+        plain = per_output(self._metric_specs, "metrics")
+        weighted = per_output(self.__dict__.get("_weighted_metric_specs"), "weighted_metrics")
         losses = ([None] * n_out if self._loss_spec is None else
                   self._per_output(self._loss_spec, n_out, "loss"))
         names = self._output_names(n_out)
-        objs, outputs = [], []
-        for i, out_specs in enumerate(per_output):
-            if out_specs is None:
-                continue
-            for spec in (out_specs if isinstance(out_specs, (list, tuple)) else [out_specs]):
-                yt = ys[i] if i < len(ys) else None
+        objs, outputs, weighs = [], [], []
+        seen = set()
+        # tf-keras' order and names: per output its metrics, then its weighted metrics; a
+        # weighted metric whose name is taken gets 'weighted_' (after the output's name)
+        for i in range(n_out):
+            yt = ys[i] if i < len(ys) else None
+            for spec in plain[i]:
                 m = self._make_metric(spec, yt, yps[i], losses[i])
                 if n_out > 1:
                     m.name = "%s_%s" % (names[i], m.name)
+                if m.name in seen:
+                    raise ValueError("Found two metrics with the same name: %s. All the "
+                                     "metrics added to the model need to have unique names."
+                                     % m.name)
+                seen.add(m.name)
                 objs.append(m)
                 outputs.append(i)
+                weighs.append(False)
+            for spec in weighted[i]:
+                m = self._make_metric(spec, yt, yps[i], losses[i])
+                if n_out > 1:
+                    taken = "%s_%s" % (names[i], m.name) in seen
+                    m.name = "%s_%s%s" % (names[i], "weighted_" if taken else "", m.name)
+                elif m.name in seen:
+                    m.name = "weighted_" + m.name
+                if m.name in seen:
+                    raise ValueError("Found two weighted metrics with the same name: %s.All the "
+                                     "metrics added to the model need to have unique names."
+                                     % m.name)
+                seen.add(m.name)
+                objs.append(m)
+                outputs.append(i)
+                weighs.append(True)
         self._metric_outputs = outputs
+        self._metric_weighted = weighs
         self._metric_objs = objs  # last: other replica threads test it without the lock
 
     @staticmethod
@@ -453,17 +512,24 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
         p_last = yp.shape[-1] if yp.ndim else 1
         loss_name = loss if isinstance(loss, str) else getattr(loss, "name", None) or \
             getattr(loss, "__name__", "")
+        # tf-keras 2.21: a MeanMetricWrapper of the accuracy function that fits
         if loss_name in ("binary_crossentropy",) or p_last == 1:
-            return _metrics.BinaryAccuracy(name=name)
-        if (loss_name == "sparse_categorical_crossentropy" or
+            fn = _metrics.binary_accuracy
+        elif (loss_name == "sparse_categorical_crossentropy" or
                 (yt is not None and (yt.ndim < yp.ndim or
                                      (yt.ndim == yp.ndim and yt.shape[-1] == 1)))):
-            return _metrics.SparseCategoricalAccuracy(name=name)
-        return _metrics.CategoricalAccuracy(name=name)
+            fn = _metrics.sparse_categorical_accuracy
+        else:
+            fn = _metrics.categorical_accuracy
+        return _metrics.MeanMetricWrapper(fn, name=name)
 
     @property
     def metrics(self):
+        """tf-keras 2.21: the compiled loss and metrics appear once a train/test step has
+        run (empty right after compile)."""
         out = []
+        if not (self.__dict__.get("_compiled_built") or self._metric_objs is not None):
+            return out
         if self._loss_tracker is not None:
             out.append(self._loss_tracker)
         out.extend(self._output_loss_trackers or [])
@@ -479,6 +545,11 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
             m.reset_state()
 
     def compute_metrics(self, x, y, y_pred, sample_weight):
+        self._update_compiled_metrics(y, y_pred, sample_weight)
+        return {m.name: m.result() for m in self.metrics}
+
+    def _update_compiled_metrics(self, y, y_pred, sample_weight):
+        self._compiled_built = True
         if self._metric_objs is None:
             from mixprec.keras.engine.base_layer import _BUILD_LOCK
 
@@ -487,10 +558,11 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
                     self._resolve_metrics(y, y_pred)
         yps = _nest.flatten(y_pred)
         ys = self._targets(y) if y is not None else [None] * len(yps)
-        for m, i in zip(self._metric_objs, self._metric_outputs):
+        # tf-keras: compile's metrics ignore sample weights (and class weights); its
+        # weighted_metrics use them
+        for m, i, w in zip(self._metric_objs, self._metric_outputs, self._metric_weighted):
             m.update_state(_match_rank(ys[i], yps[i]) if i < len(ys) else None, yps[i],
-                           sample_weight)
-        return {m.name: m.result() for m in self.metrics}
+                           sample_weight if w else None)
 
     # ---------------------------------------------------------------- steps
 
@@ -516,6 +588,7 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
         """The step's loss, and with several outputs each output's own (unweighted) loss,
         as tf-keras logs them: 'loss', 'a_loss', 'b_loss'."""
         batch = _batch_dim(y, y_pred)
+        self._compiled_built = True
         self._loss_tracker.update_state(loss, sample_weight=batch)
         n_out = len(_nest.flatten(y_pred))
         per_output = getattr(self, "_output_losses", None)
@@ -549,8 +622,7 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
             use_multiprocessing=False):
         """Trains for ``epochs`` epochs; returns a History (also ``model.history``)."""
         self._check_compiled("training/testing")
-        if class_weight is not None:
-            raise NotImplementedError("class_weight is not supported yet; use sample_weight")
+        weights = _class_weight.table(class_weight) if class_weight is not None else None
         verbose = 1 if verbose == "auto" else int(verbose)
         validate = _validation_epochs(validation_freq)
         x, y, sample_weight = (_lists_as_array(v) for v in (x, y, sample_weight))
@@ -559,7 +631,8 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
                 raise ValueError("`validation_split` must be in [0, 1), got %s" % validation_split)
             (x, y, sample_weight), validation_data = _split(x, y, sample_weight, validation_split)
         data = _DataHandler(x, y, sample_weight, batch_size, shuffle=shuffle,
-                            steps=steps_per_epoch, steps_arg="steps_per_epoch")
+                            steps=steps_per_epoch, steps_arg="steps_per_epoch",
+                            class_weights=weights)
         data.epochs = epochs - initial_epoch
         val = None
         if validation_data is not None:
@@ -576,6 +649,10 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
         self.stop_training = False
         from mixprec.keras.mixed_precision import loss_scale_optimizer as lso
         cb.on_train_begin()
+        # a BackupAndRestore callback that restored a backup resumes after its epoch
+        resume = self.__dict__.pop("_backup_resume_epoch", None)
+        if resume is not None:
+            initial_epoch = max(initial_epoch, resume)
         # the step's metrics are read to the host per step only for callbacks that look at
         # them (the verbose=1 bar, a user's on_train_batch_end); otherwise once per epoch
         batch_logs = cb.wants_batch_logs("train")
@@ -702,6 +779,9 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
     def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None,
                        reset_metrics=True, return_dict=False):
         self._check_compiled("training/testing")
+        if class_weight is not None:
+            sample_weight = _class_weight.apply(_class_weight.table(class_weight), y,
+                                                sample_weight)
         if reset_metrics:
             self.reset_metrics()
         logs = _to_floats(_steps.train_function(self)(_as_tensors((x, y, sample_weight))))
@@ -919,9 +999,11 @@ class _DataHandler:
     """Batches of (x, y, sample_weight) from arrays/tensors (sliced on the host, shuffled
     per epoch) or from a mixprec.data.Dataset (used as it is)."""
 
-    def __init__(self, x, y, sw, batch_size, shuffle, steps, steps_arg="steps"):
+    def __init__(self, x, y, sw, batch_size, shuffle, steps, steps_arg="steps",
+                 class_weights=None):
         from mixprec.data import Dataset
 
+        self._class_weights = class_weights  # fit's class_weight as a table, or None
         self._dataset = None
         if isinstance(x, Dataset):
             if y is not None:
@@ -990,7 +1072,8 @@ class _DataHandler:
                             "dataset.", self.steps * self.epochs)
                     return
                 done += 1
-                yield _as_tensors(_unpack(elem) if isinstance(elem, tuple) else (elem, None, None))
+                yield self._weighted(_unpack(elem) if isinstance(elem, tuple)
+                                     else (elem, None, None))
             return
         if self._shuffle and self._shuffle != "batch":
             key, stream = _random.get_seed(None)
@@ -1010,4 +1093,11 @@ class _DataHandler:
             x = _nest.map_structure(take, self._x)
             y = _nest.map_structure(take, self._y) if self._y is not None else None
             sw = take(self._sw) if self._sw is not None else None
-            yield _as_tensors((x, y, sw))
+            yield self._weighted((x, y, sw))
+
+    def _weighted(self, batch):
+        """The batch as tensors, its sample weights including fit's class weights."""
+        if self._class_weights is not None:
+            x, y, sw = batch
+            batch = (x, y, _class_weight.apply(self._class_weights, y, sw))
+        return _as_tensors(batch)

@@ -4,16 +4,24 @@ from mixprec.keras.engine.base_layer import Layer  # noqa: F401
 from mixprec.keras.engine.input_layer import Input, InputLayer  # noqa: F401
 from mixprec.keras.engine.input_spec import InputSpec  # noqa: F401
 from mixprec.keras.layers.activation import ReLU  # noqa: F401
+from mixprec.keras.layers.activation_layers import ELU, LeakyReLU, Softmax  # noqa: F401
+from mixprec.keras.layers.rescaling import Rescaling  # noqa: F401
+from mixprec.keras.layers.structure import Identity, Permute, RepeatVector  # noqa: F401
 from mixprec.keras.layers.convolutional import (  # noqa: F401
     Conv1D, Conv2D, Convolution1D, Convolution2D, DepthwiseConv2D)
 from mixprec.keras.layers.core import (  # noqa: F401
     Activation, Dense, Dropout, Flatten, Lambda, Reshape)
+from mixprec.keras.layers.merging import (  # noqa: F401
+    Add, Average, Concatenate, Maximum, Minimum, Multiply, Subtract, add, average, concatenate,
+    maximum, minimum, multiply, subtract)
+from mixprec.keras.layers.layer_normalization import LayerNormalization  # noqa: F401
 from mixprec.keras.layers.normalization import BatchNormalization  # noqa: F401
 from mixprec.keras.layers.pooling import (  # noqa: F401
     AveragePooling1D, AveragePooling2D, AvgPool1D, AvgPool2D, GlobalAveragePooling1D,
     GlobalAveragePooling2D, GlobalAvgPool1D, GlobalAvgPool2D, GlobalMaxPool1D, GlobalMaxPool2D,
     GlobalMaxPooling1D, GlobalMaxPooling2D, MaxPool1D, MaxPool2D, MaxPooling1D, MaxPooling2D)
 from mixprec.keras.layers.reshaping import ZeroPadding2D  # noqa: F401
+from mixprec.keras.layers.serialization import deserialize, serialize  # noqa: F401
 from mixprec.keras.layers import experimental  # noqa: F401,E402  (SyncBatchNormalization)
 
 __all__ = ["Layer", "Input", "InputLayer", "InputSpec", "Dense", "Activation", "Dropout",
@@ -22,7 +30,11 @@ __all__ = ["Layer", "Input", "InputLayer", "InputSpec", "Dense", "Activation", "
            "AveragePooling2D", "AvgPool1D", "AvgPool2D", "GlobalAveragePooling1D",
            "GlobalAveragePooling2D", "GlobalAvgPool1D", "GlobalAvgPool2D", "GlobalMaxPool1D",
            "GlobalMaxPool2D", "GlobalMaxPooling1D", "GlobalMaxPooling2D", "MaxPool1D",
-           "MaxPool2D", "MaxPooling1D", "MaxPooling2D", "ZeroPadding2D"]
+           "MaxPool2D", "MaxPooling1D", "MaxPooling2D", "ZeroPadding2D", "Add", "Subtract",
+           "Multiply", "Average", "Maximum", "Minimum", "Concatenate", "add", "subtract",
+           "multiply", "average", "maximum", "minimum", "concatenate", "serialize", "deserialize",
+           "Softmax", "LeakyReLU", "ELU", "Identity", "Permute", "RepeatVector", "Rescaling",
+           "LayerNormalization"]
 
 from mixprec import _unsupported  # noqa: E402
 

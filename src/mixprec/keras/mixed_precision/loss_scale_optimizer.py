@@ -27,7 +27,7 @@ _SCALING_EXAMPLE = """
     grads = opt.get_unscaled_gradients(scaled_grads)
     opt.apply_gradients([(grads, var)])"""
 
-__all__ = ["LossScaleOptimizer", "LossScaleOptimizerV1"]
+__all__ = ["LossScaleOptimizer", "LossScaleOptimizerV3", "LossScaleOptimizerV1"]
 
 
 def _same_device(t, like):
@@ -240,19 +240,40 @@ class _LossScaleOptimizerBase:
         """Creates the inner optimizer's slots of ``var_list``."""
         self._optimizer.build(var_list)
 
+    @property
     def variables(self):
+        """The inner optimizer's variables (tf-keras 2.21: without the loss scale's); a
+        list, also callable (OptimizerV2-era code calls ``variables()``)."""
+        return self._optimizer.variables
+
+    def _all_variables(self):
         """The inner optimizer's variables, then the loss scale's (scale, good steps)."""
-        return self._optimizer.variables() + self._loss_scale_obj.variables
+        return list(self._optimizer.variables) + list(self._loss_scale_obj.variables)
 
     @property
     def weights(self):
-        return self.variables()
+        return self._all_variables()
 
     def get_weights(self):
-        return [v.numpy() for v in self.variables()]
+        return [v.numpy() for v in self._all_variables()]
+
+    def compute_gradients(self, loss, var_list, tape=None):
+        """(gradient, variable) pairs of ``loss``, scaled then unscaled (tf-keras)."""
+        from mixprec._tape import GradientTape
+
+        if not callable(loss) and tape is None:
+            raise ValueError("`tape` is required when a `Tensor` loss is passed.")
+        tape = tape if tape is not None else GradientTape()
+        with tape:
+            scaled = self.get_scaled_loss(loss() if callable(loss) else loss)
+        if callable(var_list):
+            var_list = var_list()
+        var_list = _nest.flatten(var_list)
+        grads = self.get_unscaled_gradients(tape.gradient(scaled, var_list))
+        return list(zip(grads, var_list))
 
     def set_weights(self, weights):
-        params = self.variables()
+        params = self._all_variables()
         if len(weights) == len(params) - 2:  # saved without loss-scale state
             self._optimizer.set_weights(weights)
             return
@@ -297,6 +318,10 @@ def _check_inner(inner, message):
 class LossScaleOptimizer(_LossScaleOptimizerBase):
     """Wraps an optimizer and applies loss scaling (``tf.keras.mixed_precision.LossScaleOptimizer``).
 
+    As tf-keras 2.21 with its (new-style) optimizers, ``LossScaleOptimizer(opt)`` is an
+    instance of the subclass ``LossScaleOptimizerV3`` (``type(opt).__name__``), and of
+    ``tf.keras.optimizers.Optimizer``.
+
     Args:
       inner_optimizer: the optimizer to wrap.
       dynamic: True for a dynamic loss scale (the default), False for a fixed one.
@@ -305,6 +330,11 @@ class LossScaleOptimizer(_LossScaleOptimizerBase):
       min_loss_scale: mixprec extension — the floor the dynamic scale halves down to
         (TensorFlow's is always 1; values below 1 are allowed).
     """
+
+    def __new__(cls, *args, **kwargs):
+        if cls is LossScaleOptimizer:
+            cls = LossScaleOptimizerV3
+        return object.__new__(cls)
 
     def __init__(self, inner_optimizer, dynamic=True, initial_scale=None,
                  dynamic_growth_steps=None, min_loss_scale=None):
@@ -331,6 +361,20 @@ class LossScaleOptimizer(_LossScaleOptimizerBase):
                                  "got: %s" % (dynamic_growth_steps,))
             ls = _FixedScale(float(initial_scale))
         self._wrap(inner_optimizer, ls)
+        # tf-keras 2.21 creates the inner optimizer's slots outside its name scope
+        # ('m/dense/kernel:0', not 'Adam/m/dense/kernel:0')
+        inner_optimizer._unscoped_slots = True
+
+    def apply_gradients(self, grads_and_vars, name=None, experimental_aggregate_gradients=True):
+        """Applies unscaled gradients if they are all finite, otherwise skips the step; in
+        both cases updates the loss scale and counts the iteration. Returns None
+        (tf-keras 2.21's LossScaleOptimizerV3)."""
+        super().apply_gradients(grads_and_vars, name, experimental_aggregate_gradients)
+
+    def minimize(self, loss, var_list, grad_loss=None, name=None, tape=None):
+        """Scales the loss, differentiates and applies (unscaled inside the fused step);
+        returns None."""
+        super().minimize(loss, var_list, grad_loss, name, tape)
 
     @property
     def dynamic(self):
@@ -394,8 +438,17 @@ class LossScaleOptimizer(_LossScaleOptimizerBase):
         return cls(inner, **config)
 
     def __repr__(self):
-        return "<LossScaleOptimizer inner=%r dynamic=%s loss_scale=%s>" % (
-            self._optimizer, self.dynamic, self._scale_value())
+        return "<%s inner=%r dynamic=%s loss_scale=%s>" % (
+            type(self).__name__, self._optimizer, self.dynamic, self._scale_value())
+
+
+class LossScaleOptimizerV3(LossScaleOptimizer):
+    """What ``LossScaleOptimizer(opt)`` makes (tf-keras 2.21's class name for a loss-scale
+    optimizer wrapping a new-style optimizer)."""
+
+
+# tf-keras' loss-scale optimizers are optimizers: isinstance(lso, keras.optimizers.Optimizer)
+Optimizer.register(_LossScaleOptimizerBase)
 
 
 class _FixedScale(_ls.FixedLossScale):
@@ -440,7 +493,7 @@ class LossScaleOptimizerV1(_LossScaleOptimizerBase):
     def get_config(self):
         from mixprec.keras import optimizers
 
-        return {"optimizer": optimizers.serialize(self._optimizer),
+        return {"optimizer": optimizers.serialize(self._optimizer, use_legacy_format=True),
                 "loss_scale": _ls.serialize(self._loss_scale_obj)}
 
     @classmethod

@@ -1,15 +1,21 @@
 """``tf.keras.optimizers``: SGD, RMSprop, Adam and the string/config lookups."""
 
-from mixprec.keras.optimizers import schedules  # noqa: F401
+from mixprec.keras.optimizers import experimental, schedules  # noqa: F401
 from mixprec.keras.optimizers.optimizer import SGD, Adam, Optimizer, RMSprop  # noqa: F401
 
-__all__ = ["Optimizer", "SGD", "RMSprop", "Adam", "get", "serialize", "deserialize", "schedules"]
+__all__ = ["Optimizer", "SGD", "RMSprop", "Adam", "get", "serialize", "deserialize", "schedules",
+           "experimental"]
 
 _BY_NAME = {"sgd": SGD, "rmsprop": RMSprop, "adam": Adam}
 
 
-def serialize(optimizer):
-    return {"class_name": type(optimizer).__name__, "config": optimizer.get_config()}
+def serialize(optimizer, use_legacy_format=False):
+    """tf-keras 2.21's dict: {'module', 'class_name', 'config', 'registered_name'}."""
+    from mixprec.keras.saving import serialization_lib
+
+    if use_legacy_format:
+        return {"class_name": type(optimizer).__name__, "config": optimizer.get_config()}
+    return serialization_lib.serialize_keras_object(optimizer)
 
 
 def deserialize(config, custom_objects=None):
@@ -26,7 +32,7 @@ def deserialize(config, custom_objects=None):
     if cls is None:
         from mixprec.keras.mixed_precision import loss_scale_optimizer as lso
 
-        if name in ("LossScaleOptimizer", "LossScaleOptimizerV1"):
+        if name in ("LossScaleOptimizer", "LossScaleOptimizerV3", "LossScaleOptimizerV1"):
             return lso.LossScaleOptimizer.from_config(config.get("config", {}), custom_objects)
         raise ValueError("Unknown optimizer: %r" % (name,))
     return cls.from_config(config.get("config", {}))
@@ -39,8 +45,11 @@ def get(identifier):
     if isinstance(identifier, str):
         cls = _BY_NAME.get(identifier.lower())
         if cls is None:
-            raise ValueError("Unknown optimizer: %r. Valid names: %s" % (identifier,
-                                                                          sorted(_BY_NAME)))
+            raise ValueError(
+                "Unknown optimizer: %r. Please ensure you are using a "
+                "`keras.utils.custom_object_scope` and that this object is included in the "
+                "scope. See https://www.tensorflow.org/guide/keras/save_and_serialize"
+                "#registering_the_custom_object for details." % (identifier,))
         return cls()
     if isinstance(identifier, dict):
         return deserialize(identifier)

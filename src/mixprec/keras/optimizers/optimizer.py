@@ -6,6 +6,7 @@ what Keras keeps in Python: hyperparameters, the learning-rate schedule, slot bo
 gradient clipping, configs.
 """
 
+import abc
 import math
 import numbers
 import operator
@@ -22,6 +23,15 @@ from mixprec.keras.optimizers import schedules as _schedules
 from mixprec.train import _checkpoint
 
 __all__ = ["Optimizer", "SGD", "RMSprop", "Adam"]
+
+
+class _VariableList(list):
+    """``optimizer.variables``: a list (tf-keras 2.21's optimizers have a ``variables``
+    property); calling it returns itself, so OptimizerV2-era code that calls
+    ``optimizer.variables()`` keeps working."""
+
+    def __call__(self):
+        return self
 
 
 def _is_number(x):
@@ -41,7 +51,7 @@ def _check_momentum(momentum):
     raise ValueError("`momentum` must be between [0, 1]. Received: momentum=%s" % (momentum,))
 
 
-class Optimizer:
+class Optimizer(metaclass=abc.ABCMeta):
     """Base class of mixprec's Keras optimizers (the OptimizerV2 API the guide uses)."""
 
     _KIND = None
@@ -95,8 +105,13 @@ class Optimizer:
             self._hyper[name] = value
             return
         if callable(value) and not isinstance(value, (Variable, _core.Tensor)):
-            self._hyper[name] = value
-            return
+            if name == "learning_rate":
+                # tf-keras 2.21 makes its learning-rate variable from the callable: called
+                # once, here
+                value = value()
+            else:
+                self._hyper[name] = value
+                return
         value = float(value._peek() if isinstance(value, Variable) else value)
         self.__dict__.setdefault("_hyper_exact", {})[name] = value
         if name in self._hyper and isinstance(self._hyper[name], Variable):
@@ -137,7 +152,11 @@ class Optimizer:
             if name == "lr":
                 name = "learning_rate"
             if name in hyper:
-                return hyper[name]
+                value = hyper[name]
+                if name == "learning_rate" and isinstance(value,
+                                                          _schedules.LearningRateSchedule):
+                    return self._current_learning_rate()
+                return value
         raise AttributeError("'%s' object has no attribute '%s'" % (type(self).__name__, name))
 
     def __setattr__(self, name, value):
@@ -146,9 +165,34 @@ class Optimizer:
             if name == "lr":
                 name = "learning_rate"
             if name in hyper:
+                if (name == "learning_rate"
+                        and isinstance(hyper[name], _schedules.LearningRateSchedule)
+                        and not isinstance(value, _schedules.LearningRateSchedule)):
+                    raise TypeError(
+                        "This optimizer was created with a `LearningRateSchedule` object as its "
+                        "`learning_rate` constructor argument, hence its learning rate is not "
+                        "settable. If you need the learning rate to be settable, you should "
+                        "instantiate the optimizer with a float `learning_rate` argument.")
                 self._set_hyper(name, value)
                 return
         object.__setattr__(self, name, value)
+
+    def _current_learning_rate(self):
+        """tf-keras 2.21's ``learning_rate`` under a schedule: a float32 variable named
+        'current_learning_rate' holding the rate of the last step (the schedule at
+        ``iterations - 1``; at 0 before the first step)."""
+        schedule = self._hyper["learning_rate"]
+        step = max(int(self._iterations._peek()) - 1, 0)
+        value = float(schedule(step))
+        var = self.__dict__.get("_current_lr_var")
+        if var is None:
+            with _ops.device("/CPU:0"):
+                var = Variable(value, dtype=float32, trainable=False,
+                               name="current_learning_rate")
+            object.__setattr__(self, "_current_lr_var", var)
+        else:
+            var.assign(value)
+        return var
 
     @property
     def iterations(self):
@@ -201,9 +245,12 @@ class Optimizer:
                 saved = self._pending_slots.pop((var._id, n), None)
                 init = _core.fill(shape, 0, dtype) if saved is None else \
                     _core.convert_to_tensor(saved, dtype)
-                # tf-keras' names: '<optimizer>/<slot>/<variable>', e.g. 'Adam/m/dense/kernel'
-                slots.append(Variable(init, trainable=False, name="%s/%s/%s" % (
-                    self._name, self._TF_SLOT_NAMES.get(n, n), var.name.split(":")[0])))
+                # tf-keras' names: '<optimizer>/<slot>/<variable>', e.g. 'Adam/m/dense/kernel';
+                # inside a LossScaleOptimizer(V3) without the optimizer's scope: 'm/dense/kernel'
+                name = "%s/%s" % (self._TF_SLOT_NAMES.get(n, n), var.name.split(":")[0])
+                if not self.__dict__.get("_unscoped_slots", False):
+                    name = "%s/%s" % (self._name, name)
+                slots.append(Variable(init, trainable=False, name=name))
             self._slots[var._id] = slots
             self._vars.append(var)
         return slots
@@ -368,27 +415,33 @@ class Optimizer:
         return list(zip(grads, var_list))
 
     def minimize(self, loss, var_list, grad_loss=None, name=None, tape=None):
-        """Computes gradients of ``loss`` (a tensor with ``tape``, or a callable) and applies them."""
-        return self.apply_gradients(self._compute_gradients(loss, var_list, grad_loss, tape))
+        """Computes gradients of ``loss`` (a tensor with ``tape``, or a callable) and applies
+        them; returns None (tf-keras 2.21)."""
+        self.apply_gradients(self._compute_gradients(loss, var_list, grad_loss, tape))
+
+    def compute_gradients(self, loss, var_list, tape=None):
+        """(gradient, variable) pairs of ``loss`` (a tensor with ``tape``, or a callable)."""
+        return self._compute_gradients(loss, var_list, None, tape)
 
     # ---------------------------------------------------------------- state
 
+    @property
     def variables(self):
-        """iterations, then every slot variable (TensorFlow's order)."""
-        out = [self._iterations]
+        """iterations, then every slot variable (TensorFlow's order); a list."""
+        out = _VariableList([self._iterations])
         for v in self._vars:
             out.extend(self._slots[v._id])
         return out
 
     @property
     def weights(self):
-        return self.variables()
+        return list(self.variables)
 
     def get_weights(self):
-        return [v.numpy() for v in self.variables()]
+        return [v.numpy() for v in self.variables]
 
     def set_weights(self, weights):
-        params = self.variables()
+        params = self.variables
         if len(params) != len(weights):
             raise ValueError(
                 "You called `set_weights(weights)` on optimizer %s with a weight list of length "
@@ -409,15 +462,20 @@ class Optimizer:
             # forms 1 - beta_1 from the same number (only the learning rate is a variable)
             return exact[name]
         if isinstance(v, Variable):
-            return float(v._peek())
+            # tf-keras' get_config holds the variable's numpy value (np.float32(0.1));
+            # serialize() turns it into a Python float
+            return _np.float32(v._peek()) if name == "learning_rate" else float(v._peek())
         return v
+
+    _EMA_OVERWRITE_FREQUENCY = None  # tf-keras' default per optimizer (RMSprop: 100)
 
     def get_config(self):
         # tf-keras 2.21's keys, in its order (weight decay, EMA and XLA are not implemented
         # by mixprec: their defaults; from_config refuses other values)
         config = {"name": self._name, "weight_decay": None, "clipnorm": self.clipnorm,
                   "global_clipnorm": self.global_clipnorm, "clipvalue": self.clipvalue,
-                  "use_ema": False, "ema_momentum": 0.99, "ema_overwrite_frequency": None,
+                  "use_ema": False, "ema_momentum": 0.99,
+                  "ema_overwrite_frequency": self._EMA_OVERWRITE_FREQUENCY,
                   "jit_compile": False, "is_legacy_optimizer": False}
         if self._initial_decay:
             config["decay"] = self._initial_decay
@@ -478,6 +536,7 @@ class RMSprop(Optimizer):
     momentum: ``mom = m*mom + lr*g/sqrt(ms+eps); w -= mom``; centered subtracts mg^2)."""
 
     _KIND = _core.OPTIM_RMSPROP
+    _EMA_OVERWRITE_FREQUENCY = 100
     _TF_SLOT_NAMES = {"rms": "velocity", "mg": "average_gradient"}
 
     def __init__(self, learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7, centered=False,

@@ -143,8 +143,13 @@ _CLASSES = {c.__name__: c for c in (ExponentialDecay, PiecewiseConstantDecay, In
                                      PolynomialDecay, CosineDecay)}
 
 
-def serialize(schedule):
-    return {"class_name": type(schedule).__name__, "config": schedule.get_config()}
+def serialize(schedule, use_legacy_format=False):
+    """tf-keras 2.21's dict: {'module', 'class_name', 'config', 'registered_name'}."""
+    from mixprec.keras.saving import serialization_lib
+
+    if use_legacy_format:
+        return {"class_name": type(schedule).__name__, "config": schedule.get_config()}
+    return serialization_lib.serialize_keras_object(schedule)
 
 
 def deserialize(config, custom_objects=None):

@@ -34,13 +34,20 @@ def _legacy(obj):
 
 
 def _optimizer_config(opt):
-    """tf-keras reads a legacy optimizer config without 'is_legacy_optimizer' as one of
-    its legacy (OptimizerV2) optimizers, whose variables are ordered differently."""
+    """As tf-keras 2.21 writes it: a built-in optimizer under its registered name
+    ('Custom>Adam'), a loss-scale optimizer as 'LossScaleOptimizerV3' with its own config.
+    (tf-keras reads a config without 'is_legacy_optimizer' as one of its legacy OptimizerV2
+    optimizers, whose variables are ordered differently.)"""
+    from mixprec.keras.mixed_precision import loss_scale_optimizer as lso
+
     if isinstance(opt, str):
         return opt
+    if isinstance(opt, lso.LossScaleOptimizer):
+        return {"class_name": "LossScaleOptimizerV3", "config": opt.get_config()}
+    opt = getattr(opt, "inner_optimizer", opt)  # TF 2.1-2.3's experimental wrapper
     config = dict(opt.get_config())
     config["is_legacy_optimizer"] = False
-    return {"class_name": type(opt).__name__, "config": config}
+    return {"class_name": "Custom>" + type(opt).__name__, "config": config}
 
 
 def _optimizer_state(model):
@@ -48,9 +55,9 @@ def _optimizer_state(model):
     opt = model.optimizer
     inner = getattr(opt, "inner_optimizer", opt)
     variables = saving_lib._optimizer_variables(inner)
-    names = ["iteration:0"]
-    for var in variables[1:]:
-        names.append("%s/%s" % (inner._name, var.name))
+    # the variables' own names, as tf-keras: 'iteration:0', 'Adam/m/dense/kernel:0' (under
+    # a LossScaleOptimizer 'm/dense/kernel:0')
+    names = ["iteration:0"] + [var.name for var in variables[1:]]
     seen, out = {}, []
     for n, v in zip(names, variables):
         if n in seen:  # unique dataset names
@@ -78,12 +85,11 @@ def save_model(model, filepath, include_optimizer=True, **kwargs):
         if include_optimizer and model.optimizer is not None and compile_args is not None:
             opt = compile_args["optimizer"]
             opt = model.optimizer if not isinstance(opt, str) else opt
-            inner = getattr(opt, "inner_optimizer", opt)
             training = {"loss": _legacy(compile_args["loss"]),
                         "metrics": _legacy(compile_args["metrics"]),
                         "weighted_metrics": _legacy(compile_args["weighted_metrics"]),
                         "loss_weights": _legacy(compile_args["loss_weights"]),
-                        "optimizer_config": _optimizer_config(inner)}
+                        "optimizer_config": _optimizer_config(opt)}
             f.attrs["training_config"] = json.dumps(training,
                                                     default=model_config._json_default)
         legacy_h5.write_weights_group(f.create_group("model_weights"), model)
@@ -160,6 +166,8 @@ def load_model(filepath, custom_objects=None, compile=True):
             return model
         model.compile(**_compile_args(training, custom_objects))
         opt_cfg = training.get("optimizer_config")
+        if isinstance(opt_cfg, dict) and "inner_optimizer" in (opt_cfg.get("config") or {}):
+            opt_cfg = opt_cfg["config"]["inner_optimizer"]  # a LossScaleOptimizer's
         legacy_opt = isinstance(opt_cfg, dict) and (opt_cfg.get("config") or {}).get(
             "is_legacy_optimizer", True)
         if "optimizer_weights" in f and legacy_opt:

@@ -58,7 +58,7 @@ def _kind(obj):
 _INTERNAL = frozenset({"_layers", "_graph_layers", "_stack", "_metric_objs", "_loss_tracker",
                        "_output_loss_trackers", "_nodes", "_input_kt", "_output_kt",
                        "_inbound_nodes", "_activity_regularizer", "optimizer",
-                       "compiled_loss", "history", "inputs", "outputs", "_compile_config",
+                       "compiled_loss", "compiled_metrics", "history", "inputs", "outputs", "_compile_config",
                        "_loss_spec", "_metric_specs", "_weighted_metric_specs",
                        "_loss_weights"})
 

@@ -132,6 +132,7 @@ def _tables():
         by_module["mixed_precision"][name] = lso.LossScaleOptimizer
     by_module["mixed_precision"]["LossScaleOptimizerV1"] = lso.LossScaleOptimizerV1
     public[lso.LossScaleOptimizer] = _LSO
+    public[lso.LossScaleOptimizerV3] = _LSO
     from mixprec.keras.layers import tf_op_layer
 
     for cls in (tf_op_layer.TFOpLambda, tf_op_layer.SlicingOpLambda):

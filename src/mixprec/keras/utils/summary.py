@@ -1,7 +1,8 @@
 """Model.summary(): tf-keras 2.21's table. A chain of layers (Sequential, a subclassed model,
 or a functional model whose every depth holds one single-input node) prints three columns
 in 65 characters; any other functional model adds 'Connected to' in 98. Totals show the
-weights' memory. Printing only."""
+weights' memory; ``expand_nested`` lists nested models' layers inside bar-and-macron
+frames. Printing only."""
 
 import re
 
@@ -57,6 +58,15 @@ def _output_shape(layer):
     if not shapes or any(str(s) != str(shapes[0]) for s in shapes):
         return "multiple"
     return shapes[0]
+
+
+def _class_name(layer):
+    """tf-keras' class name: keras.Model(inputs, outputs) makes a 'Functional'."""
+    from mixprec.keras.engine.training import Model
+
+    if type(layer) is Model and getattr(layer, "_is_graph_network", False):
+        return "Functional"
+    return type(layer).__name__
 
 
 def _model_nodes(model):
@@ -117,9 +127,6 @@ def _layer_range(model, layer_range):
 def print_summary(model, line_length=None, positions=None, print_fn=None, expand_nested=False,
                   show_trainable=False, layer_range=None):
     print_fn = print_fn or print
-    if expand_nested:
-        raise NotImplementedError("summary(expand_nested=True) is not supported by mixprec "
-                                  "yet; call summary() on the nested model")
     sequential_like, nodes = _sequential_like(model)
     if sequential_like:
         line_length = line_length or 65
@@ -137,8 +144,9 @@ def print_summary(model, line_length=None, positions=None, print_fn=None, expand
         header.append("Trainable")
     node_ids = {id(n) for n in nodes}
 
-    def row(fields):
-        # fields wrap onto continuation lines, preferring to break after '),' '],' ...
+    def row(fields, level=0):
+        # fields wrap onto continuation lines, preferring to break after '),' '],' ...;
+        # a layer nested ``level`` models deep is framed by ``level`` bars on each side
         left = [str(f) for f in fields]
         while any(left):
             line = ""
@@ -147,6 +155,8 @@ def print_summary(model, line_length=None, positions=None, print_fn=None, expand
                 last = col == len(positions) - 1
                 space = 0 if last else 2
                 cutoff = positions[col] - start - space - (0 if last else 1)
+                if col == 0:
+                    cutoff -= level
                 cutoff = max(cutoff, 1)  # however cramped: every pass consumes something
                 chunk = left[col][:cutoff]
                 breaks = [chunk.find(b) + len(b) for b in _BREAKS if chunk.find(b) >= 0]
@@ -154,24 +164,27 @@ def print_summary(model, line_length=None, positions=None, print_fn=None, expand
                     cutoff = min(breaks)
                     chunk = chunk[:cutoff]
                 if col == 0:
-                    line += " "
+                    line += "|" * level + " "
                 line += chunk + " " * space
                 left[col] = left[col][cutoff:]
-                line += " " * (positions[col] - len(line))
-            print_fn(line)
+                line += " " * (positions[col] - len(line) - (level if last else 0))
+            print_fn(line + "|" * level)
 
     print_fn('Model: "%s"' % model.name)
     print_fn("_" * line_length)
     row(header)
     print_fn("=" * line_length)
     begin, end = _layer_range(model, layer_range)
-    for layer in model.layers[begin:end]:
+
+    def print_layer(layer, level=0, last_nested=False):
         if not layer.built and not getattr(layer, "_is_graph_network", False):
             params = "0 (unused)"
         else:
             params = _count(layer.weights)
-        fields = ["%s (%s)" % (layer.name, type(layer).__name__), _output_shape(layer), params]
+        fields = ["%s (%s)" % (layer.name, _class_name(layer)), _output_shape(layer), params]
         if not sequential_like:
+            # only the connections inside the summarized model (a nested model's own
+            # layers have none there)
             connections = []
             for index, node in enumerate(layer._inbound_nodes):
                 if node_ids and id(node) not in node_ids:
@@ -182,8 +195,22 @@ def print_summary(model, line_length=None, positions=None, print_fn=None, expand
             fields.append(connections)
         if show_trainable:
             fields.append("Y" if layer.trainable else "N")
-        row(fields)
-        print_fn(" " * line_length)
+        row(fields, level)
+        inner = getattr(layer, "layers", None) if expand_nested else None
+        if inner:
+            # tf-keras frames a nested model's rows between lines of macrons; after the
+            # closing frame no blank line follows
+            print_fn("|" * (level + 1) + "\u00af" * (line_length - 2 * level - 2)
+                     + "|" * (level + 1))
+            for i, sub in enumerate(inner):
+                print_layer(sub, level + 1, i == len(inner) - 1)
+            print_fn("|" * level + "\u00af" * (line_length - 2 * level) + "|" * level)
+            last_nested = True
+        if not last_nested:
+            print_fn("|" * level + " " * (line_length - 2 * level) + "|" * level)
+
+    for layer in model.layers[begin:end]:
+        print_layer(layer)
     print_fn("=" * line_length)
     trainable, non_trainable = model.trainable_weights, model.non_trainable_weights
     t_mem, n_mem = _memory(trainable), _memory(non_trainable)

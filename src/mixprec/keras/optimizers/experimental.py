@@ -1,0 +1,10 @@
+"""``tf.keras.optimizers.experimental``: in tf-keras 2.21 the same classes as
+``tf.keras.optimizers`` (the new-style optimizers); names only, no behaviour of its own."""
+
+from mixprec.keras.optimizers.optimizer import SGD, Adam, Optimizer, RMSprop  # noqa: F401
+
+__all__ = ["Optimizer", "SGD", "RMSprop", "Adam"]
+
+from mixprec import _unsupported  # noqa: E402
+
+__getattr__ = _unsupported.module_getattr(__name__)  # unsupported TF names: a clear error

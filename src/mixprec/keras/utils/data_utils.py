@@ -1,0 +1,31 @@
+"""``tf.keras.utils.pack_x_y_sample_weight`` / ``unpack_x_y_sample_weight``: the (x, y,
+sample_weight) convention a custom ``train_step`` uses, as tf-keras 2.21 (structure only)."""
+
+__all__ = ["pack_x_y_sample_weight", "unpack_x_y_sample_weight"]
+
+
+def unpack_x_y_sample_weight(data):
+    """(x, y, sample_weight) from ``x``, ``(x,)``, ``(x, y)`` or ``(x, y, sample_weight)``;
+    the missing ones are None."""
+    if isinstance(data, list):
+        data = tuple(data)
+    if not isinstance(data, tuple):
+        return data, None, None
+    if len(data) == 1:
+        return data[0], None, None
+    if len(data) == 2:
+        return data[0], data[1], None
+    if len(data) == 3:
+        return data[0], data[1], data[2]
+    raise ValueError("Data is expected to be in format `x`, `(x,)`, `(x, y)`, or "
+                     "`(x, y, sample_weight)`, found: %s" % (data,))
+
+
+def pack_x_y_sample_weight(x, y=None, sample_weight=None):
+    """The inverse: ``x`` alone (a nested ``x`` as ``(x,)``), ``(x, y)`` or the triple."""
+    if y is None:
+        # tf-keras 2.21 wraps only a tuple (its check is `isinstance(x, tuple or list)`)
+        return (x,) if isinstance(x, tuple) else x
+    if sample_weight is None:
+        return (x, y)
+    return (x, y, sample_weight)
