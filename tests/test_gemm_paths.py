@@ -59,6 +59,30 @@ def test_both_gemm_paths_match_float64(gemm_mode, dt, mode):
     assert_close(got, round_to(a @ b, dt), dt, "matmul")
 
 
+@pytest.mark.parametrize("mode", ["widen", "onednn"])
+def test_large_products_with_b_packed_for_onednn(gemm_mode, mode):
+    # 1024 rows and more with a non-transposed B of 512x512 and up: oneDNN's route reorders
+    # B into its blocked layout first (dnnl_cpu.c pack_b); the fused Dense op adds the bias
+    # through the product's beta = 1 (a sum post-op on oneDNN)
+    gemm_mode("bfloat16", mode)
+    rng = np.random.default_rng(2)
+    dt = "bfloat16"
+    for (m, k, n), ta, tb in [((1024, 512, 512), False, False), ((1100, 600, 520), True, False),
+                              ((1024, 512, 512), False, True)]:
+        a = round_to(rng.standard_normal((k, m) if ta else (m, k)), dt)
+        b = round_to(rng.standard_normal((n, k) if tb else (k, n)), dt)
+        got = tf.matmul(tf.constant(a.astype(NP_DTYPE[dt])), tf.constant(b.astype(NP_DTYPE[dt])),
+                        transpose_a=ta, transpose_b=tb)
+        expected = (a.T if ta else a) @ (b.T if tb else b)
+        assert_close(got, round_to(expected, dt), dt, "matmul", err_msg="%s %s" % (mode, (m, k, n, ta, tb)))
+    x = round_to(rng.standard_normal((1024, 512)), dt)
+    w = round_to(rng.standard_normal((512, 640)), dt)
+    bias = round_to(rng.standard_normal(640), dt)
+    got = _core.matmul_bias_act(tf.constant(x.astype(NP_DTYPE[dt])), tf.constant(w.astype(NP_DTYPE[dt])),
+                                tf.constant(bias.astype(NP_DTYPE[dt])), False, False, 1)
+    assert_close(got, round_to(np.maximum(x @ w + bias, 0), dt), dt, "matmul")
+
+
 def test_gradients_through_both_paths_agree(gemm_mode):
     rng = np.random.default_rng(1)
     x = tf.constant(rng.standard_normal((16, 32)).astype(NP_DTYPE["bfloat16"]))
