@@ -269,7 +269,8 @@ done:
     return s;
 }
 
-/* matmul keys: win.n, c, h = M, N, K; win.w, oc = transpose A, B; kind bit 0 = alpha != 1;
+/* matmul keys: win.n, c, h = M, N, K; win.w, oc = transpose A, B; kind bit 0 = alpha != 1,
+ * bit 1 = a bias row (1, N) of the data's dtype;
  * win.pt holds beta's bits (beta != 0: a sum post-op, C = alpha A B + beta C); post = 1:
  * B is reordered into the layout oneDNN picks (pack_b) before every product. */
 static dnnl_status_t build_matmul(entry *e, dnnl_primitive_attr_t attr) {
@@ -277,7 +278,7 @@ static dnnl_status_t build_matmul(entry *e, dnnl_primitive_attr_t attr) {
     int64_t M = w->n, N = w->c, K = w->h;
     dnnl_data_type_t t = dnnl_dt((mp_dtype)e->key.dt);
     dnnl_status_t s;
-    dnnl_memory_desc_t a = NULL, b = NULL, c = NULL;
+    dnnl_memory_desc_t a = NULL, b = NULL, c = NULL, bias = NULL;
     dnnl_post_ops_t po = NULL;
     dnnl_primitive_attr_t rattr = NULL;
     dnnl_dims_t da = {M, K}, db = {K, N}, dc = {M, N};
@@ -291,6 +292,10 @@ static dnnl_status_t build_matmul(entry *e, dnnl_primitive_attr_t attr) {
     else
         CHK(dnnl_memory_desc_create_with_strides(&b, 2, db, t, sb));
     CHK(dnnl_memory_desc_create_with_strides(&c, 2, dc, t, sc));
+    if (e->key.kind & 2) {
+        dnnl_dims_t dbias = {1, N};
+        CHK(dnnl_memory_desc_create_with_tag(&bias, 2, dbias, t, dnnl_ab));
+    }
     if (e->key.kind & 1)
         CHK(dnnl_primitive_attr_set_scales_mask(attr, DNNL_ARG_SRC, 0));
     if (beta != 0.0) {
@@ -298,7 +303,7 @@ static dnnl_status_t build_matmul(entry *e, dnnl_primitive_attr_t attr) {
         CHK(dnnl_post_ops_append_sum(po, (float)beta, 0, dnnl_data_type_undef));
         CHK(dnnl_primitive_attr_set_post_ops(attr, po));
     }
-    CHK(dnnl_matmul_primitive_desc_create(&e->pd, engine, a, b, NULL, c, attr));
+    CHK(dnnl_matmul_primitive_desc_create(&e->pd, engine, a, b, bias, c, attr));
     CHK(dnnl_primitive_create(&e->prim, e->pd));
     e->scratch = scratch_of(e->pd);
     e->pd_w = dnnl_primitive_desc_query_md(e->pd, dnnl_query_weights_md, 0);
@@ -321,6 +326,8 @@ done:
         dnnl_memory_desc_destroy(b);
     if (c)
         dnnl_memory_desc_destroy(c);
+    if (bias)
+        dnnl_memory_desc_destroy(bias);
     return s;
 }
 
@@ -521,7 +528,7 @@ out:
     return st;
 }
 
-static mp_status run_matmul(entry *e, float alpha, const void *A, const void *B, void *C) {
+static mp_status run_matmul(entry *e, float alpha, const void *A, const void *B, const void *bias, void *C) {
     exec_ctx c = {0};
     dnnl_exec_arg_t args[8];
     int na = 0;
@@ -547,6 +554,8 @@ static mp_status run_matmul(entry *e, float alpha, const void *A, const void *B,
     ARG(DNNL_ARG_SRC, qmd(pd, dnnl_query_src_md), A);
     ARG(DNNL_ARG_WEIGHTS, e->pd_w, B);
     ARG(DNNL_ARG_DST, qmd(pd, dnnl_query_dst_md), C);
+    if (e->key.kind & 2)
+        ARG(DNNL_ARG_BIAS, dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 1), bias);
     if (scratch)
         ARG(DNNL_ARG_SCRATCHPAD, qmd(pd, dnnl_query_scratchpad_md), scratch);
     if (e->key.kind & 1) {
@@ -622,12 +631,12 @@ static int pack_b(int64_t M, int64_t N, int64_t K, int tb) {
     return !tb && M >= 1024 && K * N >= ((int64_t)1 << 18);
 }
 
-mp_status mp_dnnl_gemm(mp_dtype dt, int ta, int tb, int64_t M, int64_t N, int64_t K, double alpha, const void *A,
-                       const void *B, double beta, void *C, int *unimpl) {
+static mp_status dnnl_gemm_(mp_dtype dt, int ta, int tb, int64_t M, int64_t N, int64_t K, double alpha, const void *A,
+                             const void *B, const void *bias, double beta, void *C, int *unimpl) {
     key_t_ k;
     memset(&k, 0, sizeof k);
     k.fam = FAM_MATMUL;
-    k.kind = alpha != 1.0;
+    k.kind = (alpha != 1.0) | (bias ? 2 : 0);
     k.dt = (int)dt;
     k.win.n = M, k.win.c = N, k.win.h = K, k.win.w = ta != 0, k.win.oc = tb != 0;
     k.post = pack_b(M, N, K, tb);
@@ -636,9 +645,19 @@ mp_status mp_dnnl_gemm(mp_dtype dt, int ta, int tb, int64_t M, int64_t N, int64_
     MP_TRY(get_entry(&k, &e, unimpl));
     if (*unimpl)
         return MP_OK;
-    mp_status st = run_matmul(e, (float)alpha, A, B, C);
+    mp_status st = run_matmul(e, (float)alpha, A, B, bias, C);
     entry_release(e);
     return st;
+}
+
+mp_status mp_dnnl_gemm(mp_dtype dt, int ta, int tb, int64_t M, int64_t N, int64_t K, double alpha, const void *A,
+                       const void *B, double beta, void *C, int *unimpl) {
+    return dnnl_gemm_(dt, ta, tb, M, N, K, alpha, A, B, NULL, beta, C, unimpl);
+}
+
+mp_status mp_dnnl_gemm_bias(mp_dtype dt, int ta, int tb, int64_t M, int64_t N, int64_t K, const void *A, const void *B,
+                            const void *bias, void *C, int *unimpl) {
+    return dnnl_gemm_(dt, ta, tb, M, N, K, 1.0, A, B, bias, 0.0, C, unimpl);
 }
 
 /* ------------------------------------------------------------------ dtype routes */
