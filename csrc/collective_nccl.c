@@ -77,7 +77,8 @@ static mp_status device_stream(nccl_impl *m, int k, void **stream) {
 
 static mp_status check(mp_comm *c, int rank) {
     nccl_impl *m = c->impl;
-    if (m->ncomms > 1 ? (rank < 0 || rank >= m->ncomms) : rank != c->rank)
+    /* one process driving its GPUs (c->rank < 0): ranks 0..ncomms-1, one GPU included */
+    if (c->rank < 0 ? (rank < 0 || rank >= m->ncomms) : rank != c->rank)
         return mp_error_set(MP_ERR_VALUE, "NCCL collective: rank %d does not belong to this "
                             "process", rank);
     if (__atomic_load_n(&m->aborted, __ATOMIC_ACQUIRE))

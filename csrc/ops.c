@@ -513,9 +513,11 @@ done:
     return st;
 }
 
-/* MatMul + bias (+ ReLU): out (M, N) = op(a) op(b) + bias by the gemm_bias slot where the
- * backend has one for the dtype (the CPU's oneDNN products), otherwise filled with the bias
- * rows and then out += op(a) op(b) by the gemm slot (beta = 1); then ReLU in place. */
+/* MatMul + bias (+ ReLU): the backend's gemm_bias_act slot (one cuBLASLt call with the
+ * bias / ReLU+bias epilogue on CUDA) when it has one and the product sums over something;
+ * otherwise its gemm_bias slot where that has a route for the dtype (the CPU's oneDNN
+ * products: the bias as oneDNN's bias argument), else out (M, N) filled with the bias rows
+ * and out += op(a) op(b) by the gemm slot (beta = 1); then ReLU in place. */
 static mp_status run_matmul_bias_act(mp_tensor *const *in, const mp_attrs *at, const mp_backend *be, mp_tensor **out) {
     mp_tensor *a = in[0], *b = in[1], *bias = in[2];
     MP_TRY(same_dtype(MP_OP_MATMUL_BIAS_ACT, in, 3));
@@ -540,7 +542,10 @@ static mp_status run_matmul_bias_act(mp_tensor *const *in, const mp_attrs *at, c
     mp_device dev = mp_tensor_device(a);
     MP_TRY(new_like_device(a->dtype, 2, oshape, dev, out));
     mp_status st = MP_OK;
-    if ((*out)->numel > 0) {
+    if ((*out)->numel > 0 && Ka > 0 && be->gemm_bias_act) {
+        st = BE_CALL(be, gemm_bias_act, dev, a->dtype, ta, tb, M, N, Ka, mp_tensor_data(a), mp_tensor_data(b),
+                     mp_tensor_data(bias), (int)at->i2, mp_tensor_data(*out));
+    } else if ((*out)->numel > 0) {
         mp_strided sc = {.ndim = 2};
         sc.shape[0] = M, sc.shape[1] = N;
         sc.sstride[0] = 0, sc.sstride[1] = 1;

@@ -158,8 +158,13 @@ static mp_status binary_launch(mp_cuda_ctx *c, mp_binary_kind k, const mp_bcast 
                          (k == MP_BINARY_FLOORDIV || k == MP_BINARY_FLOORMOD || k == MP_BINARY_POW);
     if (checked && mp_cuda_capturing(c)) // its error check reads back: not in a CUDA graph
         return mp_cuda_capture_refuse(c, "an integer division's error check");
-    if (checked)
+    // one flag per device: another thread's checked op must not zero or set it between this
+    // op's zeroing and its read-back (its error would be lost, or blamed on this op)
+    std::unique_lock<std::mutex> flag_lock(c->flag_mu, std::defer_lock);
+    if (checked) {
+        flag_lock.lock();
         MP_CUDA_CHECK(cudaMemsetAsync(c->flag, 0, 1, c->stream));
+    }
     binary_kernel<DT><<<mp_cuda_grid(c, bc->numel), MP_THREADS, 0, c->stream>>>(k, *bc, (const T *)a, (const T *)b, y,
                                                                                alpha, c->flag);
     MP_LAUNCH_CHECK();

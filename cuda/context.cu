@@ -73,6 +73,10 @@ mp_status mp_cuda_ctx_get(mp_device dev, mp_cuda_ctx **out) {
 }
 
 mp_status mp_cuda_stream_sync(mp_cuda_ctx *c) {
+    // a synchronisation of a stream being captured would invalidate the capture (and, in
+    // thread-local mode, fail): refused cleanly instead, so the capture ends as "not capturable"
+    if (mp_cuda_capturing(c))
+        return mp_cuda_capture_refuse(c, "a host synchronisation");
     mp_cuda_count_sync();
     MP_CUDA_CHECK(cudaStreamSynchronize(c->stream));
     return MP_OK;

@@ -312,6 +312,20 @@ mp_status describe(const conv_key &k, conv_plan *p, cudnnBackendDescriptor_t *op
     return MP_OK;
 }
 
+// The error of a graph cuDNN has no engine for (on its first call and every later one).
+mp_status no_engine(const conv_key &k) {
+    const int64_t cg = k.c / k.groups;
+    return MP_CUDA_FAIL(MP_ERR_NOT_IMPLEMENTED,
+                        "%s on the GPU: cuDNN %zu has no engine for %s data of shape [%lld, %lld, %lld, %lld] "
+                        "(%s), filter [%lld, %lld, %lld, %lld], strides [%lld, %lld], dilations [%lld, %lld], "
+                        "%lld group(s)%s. hint: run it on the CPU (with mixprec.device('/CPU:0'): ...)",
+                        kind_name(k.kind), L->version, mp_cuda_api->dtype_name((mp_dtype)k.dt), (long long)k.n,
+                        (long long)k.c, (long long)k.h, (long long)k.w, k.nchw ? "NCHW" : "NHWC", (long long)k.kh,
+                        (long long)k.kw, (long long)cg, (long long)k.oc, (long long)k.sh, (long long)k.sw,
+                        (long long)k.dh, (long long)k.dw, (long long)k.groups,
+                        k.dt == MP_F32 && !k.tf32 ? " with TF32 off" : "");
+}
+
 // Builds the graph of one convolution and its plan.
 mp_status build(const conv_key &k, cudnnHandle_t h, conv_plan *p) {
     cudnnBackendDescriptor_t ops[3], graph;
@@ -325,17 +339,8 @@ mp_status build(const conv_key &k, cudnnHandle_t h, conv_plan *p) {
     MP_TRY(try_mode(p, h, graph, CUDNN_HEUR_MODE_A, k));
     if (!p->plan)
         MP_TRY(try_mode(p, h, graph, CUDNN_HEUR_MODE_FALLBACK, k));
-    const int64_t cg = k.c / k.groups;
     if (!p->plan)
-        return MP_CUDA_FAIL(MP_ERR_NOT_IMPLEMENTED,
-                            "%s on the GPU: cuDNN %zu has no engine for %s data of shape [%lld, %lld, %lld, %lld] "
-                            "(%s), filter [%lld, %lld, %lld, %lld], strides [%lld, %lld], dilations [%lld, %lld], "
-                            "%lld group(s)%s. hint: run it on the CPU (with mixprec.device('/CPU:0'): ...)",
-                            kind_name(k.kind), L->version, mp_cuda_api->dtype_name((mp_dtype)k.dt), (long long)k.n,
-                            (long long)k.c, (long long)k.h, (long long)k.w, k.nchw ? "NCHW" : "NHWC", (long long)k.kh,
-                            (long long)k.kw, (long long)cg, (long long)k.oc, (long long)k.sh, (long long)k.sw,
-                            (long long)k.dh, (long long)k.dw, (long long)k.groups,
-                            k.dt == MP_F32 && !k.tf32 ? " with TF32 off" : "");
+        return no_engine(k);
     return MP_OK;
 }
 
@@ -345,7 +350,7 @@ mp_status get_plan(dev_state *s, const conv_key &k, conv_plan **out) {
     auto it = s->plans.find(key);
     if (it != s->plans.end()) {
         if (!it->second) // known to have no engine (a fused graph: the caller falls back)
-            return MP_CUDA_FAIL(MP_ERR_NOT_IMPLEMENTED, "%s: cuDNN has no engine for this graph", kind_name(k.kind));
+            return no_engine(k);
         *out = it->second;
         return MP_OK;
     }

@@ -48,11 +48,6 @@ int mp_cudnn_probe(const char *path, size_t *version, char *msg, size_t cap);
 // a plan or a GPU: a check of the descriptions anywhere.
 mp_status mp_cudnn_conv_describe(int kind, mp_dtype dt, const mp_window *win);
 
-// Builds and finalizes the cuDNN tensors and operations of one conv slot call (conv_cudnn.cpp;
-// kind: mp_conv_kind, or 3/4 for the forward with bias / bias and ReLU fused) without a handle,
-// a plan or a GPU: a check of the descriptions anywhere.
-mp_status mp_cudnn_conv_describe(int kind, mp_dtype dt, const mp_window *win);
-
 // A failed cuDNN call: its status name and cuDNN's last error text, recorded with file:line.
 mp_status mp_cudnn_error(const char *file, int line, const char *expr, cudnnStatus_t s);
 #define MP_CUDNN_CHECK(api, expr)                                                                                      \

@@ -16,6 +16,7 @@
 struct gemm_key {
     int64_t dt, ta, tb, M, N, K, batch, sa, sb, sc, tf32, align_a, align_b, align_c;
     int64_t epi; // 0: none; else the cuBLASLt epilogue (bias, or ReLU and bias: gemm_bias_act)
+    int64_t align_bias; // the bias pointer's alignment (the heuristic reads the pointer's value)
     bool operator==(const gemm_key &o) const { return memcmp(this, &o, sizeof *this) == 0; }
 };
 struct gemm_key_hash {
@@ -165,7 +166,11 @@ static mp_status plan_build(mp_cuda_ctx *c, const gemm_key &k, gemm_plan *p, con
     if (s == CUBLAS_STATUS_SUCCESS)
         s = cublasLtMatmulAlgoGetHeuristic(c->lt, p->desc, p->a, p->b, p->c, p->c, pref, 1, &res, &found);
     cublasLtMatmulPreferenceDestroy(pref);
-    if (s == CUBLAS_STATUS_NOT_SUPPORTED || (s == CUBLAS_STATUS_SUCCESS && found == 0)) {
+    // An epilogue plan the heuristic refuses in any way (float64 with a bias epilogue, an
+    // unsupported combination reported as INVALID_VALUE by some cuBLASLt versions) runs the
+    // composition instead of failing the op.
+    if (s == CUBLAS_STATUS_NOT_SUPPORTED || (s == CUBLAS_STATUS_SUCCESS && found == 0) ||
+        (k.epi && s != CUBLAS_STATUS_SUCCESS)) {
         p->ok = false; // the plain kernel computes this shape
         return MP_OK;
     }
@@ -288,6 +293,7 @@ extern "C" mp_status mp_cuda_gemm_bias_act(mp_device dev, mp_dtype dt, int ta, i
         key.tf32 = dt == MP_F32 && mp_cuda_tf32.load(std::memory_order_relaxed);
         key.align_a = alignment(A, 0), key.align_b = alignment(B, 0), key.align_c = alignment(C, 0);
         key.epi = act ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
+        key.align_bias = alignment(bias, 0);
         if (!c->gemm_plans)
             c->gemm_plans = new plan_map();
         plan_map &plans = *(plan_map *)c->gemm_plans;

@@ -57,6 +57,7 @@ struct mp_cuda_ctx {
     cublasLtHandle_t lt;
     void *workspace; // (MP_GEMM_WORKSPACE_BYTES) cuBLASLt's, allocated once
     uint8_t *flag;   // (1) device scratch for the integer kernels' error flag
+    std::mutex flag_mu; // held from zeroing the flag to reading it back (binary.cu)
     // Host -> device copies go through pinned slots, so the source may be freed at once and
     // the copy never waits for the device (unless the ring wraps onto a copy in flight).
     std::mutex staging_mu;

@@ -45,16 +45,6 @@ static mp_status cuda_host_syncs(mp_device, int64_t *count) {
     return MP_OK;
 }
 
-// The gemm_bias_act slot (cuBLASLt's bias / ReLU+bias epilogue, proposed in docs/cuda.md) is
-// filled when the core's backend.def has it, left alone when it does not, so the plugin builds
-// against a core with or without it. NOTE: once backend.def has the slot, replace this with a
-// plain assignment in fill_table.
-template <typename B>
-static auto wire_gemm_bias_act(B &t, int) -> decltype((void)(t.gemm_bias_act = mp_cuda_gemm_bias_act)) {
-    t.gemm_bias_act = mp_cuda_gemm_bias_act;
-}
-template <typename B> static void wire_gemm_bias_act(B &, long) {}
-
 // Explicit (not generated from backend.def): which function fills which slot is read here.
 // A slot left out stays NULL, "not supported on the GPU" (MP_BACKEND_CALL reports it).
 static void fill_table(void) {
@@ -90,7 +80,7 @@ static void fill_table(void) {
     table.conv_bias_act = mp_cuda_conv_bias_act; // one cuDNN graph (conv_cudnn.cpp)
 #endif
     table.batch_stats = mp_cuda_batch_stats;
-    wire_gemm_bias_act(table, 0);
+    table.gemm_bias_act = mp_cuda_gemm_bias_act; // cuBLASLt bias / ReLU+bias epilogue (gemm.cu)
     table.memory_stats = cuda_memory_stats;
     table.synchronize = cuda_synchronize;
     table.host_syncs = cuda_host_syncs;

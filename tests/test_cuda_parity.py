@@ -272,8 +272,8 @@ covers("matmul_bias_act")
 
 @pytest.mark.parametrize("dt", FLOATS)
 def test_matmul_bias_act(dt):
-    """MatMul + bias (+ ReLU), one op: on the GPU it composes the gemm (beta = 1 over the
-    bias rows), strided-copy and unary slots."""
+    """MatMul + bias (+ ReLU), one op: on the GPU its forward is the gemm_bias_act slot
+    (cuBLASLt's bias / ReLU+bias epilogue, or its composition where cuBLASLt declines)."""
     rng = np.random.default_rng(24)
     for (sa, sb, ta, tb), act in zip(MATMULS[:4] + [MATMULS[-1]], (0, 1, 1, 0, 1)):
         if len(sa) != 2:
@@ -282,6 +282,49 @@ def test_matmul_bias_act(dt):
         c = rng.uniform(-1, 1, sb[0] if tb else sb[1]).astype(NP_DTYPE[dt])
         fn = lambda x, y, z: _core.matmul_bias_act(x, y, z, ta, tb, act)  # noqa: E731
         check(fn, [a, b, c], dt, "matmul", grad=True, err="matmul_bias_act %s %s %s %s" % (dt, sa, sb, act))
+
+
+def test_matmul_bias_act_reaches_the_epilogue_slot():
+    """The CUDA backend fills gemm_bias_act (cuda/plugin.cpp); the CPU composes."""
+    assert _core._backend_slots(1)["gemm_bias_act"] is True
+    assert _core._backend_slots(0)["gemm_bias_act"] is False
+
+
+@pytest.mark.parametrize("dt", FLOATS)
+def test_matmul_bias_act_epilogue_shapes(dt):
+    """Shapes that reach cuBLASLt's tensor-core epilogue kernels (multiples of 8 and 16,
+    the guide's Dense sizes) and shapes that do not (odd sizes, a bias at an odd address
+    — a slice view — which runs the composition), forward only, against the CPU."""
+    rng = np.random.default_rng(41)
+    for M, K, N, act in ((256, 784, 512, 1), (64, 128, 10, 0), (33, 17, 9, 1), (1, 8, 8, 1), (128, 64, 1, 0)):
+        a = rng.uniform(-1, 1, (M, K)).astype(NP_DTYPE[dt])
+        b = rng.uniform(-1, 1, (K, N)).astype(NP_DTYPE[dt])
+        c = rng.uniform(-1, 1, N).astype(NP_DTYPE[dt])
+        fn = lambda x, y, z: _core.matmul_bias_act(x, y, z, False, False, act)  # noqa: E731
+        check(fn, [a, b, c], dt, "matmul", err="matmul_bias_act %s %dx%dx%d act=%d" % (dt, M, K, N, act))
+        c_pad = np.concatenate([c[:1], c])  # bias = a view one element in (an unaligned address)
+        fn = lambda x, y, z: _core.matmul_bias_act(x, y, z[1:], False, False, act)  # noqa: E731
+        check(fn, [a, b, c_pad], dt, "matmul", err="matmul_bias_act unaligned bias %s %dx%dx%d" % (dt, M, K, N))
+
+
+def test_matmul_bias_act_relu_keeps_nan_on_the_gpu():
+    """TensorFlow's Relu (and the CPU's) keeps NaN; the cuBLASLt ReLU epilogue must too. If this
+    fails on a GPU, the epilogue clamps NaN to 0: run RELU_BIAS as BIAS + the unary ReLU."""
+    a = np.array([[np.nan, 1.0], [1.0, 1.0]] * 8, np.float32)
+    b = np.eye(2, dtype=np.float32)
+    c = np.array([-5.0, 0.5], np.float32)
+    check(lambda x, y, z: _core.matmul_bias_act(x, y, z, False, False, 1), [a, b, c], "float32", "matmul",
+          err="NaN through ReLU")
+
+
+def test_matmul_bias_act_tf32():
+    """float32 with TF32 on (the default): the epilogue's plan is TF32's, within its error."""
+    rng = np.random.default_rng(43)
+    a, b = rng.uniform(-1, 1, (256, 512)).astype(np.float32), rng.uniform(-1, 1, (512, 128)).astype(np.float32)
+    c = rng.uniform(-1, 1, 128).astype(np.float32)
+    config_experimental.enable_tensor_float_32_execution(True)
+    check(lambda x, y, z: _core.matmul_bias_act(x, y, z, False, False, 1), [a, b, c], "float32", "matmul_tf32",
+          err="tf32 on")
 
 
 def test_matmul_tf32():
