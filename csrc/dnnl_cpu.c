@@ -624,11 +624,12 @@ int mp_gemm_uses_onednn(mp_dtype dt) {
  * results bit for bit the same): given B as stored, oneDNN's matmul copies its panels again
  * for every block of A's rows, 7% of an 8192x4096x4096 product's time (perf); one reorder
  * first took that product from 1479 to 1283 ms and the guide's 4096-unit bfloat16 step 4-5%
- * faster. It pays from about 1024 rows of A (1024x4096x4096: 0.94x; 256 rows: 1.02x; 32 rows:
+ * faster. It pays from about 512 rows of A (1024x4096x4096: 0.94x; 784x8192x4096, the guide's
+ * first-layer weight gradient: 0.89-0.92x; 512 rows: 0.96-1.01x; 256 rows: 1.02x; 32 rows:
  * 1.13x). A transposed B is left to oneDNN: its transposing reorder of a 4096x4096 B took
  * 20 ms, 1.09x at 1024 rows and no gain at 8192. */
 static int pack_b(int64_t M, int64_t N, int64_t K, int tb) {
-    return !tb && M >= 1024 && K * N >= ((int64_t)1 << 18);
+    return !tb && M >= 512 && K * N >= ((int64_t)1 << 18);
 }
 
 static mp_status dnnl_gemm_(mp_dtype dt, int ta, int tb, int64_t M, int64_t N, int64_t K, double alpha, const void *A,
