@@ -7,6 +7,10 @@ seed 004's epoch as written, with 1 and 2 replicas (logical CPUs).
     python bench/distribute.py --mib 1 --examples 512   # tiny (tests/test_bench.py)
     python bench/distribute.py --tf-python /tmp/tfenv/bin/python --rounds 3
         # seed 004's epoch under TensorFlow 2.21's MirroredStrategy too, side by side
+
+The seed 004 rows include "mixprec-eager": the same code with
+tf.config.run_functions_eagerly(True), which is how its step ran before strategy.run was
+traced (the trace broke and every call ran the replicas' Python on threads).
 """
 
 import argparse
@@ -172,6 +176,8 @@ def _seed_epoch_worker(framework, replicas, data, batch_per_replica):
         import tensorflow as tf
     else:
         import mixprec as tf
+        # "mixprec-eager": the step's Python at every call (strategy.run before it traced)
+        tf.config.run_functions_eagerly(framework == "mixprec-eager")
     cpu = tf.config.list_physical_devices("CPU")
     tf.config.set_logical_device_configuration(
         cpu[0], [tf.config.LogicalDeviceConfiguration()] * replicas)
@@ -223,10 +229,57 @@ def _seed_epoch_worker(framework, replicas, data, batch_per_replica):
         return float(total_loss / num_batches)
 
     epoch()  # traces, builds the model
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     loss = epoch()
-    print("EPOCH_SECONDS %.6f loss %.4f accuracy %.4f" % (time.perf_counter() - t0, loss,
-                                                          float(train_accuracy.result())))
+    # the process's CPU time too: on a shared machine it moves less than the wall time
+    print("EPOCH_SECONDS %.6f loss %.4f accuracy %.4f cpu %.6f" % (
+        time.perf_counter() - t0, loss, float(train_accuracy.result()),
+        time.process_time() - c0))
+
+
+def _overhead_worker(replicas, steps):
+    """A step too small for its kernels to matter (Dense 8-4, 8 rows a replica), traced
+    and run eagerly, interleaved in one process: what a step costs beyond its kernels."""
+    import numpy as np
+
+    import mixprec as tf
+    from mixprec import keras
+
+    cpu = tf.config.list_physical_devices("CPU")[0]
+    tf.config.set_logical_device_configuration(
+        cpu, [tf.config.LogicalDeviceConfiguration()] * replicas)
+    strategy = tf.distribute.MirroredStrategy()
+    x = np.random.default_rng(0).random((8 * replicas, 8), dtype=np.float32)
+    batch = next(iter(strategy.experimental_distribute_dataset(
+        tf.data.Dataset.from_tensor_slices((x, x[:, :4])).batch(8 * replicas))))
+    with strategy.scope():
+        model = keras.Sequential([keras.layers.Dense(4, input_shape=(8,))])
+        opt = keras.optimizers.SGD(0.01)
+        opt.build(model.trainable_variables)
+
+    def step(inputs):
+        xb, yb = inputs
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(tf.square(model(xb) - yb)) / float(8 * replicas)
+        opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables),
+                                model.trainable_variables))
+        return loss
+
+    def dstep(b):
+        return strategy.reduce("SUM", strategy.run(step, args=(b,)), axis=None)
+
+    fns = {"traced": tf.function(dstep), "eager": dstep}
+    for f in fns.values():
+        f(batch)
+    best = {}
+    for _ in range(5):
+        for name, f in fns.items():
+            t0 = time.perf_counter()
+            for _ in range(steps):
+                f(batch)
+            t = (time.perf_counter() - t0) / steps
+            best[name] = min(best.get(name, t), t)
+    print("STEP_SECONDS %.9f %.9f" % (best["traced"], best["eager"]))
 
 
 def _seed_data(examples, path):
@@ -257,11 +310,11 @@ def _seed_rows(a):
     --rounds R, the median of R such rounds."""
     import tempfile
 
-    rows, times, accs = [], {}, {}
+    rows, times, accs, cpus = [], {}, {}, {}
     with tempfile.TemporaryDirectory() as tmp:
         data = os.path.join(tmp, "fashion.npz")
         examples = _seed_data(a.cnn_examples, data)
-        runners = [("mixprec", sys.executable)]
+        runners = [("mixprec", sys.executable), ("mixprec-eager", sys.executable)]
         if a.tf_python:
             runners.append(("tensorflow", a.tf_python))
         for _ in range(a.rounds):
@@ -273,16 +326,23 @@ def _seed_rows(a):
                                 str(a.batch_per_replica)], env=env)
                     line = out.split("EPOCH_SECONDS")[1].split("\n")[0].split()
                     times.setdefault((name, n), []).append(float(line[0]))
+                    cpus.setdefault((name, n), []).append(float(line[6]))
                     accs[name, n] = line[4]
         times = {k: sorted(v)[len(v) // 2] for k, v in times.items()}  # medians
+        cpus = {k: sorted(v)[len(v) // 2] for k, v in cpus.items()}
         for n in (1, 2):
             for name, _ in runners:
                 t = times[name, n]
                 rows.append(["seed 004 epoch, %d images, CNN, Adam" % examples,
                              "%s, %d logical CPU%s (batch %d each)" % (
                                  name, n, "s" if n > 1 else "", a.batch_per_replica),
-                             "%.2f s" % t, "%.0f images/s (train acc %s)" % (examples / t,
-                                                                             accs[name, n])])
+                             "%.2f s" % t, "%.0f images/s (train acc %s, CPU %.2f s)" % (
+                                 examples / t, accs[name, n], cpus[name, n])])
+        for n in (1, 2):
+            rows.append(["", "mixprec traced / eager step, %d logical CPU%s" % (
+                n, "s" if n > 1 else ""),
+                "%.2fx" % (times["mixprec", n] / times["mixprec-eager", n]),
+                "CPU time %.2fx" % (cpus["mixprec", n] / cpus["mixprec-eager", n])])
         for n in (1, 2) if a.tf_python else ():
             rows.append(["", "mixprec / TensorFlow, %d logical CPU%s" % (n, "s" if n > 1 else ""),
                          "%.2fx" % (times["mixprec", n] / times["tensorflow", n]), ""])
@@ -298,10 +358,13 @@ def main():
     p.add_argument("--mpi-worker", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--epoch-worker", type=int, default=0, help=argparse.SUPPRESS)
     p.add_argument("--seed-worker", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--overhead-worker", type=int, default=0, help=argparse.SUPPRESS)
     p.add_argument("--replicas", type=int, default=1, help=argparse.SUPPRESS)
     p.add_argument("--data", default=None, help=argparse.SUPPRESS)
     p.add_argument("--cnn-examples", type=int, default=6000,
                    help="seed 004's epoch on this many shipped Fashion-MNIST images (0: skip)")
+    p.add_argument("--overhead-steps", type=int, default=200,
+                   help="steps per timing of the overhead rows (best of 5, interleaved)")
     p.add_argument("--rounds", type=int, default=1,
                    help="seed 004 rows: the median of this many alternating rounds")
     p.add_argument("--tf-python", default=None,
@@ -314,6 +377,8 @@ def main():
         return _epoch_worker(a.epoch_worker, a.examples, a.batch_per_replica)
     if a.seed_worker:
         return _seed_epoch_worker(a.seed_worker, a.replicas, a.data, a.batch_per_replica)
+    if a.overhead_worker:
+        return _overhead_worker(a.replicas, a.overhead_worker)
     rows = []
     t = _allreduce_threads(a.mib, a.repeat)
     rows.append(["all-reduce %d MiB float32" % a.mib, "2 replica threads",
@@ -343,6 +408,13 @@ def main():
                      "%d replica%s (batch %d each)" % (n, "s" if n > 1 else "",
                                                        a.batch_per_replica),
                      "%.2f s" % t, "%.0f examples/s" % (a.examples / t)])
+    for n in (1, 2):
+        out = _sub([sys.executable, os.path.abspath(__file__), "--overhead-worker",
+                    str(a.overhead_steps), "--replicas", str(n)])
+        traced, eager = map(float, out.split("STEP_SECONDS")[1].split()[:2])
+        rows.append(["strategy.run step, Dense 8-4 (overhead)", "%d replica%s: tf.function "
+                     "traced / the same step eager" % (n, "s" if n > 1 else ""),
+                     "%.0f / %.0f us" % (traced * 1e6, eager * 1e6), "%.2fx" % (traced / eager)])
     if a.cnn_examples:
         rows += _seed_rows(a)
     print(_common.machine())

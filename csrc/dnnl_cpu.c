@@ -5,6 +5,8 @@
  * through the loop kernels of window_ref.c. Scratchpads come from our allocator.
  * It must not validate shapes (ops.c did) nor allocate tensors. */
 #include <pthread.h>
+#include <float.h>
+#include <math.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -682,6 +684,11 @@ static void operand_sizes(int fam, int kind, const mp_window *w, int64_t n[3]) {
 
 static int force_fallback; /* mp_dnnl_force_reference: tests run the loop kernels */
 
+/* max pooling's start value in dt (TensorFlow's lowest; bfloat16's measured -inf) */
+static double pool_lowest(mp_dtype dt) {
+    return dt == MP_F32 ? -FLT_MAX : dt == MP_F16 ? -65504.0 : dt == MP_BF16 ? -INFINITY : -DBL_MAX;
+}
+
 /* oneDNN in dtype dt; *unimpl when it has no implementation */
 static mp_status native_post(int fam, int kind, int post, mp_dtype dt, const mp_window *w, const void *a,
                              const void *b, const void *bias, void *out, int *unimpl) {
@@ -730,9 +737,16 @@ static mp_status widened(int fam, int kind, mp_dtype dt, mp_dtype wdt, const mp_
     *unimpl = 0;
     if (wdt == MP_F64)
         st = fam == FAM_CONV ? mp_ref_conv_f64(kind, w, buf[0], buf[1], buf[2])
-                             : mp_ref_pool_f64(kind, w, buf[0], buf[1], buf[2]);
+                             : mp_ref_pool_f64(kind, w, buf[0], buf[1], buf[2], pool_lowest(dt));
     else
         st = native(fam, kind, wdt, w, buf[0], buf[1], buf[2], unimpl);
+    if (st == MP_OK && !*unimpl && fam == FAM_POOL && kind == MP_POOL_MAX && wdt == MP_F32 && dt == MP_F16) {
+        /* a window of NaNs: float32's lowest would round to -inf; TensorFlow gives float16's */
+        float *y = buf[2];
+        for (int64_t i = 0; i < n[2]; i++)
+            if (y[i] == -FLT_MAX)
+                y[i] = -65504.0f;
+    }
     if (st == MP_OK && !*unimpl)
         st = mp_cast_host(buf[2], wdt, out, dt, n[2]);
 out:
@@ -745,7 +759,8 @@ out:
 static mp_status route(int fam, int kind, mp_dtype dt, const mp_window *w, const void *a, const void *b, void *out) {
     int unimpl = 1;
     if (dt == MP_F64)
-        return fam == FAM_CONV ? mp_ref_conv_f64(kind, w, a, b, out) : mp_ref_pool_f64(kind, w, a, b, out);
+        return fam == FAM_CONV ? mp_ref_conv_f64(kind, w, a, b, out)
+                               : mp_ref_pool_f64(kind, w, a, b, out, pool_lowest(dt));
     if (dt != MP_F32 && dt != MP_F16 && dt != MP_BF16)
         return mp_error_set(MP_ERR_DTYPE, "no %s kernel for %s", fam == FAM_CONV ? "convolution" : "pooling",
                             mp_dtype_name(dt));
@@ -756,6 +771,8 @@ static mp_status route(int fam, int kind, mp_dtype dt, const mp_window *w, const
         fam == FAM_POOL && dt != MP_F32 && overlap && (kind == MP_POOL_MAX_BWD || kind == MP_POOL_AVG_BWD);
     if (fam == FAM_POOL && kind == MP_POOL_MAX_GRADGRAD) /* no oneDNN primitive: a gather, exact in float64 */
         unimpl = 1;
+    else if (fam == FAM_POOL && kind == MP_POOL_MAX_BWD && mp_ref_pool_first_nan(dt, w, a))
+        unimpl = 1; /* TensorFlow's MaxPoolGrad gives a window's first NaN the gradient; oneDNN skips it */
     else if (!__atomic_load_n(&force_fallback, __ATOMIC_RELAXED)) {
         if (!widen_first)
             MP_TRY(native(fam, kind, dt, w, a, b, out, &unimpl));

@@ -659,17 +659,15 @@ static void plan_last_uses(mp_graph *g) {
     plan_folds(g);
 }
 
-mp_status mp_graph_end(mp_graph *g) {
-    if (rec == g)
-        rec = g->parent;
-    g->parent = NULL;
+/* Drops nodes that reach neither an output nor a side effect, renumbering edges. */
+static mp_status prune(mp_graph *g) {
     int nn = g->n_nodes;
     char *need = calloc((size_t)(nn ? nn : 1), 1);
     int32_t *remap = malloc((size_t)(nn ? nn : 1) * sizeof *remap);
     if (!need || !remap) {
         free(need);
         free(remap);
-        return mp_error_set(MP_ERR_MEMORY, "out of host memory finishing a graph");
+        return mp_error_set(MP_ERR_MEMORY, "out of host memory pruning a graph");
     }
     for (int o = 0; o < g->n_outputs; o++)
         if (g->outputs[o].node >= 0)
@@ -710,8 +708,23 @@ mp_status mp_graph_end(mp_graph *g) {
         }
     free(need);
     free(remap);
+    return MP_OK;
+}
+
+mp_status mp_graph_end(mp_graph *g) {
+    if (rec == g)
+        rec = g->parent;
+    g->parent = NULL;
+    MP_TRY(prune(g));
     idmap_free(g->id_map);
     g->id_map = NULL;
+    plan_last_uses(g);
+    return MP_OK;
+}
+
+mp_status mp_graph_prune(mp_graph *g) {
+    kept_clear(g); /* node indices move */
+    MP_TRY(prune(g));
     plan_last_uses(g);
     return MP_OK;
 }

@@ -199,6 +199,15 @@ mp_status mp_graph_insert_cast(mp_graph *g, int at, mp_gedge src, mp_dtype dt, m
  * check each op's dtype rules; shapes are unchanged by dtype passes. Also recomputes the
  * replay plan (last uses, output flags): call it after any rewiring. */
 mp_status mp_graph_infer(mp_graph *g);
+/* Drop the nodes that reach neither an output nor a side effect (a pass left them without
+ * readers), renumbering edges and re-planning the replay. */
+mp_status mp_graph_prune(mp_graph *g);
+/* The remapper's fusions (graph_fuse.c): Conv2D (NHWC) or a MatMul of matrices, read only by
+ * an AddV2 of a vector over its last axis (a bias), becomes CONV2D_BIAS_ACT / MATMUL_BIAS_ACT,
+ * with the ReLU when one Relu is the sum's only reader (besides ReluGrads of the sum, which
+ * then read the fused output); a fused op without activation read that way by one Relu takes
+ * it in. *n_fused gets the number of fused nodes made. */
+mp_status mp_graph_fuse(mp_graph *g, int *n_fused);
 /* 1 when a and b are the same graph up to the shapes of their values: the same nodes,
  * edges, attributes (random ops' streams aside), constants' values, variables and outputs;
  * 0 otherwise (loops never compare equal). Two traces of a relaxed signature that agree

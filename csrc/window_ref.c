@@ -18,6 +18,7 @@ typedef struct {
     const double *a, *b;
     double *out;
     int kind;
+    double lowest; /* max pooling's start value: the result of a window of NaNs */
 } job;
 
 /* forward and backward data: one image per task. Both walk the same nest (image, output
@@ -89,7 +90,7 @@ static void conv_bwd_filter(void *ctx, int64_t t0, int64_t t1) {
 }
 
 mp_status mp_ref_conv_f64(mp_conv_kind k, const mp_window *w, const double *a, const double *b, double *out) {
-    job j = {w, a, b, out, (int)k};
+    job j = {w, a, b, out, (int)k, 0.0};
     if (k == MP_CONV_FWD) {
         mp_parallel_for(w->n, 1, conv_fwd_or_bwd_data, &j);
     } else if (k == MP_CONV_BWD_DATA) {
@@ -115,13 +116,19 @@ static void pool_plane(void *ctx, int64_t p0, int64_t p1) {
                 int64_t xa = x0 < 0 ? 0 : x0, xb = x0 + w->kw > w->w ? w->w : x0 + w->kw;
                 int64_t oi = at(w, n, c, oy, ox, w->c, w->oh, w->ow);
                 if (j->kind == MP_POOL_MAX || j->kind == MP_POOL_MAX_BWD || j->kind == MP_POOL_MAX_GRADGRAD) {
-                    double best = -INFINITY;
+                    /* TensorFlow 2.21's three rules (CPU, measured): NaN never beats a value.
+                     * MaxPool starts from the dtype's lowest value (a window of NaNs gives
+                     * it); MaxPoolGrad starts from the window's first element, so a NaN there
+                     * takes the gradient; MaxPoolGradGrad starts from nothing, and a window
+                     * with no value above -inf gathers 0. */
+                    const int bwd = j->kind == MP_POOL_MAX_BWD;
+                    double best = j->kind == MP_POOL_MAX ? j->lowest : -INFINITY;
                     int64_t bi = -1;
                     for (int64_t y = ya; y < yb; y++)
                         for (int64_t x = xa; x < xb; x++) {
                             int64_t ii = at(w, n, c, y, x, w->c, w->h, w->w);
                             double v = j->a[ii];
-                            if (bi < 0 || v > best || (isnan(v) && !isnan(best))) {
+                            if (v > best || (bwd && bi < 0)) {
                                 best = v;
                                 bi = ii;
                             }
@@ -156,11 +163,72 @@ static void pool_plane(void *ctx, int64_t p0, int64_t p1) {
     }
 }
 
-mp_status mp_ref_pool_f64(mp_pool_kind k, const mp_window *w, const double *a, const double *b, double *out) {
-    job j = {w, a, b, out, (int)k};
+mp_status mp_ref_pool_f64(mp_pool_kind k, const mp_window *w, const double *a, const double *b, double *out,
+                          double lowest) {
+    job j = {w, a, b, out, (int)k, lowest};
     if (k == MP_POOL_MAX_BWD || k == MP_POOL_AVG_BWD)
         memset(out, 0, (size_t)(w->n * w->c * w->h * w->w) * sizeof(double));
     /* a task owns whole (image, channel) planes, so its writes are disjoint in both layouts */
     mp_parallel_for(w->n * w->c, 1, pool_plane, &j);
     return MP_OK;
+}
+
+/* Is the first element (padding excluded) of some max-pooling window NaN? There
+ * MaxPoolGrad's rule (above) differs from oneDNN's, which skips the NaN. Reads one element
+ * per window and channel (a quarter of x for 2x2 windows of stride 2), images in parallel. */
+typedef struct {
+    mp_dtype dt;
+    const mp_window *w;
+    const void *x;
+    int found;
+} nan_job;
+
+static void first_nan_images(void *ctx, int64_t n0, int64_t n1) {
+    nan_job *j = ctx;
+    const mp_window *w = j->w;
+    mp_dtype dt = j->dt;
+    const void *x = j->x;
+    size_t es = mp_dtype_size(dt);
+    for (int64_t n = n0; n < n1 && !__atomic_load_n(&j->found, __ATOMIC_RELAXED); n++)
+        for (int64_t oy = 0; oy < w->oh; oy++)
+            for (int64_t ox = 0; ox < w->ow; ox++) {
+                int64_t y0 = oy * w->sh - w->pt, x0 = ox * w->sw - w->pl;
+                int64_t y = y0 < 0 ? 0 : y0, xx = x0 < 0 ? 0 : x0;
+                if (y >= w->h || xx >= w->w)
+                    continue;
+                int64_t i0 = at(w, n, 0, y, xx, w->c, w->h, w->w), step = w->nchw ? w->h * w->w : 1;
+                int nan = 0; /* on the bits: integer tests vectorize, float self-compares do not */
+                if (dt == MP_F32) {
+                    const uint32_t *p = (const uint32_t *)x + i0;
+                    if (step == 1)
+                        for (int64_t c = 0; c < w->c; c++)
+                            nan |= (p[c] & 0x7fffffffu) > 0x7f800000u;
+                    else
+                        for (int64_t c = 0; c < w->c; c++)
+                            nan |= (p[c * step] & 0x7fffffffu) > 0x7f800000u;
+                } else if (dt == MP_F64) {
+                    const double *p = (const double *)x + i0;
+                    for (int64_t c = 0; c < w->c; c++)
+                        nan |= p[c * step] != p[c * step];
+                } else if (es == 2) { /* exponent all ones, mantissa not zero */
+                    const uint16_t *p = (const uint16_t *)x + i0;
+                    uint16_t e = dt == MP_BF16 ? 0x7f80 : 0x7c00;
+                    if (step == 1)
+                        for (int64_t c = 0; c < w->c; c++)
+                            nan |= (p[c] & 0x7fff) > e;
+                    else
+                        for (int64_t c = 0; c < w->c; c++)
+                            nan |= (p[c * step] & 0x7fff) > e;
+                }
+                if (nan) {
+                    __atomic_store_n(&j->found, 1, __ATOMIC_RELAXED);
+                    return;
+                }
+            }
+}
+
+int mp_ref_pool_first_nan(mp_dtype dt, const mp_window *w, const void *x) {
+    nan_job j = {dt, w, x, 0};
+    mp_parallel_for(w->n, 1, first_nan_images, &j);
+    return j.found;
 }

@@ -35,12 +35,12 @@ struct host_ld_bf16 {
 
 // pool.cu's pool_launch, element by element: out (n_out elements, or n_in for gradients).
 template <typename Acc, typename LD, typename ST>
-void run(const pool_geom &g, int kind, const LD &a, const LD &b, ST store) {
+void run(const pool_geom &g, int kind, double lowest, const LD &a, const LD &b, ST store) {
     const int64_t n_out = g.n * g.c * g.oh * g.ow, n_in = g.n * g.c * g.h * g.w;
     int64_t bi;
     if (kind == MP_POOL_MAX || kind == MP_POOL_AVG) {
         for (int64_t i = 0; i < n_out; i++)
-            store(i, pool_fwd_at<Acc>(g, kind == MP_POOL_MAX, a, i, &bi));
+            store(i, pool_fwd_at<Acc>(g, kind == MP_POOL_MAX ? POOL_RULE_MAX : POOL_RULE_AVG, (Acc)lowest, a, i, &bi));
         return;
     }
     if (kind == MP_POOL_AVG_BWD) {
@@ -50,7 +50,8 @@ void run(const pool_geom &g, int kind, const LD &a, const LD &b, ST store) {
     }
     std::vector<int64_t> arg((size_t)n_out);
     for (int64_t i = 0; i < n_out; i++)
-        pool_fwd_at<Acc>(g, 1, a, i, &arg[(size_t)i]);
+        pool_fwd_at<Acc>(g, kind == MP_POOL_MAX_BWD ? POOL_RULE_MAX_GRAD : POOL_RULE_MAX_GRADGRAD, (Acc)0, a, i,
+                         &arg[(size_t)i]);
     if (kind == MP_POOL_MAX_BWD) {
         for (int64_t i = 0; i < n_in; i++)
             store(i, pool_bwd_at<Acc>(g, 1, arg.data(), b, i));
@@ -98,17 +99,20 @@ PyObject *mp_cuda_py_pool_on_host(PyObject *, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "_pool_on_host: operand sizes do not match the window");
     } else if ((res = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n_res * (int64_t)es)))) {
         char *out = PyBytes_AS_STRING(res);
+        // max pooling's start value (pool.cu's pool_lowest)
+        const double lowest = es == 8 ? -1.7976931348623157e308 : es == 4 ? -3.4028234663852886e38
+                              : strcmp(dtn, "float16") == 0 ? -65504.0 : -INFINITY;
         if (es == 8) {
-            run<double>(g, kind, host_ld<double>{(const double *)a.buf}, host_ld<double>{(const double *)b.buf},
+            run<double>(g, kind, lowest, host_ld<double>{(const double *)a.buf}, host_ld<double>{(const double *)b.buf},
                         [&](int64_t i, double v) { ((double *)out)[i] = v; });
         } else if (es == 4) {
-            run<float>(g, kind, host_ld<float>{(const float *)a.buf}, host_ld<float>{(const float *)b.buf},
+            run<float>(g, kind, lowest, host_ld<float>{(const float *)a.buf}, host_ld<float>{(const float *)b.buf},
                        [&](int64_t i, float v) { ((float *)out)[i] = v; });
         } else if (strcmp(dtn, "float16") == 0) {
-            run<float>(g, kind, host_ld_f16{(const uint16_t *)a.buf}, host_ld_f16{(const uint16_t *)b.buf},
+            run<float>(g, kind, lowest, host_ld_f16{(const uint16_t *)a.buf}, host_ld_f16{(const uint16_t *)b.buf},
                        [&](int64_t i, float v) { ((uint16_t *)out)[i] = mp_cvt_f32_f16(v); });
         } else {
-            run<float>(g, kind, host_ld_bf16{(const uint16_t *)a.buf}, host_ld_bf16{(const uint16_t *)b.buf},
+            run<float>(g, kind, lowest, host_ld_bf16{(const uint16_t *)a.buf}, host_ld_bf16{(const uint16_t *)b.buf},
                        [&](int64_t i, float v) { ((uint16_t *)out)[i] = mp_cvt_f32_bf16(v); });
         }
     }

@@ -1,8 +1,9 @@
 // pool.cu — the pool slot on the GPU: max and average pooling, their gradients and the
 // max-pool gradient's gradient, with the CPU backend's rules: TensorFlow's possibly asymmetric
 // padding, averages over the window's part inside the input (padding not counted), the
-// gradient of a max going to the window's first maximum in row-major order (NaN skipped, as
-// oneDNN and TensorFlow do), 16-bit data accumulated in float32 and rounded once. Gradients are
+// maxima by TensorFlow's CPU rules (pool_rules.h: NaN never beats a value; MaxPool, its gradient
+// and the gradient's gradient start differently), 16-bit data accumulated in float32 and
+// rounded once. Gradients are
 // gathered per input element (no atomics: deterministic). The element rules are pool_rules.h's,
 // shared with the host check (host_check.cpp). Not cuDNN: docs/architecture.md says why.
 // Must not validate shapes (ops_window.c did) nor synchronise.
@@ -14,15 +15,16 @@ template <int DT> struct pool_ld { // loads element j of a tensor of dtype DT in
     __device__ __forceinline__ typename mp_dt<DT>::C operator()(int64_t j) const { return mp_dt<DT>::load(p, j); }
 };
 
-// Forward (max or average); for max also each window's first maximum into arg (when not NULL;
-// y may then be NULL). One thread per output element.
+// Forward (max or average, by pool_rules.h's rule); for max also each window's position into
+// arg (when not NULL; y may then be NULL). One thread per output element.
 template <int DT>
-static __global__ void pool_fwd_kernel(pool_geom g, int is_max, const typename mp_dt<DT>::T *x,
+static __global__ void pool_fwd_kernel(pool_geom g, int rule, double lowest, const typename mp_dt<DT>::T *x,
                                        typename mp_dt<DT>::T *y, int64_t *arg) {
     const pool_ld<DT> ld{x};
     MP_GRID_STRIDE(i, g.n * g.c * g.oh * g.ow) {
         int64_t bi;
-        typename mp_dt<DT>::C v = pool_fwd_at<typename mp_dt<DT>::C>(g, is_max, ld, i, &bi);
+        typename mp_dt<DT>::C v =
+            pool_fwd_at<typename mp_dt<DT>::C>(g, rule, (typename mp_dt<DT>::C)lowest, ld, i, &bi);
         if (y)
             mp_dt<DT>::store(y, i, v);
         if (arg)
@@ -50,14 +52,20 @@ static __global__ void pool_gradgrad_kernel(pool_geom g, const int64_t *arg, con
     }
 }
 
+// max pooling's start value in DT (TensorFlow's lowest; bfloat16's measured -inf)
+static double pool_lowest(int dt) {
+    return dt == MP_F32 ? -3.4028234663852886e38 : dt == MP_F16 ? -65504.0 : dt == MP_BF16 ? -INFINITY
+                                                                                              : -1.7976931348623157e308;
+}
+
 template <int DT>
 static mp_status pool_launch(mp_cuda_ctx *c, mp_device dev, mp_pool_kind k, const pool_geom &g, const void *a,
                              const void *b, void *out) {
     typedef typename mp_dt<DT>::T T;
     const int64_t n_out = g.n * g.c * g.oh * g.ow, n_in = g.n * g.c * g.h * g.w;
     if (k == MP_POOL_MAX || k == MP_POOL_AVG) {
-        pool_fwd_kernel<DT><<<mp_cuda_grid(c, n_out), MP_THREADS, 0, c->stream>>>(g, k == MP_POOL_MAX, (const T *)a,
-                                                                                  (T *)out, nullptr);
+        pool_fwd_kernel<DT><<<mp_cuda_grid(c, n_out), MP_THREADS, 0, c->stream>>>(
+            g, k == MP_POOL_MAX ? POOL_RULE_MAX : POOL_RULE_AVG, pool_lowest(DT), (const T *)a, (T *)out, nullptr);
         MP_LAUNCH_CHECK();
         return MP_OK;
     }
@@ -66,11 +74,12 @@ static mp_status pool_launch(mp_cuda_ctx *c, mp_device dev, mp_pool_kind k, cons
         MP_LAUNCH_CHECK();
         return MP_OK;
     }
-    // MAX_BWD and MAX_GRADGRAD: the first maxima first, in pool-ordered scratch
+    // MAX_BWD and MAX_GRADGRAD: the windows' positions first (each op's rule), in scratch
     int64_t *arg = nullptr;
     const size_t bytes = (size_t)n_out * sizeof(int64_t);
     MP_TRY(mp_cuda_alloc(dev, bytes, (void **)&arg));
-    pool_fwd_kernel<DT><<<mp_cuda_grid(c, n_out), MP_THREADS, 0, c->stream>>>(g, 1, (const T *)a, nullptr, arg);
+    pool_fwd_kernel<DT><<<mp_cuda_grid(c, n_out), MP_THREADS, 0, c->stream>>>(
+        g, k == MP_POOL_MAX_BWD ? POOL_RULE_MAX_GRAD : POOL_RULE_MAX_GRADGRAD, 0.0, (const T *)a, nullptr, arg);
     cudaError_t e = cudaGetLastError();
     if (e == cudaSuccess) {
         if (k == MP_POOL_MAX_BWD)

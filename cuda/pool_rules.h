@@ -1,9 +1,9 @@
 // pool_rules.h — the element rules of GPU pooling (pool.cu), as functions that compile both as
 // device code and as host C++ (MP_HD), so the same rules run in the kernels and, on any
 // machine, in the host check mixprec._cuda._pool_on_host (host_check.cpp) that the tests compare
-// with the CPU backend. The rules are the CPU backend's (oneDNN's, and TensorFlow's forward):
-// the window's part inside the input, the first maximum in row-major order with NaN skipped
-// (a window of NaN only gives NaN), averages over that part.
+// with the CPU backend. The rules are the CPU backend's (TensorFlow 2.21's CPU kernels): the
+// window's part inside the input, maxima in row-major order where NaN never beats a value
+// (pool_fwd_at's three starts), averages over that part.
 // Must not allocate, launch or know about streams; loads go through the caller's functor.
 #ifndef MP_POOL_RULES_H
 #define MP_POOL_RULES_H
@@ -39,22 +39,27 @@ MP_HD void pool_window(const pool_geom &g, int64_t oy, int64_t ox, int64_t *ya, 
     *xa = x0 < 0 ? 0 : x0, *xb = x0 + g.kw > g.w ? g.w : x0 + g.kw;
 }
 
+// Which maximum pool_fwd_at looks for (TensorFlow 2.21's CPU kernels, docs/architecture.md):
+// MaxPool's value starts from the dtype's lowest (a window of NaNs gives it); MaxPoolGrad's
+// position starts from the window's first element (a NaN there keeps it); MaxPoolGradGrad's
+// from nothing (-1 when no element is above -inf). Then each element above the best wins.
+enum { POOL_RULE_AVG = 0, POOL_RULE_MAX = 1, POOL_RULE_MAX_GRAD = 2, POOL_RULE_MAX_GRADGRAD = 3 };
+
 // Output element i (in y's layout): the max or the average of its window of x (ld(j) loads
-// x[j] in Acc); for max, *arg = the first maximum's position y * w + x in its plane (-1 for
-// an empty window). NaN is never the maximum while the window has a number (TensorFlow's and
-// oneDNN's max pooling; NOTE: the CPU's float64 loop kernels, window_ref.c, propagate NaN).
+// x[j] in Acc) by `rule`; for max, *arg = the chosen position y * w + x in its plane (-1: none).
+// lowest: the dtype's lowest value (POOL_RULE_MAX's start).
 template <typename Acc, typename LD>
-MP_HD Acc pool_fwd_at(const pool_geom &g, int is_max, const LD &ld, int64_t i, int64_t *arg) {
+MP_HD Acc pool_fwd_at(const pool_geom &g, int rule, Acc lowest, const LD &ld, int64_t i, int64_t *arg) {
     int64_t n, c, oy, ox, ya, yb, xa, xb;
     pool_split(g.nchw, i, g.c, g.oh, g.ow, &n, &c, &oy, &ox);
     pool_window(g, oy, ox, &ya, &yb, &xa, &xb);
-    if (is_max) {
-        Acc best = (Acc)-INFINITY;
+    if (rule != POOL_RULE_AVG) {
+        Acc best = rule == POOL_RULE_MAX ? lowest : (Acc)-INFINITY;
         int64_t bi = -1;
         for (int64_t yy = ya; yy < yb; yy++)
             for (int64_t xx = xa; xx < xb; xx++) {
                 Acc v = ld(pool_at(g.nchw, n, c, yy, xx, g.c, g.h, g.w));
-                if (bi < 0 || v > best || (best != best && v == v)) {
+                if (v > best || (rule == POOL_RULE_MAX_GRAD && bi < 0)) {
                     best = v;
                     bi = yy * g.w + xx;
                 }
@@ -72,7 +77,7 @@ MP_HD Acc pool_fwd_at(const pool_geom &g, int is_max, const LD &ld, int64_t i, i
 }
 
 // Input element i (in x's layout): the sum over the windows that contain it of dy (ld_dy(j)
-// loads dy[j]): for max only the windows whose first maximum (arg, per output element) it is;
+// loads dy[j]): for max only the windows whose chosen position (arg, per output element) it is;
 // for average dy / the window's count. Gathered, so every element is written once, in a
 // fixed order.
 template <typename Acc, typename LD>
@@ -105,7 +110,7 @@ MP_HD Acc pool_bwd_at(const pool_geom &g, int is_max, const int64_t *arg, const 
 }
 
 // Output element i of the max-pool gradient's gradient: the index into gg (x's layout) of
-// its window's first maximum, or -1 (the result is then 0).
+// its window's maximum (arg by POOL_RULE_MAX_GRADGRAD), or -1 (the result is then 0).
 MP_HD int64_t pool_gradgrad_src(const pool_geom &g, const int64_t *arg, int64_t i) {
     int64_t n, c, oy, ox;
     pool_split(g.nchw, i, g.c, g.oh, g.ow, &n, &c, &oy, &ox);

@@ -215,6 +215,80 @@ def test_onednn_matches_the_loop_kernels(dt):
         assert_close(a, b.numpy(), dt, "convolution")
 
 
+def _tf_max_pool_rules(x, k, s, pad):
+    """TensorFlow 2.21's max pooling with NaN (CPU, measured against it on random NaN-laden
+    inputs): (y, the input position MaxPoolGrad gives each window's gradient, the position
+    MaxPoolGradGrad gathers from or None). NaN never beats a value; MaxPool starts from the
+    dtype's lowest value, MaxPoolGrad from the window's first element (a NaN there takes the
+    gradient), MaxPoolGradGrad from nothing."""
+    n_, h, w, c = x.shape
+    if pad == "VALID":
+        oh, ow, pt, pl = (h - k) // s + 1, (w - k) // s + 1, 0, 0
+    else:
+        oh, ow = -(-h // s), -(-w // s)
+        pt, pl = max((oh - 1) * s + k - h, 0) // 2, max((ow - 1) * s + k - w, 0) // 2
+    out = []
+    for n, i, j, ch in np.ndindex(n_, oh, ow, c):
+        idx = [(i * s - pt + a, j * s - pl + b) for a in range(k) for b in range(k)]
+        idx = [(a, b) for a, b in idx if 0 <= a < h and 0 <= b < w]
+        vals = [x[n, a, b, ch] for a, b in idx]
+        ys = [v for v in vals if not np.isnan(v)]
+        y = max(ys) if ys else None
+        g, best = 0, vals[0]  # MaxPoolGrad: the first element, then each one above
+        for t_, v in enumerate(vals[1:], 1):
+            if v > best:
+                g, best = t_, v
+        gg, best = None, -np.inf  # MaxPoolGradGrad: the first element above -inf, ...
+        for t_, v in enumerate(vals):
+            if v > best:
+                gg, best = t_, v
+        out.append(((n, i, j, ch), y, (n,) + idx[g] + (ch,),
+                    None if gg is None else (n,) + idx[gg] + (ch,)))
+    return (oh, ow), out
+
+
+_LOWEST = {"float32": -3.4028234663852886e38, "float64": -1.7976931348623157e308,
+           "float16": -65504.0, "bfloat16": -np.inf}
+
+
+@pytest.mark.parametrize("force", [False, True])
+@pytest.mark.parametrize("dt", ["float32", "float64", "bfloat16", "float16"])
+@pytest.mark.parametrize("k,s,pad", [(2, 2, "VALID"), (2, 1, "VALID"), (3, 2, "SAME")])
+def test_max_pool_nan_follows_tensorflow(dt, k, s, pad, force):
+    """NaN in a window: forward, MaxPoolGrad and MaxPoolGradGrad as TensorFlow 2.21 on the
+    CPU (both routes: oneDNN and the loop kernels)."""
+    rng = np.random.default_rng(k * 10 + s)
+    x = rng.integers(-4, 5, (2, 6, 7, 2)) + rng.uniform(0, 0.5, (2, 6, 7, 2))
+    x[rng.random(x.shape) < 0.3] = np.nan
+    x[0, :4, :4, 0] = np.nan  # windows of NaNs only
+    x = np.asarray(round_to(x, dt), np.float64)
+    (oh, ow), rules = _tf_max_pool_rules(x, k, s, pad)
+    up = (np.arange(2 * oh * ow * 2).reshape(2, oh, ow, 2) % 13 + 1.0)
+    cc = (np.arange(x.size).reshape(x.shape) % 11 + 1.0)
+    y_ref, g_ref, gg_ref = np.zeros(up.shape), np.zeros(x.shape), np.zeros(up.shape)
+    for o, y, gi, ggi in rules:
+        y_ref[o] = _LOWEST[dt] if y is None else y
+        g_ref[gi] += up[o]
+        gg_ref[o] = 0.0 if ggi is None else cc[ggi]
+    prev = _core.dnnl_force_reference(force)
+    try:
+        xt, ut, ct = t(x, dt), t(up, dt), t(cc, dt)
+        with tf.GradientTape(persistent=True) as outer:
+            outer.watch(ut)
+            with tf.GradientTape() as tape:
+                tape.watch(xt)
+                yt = tf.nn.max_pool2d(xt, k, s, pad)
+                loss = tf.reduce_sum(yt * ut)
+            gt = tape.gradient(loss, xt)
+            loss2 = tf.reduce_sum(gt * ct)
+        ggt = outer.gradient(loss2, ut)
+    finally:
+        _core.dnnl_force_reference(prev)
+    np.testing.assert_array_equal(np.asarray(yt.numpy(), np.float64), y_ref)
+    assert_close(gt, g_ref, dt, "reduction")
+    np.testing.assert_array_equal(np.asarray(ggt.numpy(), np.float64), gg_ref)
+
+
 def test_onednn_reports_its_instruction_set():
     assert _core.dnnl_info().startswith("oneDNN 3.")
 

@@ -238,6 +238,13 @@ static PyObject *g_infer(PyObject *o, PyObject *unused) {
     return st == MP_OK ? Py_NewRef(Py_None) : mp_py_raise(st);
 }
 
+static PyObject *g_fuse(PyObject *o, PyObject *unused) {
+    (void)unused;
+    int n = 0;
+    mp_status st = mp_graph_fuse(G(o), &n);
+    return st == MP_OK ? PyLong_FromLong(n) : mp_py_raise(st);
+}
+
 static const char *kind_name(mp_gnode_kind k) {
     static const char *names[] = {"Input",          "Const", "Op",  "ReadVariable", "AssignVariable",
                                   "OptimizerStep", "Host",  "Loop", "LoopOutput"};
@@ -336,6 +343,8 @@ static PyMethodDef graph_methods[] = {
     {"insert_cast", g_insert_cast, METH_VARARGS, "insert_cast(at, (node, 0), dtype) -> (node, 0)"},
     {"set_input", g_set_input, METH_VARARGS, "set_input(node, k, (node, 0)); then infer()"},
     {"infer", g_infer, METH_NOARGS, "Re-derive dtypes and the replay plan after a pass."},
+    {"fuse", g_fuse, METH_NOARGS, "fuse() -> the number of fused nodes made: the remapper's "
+                                  "Conv2D/MatMul + bias (+ Relu) fusions (csrc/graph_fuse.c)."},
     {"same_structure", g_same_structure, METH_O, "same_structure(other): the same graph up to value shapes."},
     {NULL},
 };

@@ -26,6 +26,7 @@ import numpy as np
 from mixprec import _core, _nest
 from mixprec._amp import graph_pass as _amp_pass
 from mixprec._amp import state as _amp_state
+from mixprec import _remapper
 from mixprec._dtypes import as_dtype
 from mixprec._shape import TensorShape
 
@@ -109,17 +110,20 @@ def _on_break(reason):
 _core._set_graph_break_hook(_on_break)
 
 # Breaks that are the documented way a construct runs, not a surprise: no warning.
-# tf.distribute: strategy.run runs replicas on threads and sums through collectives,
-# neither of which a trace of the calling thread can record.
+# tf.distribute: strategy.run over several GPUs or processes (their replicas run at once,
+# summing through the collectives), or meeting a construct that needs the replicas at once
+# (docs/distribute.md); on logical CPUs it traces (distribute/_traced.py).
 _SILENT_BREAKS = ("tf.distribute:",)
 
 # Graph passes run on every traced graph after recording and before its first replay:
 # callables pass(graph: _core.Graph, name: str) (the automatic-mixed-precision rewrite
 # registers itself here). A pass may change dtypes and insert casts (csrc/graph.h).
-graph_passes = [_amp_pass.rewrite_graph]
+# The remapper's fusions run after the AMP rewrite (Grappler's order), so the rewrite and
+# its lists see Conv2D / MatMul as TensorFlow's pass does.
+graph_passes = [_amp_pass.rewrite_graph, _remapper.fuse_graph]
 # Passes on a loop's body and condition sub-graphs (src/mixprec/_loops.py), run when each
 # is recorded: pass(graph, summarize) (summarize: False for a body traced at a call).
-loop_graph_passes = [_amp_pass.rewrite_subgraph]
+loop_graph_passes = [_amp_pass.rewrite_subgraph, _remapper.fuse_subgraph]
 # Predicates: when one returns True, a new signature traces dry (no state change) and the
 # call's results come from the first replay, so a pass's effect shows from the first call.
 dry_first_trace = [_amp_state.active]
@@ -154,6 +158,12 @@ def _fast_key(args, ts):
             ts.append(a)
         elif a is None:
             key.append(None)
+        elif _is_distributed(a):
+            vals = a.values
+            if any(type(v) is not _core.Tensor for v in vals):
+                return None
+            key.append((type(a), tuple(v._sig for v in vals), _aliasing(vals)))
+            ts.extend(vals)
         elif type(a) in (tuple, list):
             sub = _fast_key(a, ts)
             if sub is None:
@@ -169,6 +179,12 @@ def _is_distributed(x):
     return getattr(type(x), "_mp_distributed_value", False)
 
 
+def _aliasing(vals):
+    """Which components of a distributed value are the same object (the first index of
+    each): a graph input stands for one tensor, so this is part of the trace's key."""
+    return tuple(next(j for j, u in enumerate(vals) if u is v) for v in vals)
+
+
 def _leaf_key(x, relax):
     """(key, is_input) of one leaf of the arguments."""
     if _is_tensor(x):
@@ -176,9 +192,10 @@ def _leaf_key(x, relax):
         return ("T", x.dtype.name, shape), True
     if _is_distributed(x):
         # keyed by its components' specs, as TensorFlow's PerReplicaSpec: a distributed
-        # batch of the same shapes finds its (eager) trace instead of tracing every step
+        # batch of the same shapes replays the trace instead of tracing every step
         return ("D", type(x).__qualname__,
-                tuple(_leaf_key(_to_tensor_leaf(v), relax)[0] for v in x.values)), False
+                tuple(_leaf_key(_to_tensor_leaf(v), relax)[0] for v in x.values),
+                _aliasing(x.values)), False
     if isinstance(x, _core.Variable):
         return ("V", id(x)), False
     if isinstance(x, _dataset_iterator()):
@@ -214,7 +231,21 @@ def _structure_key(x):
 def _to_tensor_leaf(x):
     if isinstance(x, np.ndarray):
         return _core.convert_to_tensor(x)
+    if _is_distributed(x) and any(isinstance(v, np.ndarray) for v in x.values):
+        return type(x)([_to_tensor_leaf(v) for v in x.values])
     return x
+
+
+def _input_tensors(flat):
+    """The graph inputs among flat leaves: tensors, and the tensor components of
+    distributed values (a PerReplica batch), in order."""
+    out = []
+    for x in flat:
+        if _is_tensor(x):
+            out.append(x)
+        elif _is_distributed(x):
+            out.extend(v for v in x.values if _is_tensor(v))
+    return out
 
 
 class _Trace:
@@ -435,7 +466,7 @@ class Function:
             bound = tuple(conv)
         (struct, exact), flat = self._key(bound)
         tkey = (struct, self._trace_key(exact))
-        inputs = [x for x in flat if _is_tensor(x)]
+        inputs = _input_tensors(flat)
         variables = [x for x in flat if isinstance(x, _core.Variable)]
         shape_key = tuple(tuple(t.shape.as_list()) + (t.dtype.name,) for t in inputs)
         if variables:
@@ -544,7 +575,8 @@ class Function:
 
     def _pack(self, trace, outs):
         it = iter(outs)
-        leaves = [next(it) if isinstance(x, _OutSlot) else x for x in trace.keepalive]
+        leaves = [next(it) if isinstance(x, _OutSlot) else x.build(it) if isinstance(
+            x, _DistSlot) else x for x in trace.keepalive]
         return _nest.pack_sequence_as(trace.outputs, leaves)
 
     def _trace_and_run(self, tkey, trace, shape_key, call_args, call_kwargs, inputs):
@@ -620,12 +652,8 @@ class Function:
         outer_sources, _state.arg_sources = getattr(_state, "arg_sources", None), (iters, [])
         g.begin(dry)
         try:
-            for x in inputs:
+            for x in inputs:  # (a distributed argument's components among them)
                 g.add_input(x)
-            if any(_is_distributed(x) for x in _nest.flatten([list(call_args), call_kwargs])):
-                # the replicas' components are no graph inputs: the signature runs eagerly
-                # (strategy.run would break the trace anyway), never replaying stale ones
-                _core.graph_break("tf.distribute: a distributed value argument")
             out = fn(*call_args, **call_kwargs)
             if not g.broken:
                 out, keep = self._outputs(g, out)
@@ -667,6 +695,14 @@ class Function:
             if _is_tensor(x):
                 g.add_output(x)
                 keep.append(_OutSlot())
+            elif _is_distributed(x):  # strategy.run's PerReplica: its components, replayed
+                parts = [v.read_value() if isinstance(v, _core.Variable) else v
+                         for v in x.values]
+                for v in parts:
+                    if _is_tensor(v):
+                        g.add_output(v)
+                keep.append(_DistSlot(type(x), [_OutSlot() if _is_tensor(v) else v
+                                                for v in parts]))
             else:
                 keep.append(x)
         return out, keep
@@ -736,6 +772,19 @@ class Function:
 
 class _OutSlot:
     __slots__ = ()
+
+
+class _DistSlot:
+    """A distributed output (PerReplica) in a trace's output template: its type and its
+    components' slots."""
+
+    __slots__ = ("cls", "parts")
+
+    def __init__(self, cls, parts):
+        self.cls, self.parts = cls, parts
+
+    def build(self, it):
+        return self.cls([next(it) if isinstance(p, _OutSlot) else p for p in self.parts])
 
 
 def _same_value(a, b):

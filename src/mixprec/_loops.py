@@ -68,7 +68,7 @@ class _Source:
         e = self.element(restart)
         if e is _END:
             return None
-        leaves = _nest.flatten(e)
+        leaves = _leaves(e)
         if type(e) is not type(self.structure) or len(leaves) != self.n_leaves:
             try:  # (a dataset's elements share one structure: checked when it looks off)
                 _nest.map_structure(lambda a, b: None, self.structure, e)
@@ -79,6 +79,30 @@ class _Source:
 
 
 _END = object()
+
+
+def _is_distributed(x):
+    return getattr(type(x), "_mp_distributed_value", False)
+
+
+def _leaves(e):
+    """An element's tensors in order: its leaves, a distributed value (a distributed
+    dataset's PerReplica batch) giving its components in its place."""
+    out = []
+    for x in _nest.flatten(e):
+        if _is_distributed(x):
+            out.extend(x.values)
+        else:
+            out.append(x)
+    return out
+
+
+def _repack(structure, leaves):
+    """_leaves inverted: ``leaves`` in the shape of ``structure``."""
+    it = iter(leaves)
+    flat = [type(x)([next(it) for _ in x.values]) if _is_distributed(x) else next(it)
+            for x in _nest.flatten(structure)]
+    return _nest.pack_sequence_as(structure, flat)
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -259,11 +283,11 @@ class _Body:
         try:
             leaves = []
             if self.kind != _core.GLOOP_SRC_NONE:
-                leaves = _nest.flatten(elem)
+                leaves = _leaves(elem)
                 if any(not isinstance(x, _core.Tensor) for x in leaves):
                     raise _CannotTrace(_non_tensor_reason(leaves))
                 leaves = [_fresh(x) for x in leaves]  # unique sub-graph inputs
-                elem = _nest.pack_sequence_as(elem, leaves)
+                elem = _repack(elem, leaves)
             # the body's inputs: the elements, then the loop variables (then its captures)
             for x in leaves + list(carried):
                 g.add_input(x)
@@ -328,7 +352,7 @@ class _Body:
         """The tracing call met an element shape without a body (a last partial batch):
         this iteration runs the body again, traced for that shape (its Python side effects
         happen again). When the function's graph broke, the body just runs."""
-        elem = _nest.pack_sequence_as(self.structure, elems) if self.structure is not None \
+        elem = _repack(self.structure, elems) if self.structure is not None \
             else None
         if getattr(_function_state(), "graph", None) is None or \
                 getattr(_function_state().graph, "broken", False):
@@ -344,7 +368,7 @@ class _Body:
         effects (its Python side effects happen again) inside a stand-in for the
         function's graph whose inputs are `known`, the tensors the loop node's capture
         inputs carry; the core then replays it."""
-        elem = _nest.pack_sequence_as(self.structure, elems)
+        elem = _repack(self.structure, elems)
         parent = _core.Graph()
         parent.begin(True)
         st = _function_state()
@@ -453,7 +477,7 @@ def _trace(kind, source, src_inputs, first, test, body, values, names, max_iter,
             max_iter = int(max_iter.numpy())  # (a traced bound breaks the graph here)
     now = out if go else init
     out_t, recorded = _core.graph_loop(
-        body_g, cond_g, init, now, list(src_inputs), len(_nest.flatten(elem)) if elem is not
+        body_g, cond_g, init, now, list(src_inputs), len(_leaves(elem)) if elem is not
         None else 0, kind, -1 if max_iter is None else int(max_iter),
         source if kind == _core.GLOOP_SRC_HOST else None, 1 if go else 0, real, tracer)
     final = [list(f) for f in flat]
@@ -467,9 +491,6 @@ class _CannotTrace(Exception):
 
 
 def _non_tensor_reason(leaves):
-    from mixprec.distribute.values import DistributedValues
-    if any(isinstance(x, DistributedValues) for x in leaves):
-        return "tf.distribute: iterating a distributed dataset's per-replica values"
     return "a loop over elements that are not tensors"
 
 
@@ -673,7 +694,7 @@ def for_stmt(iterable, body, init, names, n_targets=0, brk=None):
             return _python_for(src.iterable if src.restartable else src.it, body, vals, brk)
         first = src.element(restart=True)
         src.structure = None if first is _END else first
-        src.n_leaves = 0 if first is _END else len(_nest.flatten(first))
+        src.n_leaves = 0 if first is _END else len(_leaves(first))
         r = _trace(_core.GLOOP_SRC_HOST, src, [], first, _not_broken(brk), body, traced_vals,
                    names, None, what)
         rest = src.it

@@ -277,3 +277,23 @@ def test_a_variable_made_in_another_replica_lives_on_the_first_gpu(two_gpus):
     assert v.device.endswith("GPU:0") and seen.device.endswith("GPU:1")
     assert [c.device[-5:] for c in v.values] == ["GPU:0", "GPU:1"]
     np.testing.assert_array_equal(v.values[1].numpy(), [1.0, 2.0])
+
+
+def test_a_traced_function_around_run_over_gpus_runs_eagerly(two_gpus):
+    # one variable copy per GPU: strategy.run cannot be recorded into one graph there; the
+    # function still gives the eager results (its Python runs at every call, silently)
+    strategy = tf.distribute.MirroredStrategy(["/gpu:0", "/gpu:1"])
+    with strategy.scope():
+        v = tf.Variable([1.0, 2.0])
+    calls = []
+
+    @tf.function
+    def f(k):
+        calls.append(1)
+        total = strategy.reduce("SUM", strategy.run(lambda: tf.reduce_sum(tf.identity(v))),
+                                axis=None)
+        v.assign_add([k, k])
+        return total
+
+    assert [float(f(tf.constant(1.0))) for _ in range(3)] == [6.0, 10.0, 14.0]
+    assert len(calls) == 3

@@ -80,3 +80,10 @@ def test_trains_on_fashion_mnist_subset_float32_and_mixed_float16():
     assert acc["float32"] > 0.72, acc  # mixprec 0.773; tf-keras 2.21 0.780, 0.787 (seeds 0, 1)
     assert acc["mixed_float16"] > 0.72, acc
     assert abs(acc["mixed_float16"] - acc["float32"]) < 0.03, acc
+
+
+def test_flatten_an_empty_batch():
+    # a replica's share of a last partial batch may have no rows: TensorFlow's Flatten
+    # keeps the trailing size, (0, 3, 3, 4) -> (0, 36)
+    out = keras.layers.Flatten()(np.zeros((0, 3, 3, 4), np.float32))
+    assert tuple(out.shape) == (0, 36)

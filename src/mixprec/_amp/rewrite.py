@@ -114,7 +114,9 @@ def disable_mixed_precision_graph_rewrite():
 def set_experimental_options(options):
     """``tf.config.optimizer.set_experimental_options``: ``auto_mixed_precision`` (float16),
     ``auto_mixed_precision_onednn_bfloat16`` (``auto_mixed_precision_mkl``, bfloat16) switch
-    the rewrite; other Grappler options are kept and reported but change nothing."""
+    the rewrite; ``remapping`` (False) and ``disable_meta_optimizer`` (True) switch off the
+    fusions of traced graphs (``mixprec._remapper``); other Grappler options are kept and
+    reported but change nothing."""
     if not isinstance(options, dict):
         raise TypeError("options must be a dict, got %s" % (type(options).__name__,))
     state.options.update(options)

@@ -11,7 +11,7 @@ import weakref
 
 from mixprec import _core, _nest
 from mixprec._variable import Variable
-from mixprec.distribute import _context, _gpu_mirror
+from mixprec.distribute import _context, _gpu_mirror, _traced
 from mixprec.distribute._context import ReduceOp, ReplicaContext, _as_reduce_op
 from mixprec.distribute.values import (DistributedValues, Mirrored, PerReplica, regroup,
                                        select_replica)
@@ -31,8 +31,8 @@ def _timeout():
 # ----------------------------------------------------------------- cross-device ops (names)
 
 def _untraceable(what):
-    """Inside a traced tf.function: the signature runs eagerly (replica threads and the
-    collectives are not ops a trace of this thread could record), without a warning."""
+    """Inside a traced tf.function, for a strategy whose replicas cannot be recorded into
+    one graph (multi-worker, several GPUs): the signature runs eagerly, without a warning."""
     if _core.graph_recording() is not None:
         _core.graph_break("tf.distribute: %s (replicas run on threads)" % what)
 
@@ -172,7 +172,26 @@ class StrategyExtended:
         return tensor
 
     # -- running
+    def _traces_replicas(self):
+        """Can strategy.run inside a traced tf.function record its replicas into the graph?
+        Replicas on logical CPUs (one storage per variable), one process: yes. Over several
+        GPUs (a copy per GPU) and across processes (MPI) the signature runs eagerly."""
+        return self._mirrors is None and self._num_workers == 1 and \
+            type(self)._cross_worker_all_reduce is StrategyExtended._cross_worker_all_reduce
+
     def _call_for_each_replica(self, fn, args, kwargs):
+        strategy = self._container
+        n = self._num_local
+        if _core.graph_recording() is not None:
+            if not self._traces_replicas():
+                _untraceable("strategy.run")
+            elif n > 1:
+                return _traced.call_for_each_replica(self, fn, args, kwargs)
+        return self._call_for_each_replica_eager(fn, args, kwargs)
+
+    def _call_for_each_replica_eager(self, fn, args, kwargs):
+        """strategy.run op by op: replica 0 on this thread, the others on replica threads
+        at once, summing through the collectives engine."""
         strategy = self._container
         n = self._num_local
         if n == 1:
@@ -224,22 +243,38 @@ class StrategyExtended:
             raise (primary or [e for e in errors if e is not None])[0]
         return regroup(results)
 
-    def _merge_call(self, ctx, merge_fn, args, kwargs):
+    def _cross_replica_call(self, fn, a, k):
+        """fn(strategy, *a, **k) in cross-replica context (a merge function)."""
         strategy = self._container
+        prev_ctx = _context._set_replica_context(None)
+        stack = _context._stack()
+        stack.append(strategy)
+        try:
+            if self._mirrors is not None:
+                with self._mirrors.cross_replica():
+                    return fn(strategy, *a, **k)
+            return fn(strategy, *a, **k)
+        finally:
+            stack.pop()
+            _context._set_replica_context(prev_ctx)
+
+    def _gather_merge_args(self, run):
+        """The replicas' merge_call arguments regrouped (PerReplica where they differ)."""
+        args = run.slots[0][0]
+        kwargs = run.slots[0][1]
+        gathered = regroup([s[0] for s in run.slots]) if args else ()
+        kws = regroup([s[1] for s in run.slots]) if kwargs else {}
+        if run.n > 1 and args and not isinstance(gathered, tuple):
+            gathered = (gathered,)
+        return tuple(gathered), dict(kws)
+
+    def _merge_call(self, ctx, merge_fn, args, kwargs):
         run = ctx._run
+        if isinstance(run, _traced.TracedRun):
+            return _traced.merge_call(self, ctx, merge_fn, args, kwargs)
 
         def call_cross_replica(a, k, fn=None):
-            prev_ctx = _context._set_replica_context(None)
-            stack = _context._stack()
-            stack.append(strategy)
-            try:
-                if self._mirrors is not None:
-                    with self._mirrors.cross_replica():
-                        return (fn or merge_fn)(strategy, *a, **k)
-                return (fn or merge_fn)(strategy, *a, **k)
-            finally:
-                stack.pop()
-                _context._set_replica_context(prev_ctx)
+            return self._cross_replica_call(fn or merge_fn, a, k)
 
         if run is None:  # one local replica
             return call_cross_replica(args, kwargs)
@@ -251,14 +286,10 @@ class StrategyExtended:
             run.arrived += 1
             gen = run.gen
             if run.arrived == run.n:
-                gathered = regroup([s[0] for s in run.slots]) if args else ()
-                kws = regroup([s[1] for s in run.slots]) if kwargs else {}
-                if run.n > 1 and args and not isinstance(gathered, tuple):
-                    gathered = (gathered,)
+                gathered, kws = self._gather_merge_args(run)
                 first_fn = run.slots[0][2]  # replica 0's, as TensorFlow
                 try:
-                    run.result, run.error = call_cross_replica(tuple(gathered), dict(kws),
-                                                               first_fn), None
+                    run.result, run.error = call_cross_replica(gathered, kws, first_fn), None
                 except BaseException as e:  # noqa: BLE001 — every replica re-raises it
                     run.result, run.error = None, e
                 run.arrived = 0
@@ -285,7 +316,9 @@ class StrategyExtended:
             return _nest.pack_sequence_as(value, tensors) if _nest.is_nested(value) else tensors[0]
         kinds = [t.dtype for t in tensors]
         wide = [t if t.dtype.is_floating else _core.cast(t, "float64") for t in tensors]
-        if self._num_local > 1:
+        if isinstance(ctx._run, _traced.TracedRun):
+            out = ctx.merge_call(_traced.rank_order_sums, args=(wide,))
+        elif self._num_local > 1:
             out = _core.comm_all_reduce(self._local_comm(), ctx._replica_id, wide,
                                         _OPS[ReduceOp.SUM])
         else:
@@ -302,6 +335,12 @@ class StrategyExtended:
         records them and their gradients are summed over the replicas too (synchronized
         batch norm). One collective per tensor: for statistics, not for gradient buckets."""
         out = list(tensors)
+        if isinstance(ctx._run, _traced.TracedRun):
+            # a collective on the tape needs the replicas at once: no trace (the call
+            # finishes eagerly on the thread engine)
+            _core.graph_break("tf.distribute: a cross-replica sum on the tape (synchronized "
+                              "batch normalization)")
+            raise _traced.Untraceable()
         if self._num_local > 1:
             comm = self._local_comm()
             out = [_core.all_reduce(comm, ctx._replica_id, t) for t in out]
@@ -402,8 +441,7 @@ class _ReplicaThreads:
             q.put(None)
 
 
-class _ReplicaAborted(RuntimeError):
-    """Another replica failed while this one waited (the caller raises that one's error)."""
+_ReplicaAborted = _traced.ReplicaAborted
 
 
 # ----------------------------------------------------------------- the public strategies
@@ -442,7 +480,6 @@ class Strategy:
                 _context._current_replica_context().strategy is not _default_strategy():
             raise RuntimeError("`run` cannot be called inside a replica context (it was "
                                "called from inside `strategy.run`)")
-        _untraceable("strategy.run")
         return self._extended._call_for_each_replica(fn, tuple(args or ()), dict(kwargs or {}))
 
     def experimental_local_results(self, value):
@@ -470,7 +507,8 @@ class Strategy:
         replicas; ``axis``: also reduce along this axis of each component (MEAN then weighs
         each replica by its length on that axis)."""
         op = _as_reduce_op(reduce_op)
-        _untraceable("strategy.reduce")
+        if not self._extended._traces_replicas():
+            _untraceable("strategy.reduce")
         if _context._current_replica_context() is not None and \
                 _context._current_replica_context().strategy is self:
             raise RuntimeError("`reduce` must be called in cross-replica context (outside "

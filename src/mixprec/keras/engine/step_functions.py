@@ -10,6 +10,7 @@ optimizer changes); the loops stay in training.py and the numbers in the core.
 import weakref
 
 from mixprec import _autograph, _function
+from mixprec.keras.engine import distributed as _distributed
 
 # model -> {kind: (key, function)}; kept outside the model so that copying or pickling a
 # model never meets a traced graph, and the functions hold the model weakly
@@ -61,10 +62,32 @@ def _optimizer_flag(model):
     return opt, getattr(opt, "_last_applied", None) if opt is not None else None
 
 
+def _train_step(m, data):
+    """One training step: the model's, or under a strategy with several replicas its
+    replicas' through strategy.run (traced too: docs/distribute.md)."""
+    if _distributed.strategy_of(m) is not None:
+        return _distributed.train_step(m, data)
+    return _autograph.call(m.train_step, data)  # a user's train_step: autograph
+
+
+def _test_step(m, data):
+    if _distributed.strategy_of(m) is not None:
+        return _distributed.test_step(m, data)
+    return _autograph.call(m.test_step, data)
+
+
+def _predict_step(m, data):
+    if _distributed.strategy_of(m) is not None:
+        return _distributed.predict_step(m, data)
+    return _autograph.call(m.predict_step, data)
+
+
 def train_function(model):
     """step(batch) -> logs; a LossScaleOptimizer's ``_last_applied`` (the step's skip flag,
     a device tensor) is refreshed from every replay."""
     if model.run_eagerly:
+        if _distributed.strategy_of(model) is not None:
+            return lambda data: _distributed.train_step(model, data)
         return model.train_step
 
     mref = weakref.ref(model)
@@ -72,7 +95,7 @@ def train_function(model):
     def make():
         def step(data):
             m = mref()
-            logs = _autograph.call(m.train_step, data)  # a user's train_step: autograph
+            logs = _train_step(m, data)
             opt, applied = _optimizer_flag(m)
             return logs, applied
 
@@ -91,16 +114,20 @@ def train_function(model):
 
 def test_function(model):
     if model.run_eagerly:
+        if _distributed.strategy_of(model) is not None:
+            return lambda data: _distributed.test_step(model, data)
         return model.test_step
     mref = weakref.ref(model)
     return _cached(model, "test", lambda: _function.Function(
-        lambda data: _autograph.call(mref().test_step, data), reduce_retracing=True, name="test_function"))
+        lambda data: _test_step(mref(), data), reduce_retracing=True, name="test_function"))
 
 
 def predict_function(model):
     if model.run_eagerly:
+        if _distributed.strategy_of(model) is not None:
+            return lambda data: _distributed.predict_step(model, data)
         return model.predict_step
     mref = weakref.ref(model)
     return _cached(model, "predict", lambda: _function.Function(
-        lambda data: _autograph.call(mref().predict_step, data), reduce_retracing=True,
+        lambda data: _predict_step(mref(), data), reduce_retracing=True,
         name="predict_function"))

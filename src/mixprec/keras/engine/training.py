@@ -594,10 +594,8 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
                 opt = self.optimizer
                 scaled = isinstance(opt, lso._LossScaleOptimizerBase)
                 scale = opt._scale_tensor() if scaled else None  # no wait
-                if _distributed.strategy_of(self) is not None:  # split over the replicas
-                    logs = _distributed.train_step(self, batch)
-                else:
-                    logs = _steps.train_function(self)(batch)  # per step: see `opt` above
+                # per step: see `opt` above (under a strategy: split over the replicas)
+                logs = _steps.train_function(self)(batch)
                 if scaled:
                     history._record_step(epoch, scale, opt._last_applied)
                 last = (step + 1) % per_exec == 0 or step + 1 == data.steps
@@ -640,8 +638,7 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
             ran = True
             if cb is not None:
                 cb.on_test_batch_begin(step)
-            logs = _distributed.test_step(self, batch) if _distributed.strategy_of(self) \
-                is not None else test_fn(batch)
+            logs = test_fn(batch)  # (under a strategy: split over the replicas)
             if batch_logs:  # read back per step only when a callback looks (as in fit)
                 logs = _to_floats(logs)
             if cb is not None:
@@ -685,8 +682,7 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
         predict_fn = _steps.predict_function(self)
         for step, batch in enumerate(data.batches(0)):
             cb.on_predict_batch_begin(step)
-            out = _distributed.predict_step(self, batch) if _distributed.strategy_of(self) \
-                is not None else predict_fn(batch)
+            out = predict_fn(batch)  # (under a strategy: split over the replicas)
             outs.append([np.asarray(o) for o in _nest.flatten(out)])
             cb.on_predict_batch_end(step, {"outputs": out})
         cb.on_predict_end()

@@ -68,6 +68,10 @@ def _replica():
 def _copies(var, n):
     """The replicas' copies of var, restarted from its value when it changed elsewhere
     (an assignment, set_weights, a restore); the caller holds _copies_lock."""
+    if _core.graph_recording() is not None:
+        # the copies live in Python between steps (and are compared on the host): such a
+        # step runs eagerly under a traced strategy.run, as before it traced
+        _core.graph_break("tf.distribute: per-replica batch-norm statistics")
     st = var.__dict__.get("_mp_replica_copies")
     current = var.value()
     if st is not None and len(st["copies"]) == n and \

@@ -181,7 +181,12 @@ class Flatten(Layer):
             return _core.reshape(inputs, [1, 1])
         if inputs.ndim == 1:
             return _core.reshape(inputs, [inputs.shape[0], 1])
-        return _core.reshape(inputs, [inputs.shape[0], -1])
+        # the trailing sizes, not -1: an empty batch (a replica's share of a last partial
+        # batch) flattens to (0, rest), as TensorFlow's
+        rest = 1
+        for d in inputs.shape.as_list()[1:]:
+            rest *= d
+        return _core.reshape(inputs, [inputs.shape[0], rest])
 
     def compute_output_shape(self, input_shape):
         n = 1
