@@ -12,6 +12,9 @@
 #include <string.h>
 
 #include <oneapi/dnnl/dnnl.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "cpu_kernels.h"
 #include "dnnl_cpu.h"
@@ -628,14 +631,99 @@ int mp_gemm_uses_onednn(mp_dtype dt) {
  * first took that product from 1479 to 1283 ms and the guide's 4096-unit bfloat16 step 4-5%
  * faster. It pays from about 512 rows of A (1024x4096x4096: 0.94x; 784x8192x4096, the guide's
  * first-layer weight gradient: 0.89-0.92x; 512 rows: 0.96-1.01x; 256 rows: 1.02x; 32 rows:
- * 1.13x). A transposed B is left to oneDNN: its transposing reorder of a 4096x4096 B took
- * 20 ms, 1.09x at 1024 rows and no gain at 8192. */
+ * 1.13x). A transposed B is left to oneDNN here (1.09x at 1024 rows with its reorder);
+ * dnnl_gemm_ transposes a large one itself first. */
 static int pack_b(int64_t M, int64_t N, int64_t K, int tb) {
     return !tb && M >= 512 && K * N >= ((int64_t)1 << 18);
 }
 
+/* B^T (rows, cols) -> (cols, rows) for 2- or 4-byte elements, by 64x64 tiles through a
+ * local buffer: every source row segment and every destination row segment is one
+ * contiguous run (a direct strided transpose of a 4096-wide matrix keeps hitting the same
+ * cache sets). A parallel range is a range of 64-column bands of the source. */
+typedef struct {
+    const char *src;
+    char *dst;
+    int64_t rows, cols;
+    size_t es;
+} transpose_ctx;
+
+#define TT 64
+static void transpose_bands(void *vctx, int64_t b, int64_t e) {
+    const transpose_ctx *t = vctx;
+    uint32_t tile[TT * TT];
+    for (int64_t band = b; band < e; band++) {
+        int64_t c0 = band * TT, nc = t->cols - c0 < TT ? t->cols - c0 : TT;
+        for (int64_t r0 = 0; r0 < t->rows; r0 += TT) {
+            int64_t nr = t->rows - r0 < TT ? t->rows - r0 : TT;
+            if (t->es == 2) {
+                uint16_t *tl = (uint16_t *)tile;
+                for (int64_t r = 0; r < nr; r++)
+                    memcpy(tl + r * TT, (const uint16_t *)t->src + (r0 + r) * t->cols + c0, (size_t)nc * 2);
+#ifdef __SSE2__
+                if (nr == TT && nc == TT) { /* 8x8 blocks: three rounds of unpacks */
+                    for (int cb = 0; cb < TT; cb += 8)
+                        for (int rb = 0; rb < TT; rb += 8) {
+                            __m128i x[8], y[8];
+                            for (int i = 0; i < 8; i++)
+                                x[i] = _mm_loadu_si128((const __m128i *)(tl + (rb + i) * TT + cb));
+                            for (int i = 0; i < 4; i++) {
+                                y[2 * i] = _mm_unpacklo_epi16(x[2 * i], x[2 * i + 1]);
+                                y[2 * i + 1] = _mm_unpackhi_epi16(x[2 * i], x[2 * i + 1]);
+                            }
+                            x[0] = _mm_unpacklo_epi32(y[0], y[2]), x[1] = _mm_unpackhi_epi32(y[0], y[2]);
+                            x[2] = _mm_unpacklo_epi32(y[1], y[3]), x[3] = _mm_unpackhi_epi32(y[1], y[3]);
+                            x[4] = _mm_unpacklo_epi32(y[4], y[6]), x[5] = _mm_unpackhi_epi32(y[4], y[6]);
+                            x[6] = _mm_unpacklo_epi32(y[5], y[7]), x[7] = _mm_unpackhi_epi32(y[5], y[7]);
+                            y[0] = _mm_unpacklo_epi64(x[0], x[4]), y[1] = _mm_unpackhi_epi64(x[0], x[4]);
+                            y[2] = _mm_unpacklo_epi64(x[1], x[5]), y[3] = _mm_unpackhi_epi64(x[1], x[5]);
+                            y[4] = _mm_unpacklo_epi64(x[2], x[6]), y[5] = _mm_unpackhi_epi64(x[2], x[6]);
+                            y[6] = _mm_unpacklo_epi64(x[3], x[7]), y[7] = _mm_unpackhi_epi64(x[3], x[7]);
+                            for (int i = 0; i < 8; i++)
+                                _mm_storeu_si128((__m128i *)((uint16_t *)t->dst + (c0 + cb + i) * t->rows + r0 + rb),
+                                                 y[i]);
+                        }
+                    continue;
+                }
+#endif
+                for (int64_t c = 0; c < nc; c++) {
+                    uint16_t *d = (uint16_t *)t->dst + (c0 + c) * t->rows + r0;
+                    for (int64_t r = 0; r < nr; r++)
+                        d[r] = tl[r * TT + c];
+                }
+            } else {
+                for (int64_t r = 0; r < nr; r++)
+                    memcpy(tile + r * TT, (const uint32_t *)t->src + (r0 + r) * t->cols + c0, (size_t)nc * 4);
+                for (int64_t c = 0; c < nc; c++) {
+                    uint32_t *d = (uint32_t *)t->dst + (c0 + c) * t->rows + r0;
+                    for (int64_t r = 0; r < nr; r++)
+                        d[r] = tile[r * TT + c];
+                }
+            }
+        }
+    }
+}
+#undef TT
+
 static mp_status dnnl_gemm_(mp_dtype dt, int ta, int tb, int64_t M, int64_t N, int64_t K, double alpha, const void *A,
                              const void *B, const void *bias, double beta, void *C, int *unimpl) {
+    if (tb && M >= 2048 && pack_b(M, N, K, 0)) {
+        /* NOTE: a transposed B (the weights in dX = dY W^T) is transposed here, then packed:
+         * oneDNN's own transposing reorder took 20 ms for 4096x4096 bfloat16, and left as
+         * stored B is copied per block of rows. Measured (CPU time, bit for bit the same):
+         * 8192x4096x4096 0.97x; 1024 rows 1.05x, 512 rows 1.16x (the transpose and the
+         * reorder cost ~10 ms there), so only from 2048 rows. */
+        size_t es = mp_dtype_size(dt), bytes = (size_t)N * (size_t)K * es;
+        char *bt = mp_cpu_scratch_alloc(bytes);
+        if (!bt)
+            return mp_error_set(MP_ERR_MEMORY, "out of host memory: a transposed matmul operand (%lld x %lld)",
+                                (long long)K, (long long)N);
+        transpose_ctx t = {(const char *)B, bt, N, K, es};
+        mp_parallel_for((K + 63) / 64, 1, transpose_bands, &t);
+        mp_status st = dnnl_gemm_(dt, ta, 0, M, N, K, alpha, A, bt, bias, beta, C, unimpl);
+        mp_cpu_scratch_free(bt, bytes);
+        return st;
+    }
     key_t_ k;
     memset(&k, 0, sizeof k);
     k.fam = FAM_MATMUL;
