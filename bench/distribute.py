@@ -25,15 +25,19 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _common  # noqa: E402
 
 
-def _allreduce_threads(mib, repeat):
+def _allreduce_threads(mib, repeat, tensors=1):
+    """Median seconds of one all-reduce call of `tensors` float32 tensors totalling `mib`
+    MiB (or, with mib 0, of `tensors` tensors of 16 floats: many small gradients) between
+    2 replica threads."""
     import numpy as np
 
     import mixprec as tf
     from mixprec import _core
 
-    n = (mib << 20) // 4
+    n = (mib << 20) // 4 // tensors if mib else 16
     comm = _core.comm_threads(2, 60.0)
-    bufs = [tf.constant(np.full(n, r + 1.0, np.float32)) for r in range(2)]
+    bufs = [[tf.constant(np.full(n, r + 1.0 + i, np.float32)) for i in range(tensors)]
+            for r in range(2)]
     times = []
     for _ in range(repeat + 1):
         barrier = threading.Barrier(2)
@@ -42,7 +46,7 @@ def _allreduce_threads(mib, repeat):
         def body(r):
             barrier.wait()
             t0 = time.perf_counter()
-            _core.comm_all_reduce(comm, r, [bufs[r]], 0)
+            _core.comm_all_reduce(comm, r, bufs[r], 0)
             spans[r] = time.perf_counter() - t0
 
         ts = [threading.Thread(target=body, args=(r,)) for r in range(2)]
@@ -363,6 +367,9 @@ def main():
     p.add_argument("--data", default=None, help=argparse.SUPPRESS)
     p.add_argument("--cnn-examples", type=int, default=6000,
                    help="seed 004's epoch on this many shipped Fashion-MNIST images (0: skip)")
+    p.add_argument("--small-tensors", type=int, default=1000,
+                   help="the many-small-gradients row: one all-reduce call of this many "
+                        "16-float tensors (0: skip)")
     p.add_argument("--overhead-steps", type=int, default=200,
                    help="steps per timing of the overhead rows (best of 5, interleaved)")
     p.add_argument("--rounds", type=int, default=1,
@@ -383,6 +390,11 @@ def main():
     t = _allreduce_threads(a.mib, a.repeat)
     rows.append(["all-reduce %d MiB float32" % a.mib, "2 replica threads",
                  "%.1f ms" % (t * 1e3), "%.2f GB/s" % ((a.mib << 20) / t / 1e9)])
+    if a.small_tensors:
+        t = _allreduce_threads(0, a.repeat * 10, a.small_tensors)
+        rows.append(["all-reduce %d tensors of 16 float32" % a.small_tensors,
+                     "2 replica threads, one call", "%.3f ms" % (t * 1e3),
+                     "%.2f us per tensor" % (t * 1e6 / a.small_tensors)])
     exe = _mpiexec()
     if exe:
         out = _sub([exe, "-n", "2", sys.executable, os.path.abspath(__file__), "--mpi-worker",

@@ -712,6 +712,31 @@ static mp_status g_strided_slice_grad(const mp_node *n, mp_tensor *dy, const int
     return mp_op_run(MP_OP_STRIDED_SLICE, 1, &dy, &n->attrs, &dx[0]);
 }
 
+/* x[i] with a tensor i: dy into row i of zeros, from ops (the index is not read here, so
+ * a traced backward replays for another i): where(range(n) == i mod n, dy, 0). */
+static mp_status g_index_t(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    if (!need[0])
+        return MP_OK;
+    arena a = {0};
+    mp_tensor *x = IN(0), *i = IN(1);
+    int64_t rows = x->shape[0];
+    mp_attrs ra = {.dtype = i->dtype, .device = mp_tensor_device(i), .i0 = rows, .f0 = 0.0, .f1 = 1.0};
+    mp_tensor *r = run(&a, MP_OP_RANGE, 0, NULL, &ra);
+    int64_t col[MP_MAX_DIMS], lead[MP_MAX_DIMS];
+    col[0] = rows;
+    lead[0] = 1;
+    for (int d = 1; d < x->ndim; d++) {
+        col[d] = 1;
+        lead[d] = x->shape[d];
+    }
+    mp_tensor *zero_i = scalar(&a, i, 0.0);
+    mp_tensor *wrapped = where(&a, bin(&a, MP_OP_LESS, i, zero_i), bin(&a, MP_OP_ADD, i, scalar(&a, i, (double)rows)), i);
+    mp_tensor *mask = bin(&a, MP_OP_EQUAL, reshape(&a, r, x->ndim, col), wrapped);
+    if ((dx[0] = where(&a, mask, reshape(&a, dy, x->ndim, lead), scalar(&a, dy, 0.0))))
+        out(dx[0]);
+    return finish(&a);
+}
+
 /* ------------------------------------------------------------------ table */
 
 typedef mp_status (*grad_fn)(const mp_node *, mp_tensor *, const int *, mp_tensor **);
@@ -1085,6 +1110,9 @@ static mp_status g_batch_norm_grad_sums(const mp_node *n, mp_tensor *G, const in
 #define GRAD_STRIDED_SLICE_GRAD g_strided_slice_grad
 #define GRAD_FILL NULL
 #define GRAD_RANGE NULL
+#define GRAD_SHAPE NULL
+#define GRAD_RANGE_T NULL
+#define GRAD_INDEX_T g_index_t
 #define GRAD_ONE_HOT NULL
 #define GRAD_RANDOM_UNIFORM NULL
 #define GRAD_RANDOM_NORMAL NULL

@@ -11,7 +11,12 @@
 #include "graph.h"
 #include "tape.h"
 
-enum { FLAG_DYNAMIC = 1 << 8 }; /* value depends on inputs, variables, random ops or steps */
+enum {
+    FLAG_DYNAMIC = 1 << 8,    /* value depends on inputs, variables, random ops or steps */
+    FLAG_SHAPE_ONLY = 1 << 9, /* dynamic only through Shape ops: a function of the shapes a
+                               * graph is specialised to, so a host read bakes it in (counted in
+                               * shape_reads) instead of breaking the graph */
+};
 
 /* ------------------------------------------------------------------ id map */
 
@@ -230,8 +235,10 @@ static mp_status edge_of(mp_graph *g, mp_tensor *t, mp_gedge *e) {
     }
     int32_t idx = idmap_get(g->id_map, t->id), pidx;
     mp_graph *p = idx < 0 && g->parent ? ancestor_of(g, t, &pidx) : NULL;
-    if (p && (p->nodes[pidx].flags & FLAG_DYNAMIC))
+    if (p && (p->nodes[pidx].flags & FLAG_DYNAMIC)) {
         MP_TRY(capture(g, t, &idx));
+        g->nodes[idx].flags |= p->nodes[pidx].flags & FLAG_SHAPE_ONLY;
+    }
     if (idx < 0) {
         MP_TRY(push_node(g, MP_GNODE_CONST, 0, &idx));
         mp_gnode *n = &g->nodes[idx];
@@ -338,8 +345,17 @@ mp_status mp_graph_record_op(mp_op op, int n_in, mp_tensor *const *in, const mp_
     set_out(n, out);
     if (is_random(op))
         n->flags |= MP_GNODE_FLAG_RANDOM | FLAG_DYNAMIC;
-    else if (node_dynamic(g, n))
+    else if (node_dynamic(g, n)) {
         n->flags |= FLAG_DYNAMIC;
+        int shape_only = 1; /* every dynamic input is a shape's */
+        for (int k = 0; k < n->n_in && shape_only; k++) {
+            const mp_gnode *s = n->in[k].node >= 0 ? &g->nodes[n->in[k].node] : NULL;
+            if (s && (s->flags & FLAG_DYNAMIC) && !(s->flags & FLAG_SHAPE_ONLY))
+                shape_only = op == MP_OP_SHAPE;
+        }
+        if (shape_only)
+            n->flags |= FLAG_SHAPE_ONLY;
+    }
     return map_out(g, out, idx);
 }
 
@@ -438,6 +454,36 @@ int mp_graph_record_optim(const mp_goptim *o, mp_tensor *const *grads, mp_tensor
     return idx;
 }
 
+mp_status mp_graph_guard_effects(mp_graph *g, int from, mp_tensor *pred, int neg) {
+    if (!g || !pred || from < 0)
+        return mp_error_set(MP_ERR_VALUE, "guard_effects: no graph, predicate or start");
+    if (pred->dtype != MP_BOOL || pred->numel != 1)
+        return mp_error_set(MP_ERR_VALUE, "guard_effects: the predicate must be a boolean scalar, got %s with %lld "
+                            "elements", mp_dtype_name(pred->dtype), (long long)pred->numel);
+    for (int i = from; i < g->n_nodes; i++) {
+        const mp_gnode *n = &g->nodes[i];
+        if (!(n->flags & MP_GNODE_FLAG_EFFECT))
+            continue;
+        if ((n->kind != MP_GNODE_VAR_ASSIGN && n->kind != MP_GNODE_HOST) || (n->flags & MP_GNODE_FLAG_GUARD))
+            return mp_error_set(MP_ERR_VALUE, "guard_effects: node %d (kind %d) cannot be gated", i, (int)n->kind);
+    }
+    mp_gedge e;
+    MP_TRY(edge_of(g, pred, &e)); /* (a capture of the parent's predicate in a sub-graph) */
+    for (int i = from; i < g->n_nodes; i++) {
+        mp_gnode *n = &g->nodes[i];
+        if (!(n->flags & MP_GNODE_FLAG_EFFECT))
+            continue;
+        mp_gedge *in = realloc(n->in, (size_t)(n->n_in + 1) * sizeof *in);
+        if (!in)
+            return mp_error_set(MP_ERR_MEMORY, "out of host memory gating a side effect");
+        in[n->n_in] = e;
+        n->in = in;
+        n->n_in++;
+        n->flags |= MP_GNODE_FLAG_GUARD | (neg ? MP_GNODE_FLAG_GUARD_NEG : 0);
+    }
+    return MP_OK;
+}
+
 mp_status mp_graph_record_host(mp_ghost host, int n_in, mp_tensor *const *in) {
     mp_graph *g = rec;
     if (!g) {
@@ -514,6 +560,11 @@ int mp_graph_note_host_read(const mp_tensor *x, const char *what) {
     const mp_gnode *n = node_of(g, x);
     if (!n || !(n->flags & FLAG_DYNAMIC))
         return 0;
+    if (n->flags & FLAG_SHAPE_ONLY) { /* tf.zeros(tf.shape(x)): the traced shape, baked in */
+        for (mp_graph *q = g; q; q = q->parent)
+            q->shape_reads++;
+        return 0;
+    }
     const char *src = n->kind == MP_GNODE_OP ? mp_op_get_info(n->op)->name
                       : n->kind == MP_GNODE_INPUT ? "an input"
                       : n->kind == MP_GNODE_VAR_READ ? "a variable read"
@@ -738,6 +789,8 @@ int mp_op_infer_dtype(mp_op op, int n_in, const mp_dtype *in, const mp_attrs *at
     case MP_OP_CAST:
     case MP_OP_FILL:
     case MP_OP_RANGE:
+    case MP_OP_RANGE_T:
+    case MP_OP_SHAPE:
     case MP_OP_ONE_HOT:
     case MP_OP_RANDOM_UNIFORM:
     case MP_OP_RANDOM_NORMAL:
@@ -1030,6 +1083,21 @@ static void keep_buffer(mp_graph *g, int i, mp_tensor *const *args, const mp_ten
     g->kept[i] = s;
 }
 
+/* A gated node's predicate (its last input) on the host: does the node run? */
+static mp_status guard_open(const mp_gnode *n, mp_tensor *const *args, int *open) {
+    mp_tensor *p = args[n->n_in - 1], *h = p;
+    if (!p || p->dtype != MP_BOOL || p->numel != 1)
+        return mp_error_set(MP_ERR_INTERNAL, "graph: a gated node without its boolean predicate");
+    mp_device cpu = {MP_DEV_CPU, 0};
+    if (mp_tensor_device(p).type != MP_DEV_CPU)
+        MP_TRY(mp_copy_to_device(p, cpu, &h));
+    int v = *(const unsigned char *)mp_tensor_data(h) != 0;
+    if (h != p)
+        mp_tensor_decref(h);
+    *open = (n->flags & MP_GNODE_FLAG_GUARD_NEG) ? !v : v;
+    return MP_OK;
+}
+
 mp_status mp_graph_run(mp_graph *g, int n_in, mp_tensor *const *in, mp_tensor **outs) {
     return mp_graph_run_with(g, n_in, in, 0, NULL, NULL, outs);
 }
@@ -1098,14 +1166,26 @@ mp_status mp_graph_run_with(mp_graph *g, int n_in, mp_tensor *const *in, int n_s
             mp_autocast_set(prev);
             break;
         }
-        case MP_GNODE_VAR_ASSIGN: st = mp_variable_assign(subst(&vs, n->var), args[0]); break;
+        case MP_GNODE_VAR_ASSIGN:
+            if (n->flags & MP_GNODE_FLAG_GUARD) {
+                int open = 0;
+                st = guard_open(n, args, &open);
+                if (st != MP_OK || !open)
+                    break;
+            }
+            st = mp_variable_assign(subst(&vs, n->var), args[0]);
+            break;
         case MP_GNODE_OPTIM: st = run_optim(g, n, vals, &vs, hooks, &vals[i]); break;
-        case MP_GNODE_HOST:
+        case MP_GNODE_HOST: {
+            int open = 1, guarded = (n->flags & MP_GNODE_FLAG_GUARD) != 0;
+            if (guarded)
+                st = guard_open(n, args, &open);
             if (rec) /* inlined into an outer trace: recorded there, run at its replays */
                 st = MP_OK;
-            else
-                st = n->host.fn(n->host.ctx, n->n_in, args);
+            else if (st == MP_OK && open)
+                st = n->host.fn(n->host.ctx, n->n_in - guarded, args);
             break;
+        }
         case MP_GNODE_LOOP: {
             mp_gloop *l = n->loop;
             for (int k = 0; k < l->n_carried; k++) {

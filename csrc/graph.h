@@ -79,6 +79,11 @@ enum {
     MP_GNODE_FLAG_EFFECT = 4, /* has a side effect (assign, optimizer, host): never pruned */
     MP_GNODE_FLAG_FOLDED = 8, /* replay plan: a gradient's unscale Mul folded into the
                                * optimizer step that reads it (graph.c plan_folds) */
+    MP_GNODE_FLAG_GUARD = 16, /* a variable write or host callback of a branch on a traced
+                               * predicate: its last input is that boolean scalar, and the
+                               * replay runs the node only when it is true (or, with
+                               * GUARD_NEG, false) — tf.cond's side effects */
+    MP_GNODE_FLAG_GUARD_NEG = 32,
 };
 
 enum { MP_GNODE_READ_RAW = -2 };
@@ -132,6 +137,8 @@ typedef struct mp_graph {
     int polymorphic;     /* replay accepts inputs of other shapes (same dtype and rank):
                           * set by tf.function when two traces at different shapes of a
                           * relaxed signature recorded the same graph */
+    int shape_reads;     /* Python read the shape of a value this graph computes from its
+                          * inputs (.shape while recording): a size may be baked in */
     struct mp_graph *parent; /* while recording, else NULL */
     int n_captured;
     mp_tensor **captured;    /* (n_captured) the parent's tensors, in input order (referenced) */
@@ -176,6 +183,11 @@ mp_status mp_graph_record_assign(mp_variable *v, mp_tensor *x);
 /* Returns the node index of the recorded step (or -1 when not recording). */
 int mp_graph_record_optim(const mp_goptim *o, mp_tensor *const *grads, mp_tensor *found_inf);
 mp_status mp_graph_record_host(mp_ghost host, int n, mp_tensor *const *inputs);
+/* Gates the side effects recorded in g since node `from` (variable writes, host
+ * callbacks) on `pred`, a boolean scalar: at replay each runs only when pred is true
+ * (neg: false). MP_ERR_VALUE when one of them cannot be gated (an optimizer step, a loop
+ * with effects, a node gated already): the caller then breaks the graph. */
+mp_status mp_graph_guard_effects(mp_graph *g, int from, mp_tensor *pred, int neg);
 void mp_graph_note_variable_created(void);
 /* Records a loop node (taking ownership of l, also on failure) with inputs `in` (l's loop
  * variables, source inputs and captures, in that order) whose results are `outs`

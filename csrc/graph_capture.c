@@ -94,6 +94,12 @@ static int capturable(const mp_graph *g, int n_in, mp_tensor *const *in, mp_devi
             return 0;
         if (n->kind == MP_GNODE_OP && n->op == MP_OP_ALL_REDUCE) /* a collective: peers' timing */
             return 0;
+        /* host values: a shape written from the stack, range bounds read back */
+        if (n->kind == MP_GNODE_OP && (n->op == MP_OP_SHAPE || n->op == MP_OP_RANGE_T ||
+                                         n->op == MP_OP_INDEX_T))
+            return 0;
+        if (n->flags & MP_GNODE_FLAG_GUARD) /* a branch's effect: its predicate is read back */
+            return 0;
         mp_device nd;
         if (n->kind == MP_GNODE_INPUT)
             nd = mp_tensor_device(in[n->input_index]);

@@ -3,6 +3,7 @@
  * decisions (views vs copies, moving reduced axes together, broadcasting) and the call
  * into the device's backend table. It must not touch elements itself and must not test
  * which device it runs on. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +40,7 @@ static const struct {
 
 /* Tripwire: a new op must also get its backward rule (grad.c), its binding
  * (csrc/python/functions.c) and a row in tests/test_ops.py; then bump this number. */
-_Static_assert(MP_OP_COUNT == 101, "ops.def changed: update grad.c, functions.c, tests/test_ops.py, then this count");
+_Static_assert(MP_OP_COUNT == 104, "ops.def changed: update grad.c, functions.c, tests/test_ops.py, then this count");
 
 const mp_op_info *mp_op_get_info(mp_op op) {
     if ((int)op < 0 || op >= MP_OP_COUNT)
@@ -586,8 +587,22 @@ static mp_status run_softmax(mp_op op, mp_tensor *x, const mp_backend *be, mp_te
     return st;
 }
 
-static mp_status run_reshape(mp_tensor *x, const mp_attrs *at, mp_tensor **out) {
+static mp_status run_reshape(mp_tensor *x, const mp_attrs *in_at, mp_tensor **out) {
     int64_t numel;
+    mp_attrs local;
+    const mp_attrs *at = in_at;
+    if (in_at->i1 > 0 && in_at->i1 <= in_at->n_ints) {
+        /* attrs i1 = 1 + the dimension given as -1: inferred from this input's size */
+        local = *in_at;
+        int k = (int)in_at->i1 - 1;
+        int64_t rest = 1;
+        for (int d = 0; d < local.n_ints; d++)
+            if (d != k)
+                rest *= local.ints[d];
+        if (rest > 0 && x->numel % rest == 0)
+            local.ints[k] = x->numel / rest;
+        at = &local;
+    }
     MP_TRY(mp_shape_check(at->n_ints, at->ints, &numel));
     if (numel != x->numel) {
         char s1[128], s2[128];
@@ -885,6 +900,99 @@ static mp_status run_range(const mp_attrs *at, const mp_backend *be, mp_tensor *
     return st;
 }
 
+static mp_status run_shape(mp_tensor *x, const mp_attrs *at, const mp_backend *be, mp_tensor **out) {
+    if (at->dtype != MP_I32 && at->dtype != MP_I64)
+        return mp_error_set(MP_ERR_DTYPE, "Shape: out_type must be int32 or int64, got %s",
+                            mp_dtype_name((mp_dtype)at->dtype));
+    int64_t n = x->ndim, v64[MP_MAX_DIMS];
+    int32_t v32[MP_MAX_DIMS];
+    for (int d = 0; d < x->ndim; d++) {
+        if (at->dtype == MP_I32 && x->shape[d] > INT32_MAX)
+            return mp_error_set(MP_ERR_VALUE, "Shape: dimension %d (%lld) does not fit in int32; use out_type=int64",
+                                d, (long long)x->shape[d]);
+        v64[d] = x->shape[d];
+        v32[d] = (int32_t)x->shape[d];
+    }
+    mp_device dev = mp_tensor_device(x);
+    MP_TRY(new_like_device((mp_dtype)at->dtype, 1, &n, dev, out));
+    if (n == 0)
+        return MP_OK;
+    mp_status st = BE_CALL(be, copy_h2d, dev, mp_tensor_data(*out), at->dtype == MP_I32 ? (void *)v32 : (void *)v64,
+                           mp_tensor_nbytes(*out));
+    if (st != MP_OK) {
+        mp_tensor_decref(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
+/* One scalar bound of RANGE_T on the host, as a double. */
+static mp_status range_bound(mp_tensor *t, const char *what, const mp_backend *be, double *v) {
+    if (t->numel != 1 || t->ndim != 0)
+        return mp_error_set(MP_ERR_VALUE, "Range: %s must be a scalar, got a tensor of rank %d", what, t->ndim);
+    mp_device dev = mp_tensor_device(t);
+    if (dev.type == MP_DEV_CPU) {
+        *v = mp_tensor_get_f64(t, 0);
+        return MP_OK;
+    }
+    mp_tensor *h = NULL;
+    mp_device cpu = {MP_DEV_CPU, 0};
+    (void)be;
+    MP_TRY(mp_copy_to_device(t, cpu, &h));
+    *v = mp_tensor_get_f64(h, 0);
+    mp_tensor_decref(h);
+    return MP_OK;
+}
+
+static mp_status run_range_t(mp_tensor *const *in, const mp_attrs *at, const mp_backend *be, mp_tensor **out) {
+    if (!mp_dtype_valid(at->dtype) || at->dtype == MP_BOOL)
+        return mp_error_set(MP_ERR_DTYPE, "Range: unsupported dtype %s", mp_dtype_name((mp_dtype)at->dtype));
+    static const char *const what[3] = {"start", "limit", "delta"};
+    double v[3];
+    for (int i = 0; i < 3; i++) {
+        if (in[i]->dtype != (mp_dtype)at->dtype)
+            return mp_error_set(MP_ERR_DTYPE, "Range: %s has dtype %s, expected %s", what[i],
+                                mp_dtype_name(in[i]->dtype), mp_dtype_name((mp_dtype)at->dtype));
+        MP_TRY(range_bound(in[i], what[i], be, &v[i]));
+    }
+    double s = v[0], l = v[1], d = v[2];
+    if (!isfinite(s) || !isfinite(l) || !isfinite(d))
+        return mp_error_set(MP_ERR_SHAPE, "range: start, limit and delta must be finite");
+    if (d == 0)
+        return mp_error_set(MP_ERR_SHAPE, "Requires delta != 0");
+    if ((d > 0 && s > l) || (d < 0 && s < l))
+        return mp_error_set(MP_ERR_SHAPE,
+                            "Requires start <= limit when delta > 0: %g/%g (or >= when delta < 0)", s, l);
+    double count = mp_dtype_is_integer((mp_dtype)at->dtype) ? ceil(fabs(l - s) / fabs(d)) : ceil(fabs((l - s) / d));
+    if (!(count < 9.0e15))
+        return mp_error_set(MP_ERR_VALUE, "range: too many elements");
+    int64_t n = (int64_t)count;
+    MP_TRY(new_like_device((mp_dtype)at->dtype, 1, &n, at->device, out));
+    mp_status st = BE_CALL(be, iota, at->device, mp_tensor_data(*out), (mp_dtype)at->dtype, n, s, d);
+    if (st != MP_OK) {
+        mp_tensor_decref(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
+static mp_status run_index_t(mp_tensor *x, mp_tensor *i, const mp_backend *be, mp_tensor **out) {
+    if (!mp_dtype_is_integer(i->dtype) || i->dtype == MP_BOOL)
+        return mp_error_set(MP_ERR_TYPE, "StridedSlice: an index tensor must be int32 or int64, got %s",
+                            mp_dtype_name(i->dtype));
+    if (x->ndim < 1)
+        return mp_error_set(MP_ERR_SHAPE, "Index out of range using input dim 0; input has only 0 dims");
+    double v;
+    MP_TRY(range_bound(i, "index", be, &v));
+    int64_t n = x->shape[0], k = (int64_t)v;
+    if (k < -n || k >= n)
+        return mp_error_set(MP_ERR_SHAPE, "slice index %lld of dimension 0 out of bounds.", (long long)k);
+    if (k < 0)
+        k += n;
+    size_t rowbytes = n ? mp_tensor_nbytes(x) / (size_t)n : 0;
+    return mp_tensor_view(x, x->offset + (size_t)k * rowbytes, x->dtype, x->ndim - 1, x->shape + 1, out);
+}
+
 static mp_status run_one_hot(mp_tensor *x, const mp_attrs *at, const mp_backend *be, mp_tensor **out) {
     if (!mp_dtype_is_integer(x->dtype))
         return mp_error_set(MP_ERR_DTYPE, "OneHot: indices must be an integer tensor, got %s", mp_dtype_name(x->dtype));
@@ -1028,6 +1136,9 @@ static mp_status dispatch(mp_op op, int n_in, mp_tensor *const *in, const mp_att
     case MP_OP_BROADCAST_TO: return run_broadcast_to(in[0], at->n_ints, at->ints, be, out);
     case MP_OP_FILL: return run_fill(at, be, out);
     case MP_OP_RANGE: return run_range(at, be, out);
+    case MP_OP_SHAPE: return run_shape(in[0], at, be, out);
+    case MP_OP_RANGE_T: return run_range_t(in, at, be, out);
+    case MP_OP_INDEX_T: return run_index_t(in[0], in[1], be, out);
     case MP_OP_ONE_HOT: return run_one_hot(in[0], at, be, out);
     case MP_OP_RANDOM_UNIFORM:
     case MP_OP_RANDOM_NORMAL:

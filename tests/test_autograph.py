@@ -250,17 +250,20 @@ def test_both_branches_traced_side_effects_and_state():
     def f(x):
         if x > 0:
             log.append("a")
-            v.assign_add(1.0)  # a variable write under a traced if: a graph break
+            v.assign_add(1.0)  # a variable write under a traced if: gated on x > 0
         else:
             log.append("b")
             v.assign_sub(1.0)
         return v.read_value()
 
-    with pytest.warns(UserWarning, match="graph break"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # TensorFlow's cond: no break
         assert float(f(tf.constant(1.0))) == 1.0  # only the taken branch changed state
-    assert sorted(log) == ["a", "b"]  # both branches traced
-    assert float(f(tf.constant(-1.0))) == 0.0
-    assert float(v) == 0.0
+        assert sorted(log) == ["a", "b"]  # both branches traced
+        assert float(f(tf.constant(-1.0))) == 0.0
+        assert float(f(tf.constant(-1.0))) == -1.0 and float(f(tf.constant(3.0))) == 0.0
+    assert float(v) == 0.0 and sorted(log) == ["a", "b"]
+    assert f.experimental_get_tracing_count() == 1
 
     u = tf.Variable(0.0)
 
@@ -274,6 +277,7 @@ def test_both_branches_traced_side_effects_and_state():
             z = y
         return z
 
+    # an effect under two traced conditions is not gated: a graph break
     with pytest.warns(UserWarning, match="graph break"):
         assert float(g(tf.constant(1.0), tf.constant(1.0))) == 1.0
     assert float(u) == 0.0
@@ -286,10 +290,14 @@ def test_print_in_a_branch_runs_only_when_taken(capfd):
             tf.print("pos")
         return x
 
-    with pytest.warns(UserWarning, match="graph break"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         f(tf.constant(-1.0))
-    f(tf.constant(2.0))
-    assert capfd.readouterr().err.split() == ["pos"]
+        f(tf.constant(2.0))
+        f(tf.constant(-3.0))
+        f(tf.constant(4.0))
+    assert capfd.readouterr().err.split() == ["pos", "pos"]
+    assert f.experimental_get_tracing_count() == 1
 
 
 def test_gradients_flow_through_a_converted_if():
@@ -457,3 +465,59 @@ def test_keras_call_and_train_step_are_converted():
         warnings.simplefilter("error")
         hist = model.fit(x, np.zeros((8, 1), np.float32), batch_size=4, epochs=1, verbose=0)
     assert np.isfinite(hist.history["loss"][0])
+
+
+def test_boolean_operators_and_conditional_expressions_on_tensors():
+    side = []
+
+    @tf.function
+    def f(x):
+        side.append(1)
+        y = x if x > 0 else -x
+        if x > 0 and x < 10:
+            z = x
+        elif not x > -5 or x == -7:
+            z = x * 0
+        else:
+            z = -x
+        return y, z
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")   # no graph break: converted as TensorFlow's AutoGraph
+        for v, want in [(5.0, (5.0, 5.0)), (20.0, (20.0, -20.0)), (-2.0, (2.0, 2.0)),
+                        (-7.0, (7.0, -0.0)), (-9.0, (9.0, -0.0))]:
+            assert tuple(float(t) for t in f(tf.constant(v))) == want
+    assert len(side) == 1 and f.experimental_get_tracing_count() == 1
+
+    @tf.function
+    def g(x, flag):
+        # Python values keep Python's short-circuit semantics
+        a = flag and x
+        b = None or x
+        return (a if flag else x * 2), b, not flag
+
+    out = g(tf.constant(3.0), False)
+    assert float(out[0]) == 6.0 and float(out[1]) == 3.0 and bool(out[2]) is True
+
+
+def test_a_tensorshape_result_is_a_tensor():
+    @tf.function
+    def f():
+        return tf.zeros([2, 3]).shape
+
+    r = f()   # TensorFlow 2.21: tf.Tensor([2 3], shape=(2,), dtype=int32)
+    assert r.dtype == tf.int32 and r.numpy().tolist() == [2, 3]
+
+
+def test_float_int_and_len_of_traced_tensors_are_ops():
+    @tf.function
+    def g(x):
+        return float(x[0]), int(x[0]), len(x)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")   # TensorFlow's AutoGraph: casts, no host read
+        for v in ([2.5, 1.0], [-3.75, 0.0, 1.0]):
+            a, b, n = g(tf.constant(v))
+            assert (a.dtype, b.dtype, n.dtype) == (tf.float32, tf.int32, tf.int32)
+            assert float(a) == v[0] and int(b) == int(v[0]) and int(n) == len(v)
+    assert g.experimental_get_tracing_count() == 2

@@ -91,14 +91,15 @@ def test_checkpoint():
 
 def test_distribute():
     out = run("distribute.py", "--mib", "1", "--examples", "256", "--repeat", "2",
-              "--cnn-examples", "256", "--overhead-steps", "5")
+              "--cnn-examples", "256", "--overhead-steps", "5", "--small-tensors", "50")
     rows = table_rows(out)
-    # header, threads, mpiexec (ours, MPICH's blocking call twice and the ratio; or "no
-    # MPICH"), MLP, the step overhead x 1, 2 and seed 004 x 1, 2 (traced, and the step
-    # run eagerly, with their ratio)
+    # header, threads, many small tensors, mpiexec (ours, MPICH's blocking call twice and the
+    # ratio; or "no MPICH"), MLP, the step overhead x 1, 2 and seed 004 x 1, 2 (traced, and
+    # the step run eagerly, with their ratio)
     mpi = "(no MPICH)" not in out
-    assert len(rows) == (16 if mpi else 13), out
+    assert len(rows) == (17 if mpi else 14), out
     assert out.count("strategy.run step, Dense 8-4 (overhead)") == 2
+    assert "all-reduce 50 tensors of 16 float32" in out
     assert "2 replica threads" in out and "2 replicas" in out
     assert out.count("seed 004 epoch, 256 images") == 4
     assert out.count("mixprec traced / eager step") == 2

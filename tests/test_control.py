@@ -108,3 +108,19 @@ def test_cond_branch_dtypes_must_match():
     with pytest.raises((TypeError, ValueError), match="must have the same"):
         h(tf.constant(1.0))
     np.testing.assert_array_equal(tf.cond(tf.constant(True), lambda: 1, lambda: 2.0), 1)
+
+
+def test_cond_gates_its_branches_prints_and_writes(capfd):
+    v = tf.Variable(0)
+
+    @tf.function
+    def f(x):
+        return tf.cond(x > 0, lambda: (tf.print("pos", x), v.assign_add(1))[1],
+                       lambda: (tf.print("neg", x), v.assign_sub(1))[1])
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")   # TensorFlow 2.21: no break, one trace
+        for x in (1, -1, 2, 3):
+            f(tf.constant(x))
+    assert capfd.readouterr().err.split() == ["pos", "1", "neg", "-1", "pos", "2", "pos", "3"]
+    assert int(v) == 2 and f.experimental_get_tracing_count() == 1

@@ -159,7 +159,7 @@ def test_bad_values_to_constant(value, exc, match):
 
 @pytest.mark.parametrize("value,dtype", [
     (1.5, "int32"), ([1.5], "int64"), ([np.nan], "int32"), (np.array([1.0]), "int32"), (1, "bool"),
-    (True, "int32"), (256, "uint8"), (-1, "uint8"), (2**31, "int32"), (-129, "int8"), ([[1, 2], [3, 4.5]], "int32"),
+    (True, "uint8"), (True, "bfloat16"), (256, "uint8"), (-1, "uint8"), (2**31, "int32"), (-129, "int8"), ([[1, 2], [3, 4.5]], "int32"),
 ])
 def test_values_that_do_not_fit_the_dtype(value, dtype):
     with pytest.raises(TypeError, match="Cannot convert"):

@@ -209,7 +209,7 @@ def test_variable_state_changes_at_every_call():
 def test_host_read_breaks_to_eager_with_one_warning():
     @tf.function
     def f(x):
-        if float(x) > 0:  # needs the value: a graph break (a Python `if` on a tensor is
+        if x.numpy() > 0:  # needs the value: a graph break (a Python `if` on a tensor is
             return x * 2  # converted: tests/test_autograph.py)
         return -x
 
@@ -412,11 +412,14 @@ def test_traced_values_print_symbolically():
 
     @tf.function
     def f(x):
+        seen.append(str(x * 2))
         seen.append(repr(x * 2))
         return x
 
     f(tf.constant([1.0]))
+    # TensorFlow: str Tensor("mul:0", shape=(1,), dtype=float32), repr <tf.Tensor 'mul:0' ...>
     assert re.match(r'Tensor\(".*", shape=\(1,\), dtype=float32\)', seen[0])
+    assert re.match(r"<mixprec.Tensor '.*' shape=\(1,\) dtype=float32>", seen[1])
 
 
 def test_errors_propagate():
@@ -450,7 +453,7 @@ def test_dry_first_trace_when_a_pass_asks():
         def g(x):
             seen.append(2)
             v.assign_add(x)
-            return v * 2.0 if x > 0 else v  # breaks: the dry trace changed nothing
+            return v * 2.0 if x.numpy() > 0 else v  # breaks: the dry trace changed nothing
         with pytest.warns(UserWarning, match="graph break"):
             assert float(g(tf.constant(1.0))) == 10.0
         assert float(v) == 5.0
@@ -649,3 +652,233 @@ def test_get_concrete_function_with_none_dims():
     assert len(side) <= 2  # Python once more at the second shape (docs/function.md)
     with pytest.raises(TypeError):
         cf(tf.ones([2, 2]))
+
+
+def test_datasets_are_traced_by_element_spec():
+    side = []
+
+    @tf.function
+    def f(ds):
+        side.append(1)
+        s = tf.constant(0.0)
+        for x in ds:
+            s += tf.reduce_sum(x)
+        return s
+
+    ds1 = tf.data.Dataset.from_tensor_slices(np.zeros((10, 28, 28), np.float32)).batch(4)
+    ds2 = tf.data.Dataset.from_tensor_slices(np.ones((6, 28, 28), np.float32)).batch(4)
+    assert float(f(ds1)) == 0.0 and float(f(ds2)) == 6 * 28 * 28
+    assert f.experimental_get_tracing_count() == 1 and len(side) == 1
+    # TensorFlow 2.21: a (4, 28, 28) spec is a subtype of the traced (None, 28, 28)
+    dropped = tf.data.Dataset.from_tensor_slices(np.ones((9, 28, 28), np.float32)).batch(
+        4, drop_remainder=True)
+    assert float(f(dropped)) == 8 * 28 * 28
+    assert f.experimental_get_tracing_count() == 1
+    # another element spec traces again
+    other = tf.data.Dataset.from_tensor_slices(np.ones((4, 3), np.float32)).batch(2)
+    assert float(f(other)) == 12.0 and f.experimental_get_tracing_count() == 2
+
+
+def test_shape_and_size_replay_the_real_shape_under_a_relaxed_signature():
+    side = []
+
+    @tf.function(input_signature=[tf.TensorSpec([None, None], tf.float32)])
+    def h(x):
+        side.append(1)
+        return tf.shape(x), tf.size(x), tf.rank(x), tf.shape(x)[0] * 2
+
+    # TensorFlow 2.21's values, and Python once
+    for shape, want in [((2, 3), [[2, 3], 6, 2, 4]), ((4, 5), [[4, 5], 20, 2, 8]),
+                        ((1, 7), [[1, 7], 7, 2, 2])]:
+        assert [t.numpy().tolist() for t in h(tf.ones(shape))] == want
+    assert len(side) == 1 and h.experimental_get_tracing_count() == 1
+
+    @tf.function(reduce_retracing=True)
+    def k(x):
+        side.append(2)
+        return tf.shape(x)[0], tf.reduce_sum(x) / tf.cast(tf.size(x), tf.float32)
+
+    for n in (1, 2, 3, 4):
+        a, b = k(tf.ones([n]))
+        assert int(a) == n and float(b) == 1.0
+    assert side.count(2) == 2 and k.experimental_get_tracing_count() == 2
+
+
+def test_range_of_a_traced_bound_replays_for_another_bound():
+    side = []
+
+    @tf.function
+    def r(n):
+        side.append(1)
+        return tf.reduce_sum(tf.range(n)), tf.range(1, n + 1, 2, dtype=tf.float32)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")   # no graph break
+        for v, total, odd in [(3, 3, [1, 3]), (5, 10, [1, 3, 5]), (0, 0, []), (8, 28, [1, 3, 5, 7])]:
+            a, b = r(tf.constant(v))
+            assert int(a) == total and b.numpy().tolist() == odd and b.dtype == tf.float32
+    assert len(side) == 1 and r.experimental_get_tracing_count() == 1
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Requires start <= limit"):
+        r(tf.constant(-2))
+
+
+def test_python_scalars_are_keyed_by_value_and_numpy_scalars_are_tensors():
+    seen = []
+
+    @tf.function
+    def f(x, k):
+        seen.append(k)
+        return x
+
+    x = tf.constant(1.0)
+    for k in [1, True, 1.0, 2, 2.0, np.float32(2.0), np.int64(2), False, 0, 0.0]:
+        f(x, k)
+    # TensorFlow 2.21: [1, 2, <float32 tensor k>, <int64 tensor k>, False]
+    assert seen[:2] == [1, 2] and seen[4] is False and len(seen) == 5
+    assert (seen[2].dtype, seen[3].dtype) == (tf.float32, tf.int64)
+
+
+def test_python_numbers_in_results_are_tensors():
+    @tf.function
+    def h(x):
+        return 1, 2.5, True, np.float64(1.5), None, "s", x
+
+    out = h(tf.constant(1))
+    assert [t.dtype.name for t in out[:4]] == ["int32", "float32", "bool", "float64"]
+    assert out[4] is None and out[5] == "s"
+    out = h(tf.constant(2))   # the replay
+    assert float(out[1]) == 2.5 and int(out[6]) == 2
+
+
+def test_concrete_functions_as_tensorflow():
+    @tf.function
+    def f(x, *, k):
+        return x * k
+
+    cf = f.get_concrete_function(tf.TensorSpec([2], tf.float32), k=tf.TensorSpec([], tf.float32))
+    assert cf.structured_input_signature == (
+        (tf.TensorSpec([2], tf.float32, name="x"),), {"k": tf.TensorSpec([], tf.float32, name="k")})
+    assert cf(tf.ones([2]), k=tf.constant(3.0)).numpy().tolist() == [3.0, 3.0]
+    assert f.get_concrete_function(tf.TensorSpec([2], tf.float32),
+                                   k=tf.TensorSpec([], tf.float32)) is cf
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r"input #0\(zero-based\) was expected to be a float tensor but is a "
+                             r"int32 tensor"):
+        cf(tf.ones([2], tf.int32), k=tf.constant(3.0))
+
+    with pytest.raises(TypeError, match=r"got invalid args \[3\] with types \[<class 'int'>\]"):
+        tf.function(lambda x: x, input_signature=[3])
+
+
+def test_a_function_called_inside_another_counts_its_trace():
+    @tf.function
+    def inner(x):
+        return x * 2
+
+    @tf.function
+    def outer(x):
+        return inner(x) + 1
+
+    assert float(outer(tf.constant(1.0))) == 3.0 and float(outer(tf.constant(2.0))) == 5.0
+    assert inner.experimental_get_tracing_count() == 1   # TensorFlow 2.21
+    assert outer.experimental_get_tracing_count() == 1
+
+
+@pytest.mark.parametrize("shapes,count", [
+    # TensorFlow 2.21's tracing counts under reduce_retracing (its common supertypes)
+    ([(1,), (2,), (3, 3), (4, 4), (5,)], 3),
+    ([(1,), (2, 2)], 2),
+    ([(1,), (2, 2), (3, 3)], 2),
+    ([(1,), (2, 2), (3, 3, 3)], 2),
+    ([(2, 2), (2, 3), (3, 3)], 3),
+    ([(2, 2), (2, 3), (2, 5), (4, 3)], 3),
+    ([(1,), (2,), (3,), (4,), (5,)], 2),
+])
+def test_reduce_retracing_traces_the_common_supertype(shapes, count):
+    @tf.function(reduce_retracing=True)
+    def f(x):
+        return tf.reduce_sum(x)
+
+    for s in shapes:
+        assert float(f(tf.ones(s))) == float(np.prod(s))
+    assert f.experimental_get_tracing_count() == count
+
+
+def test_a_shape_read_on_the_host_bakes_it_instead_of_breaking():
+    side = []
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])
+    def f(x):
+        side.append(1)
+        n = tf.shape(x)[0]
+        return tf.ones(tf.shape(x)) * 2, tf.zeros([n, 2]), tf.range(n)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")   # no graph break (TensorFlow has none)
+        for k in (2, 3, 2, 5):
+            a, b, c = f(tf.ones([k]))
+            assert a.numpy().tolist() == [2.0] * k and b.shape.as_list() == [k, 2]
+            assert c.numpy().tolist() == list(range(k))
+    # the sizes baked into the fills keep a graph per length (Python again per length)
+    assert f.experimental_get_tracing_count() == 1 and len(side) == 3
+
+
+def test_a_traced_argument_prints_with_its_placeholder_name(capsys):
+    @tf.function
+    def f(x, y, pair):
+        print("Tracing with", x, y, pair)
+        return x
+
+    f(tf.constant(1), tf.constant([1.0]), [tf.constant(2), tf.constant(3)])
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.float32, name="inp"),
+                                  tf.TensorSpec([], tf.int32)])
+    def g(a, b):
+        print(a, b)
+        return a
+
+    g(tf.ones([2]), tf.constant(1))
+    # TensorFlow 2.21 prints (its repr says tf.Tensor where mixprec says mixprec.Tensor)
+    assert capsys.readouterr().out.splitlines() == [
+        'Tracing with Tensor("x:0", shape=(), dtype=int32) Tensor("y:0", shape=(1,), '
+        "dtype=float32) [<mixprec.Tensor 'pair:0' shape=() dtype=int32>, "
+        "<mixprec.Tensor 'pair_1:0' shape=() dtype=int32>]",
+        'Tensor("inp:0", shape=(None,), dtype=float32) Tensor("b:0", shape=(), dtype=int32)']
+
+
+def test_input_signature_nesting_must_match():
+    @tf.function(input_signature=[(tf.TensorSpec([2]), tf.TensorSpec([]))])
+    def f(p):
+        return p[0] * p[1]
+
+    assert f((tf.ones([2]), tf.constant(3.0))).numpy().tolist() == [3.0, 3.0]
+    with pytest.raises(TypeError, match="Binding inputs to tf.function failed due to `Can not "
+                                        "cast"):
+        f([tf.ones([2]), tf.constant(3.0)])   # a list for the signature's tuple (TF 2.21)
+    assert f.experimental_get_tracing_count() == 1
+
+
+def test_frequent_retracing_warns_as_tensorflow(caplog):
+    import logging
+
+    @tf.function
+    def f(x):
+        return x
+
+    logger = tf.get_logger()
+    logger.addHandler(caplog.handler)
+    try:
+        with caplog.at_level(logging.WARNING, logger="mixprec"):
+            for i in range(7):   # a Python int per call: a trace per call
+                f(i)
+            f(1)                 # a replay
+    finally:
+        logger.removeHandler(caplog.handler)
+    msgs = [r.getMessage() for r in caplog.records if "triggered tf.function retracing" in
+            r.getMessage()]
+    # TensorFlow 2.21: at the 5th and 6th traces, then no more for this function
+    assert [m.split(" calls to ")[0] for m in msgs] == ["5 out of the last 5",
+                                                         "6 out of the last 6"]
+    assert "<function test_frequent_retracing_warns_as_tensorflow.<locals>.f at" in msgs[0]
+    assert msgs[0].endswith("https://www.tensorflow.org/api_docs/python/tf/function for  more "
+                            "details.")

@@ -39,23 +39,48 @@ def test_for_over_a_dataset_traces_the_body_once(capfd):
     assert err.count("x [0 1 2]") == 3 and err.count("x [6 7 8]") == 3
 
 
-def test_a_last_partial_batch_gets_its_own_body_trace():
+def test_a_last_partial_batch_replays_the_one_body_trace():
     side = []
     ds = tf.data.Dataset.range(10).batch(3)   # [3], [3], [3], [1]
 
     @tf.function
     def f(ds):
         tot = tf.constant(0, tf.int64)
+        n = tf.constant(0)
         for x in ds:
             side.append(1)
             tot += tf.reduce_sum(x * x)
+            n += tf.shape(x)[0]                # the batch's real size at every replay
+        return tot, n
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(2):
+            tot, n = f(ds)
+            assert int(tot) == 285 and int(n) == 10
+        # TensorFlow 2.21: the body traced once (element spec (None,)); another dataset of
+        # the same spec, with another last batch, replays the trace
+        tot, n = f(tf.data.Dataset.range(8).batch(3))
+        assert int(tot) == 140 and int(n) == 8
+    assert len(side) == 1 and f.experimental_get_tracing_count() == 1
+
+
+def test_a_body_that_bakes_a_shape_gets_a_trace_per_element_shape():
+    side = []
+    ds = tf.data.Dataset.range(10).batch(3)
+
+    @tf.function
+    def f(ds):
+        tot = tf.constant(0.0)
+        for x in ds:
+            side.append(1)
+            tot += tf.reduce_sum(tf.cast(x, tf.float32)) / x.shape[0]   # TensorFlow: None
         return tot
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert int(f(ds)) == 285 and int(f(ds)) == 285
-    # TensorFlow traces the body once (batch dimension None); mixprec once per element
-    # shape the tracing call meets (docs/function.md), never again at replay
+        assert float(f(ds)) == 3.0 * 4 + 9.0 and float(f(ds)) == 21.0
+    # mixprec: a size read in Python is a constant, so the last batch gets its own body
     assert len(side) == 2 and f.experimental_get_tracing_count() == 1
 
 
@@ -242,7 +267,7 @@ def test_a_graph_break_inside_a_loop_body_names_its_line():
     def f(ds):
         s = tf.constant(0.0)
         for x in ds:
-            s += float(x)  # needs the value: a graph break
+            s += x.numpy()  # needs the value: a graph break
         return s
 
     with pytest.warns(UserWarning, match=r"graph break at .*test_loops\.py:\d+"):
@@ -420,7 +445,7 @@ def test_break_and_continue_on_traced_conditions():
     assert tf.function(python_loop)() == [0, 2, 3]
 
 
-def test_break_after_a_state_write_falls_back_with_one_warning():
+def test_break_before_a_state_write_gates_the_write():
     v = tf.Variable(0.0)
     ds = tf.data.Dataset.from_tensor_slices(np.arange(6, dtype=np.float32))
 
@@ -429,12 +454,29 @@ def test_break_after_a_state_write_falls_back_with_one_warning():
         for x in ds:
             if x > 2.0:
                 break
-            v.assign_add(x)   # a write under a traced condition: a graph break
+            v.assign_add(x)   # moved into the branch that falls through: gated on it
+        return v.read_value()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert float(f(ds)) == 3.0
+        assert float(f(ds)) == 6.0
+    assert f.experimental_get_tracing_count() == 1
+
+
+def test_an_optimizer_step_under_a_traced_condition_falls_back_with_one_warning():
+    v = tf.Variable(1.0)
+    opt = tf.keras.optimizers.SGD(0.5)
+
+    @tf.function
+    def f(x):
+        if x > 0:
+            opt.apply_gradients([(tf.constant(1.0), v)])   # not gated: a graph break
         return v.read_value()
 
     with pytest.warns(UserWarning, match="graph break"):
-        assert float(f(ds)) == 3.0
-    assert float(f(ds)) == 6.0
+        assert float(f(tf.constant(1.0))) == 0.5
+    assert float(f(tf.constant(-1.0))) == 0.5 and float(f(tf.constant(1.0))) == 0.0
 
 
 def test_enumerate_a_dataset_range_of_a_tensor_and_take():
@@ -710,3 +752,32 @@ def test_a_late_body_never_reads_an_outer_tensor_as_a_stale_constant():
     extra[0] = 1                               # a last batch of 2: its body reads v
     with pytest.raises(ValueError, match="did not read"):
         reads_by_shape(ds, tf.constant(3, tf.int64))
+
+
+def test_a_keras_model_and_a_reshape_in_a_loop_body_trace_once():
+    from mixprec import keras
+    model = keras.Sequential([keras.layers.Dense(3, activation="relu", kernel_initializer="ones"),
+                              keras.layers.Dense(1, kernel_initializer="ones")])
+    model.build((None, 4))
+    side = []
+
+    @tf.function
+    def predict_all(ds):
+        tot, cnt, flat = tf.constant(0.0), tf.constant(0), tf.constant(0.0)
+        for x in ds:
+            side.append(1)
+            y = model(x)
+            tot += tf.reduce_sum(y)
+            cnt += tf.shape(y)[0]
+            flat += tf.reduce_sum(tf.reshape(x, [-1]) * 2.0)   # the -1 inferred at every run
+        return tot, cnt, flat
+
+    data = np.arange(40, dtype=np.float32).reshape(10, 4) / 10
+    ds = tf.data.Dataset.from_tensor_slices(data).batch(4)        # 4, 4, 2
+    ds2 = tf.data.Dataset.from_tensor_slices(data[:7]).batch(4)   # 4, 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        # TensorFlow 2.21's values; the body traced once (element spec (None, 4))
+        assert [round(float(t), 3) for t in predict_all(ds)] == [234.0, 10.0, 156.0]
+        assert [round(float(t), 3) for t in predict_all(ds2)] == [113.4, 7.0, 75.6]
+    assert len(side) == 1 and predict_all.experimental_get_tracing_count() == 1

@@ -1489,3 +1489,52 @@ def test_one_hot_values_must_convert_exactly_to_an_integer_dtype(kw):
     # 300 as uint8 used to saturate to 255, 2**53 + 1 to round
     with pytest.raises(TypeError, match="does not convert exactly"):
         tf.one_hot([1, 0], 3, **kw)
+
+
+# ------------------------------------------------------------------ Shape and Range of tensor bounds
+
+
+def test_shape_op_and_range_of_tensor_bounds():
+    x = tf.zeros([2, 0, 5], tf.float16)
+    for dt in ("int32", "int64"):
+        s = _core.shape_op(x, dt)
+        assert s.dtype.name == dt and s.numpy().tolist() == [2, 0, 5]
+    assert _core.shape_op(tf.constant(3.0)).numpy().tolist() == []
+    with pytest.raises(tf.errors.InvalidArgumentError, match="out_type must be int32 or int64"):
+        _core.shape_op(x, "float32")
+    cases = [(0, 5, 1, "int32"), (1, 10, 3, "int64"), (5, -2, -2, "int32"), (0.5, 2.0, 0.4, "float32"),
+             (3, 3, 1, "int32"), (-1.0, 1.0, 0.5, "float64")]
+    for s, l, d, dt in cases:
+        got = _core.range_t(*(tf.constant(v, dt) for v in (s, l, d)))
+        want = tf.range(*(tf.constant(v, dt) for v in (s, l, d)))  # the eager op, host bounds
+        assert got.dtype.name == dt and got.shape == want.shape
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+        if dt.startswith("int"):
+            np.testing.assert_array_equal(got.numpy(), np.arange(s, l, d))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Requires delta != 0"):
+        _core.range_t(tf.constant(0), tf.constant(3), tf.constant(0))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Requires start <= limit"):
+        _core.range_t(tf.constant(4), tf.constant(3), tf.constant(1))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="limit has dtype int64"):
+        _core.range_t(tf.constant(0), tf.constant(3, tf.int64), tf.constant(1))
+    with pytest.raises(ValueError, match="must be a scalar"):
+        _core.range_t(tf.constant(0), tf.constant([3]), tf.constant(1))
+
+
+def test_index_of_a_tensor_index():
+    x = tf.constant(np.arange(12, dtype=np.float32).reshape(4, 3))
+    for i, dt in [(0, "int32"), (3, "int64"), (-1, "int32"), (-4, "int64")]:
+        np.testing.assert_array_equal(_core.index_t(x, tf.constant(i, dt)).numpy(), x.numpy()[i])
+    for i in (4, -5):   # TensorFlow's message for x[i] out of range
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match="slice index %d of dimension 0 out of bounds." % i):
+            _core.index_t(x, tf.constant(i))
+    with pytest.raises(TypeError, match="must be int32 or int64"):
+        _core.index_t(x, tf.constant(1.0))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="only 0 dims"):
+        _core.index_t(tf.constant(1.0), tf.constant(0))
+
+
+DEDICATED["index_t"] = "test_index_of_a_tensor_index"
+DEDICATED["shape_op"] = "test_shape_op_and_range_of_tensor_bounds"
+DEDICATED["range_t"] = "test_shape_op_and_range_of_tensor_bounds"

@@ -202,6 +202,10 @@ GRAD_CASES = {
                        [_away((3, 4), r)]),
                       ("ellipsis", lambda x: x[..., 1:3], [_away((2, 2, 4), r)])],
     "broadcast_to": [("", lambda x: tf.broadcast_to(x, [2, 3, 4]), [_away((3, 1), r)])],
+    # x[i] with a traced index (getitem while tracing): the row, and a negative index
+    "index_t": [("row", lambda x: _core.index_t(x, tf.constant(1)) * 2.0, [_away((3, 4), r)]),
+                ("from the end", lambda x: _core.index_t(x, tf.constant(-1, tf.int64)),
+                 [_away((2, 2, 3), r)])],
     # the gradient of a slice's gradient: exercised through the second derivative
     "strided_slice_grad": [("second order of a slice", lambda x: _second(
         lambda t: tf.reduce_sum(tf.square(t[1:, ::2])), x), [_away((3, 4), r)])],
@@ -289,6 +293,7 @@ NON_DIFFERENTIABLE = {
     "reduce_any", "argmax", "argmin",
     # no tensor inputs, or integer inputs
     "fill", "range", "one_hot", "random_uniform", "random_normal", "truncated_normal",
+    "shape_op", "range_t",
 }
 
 

@@ -111,8 +111,17 @@ def test_conversion_rules_for_values_given_a_dtype():
         tf.constant([1.5], dtype="int32")
     with pytest.raises(TypeError):
         tf.constant(1, dtype="bool")
-    with pytest.raises(TypeError):
-        tf.constant(True, dtype="float32")
+    # TensorFlow 2.21: booleans are 0/1 for float16/32/64 and int32/64, refused for
+    # bfloat16 and uint8 (and numbers are refused as bool)
+    assert tf.constant(True, dtype="float32").numpy() == 1.0
+    assert tf.constant([True, False], dtype="float16").numpy().tolist() == [1.0, 0.0]
+    assert tf.constant(np.array([True]), dtype="int64").numpy().tolist() == [1]
+    assert float(tf.constant(1.5) * True) == 1.5 and int(tf.constant(2) + False) == 2
+    for dt in ("bfloat16", "uint8"):
+        with pytest.raises(TypeError, match="Cannot convert"):
+            tf.constant([True], dtype=dt)
+        with pytest.raises(TypeError, match="Cannot convert"):
+            tf.constant(True, dtype=dt)
     with pytest.raises(TypeError):
         tf.constant(300, dtype="uint8")
     with pytest.raises(TypeError):

@@ -185,6 +185,61 @@ static PyObject *tensor_list(PyObject *o) {
     return seq;
 }
 
+/* Host outputs of one collective call: one allocation per dtype (on the device of that
+ * dtype's first tensor; a tensor on another device gets its own), every output a view at a
+ * 64-byte aligned offset of it (many small gradients cost one allocation, not one each; the
+ * views' shared storage makes in-place updates of them copy first, as for any view).
+ * On failure the Python error is set and the outputs made so far are in `outs`. */
+#define FUSED_ALIGN 64
+static int same_device(mp_device a, mp_device b) { return a.type == b.type && a.index == b.index; }
+static mp_status fused_outputs(PyObject *seq, mp_tensor **outs) {
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    for (int dt = 0; dt < MP_DTYPE_COUNT; dt++) {
+        size_t es = mp_dtype_size((mp_dtype)dt), bytes = 0;
+        mp_device dev = {MP_DEV_CPU, 0};
+        int any = 0;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            mp_tensor *t = MpTensor_T(PySequence_Fast_GET_ITEM(seq, i));
+            if ((int)t->dtype != dt)
+                continue;
+            if (!any)
+                dev = mp_tensor_device(t);
+            any = 1;
+            if (!same_device(mp_tensor_device(t), dev))
+                continue; /* another device: its own allocation, below */
+            bytes = (bytes + FUSED_ALIGN - 1) / FUSED_ALIGN * FUSED_ALIGN + mp_tensor_nbytes(t);
+        }
+        if (!any)
+            continue;
+        int64_t total = (int64_t)((bytes + es - 1) / es);
+        mp_tensor *base = NULL;
+        mp_status st = mp_tensor_new((mp_dtype)dt, 1, &total, dev, &base);
+        if (st != MP_OK) {
+            mp_py_raise(st);
+            return st;
+        }
+        size_t off = 0;
+        for (Py_ssize_t i = 0; i < n && st == MP_OK; i++) {
+            mp_tensor *t = MpTensor_T(PySequence_Fast_GET_ITEM(seq, i));
+            if ((int)t->dtype != dt)
+                continue;
+            if (!same_device(mp_tensor_device(t), dev)) {
+                st = mp_tensor_new((mp_dtype)dt, t->ndim, t->shape, mp_tensor_device(t), &outs[i]);
+                continue;
+            }
+            off = (off + FUSED_ALIGN - 1) / FUSED_ALIGN * FUSED_ALIGN;
+            st = mp_tensor_view(base, off, (mp_dtype)dt, t->ndim, t->shape, &outs[i]);
+            off += mp_tensor_nbytes(t);
+        }
+        mp_tensor_decref(base); /* the views hold the storage */
+        if (st != MP_OK) {
+            mp_py_raise(st);
+            return st;
+        }
+    }
+    return MP_OK;
+}
+
 /* kind 0: all-reduce (arg = op), 1: broadcast (arg = root) */
 static PyObject *collective_call(PyObject *args, int kind) {
     PyObject *cap, *lst;
@@ -231,12 +286,17 @@ static PyObject *collective_call(PyObject *args, int kind) {
                          mp_tensor_device(t).index);
             goto fail;
         }
-        mp_status st = mp_tensor_new(t->dtype, t->ndim, t->shape, mp_tensor_device(t), &outs[i]);
-        if (st != MP_OK) {
-            mp_py_raise(st);
-            goto fail;
+        if (is_nccl) { /* device buffers: one allocation each (the GPU allocator's pool) */
+            mp_status st = mp_tensor_new(t->dtype, t->ndim, t->shape, mp_tensor_device(t),
+                                         &outs[i]);
+            if (st != MP_OK) {
+                mp_py_raise(st);
+                goto fail;
+            }
         }
     }
+    if (!is_nccl && fused_outputs(seq, outs) != MP_OK)
+        goto fail;
     mp_status st = MP_OK;
     /* one fused bucket per dtype, in dtype order: every replica makes the same calls */
     for (int dt = 0; dt < MP_DTYPE_COUNT && st == MP_OK; dt++) {

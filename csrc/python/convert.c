@@ -215,6 +215,12 @@ static int conv_error(PyObject *o, mp_dtype dt) {
     return -1;
 }
 
+/* Booleans convert to these dtypes as 0/1 (TensorFlow 2.21: `x * True` with a float32 x,
+ * tf.constant([True], tf.float32)); not to bfloat16, uint8 or int8, as there. */
+static int bool_converts_to(int dt) {
+    return dt == MP_F16 || dt == MP_F32 || dt == MP_F64 || dt == MP_I32 || dt == MP_I64;
+}
+
 /* Whether integer v is a value of integer dtype dt (any v for int64). */
 int mp_py_int_fits(int64_t v, int dt) {
     switch (dt) {
@@ -405,7 +411,7 @@ static int convert_array(PyObject *o, PyArrayObject *arr, int dtype, int from_py
         }
     } else if (want != src) {
         int src_float = mp_dtype_is_floating((mp_dtype)src), want_float = mp_dtype_is_floating((mp_dtype)want);
-        if ((src == MP_BOOL) != (want == MP_BOOL))
+        if ((want == MP_BOOL && src != MP_BOOL) || (src == MP_BOOL && !bool_converts_to(want)))
             return conv_error(o, (mp_dtype)want);
         if (src_float && !want_float) {
             int integral = array_is_integral(arr);
@@ -419,7 +425,7 @@ static int convert_array(PyObject *o, PyArrayObject *arr, int dtype, int from_py
             if (!fits)
                 return conv_error(o, (mp_dtype)want);
         }
-        if (!src_float && want != MP_BOOL && !want_float) {
+        if (!src_float && src != MP_BOOL && want != MP_BOOL && !want_float) {
             int64_t lo, hi;
             if (int_range(arr, &lo, &hi))
                 return -1;
@@ -483,9 +489,9 @@ int mp_py_to_tensor(PyObject *o, int dtype, int strict, mp_tensor **out) {
     }
     if (PyBool_Check(o)) {
         mp_dtype dt = dtype == MP_NO_DTYPE ? MP_BOOL : (mp_dtype)dtype;
-        if (dt != MP_BOOL)
+        if (dt != MP_BOOL && !bool_converts_to(dt))
             return conv_error(o, dt);
-        return scalar_int(o == Py_True, MP_BOOL, out);
+        return scalar_int(o == Py_True, dt, out);
     }
     if (PyFloat_Check(o)) {
         mp_dtype dt = dtype == MP_NO_DTYPE ? MP_F32 : (mp_dtype)dtype;

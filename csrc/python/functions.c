@@ -585,7 +585,19 @@ static PyObject *py_reshape(PyObject *m, PyObject *const *args, Py_ssize_t nargs
     if (parse_first_tensor("reshape", args, nargs, kw, reshape_names, 3, 2, a, &x))
         return NULL;
     mp_attrs at = {0};
-    return run_and_drop(MP_OP_RESHAPE, x, &at, resolve_shape(x->numel, a[1], &at, x->shape, x->ndim));
+    int failed = resolve_shape(x->numel, a[1], &at, x->shape, x->ndim);
+    if (!failed && (PyList_Check(a[1]) || PyTuple_Check(a[1]))) {
+        /* the dimension given as -1: the op infers it at every run (a trace replayed at
+         * another batch size reshapes [-1, 784] right) */
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(a[1]);
+        for (Py_ssize_t k = 0; k < n && k < at.n_ints; k++) {
+            PyObject *d = PySequence_Fast_GET_ITEM(a[1], k);
+            if (PyLong_Check(d) && PyLong_AsLongLong(d) == -1)
+                at.i1 = k + 1;
+        }
+        PyErr_Clear();
+    }
+    return run_and_drop(MP_OP_RESHAPE, x, &at, failed);
 }
 
 static const char *const transpose_names[] = {"a", "perm", "conjugate", "name"};
@@ -941,6 +953,62 @@ static PyObject *py_range(PyObject *m, PyObject *const *args, Py_ssize_t nargs, 
     return mp_py_run_wrap(MP_OP_RANGE, 0, NULL, &at);
 }
 
+/* _core.shape_op(x, dtype): tf.shape as an op (a trace replays the shape it is given). */
+static const char *const shape_names[] = {"input", "out_type"};
+static PyObject *py_shape_op(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
+    (void)m;
+    PyObject *a[2];
+    if (parse_args("shape_op", args, nargs, kw, shape_names, 2, 1, a))
+        return NULL;
+    int dt = MP_I32;
+    if (parse_dtype_opt(a[1], &dt))
+        return NULL;
+    mp_tensor *x;
+    if (mp_py_to_tensor(a[0], MP_NO_DTYPE, 0, &x))
+        return NULL;
+    mp_attrs at = {.dtype = dt};
+    return run_and_drop(MP_OP_SHAPE, x, &at, 0);
+}
+
+/* _core.range_t(start, limit, delta): tf.range of scalar tensors of one dtype, the length
+ * read from their values at every run (a traced tf.range(n) replays for another n). */
+static const char *const range_t_names[] = {"start", "limit", "delta"};
+static PyObject *py_range_t(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
+    (void)m;
+    PyObject *a[3];
+    if (parse_args("range_t", args, nargs, kw, range_t_names, 3, 3, a))
+        return NULL;
+    mp_tensor *x[3] = {NULL, NULL, NULL};
+    PyObject *r = NULL;
+    for (int i = 0; i < 3; i++)
+        if (mp_py_to_tensor(a[i], MP_NO_DTYPE, 0, &x[i]))
+            goto done;
+    mp_attrs at = {.dtype = x[0]->dtype, .device = mp_py_current_device()};
+    r = mp_py_run_wrap(MP_OP_RANGE_T, 3, x, &at);
+done:
+    for (int i = 0; i < 3; i++)
+        if (x[i])
+            mp_tensor_decref(x[i]);
+    return r;
+}
+
+/* _core.index_t(x, i): row i of x for a scalar integer tensor i, read at every run. */
+static const char *const index_t_names[] = {"x", "index"};
+static PyObject *py_index_t(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
+    (void)m;
+    PyObject *a[2];
+    if (parse_args("index_t", args, nargs, kw, index_t_names, 2, 2, a))
+        return NULL;
+    mp_tensor *x[2] = {NULL, NULL};
+    PyObject *r = NULL;
+    if (!mp_py_to_tensor(a[0], MP_NO_DTYPE, 0, &x[0]) && !mp_py_to_tensor(a[1], MP_NO_DTYPE, 0, &x[1]))
+        r = mp_py_run_wrap(MP_OP_INDEX_T, 2, x, NULL);
+    for (int i = 0; i < 2; i++)
+        if (x[i])
+            mp_tensor_decref(x[i]);
+    return r;
+}
+
 static const char *const onehot_names[] = {"indices", "depth", "on_value", "off_value", "axis", "dtype", "name"};
 static PyObject *py_one_hot(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
     (void)m;
@@ -1149,6 +1217,9 @@ PyMethodDef mp_py_functions[] = {
     FC("broadcast_to", py_broadcast_to, NULL),
     FC("fill", py_fill, NULL),
     FC("range", py_range, NULL),
+    FC("shape_op", py_shape_op, NULL),
+    FC("range_t", py_range_t, NULL),
+    FC("index_t", py_index_t, NULL),
     FC("one_hot", py_one_hot, NULL),
     FC("random", py_random, NULL),
     FC("convert_to_tensor", py_convert_to_tensor, NULL),

@@ -2,6 +2,7 @@
  * None) turned into one StridedSlice (a zero-copy view when it takes whole rows) plus a
  * reshape for new axes. Advanced indexing is rejected with TensorFlow's message. */
 #include "mp_py.h"
+#include "../graph.h"
 
 typedef enum { IT_INT, IT_SLICE, IT_NEWAXIS, IT_ELLIPSIS } item_kind;
 
@@ -44,6 +45,13 @@ static int whole_dim(mp_attrs *at, const mp_tensor *x, int d, int64_t *out_shape
 PyObject *mp_py_getitem(PyObject *self, PyObject *key) {
     mp_tensor *x = MpTensor_T(self);
     int nd = x->ndim;
+    /* x[i] with a scalar integer tensor a trace computes (a loop counter): an op that reads
+     * the index at every run (as TensorFlow's strided slice of a tensor index) */
+    if (nd >= 1 && MpTensor_Check(key) && mp_graph_recording() && mp_graph_is_dynamic(MpTensor_T(key)) &&
+        MpTensor_T(key)->ndim == 0 && (MpTensor_T(key)->dtype == MP_I32 || MpTensor_T(key)->dtype == MP_I64)) {
+        mp_tensor *in[2] = {x, MpTensor_T(key)};
+        return mp_py_run_wrap(MP_OP_INDEX_T, 2, in, NULL);
+    }
     PyObject *items = PyTuple_Check(key) ? Py_NewRef(key) : PyTuple_Pack(1, key);
     if (!items)
         return NULL;

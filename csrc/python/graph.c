@@ -275,10 +275,12 @@ static PyObject *g_nodes(PyObject *o, PyObject *unused) {
         for (int d = 0; d < n->ndim; d++)
             PyTuple_SET_ITEM(shape, d, PyLong_FromLongLong(n->shape[d]));
         long long value_id = n->kind == MP_GNODE_CONST && n->value ? (long long)n->value->id : -1;
-        PyObject *d = Py_BuildValue("{s:s,s:s,s:N,s:O,s:N,s:i,s:i,s:L}", "kind", kind_name(n->kind), "op",
+        int infers = n->kind == MP_GNODE_OP && n->op == MP_OP_RESHAPE && n->attrs.i1 > 0;
+        PyObject *d = Py_BuildValue("{s:s,s:s,s:N,s:O,s:N,s:i,s:i,s:L,s:O}", "kind", kind_name(n->kind), "op",
                                     n->kind == MP_GNODE_OP ? mp_op_get_info(n->op)->name : "", "inputs", ins,
                                     "dtype", n->n_out ? mp_py_dtype_obj(n->dtype) : Py_None, "shape", shape,
-                                    "flags", n->flags & 0xff, "n_out", n->n_out, "value_id", value_id);
+                                    "flags", n->flags & 0xff, "n_out", n->n_out, "value_id", value_id,
+                                    "infers_dim", infers ? Py_True : Py_False);
         if (!d)
             goto fail;
         PyList_SET_ITEM(res, i, d);
@@ -289,11 +291,37 @@ fail:
     return NULL;
 }
 
+/* guard_effects(from, pred, neg): tf.cond's side effects (mp_graph_guard_effects). */
+static PyObject *g_guard_effects(PyObject *o, PyObject *args) {
+    int from, neg;
+    PyObject *pred;
+    if (!PyArg_ParseTuple(args, "iOp", &from, &pred, &neg))
+        return NULL;
+    if (!MpTensor_Check(pred)) {
+        PyErr_SetString(PyExc_TypeError, "guard_effects: pred must be a Tensor");
+        return NULL;
+    }
+    mp_status st = mp_graph_guard_effects(G(o), from, MpTensor_T(pred), neg);
+    if (st != MP_OK)
+        return mp_py_raise(st);
+    Py_RETURN_NONE;
+}
+
+static PyObject *get_n_nodes(PyObject *o, void *c) {
+    (void)c;
+    return PyLong_FromLong(G(o)->n_nodes);
+}
+
 static PyObject *g_same_structure(PyObject *o, PyObject *other) {
     mp_graph *b = mp_py_graph_get(other);
     if (!b)
         return NULL;
     return PyBool_FromLong(mp_graph_same_structure(G(o), b));
+}
+
+static PyObject *get_shape_reads(PyObject *o, void *c) {
+    (void)c;
+    return PyLong_FromLong(G(o)->shape_reads);
 }
 
 static PyObject *get_polymorphic(PyObject *o, void *c) {
@@ -343,6 +371,7 @@ static PyMethodDef graph_methods[] = {
     {"insert_cast", g_insert_cast, METH_VARARGS, "insert_cast(at, (node, 0), dtype) -> (node, 0)"},
     {"set_input", g_set_input, METH_VARARGS, "set_input(node, k, (node, 0)); then infer()"},
     {"infer", g_infer, METH_NOARGS, "Re-derive dtypes and the replay plan after a pass."},
+    {"guard_effects", g_guard_effects, METH_VARARGS, "guard_effects(from, pred, neg): gate the effects recorded since node `from` on pred."},
     {"fuse", g_fuse, METH_NOARGS, "fuse() -> the number of fused nodes made: the remapper's "
                                   "Conv2D/MatMul + bias (+ Relu) fusions (csrc/graph_fuse.c)."},
     {"same_structure", g_same_structure, METH_O, "same_structure(other): the same graph up to value shapes."},
@@ -353,6 +382,8 @@ static PyGetSetDef graph_getset[] = {
     {"broken", get_broken, NULL, NULL, NULL},
     {"polymorphic", get_polymorphic, set_polymorphic, "replay accepts other shapes (same dtype, rank)", NULL},
     {"break_reason", get_break_reason, NULL, NULL, NULL},
+    {"n_nodes", get_n_nodes, NULL, "nodes recorded so far", NULL},
+    {"shape_reads", get_shape_reads, NULL, "reads of .shape of values computed from the inputs while recording", NULL},
     {"n_created_variables", get_created, NULL, NULL, NULL},
     {"n_inputs", get_n_inputs, NULL, NULL, NULL},
     {"n_outputs", get_n_outputs, NULL, NULL, NULL},
@@ -552,5 +583,6 @@ int mp_py_graph_init(PyObject *module) {
     PyModule_AddIntConstant(module, "GNODE_FLAG_OUTPUT", MP_GNODE_FLAG_OUTPUT);
     PyModule_AddIntConstant(module, "GNODE_FLAG_RANDOM", MP_GNODE_FLAG_RANDOM);
     PyModule_AddIntConstant(module, "GNODE_FLAG_EFFECT", MP_GNODE_FLAG_EFFECT);
+    PyModule_AddIntConstant(module, "GNODE_FLAG_GUARD", MP_GNODE_FLAG_GUARD);
     return PyModule_AddFunctions(module, graph_functions);
 }

@@ -9,6 +9,7 @@
 #include <structmember.h>
 
 #include "mp_py.h"
+#include "../graph.h"
 
 PyTypeObject *MpTensor_Type;
 
@@ -56,6 +57,9 @@ static Py_hash_t tensor_hash(PyObject *o) {
 static PyObject *get_shape(PyObject *o, void *c) {
     (void)c;
     mp_tensor *t = MpTensor_T(o);
+    mp_graph *g = mp_graph_recording();
+    if (g && mp_graph_is_dynamic(t)) /* tf.function: the graph may hold this size */
+        g->shape_reads++;
     PyObject *tup = PyTuple_New(t->ndim);
     if (!tup)
         return NULL;
@@ -297,6 +301,9 @@ static Py_ssize_t sq_length(PyObject *o) {
         PyErr_SetString(PyExc_TypeError, "Scalar tensor has no `len()`");
         return -1;
     }
+    mp_graph *g = mp_graph_recording();
+    if (g && mp_graph_is_dynamic(t)) /* a size read while tracing, as .shape */
+        g->shape_reads++;
     return (Py_ssize_t)t->shape[0];
 }
 

@@ -38,6 +38,8 @@ from mixprec._variable import (  # noqa: F401
     Variable, VariableAggregation, VariableSynchronization)
 from mixprec._tape import GradientTape, UnconnectedGradients  # noqa: F401
 from mixprec._function import TensorSpec, function  # noqa: F401
+from mixprec._module import Module  # noqa: F401
+from mixprec._tensor_array import TensorArray  # noqa: F401
 from mixprec._control import cond, print, while_loop  # noqa: F401,A004
 from mixprec import _nest as nest  # noqa: F401
 from mixprec import config, data, debugging, distribute, errors, math, nn, random  # noqa: F401

@@ -526,6 +526,109 @@ class _CallRewriter(ast.NodeTransformer):
     visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _leave
 
 
+class _ExprRewriter(ast.NodeTransformer):
+    """AutoGraph's expressions: ``a and b`` -> ``ag__.and_(lambda: a, lambda: b)``, ``a or
+    b`` -> ``ag__.or_(...)``, ``not a`` -> ``ag__.not_(a)``, ``a if c else b`` ->
+    ``ag__.if_exp(c, lambda: a, lambda: b)``: on traced tensors they become logical ops and
+    a cond; on anything else Python's own (short-circuit) semantics. Nested scopes and
+    expressions with ``:=``, ``yield`` or ``await`` are left alone."""
+
+    def __init__(self):
+        self.n = 0
+
+    @staticmethod
+    def _plain(node):
+        return not any(isinstance(n, (ast.NamedExpr, ast.Yield, ast.YieldFrom, ast.Await))
+                       for n in ast.walk(node))
+
+    @staticmethod
+    def _thunk(e):
+        return ast.Lambda(ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[],
+                                        kw_defaults=[], kwarg=None, defaults=[]), e)
+
+    def _ag(self, name, args, node):
+        self.n += 1
+        new = ast.Call(ast.Attribute(ast.Name(_AG, ast.Load()), name, ast.Load()), args, [])
+        return ast.copy_location(new, node)
+
+    def visit_BoolOp(self, node):
+        self.generic_visit(node)
+        if not self._plain(node):
+            return node
+        return self._ag("and_" if isinstance(node.op, ast.And) else "or_",
+                        [self._thunk(v) for v in node.values], node)
+
+    def visit_UnaryOp(self, node):
+        self.generic_visit(node)
+        if not isinstance(node.op, ast.Not):
+            return node
+        return self._ag("not_", [node.operand], node)
+
+    def visit_IfExp(self, node):
+        self.generic_visit(node)
+        if not self._plain(node):
+            return node
+        return self._ag("if_exp", [node.test, self._thunk(node.body), self._thunk(node.orelse)],
+                        node)
+
+    def _leave(self, node):
+        return node
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda = _leave
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _leave
+
+
+def _traced_tensor(x):
+    if isinstance(x, _core.Variable):
+        x = x.read_value()
+    return isinstance(x, _core.Tensor) and _core.graph_recording() is not None and \
+        _core.graph_is_traced(x)
+
+
+def and_(*thunks):
+    """``a and b ...`` in converted code (TensorFlow's lazy and on tensors)."""
+    v = thunks[0]()
+    for i, t in enumerate(thunks[1:], 1):
+        if _traced_tensor(v):
+            from mixprec import _ops
+            rest = and_(*thunks[i:])
+            return _ops.logical_and(v, rest)
+        if not v:
+            return v
+        v = t()
+    return v
+
+
+def or_(*thunks):
+    """``a or b ...`` in converted code."""
+    v = thunks[0]()
+    for i, t in enumerate(thunks[1:], 1):
+        if _traced_tensor(v):
+            from mixprec import _ops
+            rest = or_(*thunks[i:])
+            return _ops.logical_or(v, rest)
+        if v:
+            return v
+        v = t()
+    return v
+
+
+def not_(x):
+    """``not x`` in converted code: a traced tensor's logical_not."""
+    if _traced_tensor(x):
+        from mixprec import _ops
+        return _ops.logical_not(x)
+    return not x
+
+
+def if_exp(cond, if_true, if_false):
+    """``a if c else b`` in converted code: a cond on a traced tensor."""
+    if _traced_tensor(cond):
+        from mixprec import _control
+        return _control.cond(cond, if_true, if_false)
+    return if_true() if cond else if_false()
+
+
 def _library_dirs():
     import os
     import sysconfig
@@ -571,13 +674,24 @@ def _builtin_override(f, args, kwargs):
             isinstance(a, (_core.Tensor, _core.Variable)) for a in args):
         from mixprec import _loops, _ops
         return _loops.range_(_ops.range, *args)
+    if f in (builtins.float, builtins.int, builtins.len) and len(args) == 1 and not kwargs \
+            and _traced_tensor(args[0]):
+        # TensorFlow's AutoGraph: float(x) / int(x) are casts (float32, int32) and len(x)
+        # the first dimension as an int32 tensor, instead of host reads
+        from mixprec import _ops
+        x = args[0].read_value() if isinstance(args[0], _core.Variable) else args[0]
+        if f is builtins.len:
+            if x.ndim == 0:
+                return None  # Python's own TypeError
+            return _ops.shape(x)[0]
+        return _core.cast(x, "float32" if f is builtins.float else "int32")
     return None
 
 
 def call(f, *args, **kwargs):
     """A call in converted code: a user function is converted (once) while tracing."""
     if _core.graph_recording() is not None:
-        if f is enumerate or f is range:
+        if f is enumerate or f is range or f is float or f is int or f is len:
             r = _builtin_override(f, args, kwargs)
             if r is not None:
                 return r
@@ -633,9 +747,11 @@ def _rewrite(fn):
         return None
     calls = _CallRewriter()
     fdef.body = [calls.visit(st) for st in fdef.body]
+    exprs = _ExprRewriter()
+    fdef.body = [exprs.visit(st) for st in fdef.body]
     rw = _Rewriter()
     fdef.body = rw.block(fdef.body, set(), None)
-    if not rw.converted and not calls.n:
+    if not rw.converted and not calls.n and not exprs.n:
         return None
     fdef.decorator_list = []
     freevars = list(code.co_freevars)

@@ -137,17 +137,27 @@ def traced_branches(pred, fns, what):
             taken = 0 if bool(pred) else 1
         finally:
             _core.graph_resume(tok)
-    before = _side_effect_nodes(g)
     results = []
+    gated = True
     for i, fn in enumerate(fns):
+        start, before = g.n_nodes, _side_effect_nodes(g)
         prev = _core.graph_set_effects_dry(outer_dry or i != taken)
         try:
             results.append(fn())
         finally:
             _core.graph_set_effects_dry(prev)
-    if _side_effect_nodes(g) != before:
-        # a replay would select results but run every branch's effects: the graph breaks
-        _core.graph_break("a variable write or tf.print inside %s on a traced tensor" % what)
+        if gated and not g.broken and _side_effect_nodes(g) != before:
+            # the branch's variable writes and prints run at a replay only when its side
+            # of the predicate holds (TensorFlow's cond); what cannot be gated (an
+            # optimizer step, a loop with effects, an effect under a nested condition)
+            # breaks the graph
+            try:
+                g.guard_effects(start, pred, i == 1)
+            except ValueError:
+                gated = False
+    if not gated:
+        _core.graph_break("an optimizer step, a loop with effects or a nested conditional "
+                          "effect inside %s on a traced tensor" % what)
         return taken, results, True
     return taken, results, False
 
@@ -155,8 +165,8 @@ def traced_branches(pred, fns, what):
 def cond(pred, true_fn=None, false_fn=None, name=None):
     """``tf.cond``. Traced with a predicate computed by the function: both branches run
     once while tracing and the results are selected on the device (branches must return
-    the same structure and dtypes; a branch that writes a variable or prints breaks the
-    graph, so only the taken branch's effects ever happen)."""
+    the same structure and dtypes); a branch's variable writes and prints run at a replay
+    only on its side of the predicate (an optimizer step there breaks the graph)."""
     if not callable(true_fn) or not callable(false_fn):
         raise TypeError("true_fn and false_fn must be callable.")
     if isinstance(pred, _core.Variable):

@@ -26,6 +26,7 @@ import numpy as np
 from mixprec import _core, _nest
 from mixprec._amp import graph_pass as _amp_pass
 from mixprec._amp import state as _amp_state
+from mixprec import _retracing
 from mixprec import _remapper
 from mixprec._dtypes import as_dtype
 from mixprec._shape import TensorShape
@@ -90,6 +91,17 @@ class untraced:
 def tracing():
     """True while a function traces on this thread."""
     return _core.graph_recording() is not None
+
+
+def checked_shape(x):
+    """``x.shape`` for a check that bakes nothing into the trace (comparing with a spec
+    whose open dimensions it skips): not counted as a shape read, so a shape-free graph
+    stays replayable at other shapes (docs/architecture.md)."""
+    tok = _core.graph_suspend()
+    try:
+        return x.shape
+    finally:
+        _core.graph_resume(tok)
 
 
 def _on_break(reason):
@@ -202,7 +214,20 @@ def _leaf_key(x, relax):
         # an iterator over a dataset: traced by its dataset (TensorFlow: by its element
         # spec), so a new iterator over the same dataset replays, iterating itself
         return ("I", id(x._dataset)), False
-    if isinstance(x, (bool, int, float, str, bytes, type(None))):
+    if isinstance(x, _dataset()):
+        # TensorFlow's DatasetSpec: by element spec, so another dataset of the same spec
+        # replays (the loop iterating it is pointed at the call's dataset)
+        try:
+            spec = x.element_spec
+        except Exception:  # noqa: BLE001 - no spec known: traced by identity
+            return ("H", type(x).__qualname__, id(x)), False
+        return ("DS", repr(_nest.map_structure(lambda s: 0, spec)),
+                tuple((s.dtype.name, None if s.shape.rank is None else tuple(s.shape.as_list()))
+                      for s in _nest.flatten(spec))), False
+    if isinstance(x, (bool, int, float)):
+        # TensorFlow's Literal: by value, so 1, True and 1.0 share a trace
+        return ("P", "number", x), False
+    if isinstance(x, (str, bytes, type(None))):
         return ("P", type(x).__name__, x), False
     if isinstance(x, np.generic):
         return ("P", type(x).__name__, x.item()), False
@@ -218,6 +243,66 @@ def _dataset_iterator():
     return DatasetIterator
 
 
+def _dataset():
+    from mixprec.data.dataset import Dataset
+    return Dataset
+
+
+def _key_fits(traced, given):
+    """A call's exact key `given` fits the trace key `traced` (None dims and an unknown
+    rank take any size)."""
+    if len(traced) != len(given):
+        return False
+    for a, b in zip(traced, given):
+        if a == b:
+            continue
+        if not (a[0] == "T" == b[0] and a[1] == b[1]):
+            return False
+        if a[2] is not None and (b[2] is None or len(a[2]) != len(b[2]) or any(
+                d is not None and d != e for d, e in zip(a[2], b[2]))):
+            return False
+    return True
+
+
+def _key_supertype(a, b):
+    """The most specific key both fit (TensorSpec's most_specific_common_supertype per
+    tensor), or None when a non-tensor part differs."""
+    if len(a) != len(b):
+        return None
+    out = []
+    for x, y in zip(a, b):
+        if x == y:
+            out.append(x)
+        elif x[0] == "T" == y[0] and x[1] == y[1]:
+            if x[2] is None or y[2] is None or len(x[2]) != len(y[2]):
+                out.append(("T", x[1], None))
+            else:
+                out.append(("T", x[1], tuple(d if d == e else None for d, e in zip(x[2], y[2]))))
+        else:
+            return None
+    return tuple(out)
+
+
+def _generality(key):
+    return sum(100 if k[2] is None else sum(d is None for d in k[2])
+               for k in key if k[0] == "T")
+
+
+def _spec_fits(traced, given):
+    """A DatasetSpec key `given` is a subtype of `traced` (None dims take any size)."""
+    if traced[1] != given[1] or len(traced[2]) != len(given[2]):
+        return False
+    for (da, sa), (db, sb) in zip(traced[2], given[2]):
+        if da != db:
+            return False
+        if sa is None:
+            continue
+        if sb is None or len(sa) != len(sb) or any(a is not None and a != b
+                                                  for a, b in zip(sa, sb)):
+            return False
+    return True
+
+
 def _structure_key(x):
     if isinstance(x, dict):
         return ("dict", tuple(sorted(map(repr, x))))
@@ -229,7 +314,9 @@ def _structure_key(x):
 
 
 def _to_tensor_leaf(x):
-    if isinstance(x, np.ndarray):
+    # NumPy arrays and NumPy scalars are tensors (TensorFlow 2.21: f(x, np.float32(2)) is
+    # a float32 tensor argument)
+    if isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind in "biuf":
         return _core.convert_to_tensor(x)
     if _is_distributed(x) and any(isinstance(v, np.ndarray) for v in x.values):
         return type(x)([_to_tensor_leaf(v) for v in x.values])
@@ -268,7 +355,7 @@ class _Trace:
         self.gsources = {}
         # a relaxed signature's graph that two traces at different shapes recorded alike:
         # replayed for every shape (polymorphic) instead of running Python again
-        self.generic = None
+        self.generic = {}  # the inputs' ranks -> that graph (an unknown rank has several)
 
 
 _SINGLETON = (
@@ -288,8 +375,11 @@ class Function:
                                 % type(input_signature))
             for s in _nest.flatten(list(input_signature)):
                 if not isinstance(s, TensorSpec):
+                    bad = [x for x in _nest.flatten(list(input_signature))
+                           if not isinstance(x, TensorSpec)]
                     raise TypeError("input_signature must be a possibly nested sequence of "
-                                    "TensorSpec objects, got invalid args %r" % (s,))
+                                    "TensorSpec objects, got invalid args %r with types %r."
+                                    % (bad, [type(x) for x in bad]))
         self._python_function = python_function
         self._autograph = bool(autograph)
         self._converted = None           # the autograph form, made at the first trace
@@ -303,8 +393,12 @@ class Function:
         self._tls = threading.local()    # .vars: variable arguments of the call being prepared
         self._tracing_count = 0
         self._variables_traced = False   # the first trace happened (variables may be made)
-        self._seen = {}                  # reduce_retracing: relaxed key -> count of exact traces
+        self._seen = {}                  # reduce_retracing: relaxed key -> a key traced before
+        self._rr_keys = {}               # reduce_retracing: structure -> trace keys made
         self._spec_keys = []             # relaxed keys traced by get_concrete_function
+        self._inlined = set()            # signatures first met inlined in another trace
+        self._retracing = _retracing.detector_for(python_function)
+        self._concrete = {}              # trace key -> its ConcreteFunction (one object)
         self._descriptor_cache = weakref.WeakKeyDictionary()
         self._warned = set()
         try:
@@ -390,6 +484,13 @@ class Function:
                             % (args, kwargs, self._sig_text()))
         out = []
         for a, s in zip(args, sig):
+            if _nest.is_nested(s) and _structure_key(a) != _structure_key(
+                    _nest.map_structure(lambda x: None, s)):
+                # another nesting than the signature's (a list for its tuple): TensorFlow's
+                # TypeError, not a trace of another structure
+                raise TypeError("Binding inputs to tf.function failed due to `Can not cast %r "
+                                "to %r`. Received args: %r and kwargs: %r for signature: (%s)."
+                                % (a, s, args, kwargs, self._sig_text()))
             out.append(_nest.map_structure(lambda v, sp: self._conform(v, sp, args, kwargs),
                                            a, s) if _nest.is_nested(s) else
                        self._conform(a, s, args, kwargs))
@@ -465,7 +566,7 @@ class Function:
             conv = _nest.map_structure(_to_tensor_leaf, list(bound))
             bound = tuple(conv)
         (struct, exact), flat = self._key(bound)
-        tkey = (struct, self._trace_key(exact))
+        tkey = (struct, self._trace_key(exact, struct))
         inputs = _input_tensors(flat)
         variables = [x for x in flat if isinstance(x, _core.Variable)]
         shape_key = tuple(tuple(t.shape.as_list()) + (t.dtype.name,) for t in inputs)
@@ -473,8 +574,9 @@ class Function:
             shape_key += tuple(k for k in exact if k[0] == "V")
         call_args, call_kwargs = rebuild(bound)
         self._tls.vars = variables
-        self._tls.iters = [x for x in flat if isinstance(x, _dataset_iterator())] \
-            if any(k[0] == "I" for k in exact) else []
+        self._tls.names = (bound, inputs)
+        self._tls.iters = [x for x in flat if isinstance(x, (_dataset_iterator(), _dataset()))] \
+            if any(k[0] in ("I", "DS") for k in exact) else []
         return tkey, shape_key, call_args, call_kwargs, inputs
 
     def __call__(self, *args, **kwargs):
@@ -488,6 +590,7 @@ class Function:
             if key is not None:
                 hit = self._fast.get(key)
                 if hit is not None and _core.graph_recording() is None:
+                    self._retracing.untraced()
                     return self._pack(hit[0], hit[1].run(ts))
         if eager:
             if self.input_signature is not None:
@@ -499,19 +602,42 @@ class Function:
             k = self._spec_trace(tkey)
             if k is not None:
                 tkey, trace = k, self._traces.get(k)
+        if trace is None and any(k[0] == "DS" for k in tkey[1]):
+            k = self._dataset_supertype(tkey)
+            if k is not None:
+                tkey, trace = k, self._traces.get(k)
         if trace is not None and trace.eager:
             return self._run_eagerly(call_args, call_kwargs)
+        if _core.graph_recording() is None:
+            before = self._tracing_count
+            try:
+                return self._call_traced(args, kwargs, tkey, trace, shape_key, call_args,
+                                         call_kwargs, inputs)
+            finally:
+                if self._tracing_count != before:
+                    self._retracing.traced(self._python_function)
+                else:
+                    self._retracing.untraced()
+        return self._call_traced(args, kwargs, tkey, trace, shape_key, call_args, call_kwargs,
+                                 inputs)
+
+    def _call_traced(self, args, kwargs, tkey, trace, shape_key, call_args, call_kwargs, inputs):
         if _core.graph_recording() is not None:
-            # called while another function traces: inlined there (converted as well)
+            # called while another function traces: inlined there (converted as well);
+            # TensorFlow traces it then (its count grows once per new signature)
+            if trace is None and tkey not in self._inlined:
+                self._inlined.add(tkey)
+                self._tracing_count += 1
             return self._traceable()(*call_args, **call_kwargs)
         g = trace.shapes.get(shape_key) if trace is not None else None
-        if g is None and trace is not None and trace.generic is not None:
-            g = trace.generic  # a shape not seen, under a relaxed signature: no Python
+        if g is None and trace is not None and trace.generic:
+            # a shape not seen, under a relaxed signature: no Python
+            g = trace.generic.get(tuple(len(k) for k in shape_key))
         if g is None:
             out = self._trace_and_run(tkey, trace, shape_key, call_args, call_kwargs, inputs)
             trace = self._traces.get(tkey)
             g = trace.shapes.get(shape_key) if trace is not None and not trace.eager else None
-            self._maybe_generic(tkey, trace, g)
+            self._maybe_generic(tkey, trace, g, shape_key)
         else:
             out = self._replay(trace, g, inputs)
         if g is not None and not kwargs:
@@ -522,13 +648,21 @@ class Function:
                 self._fast[key] = (trace, g)
         return out
 
-    def _maybe_generic(self, tkey, trace, g):
+    def _maybe_generic(self, tkey, trace, g, shape_key):
         """A relaxed signature records a graph per concrete shape; when two of them (this
         one and one at another shape, of this trace or of the exact trace before it under
         reduce_retracing) are the same graph up to shapes, with the same Python outputs, no
         shape was baked in: this graph then replays every shape (docs/function.md)."""
-        if g is None or trace is None or trace.generic is not None or not any(
+        ranks = tuple(len(k) for k in shape_key)
+        if g is None or trace is None or ranks in trace.generic or not any(
                 k[0] == "T" and (k[2] is None or None in k[2]) for k in tkey[1]):
+            return
+        from mixprec._loops import shape_free
+        if shape_free(g):
+            # TensorFlow traces once for the relaxed signature: a graph in which no shape
+            # was baked replays every shape from the first trace on
+            g.polymorphic = True
+            trace.generic[ranks] = g
             return
         others = [(h, trace) for h in trace.shapes.values() if h is not g]
         if self.reduce_retracing and self.input_signature is None:
@@ -546,21 +680,33 @@ class Function:
                 continue
             if g.same_structure(h):
                 g.polymorphic = True
-                trace.generic = g
+                trace.generic[ranks] = g
                 return
 
-    def _trace_key(self, exact):
+    def _trace_key(self, exact, struct=None):
         """The key traces are kept under: exact shapes, or relaxed ones (input_signature,
         reduce_retracing after a second shape)."""
         if self.input_signature is not None:
             return tuple(("T", k[1], None) if k[0] == "T" else k for k in exact)
         if not self.reduce_retracing:
             return exact
-        relaxed = tuple(("T", k[1], (None,) * len(k[2])) if k[0] == "T" else k for k in exact)
-        if relaxed in self._seen and self._seen[relaxed] != exact:
-            return relaxed
-        self._seen.setdefault(relaxed, exact)
-        return exact
+        # TensorFlow's reduce_retracing: a call that fits a trace uses the most specific
+        # one; a miss traces the most specific common supertype of its signature and every
+        # signature traced so far ((2, 2) then (2, 3) traces (2, None); (3, 3) next traces
+        # (None, None); another rank traces an unknown rank)
+        keys = self._rr_keys.setdefault(struct, [])
+        fits = [k for k in keys if _key_fits(k, exact)]
+        if fits:
+            return min(fits, key=_generality)
+        relaxed, base = exact, None
+        for k in keys:
+            sup = _key_supertype(relaxed, k)
+            if sup is not None:
+                relaxed, base = sup, k
+        keys.append(relaxed)
+        if base is not None:
+            self._seen[relaxed] = base  # a trace made before: _maybe_generic compares
+        return relaxed
 
     def _replay(self, trace, g, inputs):
         for k, src in trace.gsources.get(id(g), ()):
@@ -648,6 +794,8 @@ class Function:
         _state.break_site = None
         fn = self._traceable()
         outer, _state.graph = getattr(_state, "graph", None), g
+        outer_names, _state.input_names = getattr(_state, "input_names", None), \
+            self._input_names(inputs)
         iters = list(getattr(self._tls, "iters", ()))
         outer_sources, _state.arg_sources = getattr(_state, "arg_sources", None), (iters, [])
         g.begin(dry)
@@ -662,6 +810,7 @@ class Function:
             raise
         finally:
             _state.graph = outer
+            _state.input_names = outer_names
             sources, _state.arg_sources = _state.arg_sources[1], outer_sources
         if g.broken:
             g.abort()
@@ -685,11 +834,35 @@ class Function:
         trace.gsources[id(g)] = sources
         return g, out
 
+    def _input_names(self, inputs):
+        """id(tensor) -> TensorFlow's placeholder name of each tensor argument: its
+        parameter's (``x:0``; the next tensors of a nested argument ``x_1:0`` ...), or
+        its TensorSpec's name."""
+        bound, prepared = getattr(self._tls, "names", ((), ()))
+        if prepared is not inputs and [id(t) for t in prepared] != [id(t) for t in inputs]:
+            return {}
+        params = list(self._signature.parameters) if self._signature is not None else []
+        specs = list(self.input_signature) if self.input_signature is not None else None
+        out, used = {}, {}
+        for k, value in enumerate(bound):
+            base = params[k] if k < len(params) else "args_%d" % k
+            spec_leaves = _nest.flatten(specs[k]) if specs is not None and k < len(specs) \
+                else []
+            tensors = [x for x in _nest.flatten(value) if _is_tensor(x)]
+            for j, t in enumerate(tensors):
+                spec = spec_leaves[j] if j < len(spec_leaves) else None
+                name = spec.name if spec is not None and spec.name else base
+                n = used.get(name, 0)
+                used[name] = n + 1
+                # (an input_signature's shape, None dims included, as TensorFlow prints it)
+                out[id(t)] = ("%s:0" % (name if n == 0 else "%s_%d" % (name, n)),
+                              None if spec is None else spec.shape)
+        return out
+
     def _outputs(self, g, out):
         """Declares the tensors of ``out`` as graph outputs (variables are read, as
         TensorFlow returns their values); returns (out with tensors, leaves template)."""
-        out = _nest.map_structure(
-            lambda x: x.read_value() if isinstance(x, _core.Variable) else x, out)
+        out = _nest.map_structure(_output_value, _shapes_as_tensors(out))
         keep = []
         for x in _nest.flatten(out):
             if _is_tensor(x):
@@ -716,6 +889,7 @@ class Function:
         if not args and not kwargs and self.input_signature is not None:
             args = tuple(self.input_signature)
         requested = _nest.flatten(list(args) + [kwargs[k] for k in sorted(kwargs)])
+        kw_given = dict(kwargs)
         args = tuple(_nest.map_structure(_spec_zeros, a) if isinstance(a, TensorSpec) or
                      _nest.is_nested(a) else a for a in args)
         kwargs = {k: _nest.map_structure(_spec_zeros, v) for k, v in kwargs.items()}
@@ -751,7 +925,23 @@ class Function:
             else:
                 trace.shapes[shape_key] = g
                 trace.gvars[id(g)] = list(getattr(self._tls, "vars", ()))
-        return ConcreteFunction(self, trace, bound, specs)
+        ckey = (tkey, tuple(map(repr, specs)))
+        cf = self._concrete.get(ckey)
+        if cf is None:  # TensorFlow hands back the same object for the same signature
+            cf = self._concrete[ckey] = ConcreteFunction(self, trace, bound, specs,
+                                                         _kw_specs(kw_given))
+        return cf
+
+    def _dataset_supertype(self, tkey):
+        """A trace whose dataset arguments' specs are supertypes of the call's (TensorFlow
+        reuses a trace for a (4, 28) batch when it traced (None, 28)), or None."""
+        struct, exact = tkey
+        for k in self._traces:
+            if k[0] == struct and len(k[1]) == len(exact) and all(
+                    a == b or a[0] == "DS" == b[0] and _spec_fits(a, b)
+                    for a, b in zip(k[1], exact)):
+                return k
+        return None
 
     def _spec_trace(self, tkey):
         """The key of a trace made by get_concrete_function with None dims that a call's
@@ -768,6 +958,45 @@ class Function:
 
     def __repr__(self):
         return "<mixprec.function %s>" % self._name
+
+
+def _kw_specs(kwargs):
+    """get_concrete_function's keyword tensors as specs named by their keywords."""
+    out = {}
+    for k in sorted(kwargs):
+        v = _to_tensor_leaf(kwargs[k])
+        if isinstance(v, TensorSpec):
+            out[k] = TensorSpec(v.shape, v.dtype, v.name if v.name is not None else k)
+        elif _is_tensor(v):
+            out[k] = TensorSpec(v.shape, v.dtype, k)
+        else:
+            out[k] = v
+    return out
+
+
+def _output_value(x):
+    """A traced function's result leaf as TensorFlow returns it: a variable's value, a
+    Python or NumPy number as a tensor (int32, float32, bool; a NumPy scalar keeps its
+    dtype); anything else (None, strings, objects) as it is."""
+    if isinstance(x, _core.Variable):
+        return x.read_value()
+    if isinstance(x, (bool, int, float)) or isinstance(x, np.generic) and x.dtype.kind in "biuf":
+        return _core.convert_to_tensor(x)
+    return x
+
+
+def _shapes_as_tensors(x):
+    """TensorShapes in a result (a leaf for TensorFlow's nest, a sequence for ours) as
+    TensorFlow returns them: int32 vectors."""
+    if isinstance(x, TensorShape):
+        return _core.constant(x.as_list(), "int32") if x.is_fully_defined() else x
+    if type(x) is dict:
+        return {k: _shapes_as_tensors(v) for k, v in x.items()}
+    if isinstance(x, tuple) and hasattr(x, "_fields"):
+        return type(x)(*[_shapes_as_tensors(v) for v in x])
+    if type(x) in (list, tuple):
+        return type(x)(_shapes_as_tensors(v) for v in x)
+    return x
 
 
 class _OutSlot:
@@ -807,18 +1036,19 @@ def _spec_zeros(s):
 class ConcreteFunction:
     """One trace of a Function (``tf.types.experimental.ConcreteFunction``)."""
 
-    def __init__(self, function, trace, bound, specs):
+    def __init__(self, function, trace, bound, specs, kw_specs=None):
         self._function = function
         self._trace = trace
         self._bound = bound
         self._specs = specs
+        self._kw_specs = kw_specs or {}
 
     @property
     def structured_input_signature(self):
         it = iter(self._specs)
         sig = _nest.map_structure(lambda x: next(it, None) or TensorSpec(x.shape, x.dtype)
                                   if _is_tensor(x) else x, list(self._bound))
-        return (tuple(sig), {})
+        return (tuple(sig), dict(self._kw_specs))
 
     @property
     def inputs(self):
@@ -853,7 +1083,14 @@ class ConcreteFunction:
         for x, s in zip(tensors, self._specs):
             if not _is_tensor(x):
                 x = _core.convert_to_tensor(np.asarray(x, s.dtype.as_numpy_dtype))
-            if x.dtype != s.dtype or not s.shape.is_compatible_with(x.shape):
+            if x.dtype != s.dtype:  # TensorFlow 2.21's InvalidArgumentError
+                from mixprec import errors
+                raise errors.InvalidArgumentError(
+                    "cannot compute __inference_%s as input #%d(zero-based) was expected to be "
+                    "a %s tensor but is a %s tensor" % (self._function._name, len(conv),
+                                                        s.dtype.name.replace("float32", "float"),
+                                                        x.dtype.name.replace("float32", "float")))
+            if not s.shape.is_compatible_with(x.shape):
                 raise TypeError("ConcreteFunction %s: expected %r, got a %s tensor of shape %s" % (
                     self._function._name, s, x.dtype.name, x.shape))
             conv.append(x)

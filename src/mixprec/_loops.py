@@ -50,8 +50,12 @@ class _Source:
         self.n_leaves = 0
 
     def rebind(self, iterator):
-        """A replay iterates the call's own iterator argument (traced by its dataset)."""
-        self.iterable = self.it = iterator
+        """A replay iterates the call's own iterator or dataset argument (traced by its
+        element spec)."""
+        if self.restartable:
+            self.iterable, self.it = iterator, None
+        else:
+            self.iterable = self.it = iterator
 
     def element(self, restart):
         if restart and self.restartable or self.it is None:
@@ -313,12 +317,18 @@ class _Body:
         if self.kind == _core.GLOOP_SRC_NONE and len(self.values) == 1 and \
                 not isinstance(out, tuple):
             out = (out,)
+        tok = _core.graph_suspend()  # (the checks' shape reads bake nothing in)
+        err = None
         try:
             flat_out = _check_body_outputs(self.names, self.values, flat_c, out, self.what)
-        except ValueError:
+        except ValueError as e:
+            err = e
+        finally:
+            _core.graph_resume(tok)
+        if err is not None:
             if not self.options.get("relaxed"):
                 g.abort()
-                raise
+                raise err
             g.abort()  # a shape allowed to change: Python's loop (a graph break)
             _core.graph_break("a loop variable that changes shape (shape_invariants) in %s"
                               % self.what)
@@ -471,6 +481,10 @@ def _trace(kind, source, src_inputs, first, test, body, values, names, max_iter,
     body_g, out = tracer.graph(elem, copies, real)
     if body_g is None:
         return None if out is None else _Broken(out, real)
+    if kind == _core.GLOOP_SRC_HOST and _open_spec(source) and shape_free(body_g):
+        # TensorFlow traces the body once, for the dataset's element spec (a batch
+        # dimension None): a body that bakes no shape replays a last partial batch
+        body_g.polymorphic = True
     if max_iter is None and tracer.options.get("maximum_iterations") is not None:
         max_iter = tracer.options["maximum_iterations"]
         if isinstance(max_iter, _core.Tensor):
@@ -488,6 +502,49 @@ def _trace(kind, source, src_inputs, first, test, body, values, names, max_iter,
 
 class _CannotTrace(Exception):
     pass
+
+
+# ops whose attributes hold sizes taken from shapes while tracing (a reshape's target, a
+# gradient's broadcast, a slice's bounds, a fill's shape): a graph holding one is not
+# replayed at another shape without a second trace proving it shape-free
+_SHAPED_OPS = frozenset(("Reshape", "Fill", "BroadcastTo", "StridedSlice", "StridedSliceGrad",
+                         "Range", "RandomUniform", "RandomStandardNormal", "TruncatedNormal"))
+
+
+def shape_free(g):
+    """True when nothing in graph g was sized from a traced shape, as far as its nodes
+    tell: Python read no traced value's ``.shape`` while it recorded (``s / x.shape[0]``
+    bakes a size into a constant), no shaped op, no loop (bodies hold element shapes).
+    Such a graph replays at other shapes of the same ranks (its ops size their results at
+    every run; tf.shape is an op)."""
+    if g.shape_reads:  # Python read a traced value's shape: a size may be in a constant
+        return False
+    nodes = g.nodes()
+    for n in nodes:
+        kind = n["kind"]
+        if kind in ("Loop", "LoopOutput"):
+            return False
+        if kind == "Op" and n["op"] in _SHAPED_OPS:
+            src = n["inputs"][0][0] if n["inputs"] else -1
+            # a slice of tf.shape's result (tf.shape(x)[0]): that vector's length is the
+            # rank; a Range of tensor bounds reads them at every run; a reshape with a -1
+            # infers that dimension at every run
+            if not (n["op"] == "StridedSlice" and src >= 0 and nodes[src]["op"] == "Shape"
+                    or n["op"] == "Range" and n["inputs"]
+                    or n["op"] == "Reshape" and n.get("infers_dim")):
+                return False
+    return True
+
+
+def _open_spec(source):
+    """Does the loop's dataset leave a dimension of its elements open (None)?"""
+    it = getattr(source, "iterable", None)
+    ds = getattr(it, "_dataset", it)
+    try:
+        spec = ds.element_spec
+    except Exception:  # noqa: BLE001 - no spec known: keep a body per shape
+        return False
+    return any(s.shape.rank is None or None in s.shape.as_list() for s in _nest.flatten(spec))
 
 
 def _non_tensor_reason(leaves):
@@ -686,9 +743,9 @@ def for_stmt(iterable, body, init, names, n_targets=0, brk=None):
             iterable = iterable._dataset  # iter(ds) inside the function: new at every call
         src = _Source(iterable, restartable=_is_dataset(iterable))
         args = getattr(_function_state(), "arg_sources", None)
-        if args is not None and not src.restartable:
+        if args is not None:
             for k, it in enumerate(args[0]):
-                if it is iterable:  # an iterator argument: rebound at every replay
+                if it is iterable:  # a dataset or iterator argument: rebound at every replay
                     args[1].append((k, src))
         if _tape_blocks(what):
             return _python_for(src.iterable if src.restartable else src.it, body, vals, brk)

@@ -223,7 +223,32 @@ def ones_like(input, dtype=None, name=None):  # noqa: A002
 
 def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001
     """``tf.range``: [start, limit) in steps of delta; int32 unless a float is involved."""
+    if _core.graph_recording() is not None and builtins.any(
+            _traced(b) for b in (start, limit, delta)):
+        # a bound computed from the function's inputs: the length is read at every replay
+        # (the Range op of tensor bounds), checked here on the values of this trace
+        tok = _core.graph_suspend()
+        try:
+            dt = _core.range(start, limit, delta, dtype).dtype
+        finally:
+            _core.graph_resume(tok)
+        if limit is None:
+            start, limit = 0, start
+        bounds = [_core.cast(b, dt) if isinstance(b, _core.Tensor) else
+                  _core.convert_to_tensor(b, dt) for b in
+                  (_value(start), _value(limit), _value(delta))]
+        return _core.range_t(*bounds)
     return _core.range(start, limit, delta, dtype)
+
+
+def _value(x):
+    return x.read_value() if isinstance(x, _core.Variable) else x
+
+
+def _traced(x):
+    """A tensor a trace computes from its inputs or variables (its value varies by call)."""
+    x = _value(x)
+    return isinstance(x, _core.Tensor) and _core.graph_is_traced(x)
 
 
 def is_tensor(x):
@@ -231,16 +256,25 @@ def is_tensor(x):
 
 
 def shape(input, out_type=int32, name=None):  # noqa: A002
-    """The shape of ``input`` as a 1-D int tensor (``tf.shape``)."""
-    return constant(list(convert_to_tensor(input).shape), dtype=out_type)
+    """The shape of ``input`` as a 1-D int tensor (``tf.shape``). Inside a trace, of a
+    tensor computed from the inputs, it is an op: a replay at another shape (a relaxed
+    signature, a loop body over a last partial batch) gives that shape."""
+    x = convert_to_tensor(input)
+    if _traced(x):
+        return _core.shape_op(x, as_dtype(out_type))
+    return constant(list(x.shape), dtype=out_type)
 
 
 def rank(input, name=None):  # noqa: A002
+    # a trace is specialised to ranks: the rank is a constant of it
     return constant(convert_to_tensor(input).ndim, dtype=int32)
 
 
 def size(input, out_type=int32, name=None):  # noqa: A002
-    return constant(convert_to_tensor(input)._numel, dtype=out_type)
+    x = convert_to_tensor(input)
+    if _traced(x):
+        return _core.reduce_prod(_core.shape_op(x, as_dtype(out_type)))
+    return constant(x._numel, dtype=out_type)
 
 
 def clip_by_value(t, clip_value_min, clip_value_max, name=None):

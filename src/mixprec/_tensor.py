@@ -29,15 +29,28 @@ def _numpy_text(t, is_repr):
     return text
 
 
-def _symbolic(self):
+def _symbolic(self, is_repr=False):
     # a value computed inside a tracing function prints as TensorFlow's graph tensors do
-    # (reading it would break the graph)
-    return 'Tensor("traced:0", shape=%s, dtype=%s)' % (self.shape, self.dtype.name)
+    # (reading it would break the graph); printing its shape bakes nothing in. A tensor
+    # argument has its placeholder's name (x:0), others "traced:0".
+    tok = _core.graph_suspend()
+    try:
+        shape = self.shape
+    finally:
+        _core.graph_resume(tok)
+    from mixprec import _function
+    names = getattr(_function._state, "input_names", None) or {}
+    name, spec_shape = names.get(id(self), ("traced:0", None))
+    if spec_shape is not None:
+        shape = spec_shape
+    if is_repr:
+        return "<mixprec.Tensor '%s' shape=%s dtype=%s>" % (name, shape, self.dtype.name)
+    return 'Tensor("%s", shape=%s, dtype=%s)' % (name, shape, self.dtype.name)
 
 
 def _repr(self):
     if _core.graph_recording() is not None and _core.graph_is_traced(self):
-        return _symbolic(self)
+        return _symbolic(self, True)
     return "<mixprec.Tensor: shape=%s, dtype=%s, numpy=%s>" % (
         self.shape, self.dtype.name, _numpy_text(self, True))
 

@@ -104,21 +104,57 @@ def _mirror(self):
         _gpu_mirror.broadcast_assign(self)
 
 
+def _distributed_update(self, kind, value):
+    """An update of a variable created under a strategy, TensorFlow's aggregation rules
+    (its replicas here share one storage): in a replica, a variable with SUM/MEAN/
+    ONLY_FIRST_REPLICA aggregation is updated once, in a merge_call, with the replicas'
+    values reduced; outside its replicas, ``assign_add``/``assign_sub`` of an ON_READ SUM
+    variable raises (TensorFlow's SyncOnReadVariable). False: the plain update applies."""
+    strategy = self.__dict__.get("_distribute_strategy")
+    if strategy is None:
+        return False
+    agg = self.__dict__.get("_aggregation", VariableAggregation.NONE)
+    ctx_mod = sys.modules["mixprec.distribute._context"]
+    ctx = ctx_mod._current_replica_context()
+    in_replica = ctx is not None and ctx.strategy is strategy
+    if self.__dict__.get("_synchronization") == VariableSynchronization.ON_READ:
+        if not in_replica and agg == VariableAggregation.SUM and kind != "assign":
+            raise ValueError("SyncOnReadVariable does not support `%s` in cross-replica "
+                             "context when aggregation is set to "
+                             "`tf.VariableAggregation.SUM`." % kind)
+        return False
+    if not in_replica or agg == VariableAggregation.NONE or strategy.num_replicas_in_sync == 1:
+        return False
+
+    def merge(strat, v):
+        if agg == VariableAggregation.ONLY_FIRST_REPLICA:
+            v = strat.experimental_local_results(v)[0]
+        else:
+            v = strat.reduce(agg.name, v, axis=None)
+        getattr(self, "_" + kind)(v)
+        _mirror(self)
+    ctx.merge_call(merge, args=(value,))
+    return True
+
+
 def _assign(self, value, use_locking=None, name=None, read_value=True):
-    self._assign(value)
-    _mirror(self)
+    if not _distributed_update(self, "assign", value):
+        self._assign(value)
+        _mirror(self)
     return self if read_value else None
 
 
 def _assign_add(self, delta, use_locking=None, name=None, read_value=True):
-    self._assign_add(delta)
-    _mirror(self)
+    if not _distributed_update(self, "assign_add", delta):
+        self._assign_add(delta)
+        _mirror(self)
     return self if read_value else None
 
 
 def _assign_sub(self, delta, use_locking=None, name=None, read_value=True):
-    self._assign_sub(delta)
-    _mirror(self)
+    if not _distributed_update(self, "assign_sub", delta):
+        self._assign_sub(delta)
+        _mirror(self)
     return self if read_value else None
 
 

@@ -92,7 +92,8 @@ def compute_average_loss(per_example_loss, sample_weight=None, global_batch_size
     dtype = losses.dtype
     if losses.ndim == 0:
         raise ValueError("Invalid value passed for `per_example_loss`. Expected a tensor with "
-                         "at least rank 1. Received: %r" % (losses,))
+                         "at least rank 1. Received per_example_loss=%s with rank 0"
+                         % (losses.numpy(),))
     if sample_weight is not None:
         w = _core.cast(_core.convert_to_tensor(sample_weight), "float32")
         lf = _core.cast(losses, "float32")
@@ -108,19 +109,20 @@ def compute_average_loss(per_example_loss, sample_weight=None, global_batch_size
     if isinstance(global_batch_size, bool) or isinstance(global_batch_size, float) or \
             getattr(global_batch_size, "dtype", None) is not None and \
             not getattr(global_batch_size.dtype, "is_integer", False):
-        raise TypeError("global_batch_size must be an int, got %r" % (global_batch_size,))
+        raise TypeError("global_batch_size must be an integer. Expected \"x\" to be integer "
+                        "type. Found: %r" % (global_batch_size,))
     if isinstance(global_batch_size, (_core.Tensor, list, tuple)) or hasattr(global_batch_size,
                                                                            "shape"):
         g = _core.convert_to_tensor(global_batch_size)
         if g.ndim != 0:
-            raise ValueError("Invalid value passed for `global_batch_size`. Expected a scalar "
-                             "integer, got shape %s: the global_batch_size must be scalar"
-                             % (tuple(g.shape),))
+            raise ValueError("global_batch_size must be scalar. Expected scalar shape, saw "
+                             "shape: %s." % (tuple(g.shape),))
         global_batch_size = int(g.numpy())
     global_batch_size = int(global_batch_size)
     if global_batch_size < 0:
         raise _core.InvalidArgumentError(
-            "global_batch_size must be non-negative, got %d" % global_batch_size)
+            "global_batch_size must be non-negative. Condition x >= 0 did not hold "
+            "element-wise: x = %d" % global_batch_size)
     total = _core.reduce_sum(losses)
     if global_batch_size == 0:  # div_no_nan
         return _core.fill([], 0, dtype)

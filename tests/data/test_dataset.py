@@ -279,3 +279,38 @@ def test_map_passes_a_namedtuple_as_one_argument():
     assert [int(v) for v in ds] == [0, 11, 22]
     plain = Dataset.from_tensor_slices((np.arange(3), np.arange(3))).map(lambda a, b: a * b)
     assert [int(v) for v in plain] == [0, 1, 4]
+
+
+def test_element_spec_as_tensorflow_prints_it():
+    # TensorFlow 2.21's reprs, recorded
+    x = np.zeros((10, 28, 28), np.float32)
+    ds = tf.data.Dataset.from_tensor_slices(x)
+    assert repr(ds.batch(4).element_spec) == \
+        "TensorSpec(shape=(None, 28, 28), dtype=tf.float32, name=None)"
+    assert repr(ds.batch(4, drop_remainder=True).element_spec) == \
+        "TensorSpec(shape=(4, 28, 28), dtype=tf.float32, name=None)"
+    pair = tf.data.Dataset.from_tensor_slices((np.ones((6, 3)), np.arange(6))).batch(2)
+    assert repr(pair.element_spec) == (
+        "(TensorSpec(shape=(None, 3), dtype=tf.float64, name=None), "
+        "TensorSpec(shape=(None,), dtype=tf.int64, name=None))")
+    d = tf.data.Dataset.from_tensor_slices({"a": [1., 2.], "b": [[1, 2], [3, 4]]})
+    assert repr(d.element_spec) == ("{'a': TensorSpec(shape=(), dtype=tf.float32, name=None), "
+                                    "'b': TensorSpec(shape=(2,), dtype=tf.int32, name=None)}")
+    r = tf.data.Dataset.range(5)
+    assert repr(r.element_spec) == "TensorSpec(shape=(), dtype=tf.int64, name=None)"
+    assert repr(r.map(lambda v: (v, tf.cast(v, tf.float32) * 2)).element_spec) == (
+        "(TensorSpec(shape=(), dtype=tf.int64, name=None), "
+        "TensorSpec(shape=(), dtype=tf.float32, name=None))")
+    assert repr(r.enumerate().element_spec) == (
+        "(TensorSpec(shape=(), dtype=tf.int64, name=None), "
+        "TensorSpec(shape=(), dtype=tf.int64, name=None))")
+    two = tf.data.Dataset.from_tensor_slices(np.zeros((6, 4)))
+    assert repr(two.batch(2).unbatch().element_spec) == \
+        "TensorSpec(shape=(4,), dtype=tf.float64, name=None)"
+    assert repr(tf.data.Dataset.from_tensors(np.zeros((6, 4))).element_spec) == \
+        "TensorSpec(shape=(6, 4), dtype=tf.float64, name=None)"
+    chain = tf.data.Dataset.from_tensor_slices([1, 2, 3]).repeat().shuffle(3).take(2).skip(1)
+    assert repr(chain.element_spec) == "TensorSpec(shape=(), dtype=tf.int32, name=None)"
+    # a map over batches keeps the open batch dimension
+    m = ds.batch(4).map(lambda b: tf.reduce_sum(b, axis=2))
+    assert repr(m.element_spec) == "TensorSpec(shape=(None, 28), dtype=tf.float32, name=None)"

@@ -138,3 +138,63 @@ def test_a_missing_engine_slot_is_not_implemented_error():
     with pytest.raises(ValueError, match="no collectives slot named 'destroy'"):
         _core._comm_drop_slots(comm, "destroy")
     del comm  # freed with its own table
+
+
+def test_many_small_mixed_dtype_outputs_share_one_allocation_per_dtype(rng):
+    """The outputs of a call are views of one allocation per dtype (64-byte aligned): the
+    values are the rank-order sums bit for bit, every output keeps its own shape and dtype,
+    and an output outliving the others still holds its values."""
+    dts = [np.float32, np.float64, np.float16, np.float32]
+    shapes = [(), (3,), (0,), (5, 2), (7,), (1, 1, 3)] * 50
+    data = [[rng.standard_normal(s).astype(dts[i % 4]) for i, s in enumerate(shapes)]
+            for _ in range(2)]
+    comm = _core.comm_threads(2, 10.0)
+    out, errs = _on_threads(2, lambda r: _core.comm_all_reduce(
+        comm, r, [tf.constant(a) for a in data[r]], 0))
+    assert errs == [None, None]
+    for i, s in enumerate(shapes):
+        a, b = data[0][i], data[1][i]
+        want = (a.astype(np.float32) + b.astype(np.float32)).astype(a.dtype) \
+            if a.dtype == np.float16 else a + b
+        for r in range(2):
+            got = out[r][i].numpy()
+            assert got.dtype == a.dtype and got.shape == s
+            np.testing.assert_array_equal(got, want)
+    keep = out[0][7]
+    want = data[0][7] + data[1][7]
+    del out
+    np.testing.assert_array_equal(keep.numpy(), want)
+    assert (keep + 1.0).numpy().tolist() == (want + 1.0).tolist()
+
+
+def test_fused_outputs_keep_each_tensors_device():
+    """Host and emulated-GPU tensors of one dtype in one call: each output on its input's
+    device (the fused allocation is the first one's device; the others get their own)."""
+    import gc
+
+    real = _core.backend_name(1)
+    if real is not None and real != "emulated-gpu":
+        pytest.skip("the emulated GPU stands in for host memory on a GPU device here")
+    before = _core.device_count(1) if real else 0
+    _core._emulate_gpu(1)
+    try:
+        comm = _core.comm_threads(2, 10.0)
+
+        def body(r):
+            with tf.device("/cpu:0"):
+                a = tf.constant([1.0 + r, 2.0])
+            with tf.device("/gpu:0"):
+                b = tf.constant([3.0 + r])
+            with tf.device("/cpu:0"):
+                c = tf.constant([5.0 + r, 6.0, 7.0])
+            return _core.comm_all_reduce(comm, r, [a, b, c], 0)
+        out, errs = _on_threads(2, body)
+        assert errs == [None, None]
+        for r in range(2):
+            assert [t.device.endswith(d) for t, d in zip(out[r], ("CPU:0", "GPU:0", "CPU:0"))] \
+                == [True, True, True]
+            assert [t.numpy().tolist() for t in out[r]] == [[3.0, 4.0], [7.0], [11.0, 12.0, 14.0]]
+        del out
+    finally:
+        gc.collect()
+        _core._emulate_gpu(before)

@@ -38,7 +38,7 @@ def test_a_graph_break_runs_autocast_infer_ops_follow_deny_ops_float32(amp_on):
 
     @tf.function
     def f(x, w):
-        float(tf.reduce_sum(x))  # a host read while tracing: this signature runs eagerly
+        tf.reduce_sum(x).numpy()  # a host read while tracing: this signature runs eagerly
         h = tf.matmul(x, w)
         seen["h"] = h.dtype
         a = tf.tanh(h)             # infer: follows its float16 input

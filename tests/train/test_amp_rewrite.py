@@ -365,3 +365,24 @@ def test_convolutional_model_with_batch_norm_under_the_rewrite(run_eagerly):
     if not run_eagerly:
         names = graph_pass.last_summary["converted_nodes"]
         assert "Conv2D" in names and "MaxPool" in names
+
+
+def test_option_order_and_a_bool_loss_scale_as_tensorflow():
+    # TensorFlow 2.21: True is an int there, a fixed loss scale of 1
+    opt = tf.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite(
+        keras.optimizers.SGD(), loss_scale=True)
+    assert opt.dynamic is False and float(opt.initial_scale) == 1.0
+    assert list(tf.config.optimizer.get_experimental_options()) == [
+        "disable_model_pruning", "auto_mixed_precision", "disable_meta_optimizer"]
+    tf.compat.v1.mixed_precision.disable_mixed_precision_graph_rewrite()
+    tf.config.optimizer.set_experimental_options(
+        {"remapping": False, "layout_optimizer": False, "constant_folding": True})
+    try:
+        # recorded from TensorFlow 2.21
+        assert repr(tf.config.optimizer.get_experimental_options()) == (
+            "{'layout_optimizer': False, 'constant_folding': True, 'remapping': False, "
+            "'disable_model_pruning': False, 'auto_mixed_precision': False, "
+            "'disable_meta_optimizer': False}")
+    finally:
+        tf.config.optimizer.set_experimental_options(
+            {"remapping": True, "layout_optimizer": True, "constant_folding": True})

@@ -411,9 +411,14 @@ def test_checkpoint_manager_interval(tmp_path):
     for s in range(5):
         step.assign(s)
         saved.append(mgr.save())
-    assert saved == [str(tmp_path / "ckpt-0"), None, str(tmp_path / "ckpt-2"), None,
-                     str(tmp_path / "ckpt-4")]
+    # TensorFlow 2.21: numbered by the checkpoint's save_counter (the step counter only gates
+    # the interval); an unchanged step never saves, even with check_interval=False
+    assert saved == [str(tmp_path / "ckpt-1"), None, str(tmp_path / "ckpt-2"), None,
+                     str(tmp_path / "ckpt-3")]
+    assert mgr.save(check_interval=False) is None
+    step.assign(5)
     assert mgr.save(check_interval=False) == str(tmp_path / "ckpt-4")
+    assert mgr.save(check_interval=False) is None
 
 
 def test_get_checkpoint_state_reads_tensorflow_files():

@@ -50,7 +50,7 @@ def _wrap_optimizer(opt, loss_scale):
         if loss_scale != "dynamic":
             raise ValueError(invalid)
         return lso.LossScaleOptimizer(opt)
-    if isinstance(loss_scale, bool) or loss_scale is None:
+    if loss_scale is None:
         raise ValueError(invalid)
     if isinstance(loss_scale, (int, float)):
         return lso.LossScaleOptimizer(opt, dynamic=False, initial_scale=loss_scale)
@@ -125,6 +125,21 @@ def set_experimental_options(options):
 
 def get_experimental_options():
     """The options set so far (TensorFlow also reports its two meta-optimizer defaults)."""
-    out = {"disable_model_pruning": False, "disable_meta_optimizer": False}
-    out.update(state.options)
+    out = {}
+    for k in _OPTION_ORDER:
+        if k in state.options or k in ("disable_model_pruning", "disable_meta_optimizer"):
+            out[k] = state.options.get(k, False)
+    out.update((k, v) for k, v in state.options.items() if k not in out)
     return out
+
+
+# the order TensorFlow 2.21 reports its Grappler options in (its rewriter config's), e.g.
+# {'layout_optimizer': False, 'constant_folding': True, 'remapping': False,
+#  'disable_model_pruning': False, 'auto_mixed_precision': True, 'disable_meta_optimizer': False}
+_OPTION_ORDER = (
+    "layout_optimizer", "constant_folding", "shape_optimization", "remapping",
+    "arithmetic_optimization", "dependency_optimization", "loop_optimization",
+    "function_optimization", "debug_stripper", "disable_model_pruning",
+    "scoped_allocator_optimization", "pin_to_host_optimization", "implementation_selector",
+    "auto_mixed_precision", "use_plugin_optimizers", "disable_meta_optimizer",
+    "auto_mixed_precision_onednn_bfloat16", "auto_mixed_precision_mkl", "min_graph_nodes")

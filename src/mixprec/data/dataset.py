@@ -51,6 +51,24 @@ def _row(a, j):
     return a[j, ...]
 
 
+def _spec_of(a, drop=0):
+    """The TensorSpec of an array's rows (drop=1) or of the array itself (drop=0)."""
+    from mixprec._function import TensorSpec
+    from mixprec._dtypes import as_dtype
+    if isinstance(a, (_core.Tensor, _core.Variable)):
+        return TensorSpec(a.shape.as_list()[drop:], a.dtype)
+    a = np.asarray(a)
+    dt = _core.convert_to_tensor(a.reshape(-1)[:0]).dtype if a.dtype.kind in "OUS" \
+        else as_dtype(a.dtype)
+    return TensorSpec(list(a.shape[drop:]), dt)
+
+
+def _respec(spec, dims):
+    """spec with its shape made ``dims(shape list)``."""
+    from mixprec._function import TensorSpec
+    return _nest.map_structure(lambda s: TensorSpec(dims(s.shape.as_list()), s.dtype), spec)
+
+
 class Dataset:
     """A sequence of elements; iterate it, or pass it to ``Model.fit``."""
 
@@ -142,6 +160,19 @@ class Dataset:
         for elem in self:
             yield _nest.map_structure(lambda t: t.numpy() if hasattr(t, "numpy") else t, elem)
 
+    @property
+    def element_spec(self):
+        """The type of an element (tf.data's): a TensorSpec per component, in the
+        element's structure; a batch dimension is None unless ``drop_remainder=True``."""
+        spec = getattr(self, "_spec_cache", None)
+        if spec is None:
+            spec = self._element_spec()
+            self._spec_cache = spec
+        return spec
+
+    def _element_spec(self):  # the sources and transformations that change it override
+        return self._src.element_spec
+
     def __iter__(self):
         return DatasetIterator(self)
 
@@ -203,6 +234,9 @@ class _Slices(Dataset):
 
     def _cardinality(self):
         return self._n
+
+    def _element_spec(self):
+        return _nest.map_structure(lambda a: _spec_of(a, 1), self._data)
 
 
 # TensorFlow's seed when only an op seed is given (random_seed.DEFAULT_GRAPH_SEED)
@@ -325,6 +359,10 @@ class _Batch(Dataset):
             return n
         return n // self._n if self._drop else -(-n // self._n)
 
+    def _element_spec(self):
+        n = self._n if self._drop else None
+        return _respec(self._src.element_spec, lambda d: [n] + d)
+
 
 def _stack(elems):
     return _nest.map_structure(lambda *xs: np.stack([_to_numpy(x) for x in xs]), *elems)
@@ -342,6 +380,31 @@ class _Map(Dataset):
 
     def _cardinality(self):
         return self._src._cardinality()
+
+    def _element_spec(self):
+        """The function's results on the first element (TensorFlow traces the function on
+        the input spec instead). A dimension the input spec leaves None and the results
+        follow (their size changes with a smaller first element) is None."""
+        src = self._src.element_spec
+        first = next(iter(self._src._elements()), None)
+        if first is None:
+            raise ValueError("element_spec of a map over an empty dataset is not known here")
+        call = lambda e: self._fn(*e) if type(e) is tuple else self._fn(e)  # noqa: E731
+        args = _nest.map_structure(_as_tensor, first)
+        spec = _nest.map_structure(lambda t: _spec_of(_as_tensor(t)), call(args))
+        open_dims = [s.shape.as_list() for s in _nest.flatten(src)]
+        if not any(None in d for d in open_dims):
+            return spec
+        # the same element cut to one entry along each open dimension: what changes is open
+        cut = _nest.map_structure(
+            lambda t, s: _as_tensor(_to_numpy(t)[tuple(slice(0, 1) if d is None else slice(None)
+                                                       for d in s.shape.as_list())]),
+            args, src)
+        spec2 = _nest.map_structure(lambda t: _spec_of(_as_tensor(t)), call(cut))
+        return _nest.map_structure(
+            lambda a, b: type(a)([x if x == y else None for x, y in zip(a.shape.as_list(),
+                                                                        b.shape.as_list())]
+                                 if a.shape.rank == b.shape.rank else None, a.dtype), spec, spec2)
 
 
 class _Repeat(Dataset):
@@ -428,6 +491,10 @@ class _Enumerate(Dataset):
         for i, elem in enumerate(self._src._elements()):
             yield (np.int64(self._start + i), elem)
 
+    def _element_spec(self):
+        from mixprec._function import TensorSpec
+        return (TensorSpec([], "int64"), self._src.element_spec)
+
     def _cardinality(self):
         return self._src._cardinality()
 
@@ -442,6 +509,9 @@ class _Unbatch(Dataset):
             n = len(_to_numpy(leaves[0]))
             for i in range(n):
                 yield _nest.map_structure(lambda a: _row(_to_numpy(a), i), elem)
+
+    def _element_spec(self):
+        return _respec(self._src.element_spec, lambda d: d[1:])
 
     def _cardinality(self):
         return None

@@ -28,8 +28,7 @@ def _as_reduce_op(op):
         return op
     if isinstance(op, str) and op.upper() in ("SUM", "MEAN"):
         return ReduceOp[op.upper()]
-    raise ValueError("reduce_op must be tf.distribute.ReduceOp.SUM or MEAN (or 'SUM'/'MEAN'), "
-                     "got %r" % (op,))
+    raise ValueError("%r is not a valid ReduceOp" % (op,))  # TensorFlow's words
 
 
 def _stack():
@@ -112,6 +111,15 @@ class ReplicaContext:
         return "<ReplicaContext replica %d of %d>" % (self._replica_id, self.num_replicas_in_sync)
 
 
+class _DefaultReplicaContext(ReplicaContext):
+    """The replica context outside any strategy (TensorFlow's class of that name): its
+    replica id is the Python int 0 (inside the default strategy's ``run`` it is a tensor)."""
+
+    @property
+    def replica_id_in_sync_group(self):
+        return 0
+
+
 def get_strategy():
     """The strategy of the enclosing ``scope()`` (or of the replica being run); the default
     (single-replica) strategy otherwise."""
@@ -150,7 +158,7 @@ def get_replica_context():
         return None
     from mixprec.distribute._strategy import _default_strategy
 
-    return ReplicaContext(_default_strategy(), 0)
+    return _DefaultReplicaContext(_default_strategy(), 0)
 
 
 def get_cross_replica_context():

@@ -17,6 +17,8 @@ from mixprec.distribute.values import (DistributedValues, Mirrored, PerReplica, 
                                        select_replica)
 
 _OPS = {ReduceOp.SUM: 0, ReduceOp.MEAN: 1}
+_CROSS_REPLICA_ONLY = ("Method requires being in cross-replica context, use "
+                       "get_replica_context().merge_call()")  # TensorFlow's words
 
 
 def _timeout():
@@ -83,6 +85,25 @@ class _Run:
                 self.aborted = why
             self.cv.notify_all()
 
+    finished = 0  # replicas whose function returned
+
+    def finish(self):
+        """A replica's function returned: if others wait in a merge_call that it will
+        never join, they fail now (TensorFlow's error), not after the timeout."""
+        with self.cv:
+            self.finished += 1
+            self._check_mismatch()
+
+    def _check_mismatch(self):  # under cv
+        if 0 < self.arrived < self.n and self.arrived + self.finished >= self.n and \
+                self.aborted is None:
+            self.aborted = _MERGE_MISMATCH
+            self.cv.notify_all()
+
+
+_MERGE_MISMATCH = ("Some replicas made a different number of replica_context().merge_call() "
+                   "calls.")  # TensorFlow's words
+
 
 def _to_tensor(x):
     if isinstance(x, Variable):
@@ -92,6 +113,8 @@ def _to_tensor(x):
 
 class StrategyExtended:
     """The strategy's machinery (``strategy.extended``)."""
+
+    _run_depth = 0  # strategy.run calls in progress (>0 in a merge function: a nested run)
 
     def __init__(self, container, devices):
         self._container = container
@@ -224,8 +247,10 @@ class StrategyExtended:
                         k = _nest.map_structure(lambda x: _gpu_mirror.to_device(x, spec),
                                                 select_replica(i, kwargs))
                         results[i] = fn(*a, **k)
+                    run.finish()
                     return
                 results[i] = fn(*select_replica(i, args), **select_replica(i, kwargs))
+                run.finish()
             except BaseException as e:  # noqa: BLE001 — re-raised by the caller
                 errors[i] = e
                 run.abort("replica %d raised %s: %s" % (i, type(e).__name__, e))
@@ -285,6 +310,9 @@ class StrategyExtended:
             run.slots[rid] = (args, kwargs, merge_fn)
             run.arrived += 1
             gen = run.gen
+            run._check_mismatch()
+            if run.aborted is not None:
+                raise _ReplicaAborted(run.aborted)
             if run.arrived == run.n:
                 gathered, kws = self._gather_merge_args(run)
                 first_fn = run.slots[0][2]  # replica 0's, as TensorFlow
@@ -327,7 +355,9 @@ class StrategyExtended:
         if op == ReduceOp.MEAN:
             n = self._num_local * self._num_workers
             out = [o / _core.cast(_core.constant(n), o.dtype) for o in out]
-        out = [o if o.dtype == k else _core.cast(o, k) for o, k in zip(out, kinds)]
+        # MEAN of integers stays float64 (TensorFlow divides with truediv)
+        out = [o if o.dtype == k or (op == ReduceOp.MEAN and not k.is_floating)
+               else _core.cast(o, k) for o, k in zip(out, kinds)]
         return _nest.pack_sequence_as(value, out) if _nest.is_nested(value) else out[0]
 
     def _replica_sum_on_tape(self, ctx, tensors):
@@ -353,7 +383,8 @@ class StrategyExtended:
     def _replica_all_gather(self, ctx, value, axis):
         def gather_fn(strategy, v):
             return strategy.gather(v, axis)
-        return ctx.merge_call(gather_fn, args=(value,))
+        # each replica its own tensor (TensorFlow's result is a PerReplica, not one object)
+        return _nest.map_structure(_core.identity, ctx.merge_call(gather_fn, args=(value,)))
 
     # -- cross-replica helpers (TensorFlow's strategy.extended API)
     def update(self, var, fn, args=(), kwargs=None, group=True):
@@ -441,6 +472,22 @@ class _ReplicaThreads:
             q.put(None)
 
 
+def _nested_run(ext, fn, args, kwargs):
+    """strategy.run called by a merge function (TensorFlow allows it): the outer run's
+    replica threads and communicator are parked in that merge_call, so this run gets its
+    own threads and communicator, dropped when it returns."""
+    saved = ext._replica_threads(), ext._local_comm()
+    with ext._comm_lock:
+        ext._threads, ext._comm = None, None
+    try:
+        return ext._call_for_each_replica(fn, args, kwargs)
+    finally:
+        with ext._comm_lock:
+            if ext._threads is not None:
+                ext._threads.stop()
+            ext._threads, ext._comm = saved
+
+
 _ReplicaAborted = _traced.ReplicaAborted
 
 
@@ -478,9 +525,17 @@ class Strategy:
         component for that replica; the results regrouped (PerReplica where they differ)."""
         if _context._current_replica_context() is not None and \
                 _context._current_replica_context().strategy is not _default_strategy():
-            raise RuntimeError("`run` cannot be called inside a replica context (it was "
-                               "called from inside `strategy.run`)")
-        return self._extended._call_for_each_replica(fn, tuple(args or ()), dict(kwargs or {}))
+            raise RuntimeError(_CROSS_REPLICA_ONLY)
+        if args is not None and not isinstance(args, (list, tuple)):
+            raise ValueError("positional args must be a list or tuple, got %s" % type(args))
+        ext = self._extended
+        if ext._run_depth and ext._num_local > 1 and ext._mirrors is None:
+            return _nested_run(ext, fn, tuple(args or ()), dict(kwargs or {}))
+        ext._run_depth += 1
+        try:
+            return ext._call_for_each_replica(fn, tuple(args or ()), dict(kwargs or {}))
+        finally:
+            ext._run_depth -= 1
 
     def experimental_local_results(self, value):
         """The components of a distributed value on this worker (a tuple); a plain value: a
@@ -491,9 +546,11 @@ class Strategy:
             if self._extended._mirrors is not None:
                 return self._extended._mirrors.local_results(value)
             return (value,) * self._extended._num_local
-        if _nest.is_nested(value):
+        if _nest.is_nested(value):  # one copy of the nest per local replica (TensorFlow)
+            n = self._extended._num_local
             flat = _nest.flatten(value)
             per = [self.experimental_local_results(x) for x in flat]
+            per = [p if len(p) == n else p * n for p in per]
             return tuple(_nest.pack_sequence_as(value, list(parts)) for parts in zip(*per))
         return (value,)
 
@@ -511,8 +568,7 @@ class Strategy:
             _untraceable("strategy.reduce")
         if _context._current_replica_context() is not None and \
                 _context._current_replica_context().strategy is self:
-            raise RuntimeError("`reduce` must be called in cross-replica context (outside "
-                               "`strategy.run`)")
+            raise RuntimeError(_CROSS_REPLICA_ONLY)
         if _nest.is_nested(value):
             return _nest.map_structure(lambda v: self.reduce(op, v, axis), value)
         parts = self._local_values(value)
@@ -520,11 +576,11 @@ class Strategy:
         if parts is None and e._num_workers > 1 and e._num_local == 1:
             parts = [value]  # a worker's one replica returns plain values (multi-worker)
         if parts is None:
-            if isinstance(value, Variable):
-                value = value.value()
             if e._num_workers == 1 and e._num_local == 1 or op == ReduceOp.MEAN:
-                if axis is None:
-                    return _to_tensor(value)
+                if axis is None:  # TensorFlow returns the value itself
+                    return value
+                if isinstance(value, Variable):
+                    value = value.value()
                 t = _to_tensor(value)
                 return (_core.reduce_sum if op == ReduceOp.SUM else _core.reduce_mean)(t, axis)
             if isinstance(value, (int, float)) and value == 0:
@@ -564,9 +620,14 @@ class Strategy:
         if _nest.is_nested(value):
             return _nest.map_structure(lambda v: self.gather(v, axis), value)
         parts = self._local_values(value)
-        if parts is None:
-            parts = [_to_tensor(value)] * self._extended._num_local
+        if parts is None:  # a non-distributed value: itself (TensorFlow)
+            if self._extended._num_workers == 1:
+                return _to_tensor(value)
+            parts = [_to_tensor(value)]
         parts = [_to_tensor(p) for p in parts]
+        if any(len(p.shape) == 0 for p in parts):
+            raise ValueError("gather: the values must have rank >= 1 (axis %r); got a scalar "
+                             "per replica. hint: tf.reshape(value, [1])" % (axis,))
         if self._extended._mirrors is not None:
             parts = [_gpu_mirror.to_device(p, self._extended._mirrors.specs[0]) for p in parts]
         local = parts[0] if len(parts) == 1 else _core.concat(parts, axis)
@@ -579,6 +640,8 @@ class Strategy:
         see ``docs/distribute.md``)."""
         from mixprec.distribute import input_lib
 
+        if getattr(self, "_is_default", False):
+            return dataset  # the default strategy: the dataset itself (TensorFlow)
         return input_lib.DistributedDataset(self, dataset)
 
     def distribute_datasets_from_function(self, dataset_fn, options=None):
@@ -586,6 +649,8 @@ class Strategy:
         handed to the replicas in turn."""
         from mixprec.distribute import input_lib
 
+        if getattr(self, "_is_default", False):  # the dataset itself (TensorFlow)
+            return dataset_fn(input_lib.InputContext())
         return input_lib.DistributedDatasetsFromFunction(self, dataset_fn)
 
     experimental_distribute_datasets_from_function = distribute_datasets_from_function
@@ -596,7 +661,13 @@ class Strategy:
         n = self._extended._num_local
         vals = [value_fn(ValueContext(self._extended._global_replica_id(i),
                                       self.num_replicas_in_sync)) for i in range(n)]
-        return vals[0] if n == 1 else regroup(vals)
+        if n == 1:
+            return vals[0]
+        # a PerReplica per leaf even where the replicas' values are the same object
+        flats = [_nest.flatten(v) for v in vals]
+        leaves = [PerReplica(parts) for parts in zip(*flats)]
+        return _nest.pack_sequence_as(vals[0], leaves) if _nest.is_nested(vals[0]) \
+            else leaves[0]
 
     def __repr__(self):
         return "<%s with %d replica(s)>" % (type(self).__name__, self.num_replicas_in_sync)
@@ -611,8 +682,8 @@ class _Scope:
         if cur is not None and cur is not self._strategy and \
                 not isinstance(cur, _DefaultStrategy) and \
                 not isinstance(self._strategy, _DefaultStrategy):
-            raise ValueError("Mixing different tf.distribute.Strategy objects: %s is not %s"
-                             % (self._strategy, cur))
+            raise RuntimeError("Mixing different tf.distribute.Strategy objects: %s is not %s"
+                               % (self._strategy, cur))  # TensorFlow: RuntimeError
         _context._stack().append(self._strategy)
         return self._strategy
 

@@ -241,8 +241,13 @@ class DistributedDataset:
     def element_spec(self):
         return getattr(self._dataset, "element_spec", None)
 
+    @property
     def cardinality(self):
-        return self._dataset.cardinality()
+        """The number of steps (a NumPy int64; -1 infinite, -2 unknown): TensorFlow's
+        DistributedDataset has it as a property, not a method."""
+        import numpy as np
+
+        return np.int64(int(self._dataset.cardinality()))
 
 
 class DistributedDatasetsFromFunction:

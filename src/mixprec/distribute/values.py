@@ -27,7 +27,9 @@ class DistributedValues:
         body = ",\n".join("  %d: %r" % (i, v) for i, v in enumerate(self._values))
         return "%s:{\n%s\n}" % (type(self).__name__, body)
 
-    __str__ = __repr__
+    def __str__(self):  # TensorFlow: the components' str(), not their repr()
+        body = ",\n".join("  %d: %s" % (i, v) for i, v in enumerate(self._values))
+        return "%s:{\n%s\n}" % (type(self).__name__, body)
 
 
 class PerReplica(DistributedValues):

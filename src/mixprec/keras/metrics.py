@@ -53,6 +53,25 @@ def _across_workers(result_fn):
     return result
 
 
+def _in_replicas_only(update_fn):
+    """``update_state`` of a metric created under a strategy with several local replicas:
+    only inside that strategy's replicas (``strategy.run``). TensorFlow's metric state is
+    sync-on-read SUM variables, whose ``assign_add`` raises this ValueError elsewhere."""
+    @functools.wraps(update_fn)
+    def update_state(self, *args, **kwargs):
+        s = self.__dict__.get("_strategy")
+        # NOTE: replicas of this process only; a multi-worker strategy's one local replica
+        # still updates outside strategy.run (TensorFlow would raise there too)
+        if s is not None and s.extended._num_local > 1:
+            ctx = sys.modules["mixprec.distribute._context"]._current_replica_context()
+            if ctx is None or ctx.strategy is not s:
+                raise ValueError("SyncOnReadVariable does not support `assign_add` in "
+                                 "cross-replica context when aggregation is set to "
+                                 "`tf.VariableAggregation.SUM`.")
+        return update_fn(self, *args, **kwargs)
+    return update_state
+
+
 def _across_gpus(metric, mirrors, result_fn):
     """``result`` of a metric whose state has one copy per GPU (each replica accumulates
     into its own): computed from the copies' sum (TensorFlow's sync-on-read SUM)."""
@@ -89,6 +108,8 @@ class Metric:
         super().__init_subclass__(**kwargs)
         if "result" in cls.__dict__:
             cls.result = _across_workers(cls.__dict__["result"])
+        if "update_state" in cls.__dict__:
+            cls.update_state = _in_replicas_only(cls.__dict__["update_state"])
 
     @property
     def dtype(self):

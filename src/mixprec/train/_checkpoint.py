@@ -281,8 +281,11 @@ def _check_fits(obj, value, key, prefix):
                          % (tuple(vshape), tuple(shape), _full_name(obj), key, prefix))
     vdtype = np.asarray(value).dtype
     if vdtype != dtype:
-        raise ValueError("The checkpoint holds %s for %r but the variable %s is %s "
-                         "(checkpoint %s)" % (vdtype, key, _full_name(obj), dtype, prefix))
+        # TensorFlow's RestoreV2 error: InvalidArgumentError
+        raise errors.InvalidArgumentError(
+            "tensor_name = %s; expected dtype %s does not equal original dtype %s "
+            "(variable %s, checkpoint %s)" % (key, np.dtype(dtype).name, vdtype.name,
+                                              _full_name(obj), prefix))
 
 
 def restore_object(root, prefix, reader=None):
@@ -290,8 +293,10 @@ def restore_object(root, prefix, reader=None):
     Everything is read and checked before the first assignment."""
     prefix = os.fspath(prefix)
     if os.path.isdir(prefix):
-        raise ValueError("%s is a directory; pass a checkpoint prefix such as "
-                         "tf.train.latest_checkpoint(%r)" % (prefix, prefix))
+        # TensorFlow: DataLossError "Unable to open table file ...; Is a directory"
+        raise errors.DataLossError(
+            None, None, "Unable to open table file %s: %s; Is a directory. hint: pass a "
+            "checkpoint prefix such as tf.train.latest_checkpoint(%r)" % (prefix, prefix, prefix))
     reader = reader or _bundle.BundleReader(prefix)
     if OBJECT_GRAPH_KEY not in reader.entries:
         raise ValueError("The checkpoint %s has no object graph (%s): it was not written by "
@@ -423,11 +428,11 @@ class Checkpoint:
         for name, obj in kwargs.items():
             if obj is None or not (_trackable._is_trackable(obj)
                                    or isinstance(obj, Checkpoint)):
-                raise ValueError("`Checkpoint` was expecting value to be a trackable object "
+                raise ValueError("`Checkpoint` was expecting %s to be a trackable object "
                                  "(an object derived from `Trackable`), got %r. If you "
                                  "believe this object should be trackable (i.e. it is part of "
                                  "the TensorFlow Python API and manages state), please open "
-                                 "an issue." % (obj,))
+                                 "an issue." % (name, obj))
         if root is not None and not _trackable._is_trackable(root):
             raise ValueError("`Checkpoint` was expecting root to be a trackable object, got %r"
                              % (root,))

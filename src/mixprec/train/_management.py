@@ -283,16 +283,15 @@ class CheckpointManager:
 
     def save(self, checkpoint_number=None, check_interval=True, options=None):
         """Saves ``<directory>/<checkpoint_name>-<N>`` (N: checkpoint_number, else the
-        step counter under an interval, else the checkpoint's save_counter), records it in
-        the state file, deletes the checkpoints beyond max_to_keep; returns the path, or
-        None when the interval has not passed."""
+        checkpoint's save_counter, as TensorFlow: the step counter only gates the interval),
+        records it in the state file, deletes the checkpoints beyond max_to_keep; returns
+        the path, or None when the interval has not passed (or the step is unchanged)."""
         if self._checkpoint_interval is not None:
             step = _step_value(self._step_counter)
-            if (self._last_checkpoint_step is not None and check_interval
-                    and step < self._last_checkpoint_step + self._checkpoint_interval):
+            last = self._last_checkpoint_step
+            if last is not None and (step == last or check_interval and
+                                     step < last + self._checkpoint_interval):
                 return None
-            if checkpoint_number is None:
-                checkpoint_number = step
             self._last_checkpoint_step = step
         counter = self._checkpoint.save_counter
         counter.assign_add(1)

@@ -7,7 +7,7 @@ import os
 from mixprec import _dtypes, errors
 from mixprec.train import _bundle, _management
 
-__all__ = ["CheckpointReader", "load_checkpoint", "list_variables"]
+__all__ = ["CheckpointReader", "load_checkpoint", "list_variables", "load_variable"]
 
 
 def _prefix(ckpt_dir_or_file):
@@ -64,3 +64,11 @@ def list_variables(ckpt_dir_or_file):
     reader = load_checkpoint(ckpt_dir_or_file)
     shapes = reader.get_variable_to_shape_map()
     return [(k, shapes[k]) for k in sorted(shapes)]
+
+
+def load_variable(ckpt_dir_or_file, name):
+    """The value of the tensor ``name`` (a key, e.g. ``v/.ATTRIBUTES/VARIABLE_VALUE``; a
+    trailing ``:0`` is dropped, as TensorFlow) in a checkpoint prefix or directory."""
+    if name.endswith(":0"):
+        name = name[:-2]
+    return load_checkpoint(ckpt_dir_or_file).get_tensor(name)

@@ -27,6 +27,8 @@ def record_strategy(model):
             s = w.__dict__.get("_distribute_strategy")
             if s is not None:
                 break
+    if s is None:  # the strategy the model was created under (tf-keras)
+        s = model.__dict__.get("_distribute_strategy")
     model._distribute_strategy = s
 
 

@@ -13,7 +13,7 @@ import warnings
 
 import numpy as np
 
-from mixprec import _core, _logging, _nest
+from mixprec import _core, _function, _logging, _nest
 from mixprec import random as _random
 from mixprec._amp import state as _amp_state
 from mixprec._dtypes import as_dtype
@@ -69,6 +69,9 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
         dtype = kwargs.pop("dtype", None)
         super().__init__(name=name, trainable=trainable, dtype=dtype, autocast=autocast, **kwargs)
         self._is_graph_network = False
+        from mixprec.distribute import _context as _dctx
+
+        self._distribute_strategy = _dctx._variable_strategy()  # created in a scope
         self.optimizer = None
         self.compiled_loss = None
         self._compiled = False
@@ -183,7 +186,8 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
                 raise ValueError(
                     "Input 0 of layer \"%s\" is incompatible with the layer: expected shape=%s, "
                     "found shape=%s" % (self.name, kt.shape, tuple(x.shape)))
-            for a, b in zip(kt.shape, x.shape):
+            # (a check: the dims it compares are the spec's fixed ones, nothing is baked in)
+            for a, b in zip(kt.shape, _function.checked_shape(x)):
                 if a is not None and a != b:
                     raise ValueError(
                         "Input 0 of layer \"%s\" is incompatible with the layer: expected "
@@ -721,6 +725,14 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
         return _nest.map_structure(np.asarray, out)
 
     # ---------------------------------------------------------------- summary, weights
+
+    @property
+    def distribute_strategy(self):
+        """The tf.distribute.Strategy the model was created or compiled under, else the
+        current one (tf-keras)."""
+        from mixprec.distribute import _context as _dctx
+
+        return self.__dict__.get("_distribute_strategy") or _dctx.get_strategy()
 
     def summary(self, line_length=None, positions=None, print_fn=None, expand_nested=False,
                 show_trainable=False, layer_range=None):

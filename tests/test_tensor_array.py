@@ -1,0 +1,70 @@
+"""tf.TensorArray: TensorFlow 2.21's eager results and messages (recorded), and use inside
+a traced function."""
+
+import warnings
+
+import pytest
+
+import mixprec as tf
+
+
+def test_write_read_stack_gather_concat():
+    ta = tf.TensorArray(tf.float32, size=3)
+    ta = ta.write(0, 1.0).write(1, 2.0).write(2, 3.0)
+    assert ta.stack().numpy().tolist() == [1.0, 2.0, 3.0]
+    assert int(ta.size()) == 3 and float(ta.read(1)) == 2.0 and ta.element_shape == []
+    d = tf.TensorArray(tf.float32, size=0, dynamic_size=True)
+    for i in range(4):
+        d = d.write(i, tf.ones([2]) * i)
+    assert d.stack().numpy().tolist() == [[0, 0], [1, 1], [2, 2], [3, 3]]
+    assert d.gather([3, 0]).numpy().tolist() == [[3, 3], [0, 0]]
+    assert d.concat().numpy().tolist() == [0, 0, 1, 1, 2, 2, 3, 3]
+    u = tf.TensorArray(tf.float32, size=3).unstack(tf.constant([[1.0, 2.0], [3.0, 4.0],
+                                                                 [5.0, 6.0]]))
+    assert u.read(2).numpy().tolist() == [5.0, 6.0] and int(u.size()) == 3
+    z = tf.TensorArray(tf.int32, size=3, element_shape=[2]).write(1, [1, 2])
+    assert z.stack().numpy().tolist() == [[0, 0], [1, 2], [0, 0]]   # unwritten: zeros
+
+
+def test_errors_as_tensorflow():
+    with pytest.raises(tf.errors.OutOfRangeError, match="Tried to write to index 2 but array is "
+                                                        "not resizeable and size is: 2"):
+        tf.TensorArray(tf.float32, size=2).write(2, 1.0)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="TensorArray dtype is float32 but "
+                                                             "Op is trying to write dtype int32"):
+        tf.TensorArray(tf.float32, size=2).write(0, tf.constant(1))
+    with pytest.raises(ValueError, match=r"Incompatible shape for value \(\(3,\)\), expected "
+                                         r"\(\(2,\)\)"):
+        tf.TensorArray(tf.float32, size=2).write(0, tf.ones([2])).write(1, tf.ones([3]))
+    with pytest.raises(ValueError, match="Size must be declared for TensorArrays when eager "
+                                         "execution is enabled."):
+        tf.TensorArray(tf.float32)
+    with pytest.raises(ValueError, match="Cannot convert a partially known TensorShape "
+                                         "<unknown> to a Tensor."):
+        tf.TensorArray(tf.float32, size=2).read(0)
+
+
+def test_inside_a_traced_function():
+    @tf.function
+    def f(n):
+        ta = tf.TensorArray(tf.int32, size=0, dynamic_size=True)
+        for i in range(3):   # a Python loop: unrolled while tracing
+            ta = ta.write(i, n + i)
+        return ta.stack()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert f(tf.constant(10)).numpy().tolist() == [10, 11, 12]
+        assert f(tf.constant(20)).numpy().tolist() == [20, 21, 22]
+
+    @tf.function
+    def g(x):
+        ta = tf.TensorArray(tf.float32, size=3)
+        for i in tf.range(3):   # NOTE: a tf.range loop writing one breaks the graph here
+            ta = ta.write(i, x * tf.cast(i, tf.float32))
+        return ta.stack()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert g(tf.constant(2.0)).numpy().tolist() == [0.0, 2.0, 4.0]
+        assert g(tf.constant(3.0)).numpy().tolist() == [0.0, 3.0, 6.0]
