@@ -125,15 +125,21 @@ def test_moving_statistics_are_the_mean_of_the_replicas_copies(two_cpus, rng):
         bn = keras.layers.BatchNormalization(momentum=0.5)
         bn.build((None, 3))
 
+    calls = []
+
+    def replica_fn(t):
+        calls.append(1)  # Python side effect: while tracing only
+        return bn(t, training=True)
+
     @tf.function
     def f(v):
-        return s.run(lambda t: bn(t, training=True), args=(v,))
+        return s.run(replica_fn, args=(v,))
 
     dds = s.experimental_distribute_dataset(tf.data.Dataset.from_tensor_slices(x).batch(8))
     for b in dds:
         f(b)
         f(b)
-    assert f.experimental_get_tracing_count() == 1
+    assert f.experimental_get_tracing_count() == 1 and len(calls) == 2
     c0 = x[:4].mean(0) * 0.75  # two steps from 0 towards each replica's mean
     c1 = x[4:].mean(0) * 0.75
     np.testing.assert_allclose(bn.moving_mean.numpy(), (c0 + c1) / 2, rtol=1e-6, atol=1e-6)
@@ -166,3 +172,73 @@ def test_an_assignment_between_replays_restarts_the_copies(two_cpus, rng):
     expect = (np.array([10.0, 20.0, 30.0]) + x[:4].mean(0)) / 2 / 2 + \
         (np.array([10.0, 20.0, 30.0]) + x[4:].mean(0)) / 2 / 2
     np.testing.assert_allclose(out[1], expect, rtol=1e-5, atol=1e-5)
+
+
+def test_first_call_that_creates_slots_traces_twice_and_equals_eager(two_cpus, rng):
+    """Adam not built: the first call makes its slots and the copies, then traces again
+    dry (no state changes); the steps still have the eager ones' bits."""
+    x, y = _data(rng)
+    init = [w.numpy() for w in _bn_cnn().weights]
+    ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(GB)
+    runs = []
+    for traced in (False, True):
+        s = tf.distribute.MirroredStrategy(two_cpus)
+        with s.scope():
+            model = _bn_cnn(init)
+            opt = keras.optimizers.Adam()
+            lo = keras.losses.SparseCategoricalCrossentropy(
+                from_logits=True, reduction=keras.losses.Reduction.NONE)
+
+        def step(b, model=model, opt=opt, lo=lo):
+            with tf.GradientTape() as tape:
+                loss = tf.nn.compute_average_loss(lo(b[1], model(b[0], training=True)),
+                                                  global_batch_size=GB)
+            opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables),
+                                    model.trainable_variables))
+            return loss
+
+        def dstep(b, s=s, step=step):
+            return s.reduce("SUM", s.run(step, args=(b,)), axis=None)
+
+        f = tf.function(dstep) if traced else dstep
+        losses = [float(f(b)) for b in s.experimental_distribute_dataset(ds)]
+        runs.append((losses, [w.numpy() for w in model.weights]))
+        if traced:
+            assert f.experimental_get_tracing_count() == 2
+    assert runs[0][0] == runs[1][0]
+    for a, b in zip(runs[1][1], runs[0][1]):
+        assert_bits_equal(a, b)
+
+
+def test_keras_fit_with_batch_norm_under_a_strategy_traces(two_cpus, rng):
+    """model.fit's traced steps under MirroredStrategy with BatchNormalization: train_step
+    runs once per replica per trace (not per step) and the weights, moving statistics
+    included, are run_eagerly=True's."""
+    x = rng.standard_normal((64, 4)).astype(np.float32)
+    x[32:] += 1.5
+    y = x[:, :2] * 2.0
+    init = None
+    out = {}
+    for eager in (True, False):
+        calls = []
+
+        class M(keras.Sequential):
+            def train_step(self, data):
+                calls.append("train")
+                return super().train_step(data)
+
+        s = tf.distribute.MirroredStrategy(two_cpus)
+        with s.scope():
+            m = M([keras.layers.Dense(3, input_shape=(4,)),
+                   keras.layers.BatchNormalization(), keras.layers.Dense(2)])
+            if init is None:
+                init = m.get_weights()
+            m.set_weights(init)
+            m.compile(keras.optimizers.SGD(0.1), "mse", run_eagerly=eager)
+        m.fit(x, y, batch_size=16, epochs=2, verbose=0, shuffle=False)
+        pred = m.predict(x[:32], batch_size=16, verbose=0)
+        out[eager] = (m.get_weights(), calls.count("train"), pred)
+    for a, b in zip(out[False][0], out[True][0]):
+        assert_bits_equal(a, b)
+    assert_bits_equal(out[False][2], out[True][2])
+    assert out[True][1] == 16 and out[False][1] == 2
