@@ -12,6 +12,11 @@ typedef struct mp_node {
     int64_t *in_ids;
     mp_tensor **inputs;
     mp_tensor *output;
+    /* a custom gradient (tf.custom_gradient): when set, backward calls custom_fn instead of
+     * the op's rule; the node holds one reference on custom_ctx (custom_ref). */
+    mp_custom_backward_fn custom_fn;
+    mp_custom_ref_fn custom_ref;
+    void *custom_ctx;
 } mp_node;
 
 /* Does this op carry gradients at all (comparisons, argmax, random … do not)? */

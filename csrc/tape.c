@@ -121,6 +121,8 @@ static void free_nodes(mp_tape *t) {
         free(nd->inputs);
         free(nd->in_ids);
         mp_tensor_decref(nd->output);
+        if (nd->custom_ref)
+            nd->custom_ref(nd->custom_ctx, -1);
     }
     free(t->nodes);
     t->nodes = NULL;
@@ -325,6 +327,35 @@ mp_status mp_tape_record(mp_op op, int n_in, mp_tensor *const *in, const mp_attr
     return MP_OK;
 }
 
+mp_status mp_tape_record_custom(int n_in, mp_tensor *const *in, const int64_t *in_ids, mp_tensor *out,
+                                mp_custom_backward_fn fn, mp_custom_ref_fn ref, void *ctx) {
+    if (!mp_dtype_is_floating(out->dtype))
+        return MP_OK;
+    prune_dropped();
+    for (int i = 0; i < n_active; i++) {
+        mp_tape *t = active[i];
+        if (!t->recording)
+            continue;
+        int watched = 0;
+        for (int k = 0; k < n_in && !watched; k++)
+            watched = mp_dtype_is_floating(in[k]->dtype) && idset_has(&t->watched, in_ids[k]);
+        if (!watched)
+            continue;
+        pthread_mutex_lock(&t->mu);
+        mp_status st = add_node_locked(t, MP_OP_IDENTITY, n_in, in_ids, in, NULL, out);
+        if (st == MP_OK) {
+            mp_node *nd = &t->nodes[t->n_nodes - 1];
+            nd->custom_fn = fn;
+            nd->custom_ref = ref;
+            nd->custom_ctx = ctx;
+            ref(ctx, +1);
+        }
+        pthread_mutex_unlock(&t->mu);
+        MP_TRY(st);
+    }
+    return MP_OK;
+}
+
 mp_status mp_tape_record_read(mp_variable *v, mp_tensor *value, mp_tensor *out) {
     prune_dropped();
     for (int i = 0; i < n_active; i++) {
@@ -483,7 +514,8 @@ static mp_status gradient_locked(mp_tape *t, int n_targets, mp_tensor *const *ta
             continue;
         }
         mp_tensor *dy = *dyp;
-        st = mp_grad_apply(nd, dy, need, dx);
+        st = nd->custom_fn ? nd->custom_fn(nd->custom_ctx, dy, nd->n_in, nd->inputs, need, dx)
+                           : mp_grad_apply(nd, dy, need, dx);
         for (int k = 0; k < nd->n_in; k++) {
             if (st == MP_OK && dx[k] && need[k])
                 st = accumulate(&g, nd->in_ids[k], dx[k]);

@@ -384,7 +384,7 @@ PyMODINIT_FUNC PyInit__core(void) {
         return NULL;
     if (PyModule_AddFunctions(m, module_methods) < 0 || PyModule_AddFunctions(m, mp_py_functions) < 0)
         goto fail;
-    if (mp_py_tensor_type_init(m) < 0 || mp_py_variable_type_init(m) < 0 || mp_py_train_init(m) < 0 ||
+    if (mp_py_tensor_type_init(m) < 0 || mp_py_variable_type_init(m) < 0 || mp_py_train_init(m) < 0 || mp_py_custom_grad_init(m) < 0 ||
         mp_py_graph_init(m) < 0 || mp_py_graph_loop_init(m) < 0 || mp_py_amp_init(m) < 0 || mp_py_nn_init(m) < 0 ||
         mp_py_collective_init(m) < 0 || mp_py_replica_vars_init(m) < 0)
         goto fail;

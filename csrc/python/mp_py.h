@@ -90,6 +90,9 @@ int mp_py_variable_type_init(PyObject *module);
 
 /* train.c */
 int mp_py_train_init(PyObject *module);
+int mp_py_custom_grad_init(PyObject *module);
+/* Re-raise the Python exception a custom gradient function raised (1), or 0 if none. */
+int mp_py_custom_grad_reraise(void);
 int mp_py_nn_init(PyObject *module);
 
 /* collective.c: communicators (csrc/collective.h) */

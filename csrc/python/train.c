@@ -147,7 +147,8 @@ static PyObject *t_gradient(PyObject *o, PyObject *args) {
     st = mp_tape_gradient(TAPE(o), (int)nt, tt, seeds == Py_None ? NULL : sd, (int)ns, ids, gr);
     Py_END_ALLOW_THREADS
     if (st != MP_OK) {
-        mp_py_raise(st);
+        if (!mp_py_custom_grad_reraise()) /* a custom gradient's own exception, as raised */
+            mp_py_raise(st);
         goto done;
     }
     result = PyList_New(ns);

@@ -37,12 +37,14 @@ from mixprec._ops import *  # noqa: F401,F403
 from mixprec._variable import (  # noqa: F401
     Variable, VariableAggregation, VariableSynchronization)
 from mixprec._tape import GradientTape, UnconnectedGradients  # noqa: F401
+from mixprec._custom_gradient import custom_gradient, recompute_grad  # noqa: F401
+from mixprec._clip import clip_by_global_norm, clip_by_norm  # noqa: F401
 from mixprec._function import TensorSpec, function  # noqa: F401
 from mixprec._module import Module  # noqa: F401
 from mixprec._tensor_array import TensorArray  # noqa: F401
 from mixprec._control import cond, print, while_loop  # noqa: F401,A004
 from mixprec import _nest as nest  # noqa: F401
-from mixprec import config, data, debugging, distribute, errors, math, nn, random  # noqa: F401
+from mixprec import config, data, debugging, distribute, errors, linalg, math, nn, random  # noqa: F401
 from mixprec import autograph, experimental  # noqa: F401
 from mixprec import keras, mixed_precision, train  # noqa: F401
 from mixprec import compat  # noqa: F401

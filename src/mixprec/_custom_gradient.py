@@ -1,0 +1,129 @@
+"""``tf.custom_gradient`` and ``tf.recompute_grad``: functions whose backward is Python.
+
+The forward runs eagerly; each floating output becomes a tape node whose backward calls
+the user's gradient function (csrc/python/custom_grad.c, the GIL taken there). No gradient
+arithmetic here. A traced function cannot replay a Python backward: it graph-breaks.
+"""
+
+import functools
+import inspect
+
+from mixprec import _core, _nest, _variable
+
+__all__ = ["custom_gradient", "recompute_grad"]
+
+
+def _watched_trainable_variables(fn):
+    """Run fn(); return (its result, the trainable variables it read, in order)."""
+    watcher = _core.Tape(True, True)
+    watcher.push()
+    try:
+        out = fn()
+    finally:
+        watcher.pop()
+    seen = []
+    for vid in watcher.watched_variable_ids():
+        v = _variable.lookup(vid)
+        if v is not None:
+            seen.append(v)
+    return out, seen
+
+
+def _accepts_variables(grad_fn):
+    try:
+        spec = inspect.getfullargspec(grad_fn)
+    except TypeError:
+        return True
+    return "variables" in spec.args or "variables" in spec.kwonlyargs or spec.varkw is not None
+
+
+def _graph_break_if_tracing(what):
+    if _core.graph_recording() is not None:
+        _core.graph_break("%s: its gradient is a Python function, which a traced function "
+                          "cannot call back at replay" % what)
+
+
+def _record(f, args, kwargs):
+    _graph_break_if_tracing("tf.custom_gradient")
+    (result, grad_fn), watched = _watched_trainable_variables(lambda: f(*args, **kwargs))
+    flat_args = _nest.flatten(args)
+    all_inputs = flat_args + _nest.flatten(kwargs)
+    variables = [v for v in watched if all(v is not i for i in all_inputs)]
+    if variables and not _accepts_variables(grad_fn):
+        raise TypeError(
+            "@tf.custom_gradient grad_fn must accept keyword argument 'variables', since "
+            "function uses variables: %s" % (variables,))
+    # a variable enters as its read (as TensorFlow's convert_to_tensor): the read is taped,
+    # which watches it on the recording tapes, and the gradient reaches it through the read
+    inputs = [a.value() if isinstance(a, _core.Variable) else
+              a if isinstance(a, _core.Tensor) else _core.convert_to_tensor(a)
+              for a in flat_args + variables]
+    flat_result = _nest.flatten(result)
+    flat_result = [r.value() if isinstance(r, _core.Variable) else
+                   r if isinstance(r, _core.Tensor) else _core.convert_to_tensor(r)
+                   for r in flat_result]
+    arg_count = len(flat_args)
+
+    def backward(index, dy):
+        # the tape hands one output's gradient; the others are zeros (TensorFlow's eager
+        # tape passes zeros for outputs that received no gradient)
+        dys = [dy if k == index else _core.fill(list(r.shape), 0, r.dtype)
+               for k, r in enumerate(flat_result)]
+        if variables:
+            input_grads, variable_grads = grad_fn(*dys, variables=variables)
+            variable_grads = list(_nest.flatten(variable_grads)) if not isinstance(
+                variable_grads, (list, tuple)) else list(variable_grads)
+            if len(variable_grads) != len(variables):
+                raise ValueError("Must return gradient for each variable from "
+                                 "@custom_gradient grad_fn.")
+        else:
+            input_grads = grad_fn(*dys)
+            variable_grads = []
+        flat_grads = _nest.flatten(input_grads)
+        if len(flat_grads) != arg_count:
+            raise ValueError(
+                "custom_gradient function expected to return %d gradients, but returned %d "
+                "instead." % (arg_count, len(flat_grads)))
+        return list(flat_grads) + variable_grads
+
+    outs = _core.tape_record_custom(inputs, flat_result, backward)
+    return _nest.pack_sequence_as(result, outs)
+
+
+def custom_gradient(f=None):
+    """Decorator: ``f(*args)`` returns ``(y, grad_fn)``; the gradient of ``y`` with respect
+    to the arguments is ``grad_fn(*dys)`` (``grad_fn(*dys, variables=vs)`` returning
+    ``(input_grads, variable_grads)`` when ``f`` reads trainable variables)."""
+    if f is None:
+        return custom_gradient
+
+    @functools.wraps(f)
+    def decorated(*args, **kwargs):
+        return _record(f, args, kwargs)
+    return decorated
+
+
+def recompute_grad(f):
+    """``tf.recompute_grad``: same values and gradients as ``f``. The backward re-runs
+    ``f`` under a tape; the forward's intermediate values are not kept on the outer tape.
+    NOTE: it does not lower peak memory today (the backward's own tape holds the re-run's
+    intermediates at once, as TensorFlow's does)."""
+    @functools.wraps(f)
+    def inner(*args, **kwargs):
+        from mixprec._tape import GradientTape
+
+        @custom_gradient
+        def call(*xs):
+            result = f(*xs, **kwargs)
+
+            def grad_fn(*dys, variables=None):
+                with GradientTape(watch_accessed_variables=True) as t:
+                    t.watch([x for x in xs if isinstance(x, _core.Tensor)])
+                    again = f(*xs, **kwargs)
+                vs = list(variables or [])
+                grads = t.gradient(_nest.flatten(again), list(xs) + vs,
+                                   output_gradients=list(dys))
+                return grads[:len(xs)], grads[len(xs):]
+            return result, grad_fn
+        return call(*args)
+    return inner

@@ -1,0 +1,8 @@
+"""``tf.linalg``: the linear-algebra names mixprec has (matmul, global_norm, einsum)."""
+
+from mixprec._clip import global_norm  # noqa: F401
+from mixprec._ops import matmul  # noqa: F401
+
+from mixprec import _unsupported  # noqa: E402
+
+__getattr__ = _unsupported.module_getattr(__name__)  # unsupported TF names: a clear error
