@@ -200,3 +200,18 @@ def test_recompute_grad_matches_finite_differences_float64():
     rng = np.random.default_rng(1)
     check_grad(tf.recompute_grad(lambda a, b: tf.tanh(tf.matmul(a, b))),
                rng.standard_normal((2, 3)), rng.standard_normal((3, 2)))
+
+
+def test_custom_gradient_on_a_method_binds_self():
+    class Scale:
+        factor = 3.
+
+        @tf.custom_gradient
+        def __call__(self, x):
+            return x * self.factor, lambda dy: dy * 10.
+    x = tf.constant([1., 2.])
+    with tf.GradientTape() as t:
+        t.watch(x)
+        y = Scale()(x)
+    np.testing.assert_array_equal(y.numpy(), [3., 6.])
+    np.testing.assert_array_equal(t.gradient(y, x).numpy(), [10., 10.])

@@ -96,11 +96,24 @@ def custom_gradient(f=None):
     ``(input_grads, variable_grads)`` when ``f`` reads trainable variables)."""
     if f is None:
         return custom_gradient
+    return _Decorated(f)
 
-    @functools.wraps(f)
-    def decorated(*args, **kwargs):
-        return _record(f, args, kwargs)
-    return decorated
+
+class _Decorated:
+    """The decorated function; on a method it binds the instance first (``self`` is not
+    an input that gets a gradient)."""
+
+    def __init__(self, f):
+        self._f = f
+        functools.update_wrapper(self, f)
+
+    def __call__(self, *args, **kwargs):
+        return _record(self._f, args, kwargs)
+
+    def __get__(self, instance, owner):
+        if instance is None:
+            return self
+        return _Decorated(functools.partial(self._f, instance))
 
 
 def recompute_grad(f):
