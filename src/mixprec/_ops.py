@@ -22,7 +22,7 @@ __all__ = [
     "reduce_any", "argmax", "argmin", "matmul", "reshape", "transpose", "concat", "stack",
     "unstack", "expand_dims", "squeeze", "zeros", "ones", "zeros_like", "ones_like", "fill",
     "range", "one_hot", "is_tensor", "shape", "rank", "size", "broadcast_to", "clip_by_value",
-    "add_n", "device", "squared_difference", "sin", "cos",
+    "add_n", "device", "squared_difference", "sin", "cos", "ensure_shape",
 ]
 
 constant = _core.constant
@@ -319,3 +319,26 @@ def device(device_name):
         yield
     finally:
         _core.set_device(prev)
+
+
+def ensure_shape(x, shape, name=None):
+    """``x`` unchanged when its shape is compatible with ``shape`` (None dimensions and an
+    unknown rank match anything); InvalidArgumentError otherwise, as TensorFlow."""
+    from mixprec._shape import TensorShape
+    x = x.value() if isinstance(x, _core.Variable) else _core.convert_to_tensor(x)
+    if shape is None:
+        return identity(x)
+    want = TensorShape(shape)
+    if want.rank is None:
+        return identity(x)
+    have = list(x.shape)
+    dims = [d if d is None or isinstance(d, int) else d.value for d in want]
+    ok = len(have) == len(dims) and all(
+        w is None or h is None or int(w) == int(h) for h, w in zip(have, dims))
+    if not ok:
+        def fmt(ds):
+            return "[" + ",".join("?" if d is None else str(int(d)) for d in ds) + "]"
+        raise _core.InvalidArgumentError(
+            "Shape of tensor input %s is not compatible with expected shape %s. "
+            "[Op:EnsureShape]" % (fmt(have), fmt(dims)))
+    return identity(x)

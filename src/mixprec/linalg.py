@@ -1,6 +1,7 @@
 """``tf.linalg``: the linear-algebra names mixprec has (matmul, global_norm, einsum)."""
 
 from mixprec._clip import global_norm  # noqa: F401
+from mixprec._einsum import einsum  # noqa: F401
 from mixprec._ops import matmul  # noqa: F401
 
 from mixprec import _unsupported  # noqa: E402

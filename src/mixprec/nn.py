@@ -541,6 +541,43 @@ def fused_batch_norm(x, scale, offset, mean=None, variance=None, epsilon=0.001,
     return _core.batch_norm(x, scale, offset, m, v, float(epsilon), nchw), m, v
 
 
+def dropout(x, rate, noise_shape=None, seed=None, name=None):
+    """Zeroes each element (or each ``noise_shape`` slice) with probability ``rate`` and
+    scales the kept ones by 1 / (1 - rate), as ``tf.nn.dropout`` (the draw is
+    ``random.uniform`` >= rate, as keras.layers.Dropout's)."""
+    import numbers
+    from mixprec import random as _random
+    is_number = isinstance(rate, numbers.Real)
+    if is_number and (rate < 0 or rate >= 1):
+        raise ValueError("`rate` must be a scalar tensor or a float in the range [0, 1). "
+                         "Received: rate=%s" % (rate,))
+    x = x.value() if isinstance(x, _core.Variable) else _core.convert_to_tensor(x)
+    if not x.dtype.is_floating:
+        raise ValueError("`x.dtype` must be a floating point tensor as `x` will be scaled. "
+                         "Received: x_dtype=<dtype: '%s'>" % x.dtype.name)
+    if is_number and rate == 0:
+        return x
+    if is_number:
+        ret = x * _core.cast(_core.constant(1.0 / (1.0 - rate)), x.dtype)
+        rate_t = _core.constant(float(rate))
+    else:
+        rate_t = _core.convert_to_tensor(rate)
+        if len(rate_t.shape) != 0:
+            raise ValueError("`rate` must be a scalar tensor; got shape %s" % (rate_t.shape,))
+        ret = x / (1 - _core.cast(rate_t, x.dtype))
+        rate_t = _core.cast(rate_t, "float32")
+    if noise_shape is None:
+        shape = list(x.shape)
+    else:
+        shape = [int(d) if d is not None else None
+                 for d in (noise_shape.numpy().tolist() if hasattr(noise_shape, "numpy")
+                           else list(noise_shape))]
+        if len(shape) == len(x.shape):
+            shape = [x.shape[i] if d is None else d for i, d in enumerate(shape)]
+    keep = _random.uniform(shape, 0, 1, "float32", seed) >= rate_t
+    return ret * _core.cast(keep, x.dtype)
+
+
 from mixprec import _unsupported  # noqa: E402
 
 __getattr__ = _unsupported.module_getattr(__name__)  # unsupported TF names: a clear error
