@@ -39,8 +39,8 @@ def _accepts_variables(grad_fn):
 
 def _graph_break_if_tracing(what):
     if _core.graph_recording() is not None:
-        _core.graph_break("%s: its gradient is a Python function, which a traced function "
-                          "cannot call back at replay" % what)
+        _core.graph_break("%s (a Python gradient function, called at the backward pass)"
+                          % what)
 
 
 def _record(f, args, kwargs):
