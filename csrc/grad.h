@@ -17,6 +17,9 @@ typedef struct mp_node {
     mp_custom_backward_fn custom_fn;
     mp_custom_ref_fn custom_ref;
     void *custom_ctx;
+    /* the outputs of one custom call are custom_count consecutive nodes; the walk calls
+     * custom_fn once, at the last (custom_index == custom_count - 1), with every dy */
+    int custom_index, custom_count;
 } mp_node;
 
 /* Does this op carry gradients at all (comparisons, argmax, random … do not)? */

@@ -535,15 +535,17 @@ mp_status mp_tape_gradient(mp_tape *t, int n_targets, mp_tensor *const *targets,
 /* Called by variable reads: record that `out` was read from `v` (IDENTITY or CAST). */
 mp_status mp_tape_record_read(mp_variable *v, mp_tensor *value, mp_tensor *out);
 /* A custom backward (tf.custom_gradient): dx[k] (new references or NULL) for the inputs
- * with need[k], given dy; ctx is what mp_tape_record_custom was given. */
-typedef mp_status (*mp_custom_backward_fn)(void *ctx, mp_tensor *dy, int n_in, mp_tensor *const *inputs,
-                                           const int *need, mp_tensor **dx);
+ * with need[k], given dys[j] = dL/d(output j) (NULL: no gradient reached that output);
+ * ctx is what mp_tape_record_custom was given. */
+typedef mp_status (*mp_custom_backward_fn)(void *ctx, int n_out, mp_tensor *const *dys, int n_in,
+                                           mp_tensor *const *inputs, const int *need, mp_tensor **dx);
 typedef void (*mp_custom_ref_fn)(void *ctx, int delta); /* +1 / -1 on ctx's owner */
-/* Record out = f(in) with a custom backward on every recording tape that watches one of
- * in_ids (in_ids[k] is in[k]->id, or a variable's id for its value). out must be a fresh
- * floating tensor no tape recorded. */
-mp_status mp_tape_record_custom(int n_in, mp_tensor *const *in, const int64_t *in_ids, mp_tensor *out,
-                                mp_custom_backward_fn fn, mp_custom_ref_fn ref, void *ctx);
+/* Record outs = f(in) with one custom backward on every recording tape that watches one
+ * of in_ids (in_ids[k] is in[k]->id, or a variable's id for its value). The outs must be
+ * fresh floating tensors no tape recorded. */
+mp_status mp_tape_record_custom(int n_in, mp_tensor *const *in, const int64_t *in_ids, int n_out,
+                                mp_tensor *const *outs, mp_custom_backward_fn fn, mp_custom_ref_fn ref,
+                                void *ctx);
 
 /* ------------------------------------------------------- optimizers, loss scale */
 

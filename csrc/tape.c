@@ -327,10 +327,9 @@ mp_status mp_tape_record(mp_op op, int n_in, mp_tensor *const *in, const mp_attr
     return MP_OK;
 }
 
-mp_status mp_tape_record_custom(int n_in, mp_tensor *const *in, const int64_t *in_ids, mp_tensor *out,
-                                mp_custom_backward_fn fn, mp_custom_ref_fn ref, void *ctx) {
-    if (!mp_dtype_is_floating(out->dtype))
-        return MP_OK;
+mp_status mp_tape_record_custom(int n_in, mp_tensor *const *in, const int64_t *in_ids, int n_out,
+                                mp_tensor *const *outs, mp_custom_backward_fn fn, mp_custom_ref_fn ref,
+                                void *ctx) {
     prune_dropped();
     for (int i = 0; i < n_active; i++) {
         mp_tape *t = active[i];
@@ -342,12 +341,17 @@ mp_status mp_tape_record_custom(int n_in, mp_tensor *const *in, const int64_t *i
         if (!watched)
             continue;
         pthread_mutex_lock(&t->mu);
-        mp_status st = add_node_locked(t, MP_OP_IDENTITY, n_in, in_ids, in, NULL, out);
-        if (st == MP_OK) {
+        mp_status st = MP_OK;
+        for (int j = 0; j < n_out && st == MP_OK; j++) {
+            st = add_node_locked(t, MP_OP_IDENTITY, n_in, in_ids, in, NULL, outs[j]);
+            if (st != MP_OK)
+                break;
             mp_node *nd = &t->nodes[t->n_nodes - 1];
             nd->custom_fn = fn;
             nd->custom_ref = ref;
             nd->custom_ctx = ctx;
+            nd->custom_index = j;
+            nd->custom_count = n_out;
             ref(ctx, +1);
         }
         pthread_mutex_unlock(&t->mu);
@@ -436,6 +440,23 @@ static mp_status accumulate(gradmap *g, int64_t id, mp_tensor *dx) {
     return MP_OK;
 }
 
+/* The custom node group ending at nodes[last]: one call with every output's dy. */
+static mp_status custom_backward(mp_tape *t, size_t last, gradmap *g, const idset *relevant, int *need,
+                                 mp_tensor **dx) {
+    mp_node *nd = &t->nodes[last];
+    int n = nd->custom_count, any = 0;
+    mp_tensor *dys[n > 0 ? n : 1];
+    for (int j = 0; j < n; j++) {
+        mp_node *oj = &t->nodes[last - (size_t)(n - 1 - j)];
+        mp_tensor **slot = gm_slot(g, oj->output->id);
+        dys[j] = idset_has(relevant, oj->output->id) ? *slot : NULL;
+        any |= dys[j] != NULL;
+    }
+    if (!any)
+        return MP_OK;
+    return nd->custom_fn(nd->custom_ctx, n, dys, nd->n_in, nd->inputs, need, dx);
+}
+
 static mp_status gradient_locked(mp_tape *t, int n_targets, mp_tensor *const *targets, mp_tensor *const *seeds,
                                  int n_src, const int64_t *src_ids, mp_tensor **grads);
 
@@ -494,8 +515,12 @@ static mp_status gradient_locked(mp_tape *t, int n_targets, mp_tensor *const *ta
     for (size_t i = t->n_nodes; i-- > 0 && st == MP_OK;) {
         mp_node *nd = &t->nodes[i];
         mp_tensor **dyp = gm_slot(&g, nd->output->id);
-        if (!*dyp || !idset_has(&relevant, nd->output->id))
+        if (nd->custom_fn) { /* a custom group is handled once, at its last output */
+            if (nd->custom_index != nd->custom_count - 1)
+                continue;
+        } else if (!*dyp || !idset_has(&relevant, nd->output->id)) {
             continue;
+        }
         int *need = calloc((size_t)nd->n_in + 1, sizeof *need), any = 0;
         mp_tensor **dx = calloc((size_t)nd->n_in + 1, sizeof *dx);
         if (!need || !dx) {
@@ -513,9 +538,7 @@ static mp_status gradient_locked(mp_tape *t, int n_targets, mp_tensor *const *ta
             free(dx);
             continue;
         }
-        mp_tensor *dy = *dyp;
-        st = nd->custom_fn ? nd->custom_fn(nd->custom_ctx, dy, nd->n_in, nd->inputs, need, dx)
-                           : mp_grad_apply(nd, dy, need, dx);
+        st = nd->custom_fn ? custom_backward(t, i, &g, &relevant, need, dx) : mp_grad_apply(nd, *dyp, need, dx);
         for (int k = 0; k < nd->n_in; k++) {
             if (st == MP_OK && dx[k] && need[k])
                 st = accumulate(&g, nd->in_ids[k], dx[k]);

@@ -108,9 +108,12 @@ def test_wrong_number_of_gradients_is_tensorflows_value_error():
 
 
 def test_two_outputs_unconnected_one_gets_zeros():
+    calls = []
+
     @tf.custom_gradient
     def two(x):
         def grad(da, db):
+            calls.append(1)
             return da * 2. + db * 3.
         return (x * 1., x * 2.), grad
     x = tf.constant([5., 7.])
@@ -123,6 +126,7 @@ def test_two_outputs_unconnected_one_gets_zeros():
         t.watch(x)
         a, b = two(x)
     np.testing.assert_array_equal(t.gradient([a, b], x).numpy(), [5., 5.])
+    assert len(calls) == 2   # one grad_fn call per gradient, as TensorFlow
 
 
 def test_nested_tapes_second_order():
@@ -215,3 +219,21 @@ def test_custom_gradient_on_a_method_binds_self():
         y = Scale()(x)
     np.testing.assert_array_equal(y.numpy(), [3., 6.])
     np.testing.assert_array_equal(t.gradient(y, x).numpy(), [10., 10.])
+
+
+def test_persistent_tape_jacobian_and_float16_through_custom_gradient():
+    x = tf.constant([1., 2., 3.])
+    with tf.GradientTape(persistent=True) as t:
+        t.watch(x)
+        y = log1pexp(x)
+    j = t.jacobian(y, x)
+    sig = 1 / (1 + np.exp(-np.array([1., 2., 3.])))
+    assert_close(j.numpy(), np.diag(sig), "float32", "transcendental")
+    assert_close(t.gradient(y, x).numpy(), sig, "float32", "transcendental")
+    h = tf.constant([1., 2.], tf.float16)
+    with tf.GradientTape() as t:
+        t.watch(h)
+        y = log1pexp(h)
+    g = t.gradient(y, h)
+    assert y.dtype == tf.float16 and g.dtype == tf.float16
+    assert_close(g.numpy(), sig[:2], "float16", "transcendental")

@@ -44,16 +44,29 @@ static mp_status fail_with_python_error(void) {
     return st;
 }
 
-/* ctx = (callable, index): callable(index, dy) -> sequence with one entry per input. */
-static mp_status call_backward(void *ctx, mp_tensor *dy, int n_in, mp_tensor *const *inputs, const int *need,
-                               mp_tensor **dx) {
+/* ctx = callable(dys: list of Tensor or None) -> sequence with one entry per input. */
+static mp_status call_backward(void *ctx, int n_out, mp_tensor *const *dys, int n_in, mp_tensor *const *inputs,
+                               const int *need, mp_tensor **dx) {
     PyGILState_STATE g = PyGILState_Ensure();
     mp_status st = MP_OK;
-    PyObject *fn = PyTuple_GET_ITEM((PyObject *)ctx, 0), *idx = PyTuple_GET_ITEM((PyObject *)ctx, 1);
-    mp_tensor_incref(dy);
-    PyObject *pdy = mp_py_wrap(dy);
-    PyObject *res = pdy ? PyObject_CallFunctionObjArgs(fn, idx, pdy, NULL) : NULL;
-    Py_XDECREF(pdy);
+    PyObject *res = NULL, *lst = PyList_New(n_out);
+    for (int j = 0; lst && j < n_out; j++) {
+        PyObject *d = Py_None;
+        if (dys[j]) {
+            mp_tensor_incref(dys[j]);
+            d = mp_py_wrap(dys[j]);
+        } else {
+            Py_INCREF(d);
+        }
+        if (!d) {
+            Py_CLEAR(lst);
+            break;
+        }
+        PyList_SET_ITEM(lst, j, d);
+    }
+    if (lst)
+        res = PyObject_CallOneArg((PyObject *)ctx, lst);
+    Py_XDECREF(lst);
     PyObject *seq = res ? PySequence_Fast(res, "a custom gradient must return a sequence") : NULL;
     Py_XDECREF(res);
     if (!seq) {
@@ -107,8 +120,9 @@ out:
 }
 
 /* tape_record_custom(inputs, outputs, backward) -> new output tensors: each floating
- * output becomes a fresh tensor whose gradient, on every recording tape that watches an
- * input (a tensor, or a variable by its id), is backward(index, dy). */
+ * output becomes a fresh tensor; on every recording tape that watches an input (a tensor,
+ * or a variable by its id) their gradients come from one backward([dy or None, ...])
+ * (one entry per floating output, in order). */
 static PyObject *py_record_custom(PyObject *m, PyObject *args) {
     (void)m;
     PyObject *inputs, *outputs, *fn;
@@ -117,6 +131,7 @@ static PyObject *py_record_custom(PyObject *m, PyObject *args) {
     Py_ssize_t ni = PyList_GET_SIZE(inputs), no = PyList_GET_SIZE(outputs);
     mp_tensor **in = PyMem_Calloc((size_t)ni + 1, sizeof *in);
     int64_t *ids = PyMem_Calloc((size_t)ni + 1, sizeof *ids);
+    mp_tensor **outs = NULL;
     PyObject *result = NULL;
     if (!in || !ids) {
         PyErr_NoMemory();
@@ -138,8 +153,14 @@ static PyObject *py_record_custom(PyObject *m, PyObject *args) {
         }
     }
     result = PyList_New(no);
-    if (!result)
+    outs = PyMem_Calloc((size_t)no + 1, sizeof *outs);
+    if (!result || !outs) {
+        Py_CLEAR(result);
+        if (!PyErr_Occurred())
+            PyErr_NoMemory();
         goto done;
+    }
+    int n_float = 0;
     for (Py_ssize_t j = 0; j < no; j++) {
         PyObject *o = PyList_GET_ITEM(outputs, j);
         if (!MpTensor_Check(o) || !mp_dtype_is_floating(MpTensor_T(o)->dtype)) {
@@ -148,19 +169,13 @@ static PyObject *py_record_custom(PyObject *m, PyObject *args) {
         }
         mp_tensor *x = MpTensor_T(o), *y = NULL;
         mp_status st = mp_op_exec(MP_OP_IDENTITY, 1, &x, NULL, &y);
-        PyObject *ctx = st == MP_OK ? Py_BuildValue("(On)", fn, j) : NULL;
-        if (st == MP_OK && ctx)
-            st = mp_tape_record_custom((int)ni, in, ids, y, call_backward, ctx_ref, ctx);
-        Py_XDECREF(ctx);
         if (st != MP_OK) {
-            if (st == MP_OK) /* Py_BuildValue failed: its exception is set */
-                st = MP_ERR_MEMORY;
-            mp_tensor_decref(y);
             Py_CLEAR(result);
-            if (!PyErr_Occurred())
-                mp_py_raise(st);
+            mp_py_raise(st);
             goto done;
         }
+        outs[n_float++] = y;
+        mp_tensor_incref(y);
         PyObject *w = mp_py_wrap(y);
         if (!w) {
             Py_CLEAR(result);
@@ -168,9 +183,19 @@ static PyObject *py_record_custom(PyObject *m, PyObject *args) {
         }
         PyList_SET_ITEM(result, j, w);
     }
+    if (n_float) {
+        mp_status st = mp_tape_record_custom((int)ni, in, ids, n_float, outs, call_backward, ctx_ref, fn);
+        if (st != MP_OK) {
+            Py_CLEAR(result);
+            mp_py_raise(st);
+        }
+    }
 done:
     for (Py_ssize_t k = 0; in && k < ni; k++)
         mp_tensor_decref(in[k]);
+    for (Py_ssize_t j = 0; outs && j < no; j++)
+        mp_tensor_decref(outs[j]);
+    PyMem_Free(outs);
     PyMem_Free(in);
     PyMem_Free(ids);
     return result;
@@ -178,7 +203,7 @@ done:
 
 static PyMethodDef custom_grad_functions[] = {
     {"tape_record_custom", py_record_custom, METH_VARARGS,
-     "tape_record_custom(inputs, outputs, backward) -> outputs recorded with backward(index, dy)"},
+     "tape_record_custom(inputs, outputs, backward) -> outputs recorded with backward(dys)"},
     {NULL},
 };
 

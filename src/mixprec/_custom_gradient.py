@@ -1,6 +1,6 @@
 """``tf.custom_gradient`` and ``tf.recompute_grad``: functions whose backward is Python.
 
-The forward runs eagerly; each floating output becomes a tape node whose backward calls
+The forward runs eagerly; the floating outputs become tape nodes whose backward calls, once,
 the user's gradient function (csrc/python/custom_grad.c, the GIL taken there). No gradient
 arithmetic here. A traced function cannot replay a Python backward: it graph-breaks.
 """
@@ -64,11 +64,15 @@ def _record(f, args, kwargs):
                    for r in flat_result]
     arg_count = len(flat_args)
 
-    def backward(index, dy):
-        # the tape hands one output's gradient; the others are zeros (TensorFlow's eager
-        # tape passes zeros for outputs that received no gradient)
-        dys = [dy if k == index else _core.fill(list(r.shape), 0, r.dtype)
-               for k, r in enumerate(flat_result)]
+    floating = [k for k, r in enumerate(flat_result) if r.dtype.is_floating]
+
+    def backward(float_dys):
+        # one call for all outputs; an output no gradient reached gets zeros (as
+        # TensorFlow's eager tape), a non-floating one None
+        dys = [None] * len(flat_result)
+        for k, dy in zip(floating, float_dys):
+            r = flat_result[k]
+            dys[k] = dy if dy is not None else _core.fill(list(r.shape), 0, r.dtype)
         if variables:
             input_grads, variable_grads = grad_fn(*dys, variables=variables)
             variable_grads = list(_nest.flatten(variable_grads)) if not isinstance(
