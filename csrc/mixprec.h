@@ -540,6 +540,10 @@ mp_status mp_tape_record_read(mp_variable *v, mp_tensor *value, mp_tensor *out);
 typedef mp_status (*mp_custom_backward_fn)(void *ctx, int n_out, mp_tensor *const *dys, int n_in,
                                            mp_tensor *const *inputs, const int *need, mp_tensor **dx);
 typedef void (*mp_custom_ref_fn)(void *ctx, int delta); /* +1 / -1 on ctx's owner */
+/* The tapes entered so far on this thread stop recording until mp_tape_resume_outer(the
+ * returned value); tapes entered after still record (tf.recompute_grad's forward). */
+int mp_tape_suspend_outer(void);
+void mp_tape_resume_outer(int prev);
 /* Record outs = f(in) with one custom backward on every recording tape that watches one
  * of in_ids (in_ids[k] is in[k]->id, or a variable's id for its value). The outs must be
  * fresh floating tensors no tape recorded. */

@@ -93,6 +93,18 @@ struct mp_tape {
 static _Thread_local mp_tape *active[MAX_ACTIVE];
 static _Thread_local int n_active;
 static _Thread_local int n_recording;
+/* tapes below this index of the stack record nothing (tf.recompute_grad's forward) */
+static _Thread_local int suspend_below;
+
+int mp_tape_suspend_outer(void) {
+    int prev = suspend_below;
+    suspend_below = n_active;
+    return prev;
+}
+
+void mp_tape_resume_outer(int prev) { suspend_below = prev; }
+
+static int first_recordable(void) { return suspend_below < n_active ? suspend_below : n_active; }
 
 int mp_tape_recording(void) { return n_recording > 0; }
 
@@ -154,6 +166,8 @@ static void remove_active(int i) {
         n_recording--;
     memmove(&active[i], &active[i + 1], sizeof(active[0]) * (size_t)(n_active - i - 1));
     n_active--;
+    if (i < suspend_below)
+        suspend_below--;
     __atomic_store_n(&t->entered, 0, __ATOMIC_RELEASE);
     tape_decref(t);
 }
@@ -314,7 +328,7 @@ mp_status mp_tape_record(mp_op op, int n_in, mp_tensor *const *in, const mp_attr
     if (!mp_dtype_is_floating(out->dtype) || !mp_grad_is_differentiable(op))
         return MP_OK;
     prune_dropped();
-    for (int i = 0; i < n_active; i++) {
+    for (int i = first_recordable(); i < n_active; i++) {
         mp_tape *t = active[i];
         if (!t->recording)
             continue;
@@ -331,7 +345,7 @@ mp_status mp_tape_record_custom(int n_in, mp_tensor *const *in, const int64_t *i
                                 mp_tensor *const *outs, mp_custom_backward_fn fn, mp_custom_ref_fn ref,
                                 void *ctx) {
     prune_dropped();
-    for (int i = 0; i < n_active; i++) {
+    for (int i = first_recordable(); i < n_active; i++) {
         mp_tape *t = active[i];
         if (!t->recording)
             continue;
@@ -362,7 +376,7 @@ mp_status mp_tape_record_custom(int n_in, mp_tensor *const *in, const int64_t *i
 
 mp_status mp_tape_record_read(mp_variable *v, mp_tensor *value, mp_tensor *out) {
     prune_dropped();
-    for (int i = 0; i < n_active; i++) {
+    for (int i = first_recordable(); i < n_active; i++) {
         mp_tape *t = active[i];
         if (!t->recording)
             continue;

@@ -237,3 +237,25 @@ def test_persistent_tape_jacobian_and_float16_through_custom_gradient():
     g = t.gradient(y, h)
     assert y.dtype == tf.float16 and g.dtype == tf.float16
     assert_close(g.numpy(), sig[:2], "float16", "transcendental")
+
+
+def test_recompute_grad_keeps_the_outer_tape_off_the_forward_and_reruns_it():
+    runs = []
+    w = tf.Variable([2., 3.])
+
+    @tf.recompute_grad
+    def seg(x, unused):
+        runs.append(1)
+        return tf.sin(x) * w
+    x = tf.constant([0.5, 1.0])
+    u = tf.constant([7.])
+    with tf.GradientTape(persistent=True) as t:
+        t.watch([x, u])
+        y = seg(x, u)
+        inner = tf.sin(x)   # recorded: the outer tape is back on after the segment
+    gx, gu, gw = t.gradient(y, [x, u, w])
+    assert len(runs) == 2   # the forward, then the re-run at the backward pass
+    assert_close(gx.numpy(), np.cos([0.5, 1.0]) * [2., 3.], "float32", "transcendental")
+    assert_close(gw.numpy(), np.sin([0.5, 1.0]), "float32", "transcendental")
+    np.testing.assert_array_equal(gu.numpy(), [0.])   # unconnected: zeros (TensorFlow)
+    assert t.gradient(inner, x) is not None

@@ -201,7 +201,25 @@ done:
     return result;
 }
 
+static PyObject *py_suspend_outer(PyObject *m, PyObject *unused) {
+    (void)m;
+    (void)unused;
+    return PyLong_FromLong(mp_tape_suspend_outer());
+}
+
+static PyObject *py_resume_outer(PyObject *m, PyObject *arg) {
+    (void)m;
+    long prev = PyLong_AsLong(arg);
+    if (prev == -1 && PyErr_Occurred())
+        return NULL;
+    mp_tape_resume_outer((int)prev);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef custom_grad_functions[] = {
+    {"tape_suspend_outer", py_suspend_outer, METH_NOARGS,
+     "The tapes entered so far stop recording; returns the token for tape_resume_outer."},
+    {"tape_resume_outer", py_resume_outer, METH_O, NULL},
     {"tape_record_custom", py_record_custom, METH_VARARGS,
      "tape_record_custom(inputs, outputs, backward) -> outputs recorded with backward(dys)"},
     {NULL},

@@ -13,14 +13,18 @@ from mixprec import _core, _nest, _variable
 __all__ = ["custom_gradient", "recompute_grad"]
 
 
-def _watched_trainable_variables(fn):
-    """Run fn(); return (its result, the trainable variables it read, in order)."""
+def _watched_trainable_variables(fn, stop_outer=False):
+    """Run fn(); return (its result, the trainable variables it read, in order). With
+    stop_outer the tapes already entered record nothing of it."""
+    token = _core.tape_suspend_outer() if stop_outer else None
     watcher = _core.Tape(True, True)
     watcher.push()
     try:
         out = fn()
     finally:
         watcher.pop()
+        if token is not None:
+            _core.tape_resume_outer(token)
     seen = []
     for vid in watcher.watched_variable_ids():
         v = _variable.lookup(vid)
@@ -43,9 +47,10 @@ def _graph_break_if_tracing(what):
                           % what)
 
 
-def _record(f, args, kwargs):
-    _graph_break_if_tracing("tf.custom_gradient")
-    (result, grad_fn), watched = _watched_trainable_variables(lambda: f(*args, **kwargs))
+def _record(f, args, kwargs, stop_outer=False, what="tf.custom_gradient"):
+    _graph_break_if_tracing(what)
+    (result, grad_fn), watched = _watched_trainable_variables(lambda: f(*args, **kwargs),
+                                                              stop_outer)
     flat_args = _nest.flatten(args)
     all_inputs = flat_args + _nest.flatten(kwargs)
     variables = [v for v in watched if all(v is not i for i in all_inputs)]
@@ -121,26 +126,26 @@ class _Decorated:
 
 
 def recompute_grad(f):
-    """``tf.recompute_grad``: same values and gradients as ``f``. The backward re-runs
-    ``f`` under a tape; the forward's intermediate values are not kept on the outer tape.
-    NOTE: it does not lower peak memory today (the backward's own tape holds the re-run's
-    intermediates at once, as TensorFlow's does)."""
+    """``tf.recompute_grad``: same values and gradients as ``f``; the forward runs with the
+    tapes already entered paused, so they keep only its inputs and outputs (not its
+    intermediates), and the backward re-runs ``f`` under a tape of its own."""
     @functools.wraps(f)
     def inner(*args, **kwargs):
         from mixprec._tape import GradientTape
 
-        @custom_gradient
         def call(*xs):
             result = f(*xs, **kwargs)
 
             def grad_fn(*dys, variables=None):
                 with GradientTape(watch_accessed_variables=True) as t:
-                    t.watch([x for x in xs if isinstance(x, _core.Tensor)])
-                    again = f(*xs, **kwargs)
+                    ids = [_core.identity(x) if isinstance(x, _core.Tensor) else x for x in xs]
+                    t.watch([x for x in ids if isinstance(x, (_core.Tensor, _core.Variable))])
+                    again = f(*ids, **kwargs)
                 vs = list(variables or [])
-                grads = t.gradient(_nest.flatten(again), list(xs) + vs,
-                                   output_gradients=list(dys))
-                return grads[:len(xs)], grads[len(xs):]
+                grads = t.gradient(_nest.flatten(again), list(ids) + vs,
+                                   output_gradients=list(dys),
+                                   unconnected_gradients="zero")
+                return grads[:len(ids)], grads[len(ids):]
             return result, grad_fn
-        return call(*args)
+        return _record(call, args, {}, stop_outer=True, what="tf.recompute_grad")
     return inner
