@@ -9,7 +9,9 @@ sgemm floor; activation memory under mixed_float16 about half of float32's.
 Activations: the tensor bytes the tape holds after the forward pass; step peak: the most
 tensor bytes alive during one training step above what the model holds between steps
 (both from tf.config.experimental.get_memory_info('CPU:0'), mixprec's own count).
-The sgemm floor is timed in the float32 process, alternating with its steps.
+The sgemm floor is timed in the float32 process, alternating with its steps. CPU ms/step is
+the process's user + system time per step (all threads), which other jobs on a loaded
+machine disturb less than the wall time.
 """
 
 import argparse
@@ -48,7 +50,14 @@ def child(policy, units, steps):
     xb = tf.constant(rng.random((BATCH, 784), dtype=np.float32))
     yb = tf.constant(rng.integers(0, 10, BATCH))
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    t = median_time(lambda: model.train_on_batch(xb, yb), steps, warmup=1)
+    cpus = []
+
+    def step():
+        c = cpu_seconds()
+        model.train_on_batch(xb, yb)
+        cpus.append(cpu_seconds() - c)
+    t = median_time(step, steps, warmup=1)
+    cpu = float(np.median(cpus[2:] or cpus))  # after the warm-up and the probe call
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     floor = floor_ratio = None
     if policy == "float32":
@@ -60,13 +69,14 @@ def child(policy, units, steps):
         ts, fs = [], []
         for _ in range(steps):
             t0 = time.perf_counter()
-            model.train_on_batch(xb, yb)
+            step()
             t1 = time.perf_counter()
             gemms()
             fs.append(time.perf_counter() - t1)
             ts.append(t1 - t0)
         # the step reported is this loop's too, so the two rows of the table agree
         t, floor = float(np.median(ts)), float(np.median(fs))
+        cpu = float(np.median(cpus[-steps:]))
         floor_ratio = floor / t
     # tensor memory (mixprec's own count, tf.config.experimental.get_memory_info): what the
     # tape keeps alive after the forward pass (the activations), and the peak of one step
@@ -80,8 +90,15 @@ def child(policy, units, steps):
     before = mem.get_memory_info("CPU:0")["current"]
     model.train_on_batch(xb, yb)
     step_peak = mem.get_memory_info("CPU:0")["peak"] - before
-    print(json.dumps({"step": t, "floor": floor, "floor_ratio": floor_ratio, "peak_mb": peak / 1024.0, "base_mb": base / 1024.0,
+    print(json.dumps({"step": t, "cpu": cpu, "floor": floor, "floor_ratio": floor_ratio, "peak_mb": peak / 1024.0, "base_mb": base / 1024.0,
                       "act_mb": act / 2.0**20, "step_peak_mb": step_peak / 2.0**20}))
+
+
+def cpu_seconds():
+    """User + system CPU seconds of this process (all threads): less disturbed by other jobs
+    on a loaded machine than wall time."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
 
 
 def sgemm_floor(units):
@@ -133,12 +150,14 @@ def main(argv=None):
         for policy, r in res.items():
             rows.append([units, policy, "%.1f" % (1e3 * r["step"]),
                          "%.2f" % (r["step"] / f32["step"]),
+                         "%.1f" % (1e3 * r["cpu"]), "%.2f" % (r["cpu"] / f32["cpu"]),
                          "%.0f%%" % (100 * r["floor_ratio"]) if policy == "float32" else "",
                          "%.0f" % r["act_mb"], "%.2f" % (r["act_mb"] / f32["act_mb"]),
                          "%.0f" % r["step_peak_mb"], "%.0f" % r["peak_mb"]])
-        rows.append([units, "(sgemm floor)", "%.1f" % (1e3 * floor), "", "", "", "", "", ""])
+        rows.append([units, "(sgemm floor)", "%.1f" % (1e3 * floor), "", "", "", "", "", "", "", ""])
     print_table("Guide MLP (784-units-units-10), batch %d, RMSprop, train_on_batch" % BATCH,
-                ["units", "policy", "step ms", "vs float32 (<=1.15 at 4096)",
+                ["units", "policy", "step ms", "vs float32 (<=1.15 at 4096)", "CPU ms/step",
+                 "CPU vs float32",
                  "floor/step (>=90%)", "activations MB", "vs float32 (~0.5)",
                  "step peak MB", "process peak RSS MB"], rows)
     return 0

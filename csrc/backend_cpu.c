@@ -600,6 +600,7 @@ const mp_backend mp_backend_cpu = {
     .pool = mp_cpu_pool,
     .batch_norm = mp_cpu_batch_norm,
     .conv_bias_act = mp_cpu_conv_bias_act,
+    .gemm_bias = mp_cpu_gemm_bias,
     .batch_stats = mp_cpu_batch_stats,
     .memory_stats = cpu_memory_stats,
     .synchronize = cpu_synchronize,

@@ -18,6 +18,9 @@ const char *mp_dnnl_info(void);
  * implementation for dt on this CPU (the caller takes its own path). */
 mp_status mp_dnnl_gemm(mp_dtype dt, int ta, int tb, int64_t M, int64_t N, int64_t K, double alpha, const void *A,
                        const void *B, double beta, void *C, int *unimpl);
+/* C = op(A) op(B) + bias (a (N) row of dtype dt, oneDNN's bias argument), rounded once. */
+mp_status mp_dnnl_gemm_bias(mp_dtype dt, int ta, int tb, int64_t M, int64_t N, int64_t K, const void *A, const void *B,
+                            const void *bias, void *C, int *unimpl);
 enum { MP_GEMM_AUTO = 0, MP_GEMM_WIDEN = 1, MP_GEMM_ONEDNN = 2 };
 /* Which library multiplies dt: AUTO picks oneDNN for bfloat16/float16 where the CPU has
  * units for them (AVX512-BF16 / AVX512-FP16, AMX), WIDEN forces OpenBLAS (16-bit widened to

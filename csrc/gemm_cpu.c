@@ -277,6 +277,19 @@ mp_status mp_cpu_gemm(mp_device dev, mp_dtype dt, int ta, int tb, int64_t M, int
     return MP_OK;
 }
 
+mp_status mp_cpu_gemm_bias(mp_device dev, mp_dtype dt, int ta, int tb, int64_t M, int64_t N, int64_t K, const void *A,
+                           const void *B, const void *bias, void *C, int *done) {
+    (void)dev;
+    *done = 0;
+    if (M == 0 || N == 0 || K == 0 || !(dt == MP_BF16 || dt == MP_F16 || dt == MP_F32) || !mp_gemm_uses_onednn(dt))
+        return MP_OK;
+    MP_TRY(check_dims(M, N, K));
+    int unimpl = 0;
+    MP_TRY(mp_dnnl_gemm_bias(dt, ta, tb, M, N, K, A, B, bias, C, &unimpl));
+    *done = !unimpl;
+    return MP_OK;
+}
+
 void mp_blas_set_num_threads(int n) {
     (void)n; /* OpenBLAS stays single-threaded: GEMMs are split across mixprec's pool */
     blas_init();

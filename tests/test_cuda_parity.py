@@ -399,6 +399,27 @@ def test_fill_range_one_hot(dt):
         assert_gpu_close(made_on(GPU, fn), made_on(CPU, fn), dt, "exact", err_msg="creation case %d %s" % (i, dt))
 
 
+covers("shape_op", "range_t", "index_t")
+
+
+@pytest.mark.parametrize("dt", FLOATS + INTS)
+def test_traced_size_ops(dt):
+    """The ops a trace records for tf.shape, tf.range of tensor bounds and x[i] of a tensor i."""
+    x = np.arange(24).reshape(4, 6).astype(NP_DTYPE[dt])
+    for out_type in ("int32", "int64"):
+        cpu = made_on(CPU, lambda: _core.shape_op(tf.constant(x), tf.as_dtype(out_type)))
+        gpu = made_on(GPU, lambda: _core.shape_op(tf.constant(x), tf.as_dtype(out_type)))
+        assert_gpu_close(gpu, cpu, out_type, "exact", err_msg="shape_op %s" % dt)
+    bounds = lambda: [tf.constant(v, dt) for v in (1, 20, 3)]  # noqa: E731
+    cpu = made_on(CPU, lambda: _core.range_t(*bounds()))
+    gpu = made_on(GPU, lambda: _core.range_t(*bounds()))
+    assert_gpu_close(gpu, cpu, dt, "exact", err_msg="range_t %s" % dt)
+    for i in (0, 3, -1):
+        cpu = made_on(CPU, lambda: _core.index_t(tf.constant(x), tf.constant(i)))
+        gpu = made_on(GPU, lambda: _core.index_t(tf.constant(x), tf.constant(i)))
+        assert_gpu_close(gpu, cpu, dt, "exact", err_msg="index_t %s [%d]" % (dt, i))
+
+
 @pytest.mark.parametrize("dt", FLOATS + ("int32", "int64"))
 def test_random_streams_match(dt):
     def draws(device, dist):

@@ -59,6 +59,36 @@ def test_both_gemm_paths_match_float64(gemm_mode, dt, mode):
     assert_close(got, round_to(a @ b, dt), dt, "matmul")
 
 
+@pytest.mark.parametrize("dt", ["bfloat16", "float32"])
+@pytest.mark.parametrize("mode", ["widen", "onednn"])
+def test_large_products_with_b_packed_for_onednn(gemm_mode, dt, mode):
+    # 512 rows and more with a B of 512x512 and up: oneDNN's route reorders B into its
+    # blocked layout first (dnnl_cpu.c pack_b); from 2048 rows a transposed B is transposed
+    # by mixprec first (whole 64x64 tiles and ragged edges); the fused Dense op adds the bias
+    # through oneDNN's bias argument (the gemm_bias slot) or the product's beta = 1
+    gemm_mode(dt, mode)
+    rng = np.random.default_rng(2)
+    # float32: small integers, so every route's sums are exact (normal values over K = 600
+    # cancel below the float32 matmul tolerance on OpenBLAS as on oneDNN)
+    draw = (lambda shape: rng.standard_normal(shape)) if dt == "bfloat16" else (
+        lambda shape: rng.integers(-3, 4, shape).astype(np.float64))
+    for (m, k, n), ta, tb in [((1024, 512, 512), False, False), ((1100, 600, 520), True, False),
+                              ((1024, 512, 512), False, True), ((2048, 512, 512), False, True),
+                              ((2100, 520, 600), True, True)]:
+        a = round_to(draw((k, m) if ta else (m, k)), dt)
+        b = round_to(draw((n, k) if tb else (k, n)), dt)
+        got = tf.matmul(tf.constant(a.astype(NP_DTYPE[dt])), tf.constant(b.astype(NP_DTYPE[dt])),
+                        transpose_a=ta, transpose_b=tb)
+        expected = (a.T if ta else a) @ (b.T if tb else b)
+        assert_close(got, round_to(expected, dt), dt, "matmul", err_msg="%s %s" % (mode, (m, k, n, ta, tb)))
+    x = round_to(draw((1024, 512)), dt)
+    w = round_to(draw((512, 640)), dt)
+    bias = round_to(draw(640), dt)
+    got = _core.matmul_bias_act(tf.constant(x.astype(NP_DTYPE[dt])), tf.constant(w.astype(NP_DTYPE[dt])),
+                                tf.constant(bias.astype(NP_DTYPE[dt])), False, False, 1)
+    assert_close(got, round_to(np.maximum(x @ w + bias, 0), dt), dt, "matmul")
+
+
 def test_gradients_through_both_paths_agree(gemm_mode):
     rng = np.random.default_rng(1)
     x = tf.constant(rng.standard_normal((16, 32)).astype(NP_DTYPE["bfloat16"]))

@@ -301,7 +301,7 @@ def test_guide_facts():
     assert np.isinf(float(tf.constant(65504, "float16") + 16))  # 65520: the tie goes to inf (even)
     assert float(tf.constant(2048, "float16") + 1) == 2048
     assert float(tf.constant(1, "bfloat16") + 2.0**-8) == 1.0
-    assert repr(big) == "<mixprec.Tensor: shape=(), dtype=float16, numpy=inf>"
+    assert repr(big) == "<tf.Tensor: shape=(), dtype=float16, numpy=inf>"
 
 
 def test_integer_division_edge_cases():

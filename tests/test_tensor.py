@@ -403,34 +403,34 @@ def test_indexing_out_of_range_raises_index_error(key):
 # ------------------------------------------------------------------ printing
 
 def test_repr_str_format_exact():
-    assert repr(tf.constant(256, "float16") ** 2) == "<mixprec.Tensor: shape=(), dtype=float16, numpy=inf>"
-    assert repr(tf.constant(1.5)) == "<mixprec.Tensor: shape=(), dtype=float32, numpy=1.5>"
-    assert repr(tf.constant(3)) == "<mixprec.Tensor: shape=(), dtype=int32, numpy=3>"
-    assert repr(tf.constant(True)) == "<mixprec.Tensor: shape=(), dtype=bool, numpy=True>"
+    assert repr(tf.constant(256, "float16") ** 2) == "<tf.Tensor: shape=(), dtype=float16, numpy=inf>"
+    assert repr(tf.constant(1.5)) == "<tf.Tensor: shape=(), dtype=float32, numpy=1.5>"
+    assert repr(tf.constant(3)) == "<tf.Tensor: shape=(), dtype=int32, numpy=3>"
+    assert repr(tf.constant(True)) == "<tf.Tensor: shape=(), dtype=bool, numpy=True>"
     # a scalar's repr is its Python value's, as TensorFlow's numpy_text (str stays NumPy's)
     assert repr(tf.constant(0.1, "float16")) == \
-        "<mixprec.Tensor: shape=(), dtype=float16, numpy=0.0999755859375>"
+        "<tf.Tensor: shape=(), dtype=float16, numpy=0.0999755859375>"
     assert repr(tf.constant(0.1)) == \
-        "<mixprec.Tensor: shape=(), dtype=float32, numpy=0.10000000149011612>"
+        "<tf.Tensor: shape=(), dtype=float32, numpy=0.10000000149011612>"
     assert repr(tf.constant(0.1, "bfloat16")) == \
-        "<mixprec.Tensor: shape=(), dtype=bfloat16, numpy=0.10009765625>"
+        "<tf.Tensor: shape=(), dtype=bfloat16, numpy=0.10009765625>"
     assert repr(tf.constant(65504, "float16")) == \
-        "<mixprec.Tensor: shape=(), dtype=float16, numpy=65504.0>"
-    assert str(tf.constant(0.1, "float16")) == "mixprec.Tensor(0.1, shape=(), dtype=float16)"
-    assert repr(tf.constant(1.5, "bfloat16")) == "<mixprec.Tensor: shape=(), dtype=bfloat16, numpy=1.5>"
+        "<tf.Tensor: shape=(), dtype=float16, numpy=65504.0>"
+    assert str(tf.constant(0.1, "float16")) == "tf.Tensor(0.1, shape=(), dtype=float16)"
+    assert repr(tf.constant(1.5, "bfloat16")) == "<tf.Tensor: shape=(), dtype=bfloat16, numpy=1.5>"
     # one line when NumPy's repr is one line, as TensorFlow
     assert repr(tf.constant([1.0, 2.0])) == \
-        "<mixprec.Tensor: shape=(2,), dtype=float32, numpy=array([1., 2.], dtype=float32)>"
+        "<tf.Tensor: shape=(2,), dtype=float32, numpy=array([1., 2.], dtype=float32)>"
     assert repr(tf.constant([1, 2], "int64")) == \
-        "<mixprec.Tensor: shape=(2,), dtype=int64, numpy=array([1, 2])>"
+        "<tf.Tensor: shape=(2,), dtype=int64, numpy=array([1, 2])>"
     assert repr(tf.constant([[1.0, 2.0], [3.0, 4.0]])) == (
-        "<mixprec.Tensor: shape=(2, 2), dtype=float32, numpy=\n"
+        "<tf.Tensor: shape=(2, 2), dtype=float32, numpy=\n"
         "array([[1., 2.],\n       [3., 4.]], dtype=float32)>")
-    assert str(tf.constant([1.0, 2.0])) == "mixprec.Tensor([1. 2.], shape=(2,), dtype=float32)"
-    assert str(tf.constant(2.0, "float16")) == "mixprec.Tensor(2.0, shape=(), dtype=float16)"
-    assert str(tf.constant([[1, 2], [3, 4]])) == "mixprec.Tensor(\n[[1 2]\n [3 4]], shape=(2, 2), dtype=int32)"
+    assert str(tf.constant([1.0, 2.0])) == "tf.Tensor([1. 2.], shape=(2,), dtype=float32)"
+    assert str(tf.constant(2.0, "float16")) == "tf.Tensor(2.0, shape=(), dtype=float16)"
+    assert str(tf.constant([[1, 2], [3, 4]])) == "tf.Tensor(\n[[1 2]\n [3 4]], shape=(2, 2), dtype=int32)"
     assert repr(tf.zeros([0, 2])) == \
-        "<mixprec.Tensor: shape=(0, 2), dtype=float32, numpy=array([], shape=(0, 2), dtype=float32)>"
+        "<tf.Tensor: shape=(0, 2), dtype=float32, numpy=array([], shape=(0, 2), dtype=float32)>"
     assert format(tf.constant(3.14159), ".2f") == "3.14"
     assert format(tf.constant(3.5, "bfloat16"), "") == "3.5"
     assert "{}".format(tf.constant([1.0])) == str(tf.constant([1.0]))

@@ -178,13 +178,13 @@ def test_bool_operators_read_the_value():
 
 def test_repr():
     assert repr(tf.Variable(1.0, name="x")) == \
-        "<mixprec.Variable 'x:0' shape=() dtype=float32, numpy=1.0>"
+        "<tf.Variable 'x:0' shape=() dtype=float32, numpy=1.0>"
     # TensorFlow's numpy_text: one line unless NumPy's repr has several, a scalar's Python repr
-    assert repr(tf.Variable([[1.0, 2.0]])) == ("<mixprec.Variable 'Variable:0' shape=(1, 2) "
+    assert repr(tf.Variable([[1.0, 2.0]])) == ("<tf.Variable 'Variable:0' shape=(1, 2) "
                                               "dtype=float32, numpy=array([[1., 2.]], "
                                               "dtype=float32)>")
     r = repr(tf.Variable([[1.0, 2.0], [3.0, 4.0]]))
-    assert r.startswith("<mixprec.Variable 'Variable:0' shape=(2, 2) dtype=float32, numpy=\n")
+    assert r.startswith("<tf.Variable 'Variable:0' shape=(2, 2) dtype=float32, numpy=\n")
     assert repr(tf.Variable(0.1)).endswith("numpy=0.10000000149011612>")
 
 

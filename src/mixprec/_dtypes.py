@@ -126,7 +126,7 @@ class DType:
         return hash(self._name)
 
     def __repr__(self):
-        return "mixprec." + self._name
+        return "tf." + self._name
 
     def __str__(self):
         return "<dtype: %r>" % self._name

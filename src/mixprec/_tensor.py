@@ -44,21 +44,21 @@ def _symbolic(self, is_repr=False):
     if spec_shape is not None:
         shape = spec_shape
     if is_repr:
-        return "<mixprec.Tensor '%s' shape=%s dtype=%s>" % (name, shape, self.dtype.name)
+        return "<tf.Tensor '%s' shape=%s dtype=%s>" % (name, shape, self.dtype.name)
     return 'Tensor("%s", shape=%s, dtype=%s)' % (name, shape, self.dtype.name)
 
 
 def _repr(self):
     if _core.graph_recording() is not None and _core.graph_is_traced(self):
         return _symbolic(self, True)
-    return "<mixprec.Tensor: shape=%s, dtype=%s, numpy=%s>" % (
+    return "<tf.Tensor: shape=%s, dtype=%s, numpy=%s>" % (
         self.shape, self.dtype.name, _numpy_text(self, True))
 
 
 def _str(self):
     if _core.graph_recording() is not None and _core.graph_is_traced(self):
         return _symbolic(self)
-    return "mixprec.Tensor(%s, shape=%s, dtype=%s)" % (
+    return "tf.Tensor(%s, shape=%s, dtype=%s)" % (
         _numpy_text(self, False), self.shape, self.dtype.name)
 
 

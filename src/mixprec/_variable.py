@@ -91,7 +91,7 @@ def _repr(self):
         return "<AutoCastVariable %r shape=%s dtype=%s dtype_to_cast_to=%s, numpy=%s>" % (
             self.name, value.shape, self.true_dtype.name,
             (cast_to or self.true_dtype).name, text)
-    return "<mixprec.Variable %r shape=%s dtype=%s, numpy=%s>" % (
+    return "<tf.Variable %r shape=%s dtype=%s, numpy=%s>" % (
         self.name, value.shape, self.true_dtype.name, text)
 
 

@@ -52,33 +52,76 @@ def sync_moments(x, axes, keepdims):
 # Under a strategy with several replicas in this process, tf-keras keeps one copy of each
 # moving statistic per replica (ON_READ variables, MEAN aggregation): a replica updates and
 # reads its own copy, the variable reads as the mean of the copies. mixprec's replicas share
-# one variable, so the copies live here (per variable) and every update writes their mean.
+# one variable, so the copies are hidden variables beside it (not tracked, not saved), with a
+# fourth one, ``written``, holding what the last update wrote: where the variable differs
+# from it (an assignment, set_weights, a restore), every copy restarts from the variable.
+# That check is ops, so a traced strategy.run records reads and writes of the copies and
+# its replays keep them (the same ops as the eager step: the same bits). Over GPUs (a copy
+# of each variable per GPU) the copies are tensors kept here instead, eagerly.
 _copies_lock = threading.Lock()
 
 
 def _replica():
-    """(local replica index, local replica count), or None outside several replicas."""
+    """(local replica index, local replica count, strategy extended), or None outside
+    several replicas."""
     ctx = _context._current_replica_context()
     if ctx is None:
         return None
-    n = ctx.strategy.extended._num_local
-    return (ctx._replica_id, n) if n > 1 else None
+    ext = ctx.strategy.extended
+    n = ext._num_local
+    return (ctx._replica_id, n, ext) if n > 1 else None
 
 
-def _copies(var, n):
-    """The replicas' copies of var, restarted from its value when it changed elsewhere
-    (an assignment, set_weights, a restore); the caller holds _copies_lock."""
-    if _core.graph_recording() is not None:
-        # the copies live in Python between steps (and are compared on the host): such a
-        # step runs eagerly under a traced strategy.run, as before it traced
-        _core.graph_break("tf.distribute: per-replica batch-norm statistics")
+def _hidden_variable(value):
+    """A variable outside any graph being recorded (made at once, whatever is traced) and
+    outside the strategy (no GPU mirrors, no aggregation)."""
+    token = _core.graph_suspend()
+    prev = _context._set_replica_context(None)
+    stack = _context._stack()
+    saved = list(stack)
+    del stack[:]
+    try:
+        return _core.Variable(_core.identity(value), trainable=False)
+    finally:
+        stack.extend(saved)
+        _context._set_replica_context(prev)
+        _core.graph_resume(token)
+
+
+def _state(var, n):
+    """The replicas' copies of var (hidden variables; made from its value at the first use
+    or when the replica count changed); the caller holds _copies_lock."""
     st = var.__dict__.get("_mp_replica_copies")
+    if st is None or len(st["copies"]) != n or "written" not in st or \
+            not isinstance(st["written"], _core.Variable):
+        current = var._peek()
+        st = {"copies": [_hidden_variable(current) for _ in range(n)],
+              "written": _hidden_variable(current)}
+        var.__dict__["_mp_replica_copies"] = st
+    return st
+
+
+def _effective(var, st):
+    """The copies' values as ops: each copy, or the variable's value everywhere when it
+    changed since the last update wrote it."""
+    current = var.value()
+    same = _core.reduce_all(_core.equal(current, st["written"].value()),
+                            list(range(current.ndim)), False)
+    return current, [_core.where(same, c.value(), current) for c in st["copies"]]
+
+
+def _copies_eager(var, n):
+    """Over GPUs: the copies as tensors kept here (eagerly), restarted from the variable's
+    value when it changed elsewhere; the caller holds _copies_lock."""
+    if _core.graph_recording() is not None:
+        _core.graph_break("tf.distribute: per-replica batch-norm statistics over GPUs")
+    st = var.__dict__.get("_mp_replica_copies_gpu")
     current = var.value()
     if st is not None and len(st["copies"]) == n and \
             _np.array_equal(current.numpy(), st["written"]):
         return st
     st = {"copies": [current + 0.0 for _ in range(n)], "written": current.numpy()}
-    var.__dict__["_mp_replica_copies"] = st
+    var.__dict__["_mp_replica_copies_gpu"] = st
     return st
 
 
@@ -86,10 +129,17 @@ def read(var):
     """var as this replica sees it: its own copy under several replicas (tf-keras' replicas
     read their ON_READ copy, in training and inference alike), else var itself."""
     rep = _replica()
-    if rep is None or "_mp_replica_copies" not in var.__dict__:
+    if rep is None:
         return var
+    i, n, ext = rep
     with _copies_lock:
-        return _copies(var, rep[1])["copies"][rep[0]]
+        if ext._mirrors is not None:
+            if "_mp_replica_copies_gpu" not in var.__dict__:
+                return var
+            return _copies_eager(var, n)["copies"][i]
+        if "_mp_replica_copies" not in var.__dict__:
+            return var
+        return _effective(var, _state(var, n))[1][i]
 
 
 def update(var, fn):
@@ -99,16 +149,28 @@ def update(var, fn):
     if rep is None:
         var.assign(fn(var.value()))
         return var.value()
-    i, n = rep
+    i, n, ext = rep
     with _copies_lock:
-        st = _copies(var, n)
-        new = _core.cast(fn(st["copies"][i]), var.dtype)
-        st["copies"][i] = new
-        total = st["copies"][0]
-        for c in st["copies"][1:]:
+        if ext._mirrors is not None:
+            st = _copies_eager(var, n)
+            new = _core.cast(fn(st["copies"][i]), var.dtype)
+            st["copies"][i] = new
+            copies = st["copies"]
+        else:
+            st = _state(var, n)
+            _, copies = _effective(var, st)
+            new = _core.cast(fn(copies[i]), var.dtype)
+            copies[i] = new
+            for c, v in zip(st["copies"], copies):
+                c.assign(v)
+        total = copies[0]
+        for c in copies[1:]:
             total = total + c
         var.assign(total / float(n))
-        st["written"] = var.value().numpy()
+        if ext._mirrors is not None:
+            st["written"] = var.value().numpy()
+        else:
+            st["written"].assign(var.value())
         return new
 
 
