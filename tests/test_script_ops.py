@@ -90,3 +90,14 @@ def test_traced_function_breaks_and_calls_python_every_time(op):
     np.testing.assert_array_equal(y1.numpy(), [4., 6.])
     np.testing.assert_array_equal(y2.numpy(), [6., 8.])
     assert len(calls) == 2
+
+
+@pytest.mark.parametrize("exc,cls", [
+    (KeyError("k"), "UnknownError"), (NotImplementedError("n"), "UnimplementedError"),
+    (StopIteration(), "OutOfRangeError"), (MemoryError("m"), "ResourceExhaustedError"),
+    (RuntimeError("r"), "UnknownError"), (ValueError("v"), "InvalidArgumentError")])
+def test_the_functions_exception_maps_to_tensorflows_op_error(exc, cls):
+    def f(a):
+        raise exc
+    with pytest.raises(getattr(tf.errors, cls), match=type(exc).__name__ + ":"):
+        tf.py_function(f, [tf.constant([1.])], tf.float32)

@@ -17,15 +17,25 @@ def _break(what):
 
 
 def _call(func, args):
-    # TensorFlow's EagerPyFunc reports the function's exception as an op error
+    """func(*args); its exception becomes the op error TensorFlow's EagerPyFunc raises
+    (ValueError/TypeError: InvalidArgumentError, StopIteration: OutOfRangeError,
+    MemoryError: ResourceExhaustedError, NotImplementedError: UnimplementedError, any
+    other: UnknownError), the original kept as the cause."""
+    from mixprec import errors
     try:
         return func(*args)
-    except (ValueError, TypeError) as e:
-        if isinstance(e, _core.InvalidArgumentError):
-            raise
-        raise _core.InvalidArgumentError("%s: %s" % (type(e).__name__, e)) from e
-    except StopIteration as e:
-        raise _core.OutOfRangeError("%s: %s" % (type(e).__name__, e)) from e
+    except errors.OpError:
+        raise
+    except Exception as e:  # noqa: BLE001 - every exception of the user's function maps
+        cls = errors.UnknownError
+        for kind, mapped in ((StopIteration, errors.OutOfRangeError),
+                             (MemoryError, errors.ResourceExhaustedError),
+                             (NotImplementedError, errors.UnimplementedError),
+                             ((ValueError, TypeError), errors.InvalidArgumentError)):
+            if isinstance(e, kind):
+                cls = mapped
+                break
+        raise cls(None, None, "%s: %s" % (type(e).__name__, e)) from e
 
 
 def _inputs(inp):
