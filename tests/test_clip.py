@@ -90,3 +90,14 @@ def test_clip_gradients_match_tensorflow_and_finite_differences():
     check_grad(lambda a: tf.clip_by_norm(a, 0.5, axes=[1]), rng.standard_normal((2, 3)))
     check_grad(lambda a, b: tf.clip_by_global_norm([a, b], 0.7)[0][1],
                rng.standard_normal((3,)), rng.standard_normal((2, 2)))
+
+
+def test_clip_by_global_norm_in_a_traced_function():
+    @tf.function
+    def f(a, b):
+        cl, n = tf.clip_by_global_norm([a, None, b], 1.0)
+        return cl[0], cl[2], n
+    a, b, n = f(tf.constant(A), tf.constant([[1.]]))
+    assert_close(n.numpy(), np.sqrt(26.), "float32", "reduction")
+    assert_close(a.numpy(), np.array(A) / np.sqrt(26.), "float32", "reduction")
+    assert_close(b.numpy(), [[1 / np.sqrt(26.)]], "float32", "reduction")

@@ -105,3 +105,14 @@ def test_einsum_contraction_is_coloured_by_the_amp_rewrite():
         tf.config.optimizer.set_experimental_options({"auto_mixed_precision": False})
     assert out.dtype == tf.float32
     assert float(out.numpy()[0, 0]) == 1.0  # the product ran in float16 (allow list)
+
+
+def test_einsum_in_a_traced_function_with_reduce_retracing():
+    @tf.function(reduce_retracing=True)
+    def f(a, b):
+        return tf.einsum("bij,jk->bik", a, b)
+    for n in (2, 3, 4):
+        a = rng.standard_normal((n, 3, 4)).astype(np.float32)
+        b = rng.standard_normal((4, 5)).astype(np.float32)
+        assert_close(f(tf.constant(a), tf.constant(b)).numpy(), np.einsum("bij,jk->bik", a, b),
+                     "float32", "matmul")
