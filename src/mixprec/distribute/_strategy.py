@@ -13,7 +13,7 @@ from mixprec import _core, _nest
 from mixprec._variable import Variable
 from mixprec.distribute import _context, _gpu_mirror, _traced
 from mixprec.distribute._context import ReduceOp, ReplicaContext, _as_reduce_op
-from mixprec.distribute.values import (DistributedValues, Mirrored, PerReplica, regroup,
+from mixprec.distribute.values import (DistributedValues, PerReplica, regroup,
                                        select_replica)
 
 _OPS = {ReduceOp.SUM: 0, ReduceOp.MEAN: 1}
@@ -203,7 +203,6 @@ class StrategyExtended:
             type(self)._cross_worker_all_reduce is StrategyExtended._cross_worker_all_reduce
 
     def _call_for_each_replica(self, fn, args, kwargs):
-        strategy = self._container
         n = self._num_local
         if _core.graph_recording() is not None:
             if not self._traces_replicas():
