@@ -420,6 +420,24 @@ def test_traced_size_ops(dt):
         assert_gpu_close(gpu, cpu, dt, "exact", err_msg="index_t %s [%d]" % (dt, i))
 
 
+covers("gather", "gather_grad")
+
+
+@pytest.mark.parametrize("dt", ALL)
+def test_gather_and_its_gradient(dt):
+    """tf.gather on every axis (the gather slot), and for floats its dense gradient (the
+    scatter_add slot: atomics on the GPU, so summed repeats compare as a reduction)."""
+    rng = np.random.default_rng(5)
+    x = rng.uniform(-3, 3, (6, 70, 5))
+    x = x > 0 if dt == "bool" else x.astype(NP_DTYPE[dt])
+    idx = rng.integers(0, 6, (40, 3))
+    for axis in (0, 1, 2):
+        i = idx % x.shape[axis]
+        fn = lambda p: tf.gather(p, tf.constant(i), axis=axis)  # noqa: E731
+        check(fn, [x], dt, "exact", grad=dt in FLOATS, grad_kind="reduction",
+              err="gather axis %d %s" % (axis, dt))
+
+
 @pytest.mark.parametrize("dt", FLOATS + ("int32", "int64"))
 def test_random_streams_match(dt):
     def draws(device, dist):

@@ -10,6 +10,7 @@ import contextlib
 import operator
 
 from mixprec import _core
+from mixprec._array_ops import gather  # noqa: F401 - re-exported as tf.gather
 from mixprec._dtypes import as_dtype, float32, float64, int32, int64
 
 __all__ = [
@@ -22,7 +23,7 @@ __all__ = [
     "reduce_any", "argmax", "argmin", "matmul", "reshape", "transpose", "concat", "stack",
     "unstack", "expand_dims", "squeeze", "zeros", "ones", "zeros_like", "ones_like", "fill",
     "range", "one_hot", "is_tensor", "shape", "rank", "size", "broadcast_to", "clip_by_value",
-    "add_n", "device", "squared_difference", "sin", "cos",
+    "add_n", "device", "squared_difference", "sin", "cos", "gather",
 ]
 
 constant = _core.constant
