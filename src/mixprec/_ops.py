@@ -10,7 +10,7 @@ import contextlib
 import operator
 
 from mixprec import _core
-from mixprec._array_ops import gather  # noqa: F401 - re-exported as tf.gather
+from mixprec._array_ops import cumsum, gather, pad, split, tile  # noqa: F401 - tf.<name>
 from mixprec._dtypes import as_dtype, float32, float64, int32, int64
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "unstack", "expand_dims", "squeeze", "zeros", "ones", "zeros_like", "ones_like", "fill",
     "range", "one_hot", "is_tensor", "shape", "rank", "size", "broadcast_to", "clip_by_value",
     "add_n", "device", "squared_difference", "sin", "cos", "gather",
+    "tile", "pad", "split", "cumsum",
 ]
 
 constant = _core.constant
