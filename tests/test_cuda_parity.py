@@ -439,6 +439,21 @@ def test_gather_and_its_gradient(dt):
 
 
 @pytest.mark.parametrize("dt", FLOATS + ("int32", "int64"))
+def test_tile_pad_split_cumsum(dt):
+    """The compositions of src/mixprec/_array_ops.py run on the GPU as on the CPU (their
+    gradients too: broadcast_to's sums, concat's and slices' scatters)."""
+    x = np.random.default_rng(6).uniform(-3, 3, (5, 40)).astype(NP_DTYPE[dt])
+    cases = [("tile", lambda t: tf.tile(t, [2, 3]), "reduction"),
+             ("pad", lambda t: tf.pad(t, [[1, 2], [3, 0]], constant_values=2), "exact"),
+             ("reflect", lambda t: tf.pad(t, [[2, 2], [1, 3]], "REFLECT"), "reduction"),
+             ("split", lambda t: tf.split(t, [10, -1, 5], axis=1)[1], "exact"),
+             ("cumsum", lambda t: tf.cumsum(t, axis=1, exclusive=True, reverse=True), "reduction")]
+    for name, fn, grad_kind in cases:
+        check(fn, [x], dt, "exact" if name != "cumsum" or dt.startswith("int") else "reduction",
+              grad=dt in FLOATS, grad_kind=grad_kind, err="%s %s" % (name, dt))
+
+
+@pytest.mark.parametrize("dt", FLOATS + ("int32", "int64"))
 def test_random_streams_match(dt):
     def draws(device, dist):
         with tf.device(device):
