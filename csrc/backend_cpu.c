@@ -604,6 +604,7 @@ const mp_backend mp_backend_cpu = {
     .batch_stats = mp_cpu_batch_stats,
     .gather = mp_cpu_gather,
     .scatter_add = mp_cpu_scatter_add,
+    .cumsum = mp_cpu_cumsum,
     .memory_stats = cpu_memory_stats,
     .synchronize = cpu_synchronize,
     .host_syncs = cpu_host_syncs,

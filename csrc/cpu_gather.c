@@ -56,3 +56,74 @@ mp_status mp_cpu_scatter_add(mp_device dev, mp_dtype dt, const int64_t *idx, con
         }
     return MP_OK;
 }
+
+/* cumsum: one column (o, i) per iteration, sequential along the axis. */
+typedef struct {
+    mp_dtype dt;
+    const void *x;
+    void *y;
+    int64_t n, inner;
+    int exclusive, reverse;
+} cumsum_ctx;
+
+static double ld(mp_dtype dt, const void *p, int64_t k) {
+    switch (dt) {
+    case MP_F64: return ((const double *)p)[k];
+    case MP_F32: return ((const float *)p)[k];
+    default: {
+        float f;
+        mp_load_f32(dt, (const char *)p + (size_t)k * 2, &f, 1);
+        return f;
+    }
+    }
+}
+
+static void st(mp_dtype dt, void *p, int64_t k, double v) {
+    switch (dt) {
+    case MP_F64: ((double *)p)[k] = v; break;
+    case MP_F32: ((float *)p)[k] = (float)v; break;
+    default: {
+        float f = (float)v; /* double -> float -> 16-bit: the double sum is exact enough here */
+        mp_store_f32(dt, &f, (char *)p + (size_t)k * 2, 1);
+    }
+    }
+}
+
+static void cumsum_range(void *p, int64_t b, int64_t e) {
+    const cumsum_ctx *c = p;
+    for (int64_t col = b; col < e; col++) {
+        int64_t o = col / c->inner, i = col % c->inner;
+        int64_t base = o * c->n * c->inner + i;
+        double acc = 0.0;
+        int64_t iacc = 0;
+        for (int64_t s = 0; s < c->n; s++) {
+            int64_t k = base + (c->reverse ? c->n - 1 - s : s) * c->inner;
+            if (c->dt == MP_I32 || c->dt == MP_I64) {
+                int64_t v = c->dt == MP_I32 ? ((const int32_t *)c->x)[k] : ((const int64_t *)c->x)[k];
+                int64_t out = c->exclusive ? iacc : (int64_t)((uint64_t)iacc + (uint64_t)v);
+                iacc = (int64_t)((uint64_t)iacc + (uint64_t)v);
+                if (c->dt == MP_I32)
+                    ((int32_t *)c->y)[k] = (int32_t)(uint32_t)(uint64_t)out;
+                else
+                    ((int64_t *)c->y)[k] = out;
+            } else {
+                double v = ld(c->dt, c->x, k);
+                double out = c->exclusive ? acc : acc + v;
+                acc += v;
+                st(c->dt, c->y, k, out);
+            }
+        }
+    }
+}
+
+mp_status mp_cpu_cumsum(mp_device dev, mp_dtype dt, const void *x, void *y, int64_t outer, int64_t n, int64_t inner,
+                        int exclusive, int reverse) {
+    (void)dev;
+    if (!mp_dtype_is_floating(dt) && dt != MP_I32 && dt != MP_I64)
+        return mp_error_set(MP_ERR_INTERNAL, "cumsum: unsupported dtype %s", mp_dtype_name(dt));
+    if (outer <= 0 || n <= 0 || inner <= 0)
+        return MP_OK;
+    cumsum_ctx c = {dt, x, y, n, inner, exclusive, reverse};
+    mp_parallel_for(outer * inner, MP_GRAIN / (n + 1) + 1, cumsum_range, &c);
+    return MP_OK;
+}

@@ -51,6 +51,8 @@ mp_status mp_cpu_gather(mp_device dev, mp_dtype dt, const int64_t *idx, const vo
                         int64_t n, int64_t nidx, int64_t inner);
 mp_status mp_cpu_scatter_add(mp_device dev, mp_dtype dt, const int64_t *idx, const void *x, void *y, int64_t outer,
                              int64_t n, int64_t nidx, int64_t inner);
+mp_status mp_cpu_cumsum(mp_device dev, mp_dtype dt, const void *x, void *y, int64_t outer, int64_t n, int64_t inner,
+                        int exclusive, int reverse);
 /* Temporary host buffers for kernels (64-byte aligned); NULL on failure. */
 void *mp_cpu_scratch_alloc(size_t nbytes);
 void mp_cpu_scratch_free(void *p, size_t nbytes);

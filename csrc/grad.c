@@ -756,6 +756,15 @@ static mp_status g_gather_grad(const mp_node *n, mp_tensor *dy, const int *need,
     return mp_op_run(MP_OP_GATHER, 2, in, &at, &dx[0]);
 }
 
+/* cumsum: the running sums of dy taken the other way (same exclusive) */
+static mp_status g_cumsum(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    if (!need[0])
+        return MP_OK;
+    mp_attrs at = n->attrs;
+    at.i2 = !n->attrs.i2;
+    return mp_op_run(MP_OP_CUMSUM, 1, &dy, &at, &dx[0]);
+}
+
 /* ------------------------------------------------------------------ table */
 
 typedef mp_status (*grad_fn)(const mp_node *, mp_tensor *, const int *, mp_tensor **);
@@ -1134,6 +1143,7 @@ static mp_status g_batch_norm_grad_sums(const mp_node *n, mp_tensor *G, const in
 #define GRAD_INDEX_T g_index_t
 #define GRAD_GATHER g_gather
 #define GRAD_GATHER_GRAD g_gather_grad
+#define GRAD_CUMSUM g_cumsum
 #define GRAD_ONE_HOT NULL
 #define GRAD_RANDOM_UNIFORM NULL
 #define GRAD_RANDOM_NORMAL NULL

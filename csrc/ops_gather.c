@@ -152,3 +152,28 @@ mp_status mp_run_gather(mp_op op, mp_tensor *const *in, const mp_attrs *at, cons
     mp_tensor_decref(idx);
     return st;
 }
+
+/* tf.cumsum: attrs i0 = axis (< 0 counts from the end), i1 = exclusive, i2 = reverse. */
+mp_status mp_run_cumsum(mp_tensor *x, const mp_attrs *at, const mp_backend *be, mp_tensor **out) {
+    *out = NULL;
+    if (!mp_dtype_is_floating(x->dtype) && x->dtype != MP_I32 && x->dtype != MP_I64)
+        return mp_error_set(MP_ERR_SHAPE,
+                            "Value for attr 'T' of %s is not in the list of allowed values (Cumsum: float16, "
+                            "bfloat16, float32, float64, int32, int64)", mp_dtype_name(x->dtype));
+    int64_t axis = at->i0;
+    if (axis < -x->ndim || axis >= x->ndim)
+        return mp_error_set(MP_ERR_SHAPE, "ScanOp: Expected scan axis in the range [%d, %d), but got %lld", -x->ndim,
+                            x->ndim, (long long)axis);
+    if (axis < 0)
+        axis += x->ndim;
+    mp_device dev = mp_tensor_device(x);
+    MP_TRY(mp_tensor_new(x->dtype, x->ndim, x->shape, dev, out));
+    mp_status st = BE_CALL(be, cumsum, dev, x->dtype, mp_tensor_data(x), mp_tensor_data(*out),
+                           prod(x->shape, (int)axis), x->shape[axis], prod(x->shape + axis + 1, x->ndim - (int)axis - 1),
+                           (int)(at->i1 != 0), (int)(at->i2 != 0));
+    if (st != MP_OK) {
+        mp_tensor_decref(*out);
+        *out = NULL;
+    }
+    return st;
+}

@@ -20,4 +20,6 @@ mp_status mp_run_batch_norm(mp_tensor *const *in, const mp_attrs *at, const mp_b
 mp_status mp_run_all_reduce(mp_tensor *x, const mp_attrs *at, mp_tensor **out);
 /* tf.gather and its dense gradient (ops_gather.c): attrs i0 = axis, i1 = rows (the gradient). */
 mp_status mp_run_gather(mp_op op, mp_tensor *const *in, const mp_attrs *at, const mp_backend *be, mp_tensor **out);
+/* tf.cumsum (ops_gather.c): attrs i0 = axis, i1 = exclusive, i2 = reverse. */
+mp_status mp_run_cumsum(mp_tensor *x, const mp_attrs *at, const mp_backend *be, mp_tensor **out);
 #endif

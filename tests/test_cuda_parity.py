@@ -420,7 +420,7 @@ def test_traced_size_ops(dt):
         assert_gpu_close(gpu, cpu, dt, "exact", err_msg="index_t %s [%d]" % (dt, i))
 
 
-covers("gather", "gather_grad")
+covers("gather", "gather_grad", "cumsum")
 
 
 @pytest.mark.parametrize("dt", ALL)
@@ -447,7 +447,8 @@ def test_tile_pad_split_cumsum(dt):
              ("pad", lambda t: tf.pad(t, [[1, 2], [3, 0]], constant_values=2), "exact"),
              ("reflect", lambda t: tf.pad(t, [[2, 2], [1, 3]], "REFLECT"), "reduction"),
              ("split", lambda t: tf.split(t, [10, -1, 5], axis=1)[1], "exact"),
-             ("cumsum", lambda t: tf.cumsum(t, axis=1, exclusive=True, reverse=True), "reduction")]
+             ("cumsum", lambda t: tf.cumsum(t, axis=1, exclusive=True, reverse=True), "reduction"),
+             ("cumsum axis 0", lambda t: tf.cumsum(t, axis=0), "reduction")]
     for name, fn, grad_kind in cases:
         check(fn, [x], dt, "exact" if name != "cumsum" or dt.startswith("int") else "reduction",
               grad=dt in FLOATS, grad_kind=grad_kind, err="%s %s" % (name, dt))

@@ -133,6 +133,7 @@ CASES = {
                [f32(3, 5), lambda: R.integers(0, 5, size=(2, 2)).astype(np.int32)]),
     "gather_grad": (lambda d, i: _core.gather_grad(d, i, 0, 4) * 2.0,
                     [f32(3, 2), lambda: R.integers(0, 4, size=3).astype(np.int64)]),
+    "cumsum": (lambda x: tf.cumsum(x, axis=1, exclusive=True) + 1.0, [f32(3, 5)]),
     "random_uniform": (lambda x: x + tf.random.uniform([3, 4], seed=1), [f32(3, 4)]),
     "random_normal": (lambda x: x + tf.random.normal([3, 4], seed=2), [f32(3, 4)]),
     "truncated_normal": (lambda x: x + tf.random.truncated_normal([3, 4], seed=3),

@@ -1596,3 +1596,22 @@ def test_gather_matches_numpy():
 
 DEDICATED["gather"] = "test_gather_matches_numpy"
 DEDICATED["gather_grad"] = "test_gather_matches_numpy"
+DEDICATED["cumsum"] = "test_cumsum_op_matches_numpy"
+
+
+def test_cumsum_op_matches_numpy():
+    """_core.cumsum (tf.cumsum; the wider checks: tests/test_array_ops.py): sequential sums,
+    integers exact with wrap, 16-bit rounded once from a float64 sum."""
+    x = np.arange(1, 25, dtype=np.int32).reshape(2, 3, 4)
+    for axis in (0, 1, 2, -1):
+        np.testing.assert_array_equal(_core.cumsum(x, axis).numpy(), np.cumsum(x, axis, dtype=np.int32))
+    big = np.array([2**31 - 1, 1], np.int32)
+    np.testing.assert_array_equal(_core.cumsum(big).numpy(), [2**31 - 1, -2**31])  # wraps as int32
+    h = np.full(4096, 0.1, np.float16)
+    want = np.cumsum(h.astype(np.float64)).astype(np.float16)
+    np.testing.assert_array_equal(_core.cumsum(h).numpy(), want)
+    np.testing.assert_array_equal(_core.cumsum(np.zeros((0, 3), np.float32), 0).numpy().shape, (0, 3))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Cumsum"):
+        _core.cumsum(np.array([True]))
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"range \[-3, 3\), but got 3"):
+        _core.cumsum(x, 3)

@@ -217,6 +217,12 @@ GRAD_CASES = {
         lambda t: tf.reduce_sum(tf.square(tf.gather(t, [1, 1, 0]))), x), [_away((3, 2), r)]),
                     ("direct", lambda d: _core.gather_grad(d, tf.constant([2, 0, 2]), 0, 4),
                      [_away((3, 2), r)])],
+    "cumsum": [("axis 1", lambda x: tf.cumsum(x, axis=1), [_away((2, 5), r)]),
+               ("exclusive reverse", lambda x: tf.cumsum(x, axis=0, exclusive=True, reverse=True),
+                [_away((4, 3), r)]),
+               ("second order", lambda x: _second(
+                   lambda t: tf.reduce_sum(tf.square(tf.cumsum(t, reverse=True))), x),
+                [_away((5,), r)])],
     # the gradient of a slice's gradient: exercised through the second derivative
     "strided_slice_grad": [("second order of a slice", lambda x: _second(
         lambda t: tf.reduce_sum(tf.square(t[1:, ::2])), x), [_away((3, 4), r)])],

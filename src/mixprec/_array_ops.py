@@ -1,8 +1,8 @@
 """TensorFlow's indexing and rearranging ops: ``tf.gather`` (and ``tf.nn.embedding_lookup``),
-``tf.tile``, ``tf.pad``, ``tf.split`` and ``tf.cumsum``.
+``tf.tile``, ``tf.pad``, ``tf.split`` and ``tf.cumsum`` (a core op).
 
-Thin faces over C ops: gather is its own op (csrc/ops_gather.c); tile, pad, split and cumsum
-are compositions of the core's reshape / broadcast_to / strided slice / concat / add, per
+Thin faces over C ops: gather is its own op (csrc/ops_gather.c); tile, pad and split are
+compositions of the core's reshape / broadcast_to / strided slice / concat / add, per
 axis (their gradients come from those ops). The gradient of a gather is a dense tensor of
 the params' shape (TensorFlow's is an IndexedSlices with the same values). Only TensorFlow's
 checks of the Python arguments happen here; no element is touched in Python.
@@ -186,37 +186,7 @@ def split(value, num_or_size_splits, axis=0, num=None, name=None):
 
 
 def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):
-    """Running sums along ``axis`` (Cumsum): log2(n) shifted adds (Hillis-Steele) of the
-    core's slices, concats and adds; ``reverse`` runs on the reversed axis, ``exclusive``
-    shifts in a zero first. Integers are exact; floats sum in a tree order (16-bit in float32)."""
+    """Running sums along ``axis`` (Cumsum, a core op: sequential per column, floats summed
+    in float64 and rounded once per output, integers exact with wrap)."""
     del name
-    x = _tensor(x)
-    if x.dtype.is_bool:
-        raise _invalid("Value for attr 'T' of bool is not in the list of allowed values (Cumsum)")
-    axis = _axis_int(axis, "axis")
-    r = x.ndim
-    if not -r <= axis < r:
-        raise _invalid("ScanOp: Expected scan axis in the range [%d, %d), but got %d" % (-r, r, axis))
-    axis %= r
-    n = x.shape[axis]
-    narrow = x.dtype.name if x.dtype.name in ("float16", "bfloat16") else None
-    if narrow:  # 16-bit: summed in float32, rounded once
-        x = _core.cast(x, "float32")
-    if reverse:
-        x = _axis_slice(x, axis, None, None, -1)
-
-    def shifted(y, k):  # y moved k places along the axis, zeros in front
-        s = list(y.shape)
-        s[axis] = k
-        return _core.concat([_core.fill(s, 0, y.dtype), _axis_slice(y, axis, 0, n - k)], axis)
-
-    if exclusive and n:
-        x = shifted(x, 1)
-    k = 1
-    y = x
-    while k < n:
-        y = y + shifted(y, k)
-        k *= 2
-    if reverse:
-        y = _axis_slice(y, axis, None, None, -1)
-    return _core.cast(y, narrow) if narrow else y
+    return _core.cumsum(_tensor(x), _axis_int(axis, "axis"), bool(exclusive), bool(reverse))
