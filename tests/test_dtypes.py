@@ -16,7 +16,7 @@ def test_names_and_aliases():
     for n in NAMES:
         d = getattr(tf, n)
         assert d.name == n and tf.as_dtype(n) is d
-        assert str(d) == "<dtype: '%s'>" % n and repr(d) == "mixprec." + n
+        assert str(d) == "<dtype: '%s'>" % n and repr(d) == "tf." + n  # TensorFlow: tf.float32
     assert tf.half is tf.float16 and tf.double is tf.float64
     assert tf.as_dtype("half") is tf.float16 and tf.as_dtype("float") is tf.float32
     assert tf.as_dtype("double") is tf.float64

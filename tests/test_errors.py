@@ -23,8 +23,65 @@ def test_exception_hierarchy():
     assert issubclass(errors.ResourceExhaustedError, MemoryError)
     assert issubclass(errors.InternalError, RuntimeError)
     assert issubclass(errors.CudaError, RuntimeError)
-    assert errors.OpError is errors.InvalidArgumentError
     assert errors.InvalidArgumentError.__module__ == "mixprec.errors"
+    # TensorFlow's base: every error is an OpError (catching it catches them all)
+    for name in ("InvalidArgumentError", "OutOfRangeError", "InternalError", "CudaError",
+                 "ResourceExhaustedError", "UnavailableError", "NotFoundError", "DataLossError",
+                 "UnimplementedError", "UnknownError", "AbortedError", "CancelledError",
+                 "AlreadyExistsError", "DeadlineExceededError", "FailedPreconditionError",
+                 "PermissionDeniedError", "UnauthenticatedError"):
+        assert issubclass(getattr(errors, name), errors.OpError), name
+    assert errors.OpError is not errors.InvalidArgumentError
+    assert issubclass(errors.OperatorNotAllowedInGraphError, TypeError)
+
+
+# error_code of each class in TensorFlow 2.21 (tf.errors.X(None, None, "m").error_code)
+_TF_CODES = {
+    "CancelledError": 1, "UnknownError": 2, "InvalidArgumentError": 3, "DeadlineExceededError": 4,
+    "NotFoundError": 5, "AlreadyExistsError": 6, "PermissionDeniedError": 7,
+    "ResourceExhaustedError": 8, "FailedPreconditionError": 9, "AbortedError": 10,
+    "OutOfRangeError": 11, "UnimplementedError": 12, "InternalError": 13, "UnavailableError": 14,
+    "DataLossError": 15, "UnauthenticatedError": 16,
+}
+
+
+@pytest.mark.parametrize("name", sorted(_TF_CODES))
+def test_tf_constructor_and_attributes(name):
+    cls = getattr(errors, name)
+    e = cls(None, None, "msg")  # TensorFlow's (node_def, op, message, *args)
+    assert str(e) == "msg" and e.message == "msg"
+    assert e.op is None and e.node_def is None
+    assert e.error_code == _TF_CODES[name]
+    assert cls(None, None, "m", 5).error_code == _TF_CODES[name]  # extra args are ignored
+    e = cls(node_def="nd", op="op", message="kw")
+    assert (e.node_def, e.op, e.message, str(e)) == ("nd", "op", "kw", "kw")
+    with pytest.raises(cls, match="^raised$"):
+        raise cls(None, None, "raised")
+
+
+def test_error_codes_and_op_error_constructor():
+    assert (errors.OK, errors.INVALID_ARGUMENT, errors.NOT_FOUND, errors.OUT_OF_RANGE,
+            errors.DATA_LOSS, errors.UNAUTHENTICATED) == (0, 3, 5, 11, 15, 16)
+    e = errors.OpError(None, None, "msg", 3)  # the base takes the code
+    assert (str(e), e.message, e.error_code) == ("msg", "msg", 3)
+    assert e.experimental_payloads == {}
+
+
+def test_internal_one_argument_form_and_raised_errors_carry_tf_attributes():
+    e = errors.InvalidArgumentError("just a message")  # mixprec's own raises
+    assert str(e) == "just a message" and e.message == "just a message" and e.op is None
+    with pytest.raises(errors.OpError) as info:  # raised from C
+        tf.zeros([2]) + tf.zeros([3])
+    assert info.value.error_code == errors.INVALID_ARGUMENT
+    assert "Incompatible shapes" in info.value.message
+    assert info.value.node_def is None and info.value.op is None
+
+
+def test_errors_pickle():
+    import pickle
+    e = pickle.loads(pickle.dumps(errors.NotFoundError(None, "op", "gone")))
+    assert type(e) is errors.NotFoundError and e.message == "gone" and e.op == "op"
+    assert e.error_code == errors.NOT_FOUND
 
 
 # ------------------------------------------------------------------ shapes

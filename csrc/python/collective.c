@@ -467,10 +467,12 @@ static PyMethodDef collective_methods[] = {
 };
 
 int mp_py_collective_init(PyObject *module) {
-    MpExc_Unavailable = PyErr_NewExceptionWithDoc(
-        "mixprec._core.UnavailableError",
+    PyObject *bases = PyTuple_Pack(2, MpExc_OpError, PyExc_RuntimeError);
+    MpExc_Unavailable = bases ? PyErr_NewExceptionWithDoc(
+        "mixprec.errors.UnavailableError",
         "A collective's peer is lost or did not answer in time (tf.errors.UnavailableError).",
-        PyExc_RuntimeError, NULL);
+        bases, NULL) : NULL;
+    Py_XDECREF(bases);
     if (!MpExc_Unavailable)
         return -1;
     Py_INCREF(MpExc_Unavailable);

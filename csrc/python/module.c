@@ -9,7 +9,7 @@
 #include <pthread.h>
 #include <time.h>
 
-PyObject *MpExc_InvalidArgument, *MpExc_DType, *MpExc_OutOfRange, *MpExc_Internal, *MpExc_Cuda,
+PyObject *MpExc_OpError, *MpExc_InvalidArgument, *MpExc_DType, *MpExc_OutOfRange, *MpExc_Internal, *MpExc_Cuda,
     *MpExc_ResourceExhausted;
 PyObject *MpPy_DTypes[MP_DTYPE_COUNT];
 PyObject *MpPy_TensorShape, *MpPy_AsDType, *MpPy_Bf16Descr;
@@ -384,13 +384,20 @@ PyMODINIT_FUNC PyInit__core(void) {
         return NULL;
     if (PyModule_AddFunctions(m, module_methods) < 0 || PyModule_AddFunctions(m, mp_py_functions) < 0)
         goto fail;
+    /* TensorFlow's base class first: every mixprec error derives from it (errors.py gives it
+       TF's (node_def, op, message) constructor and error_code) */
+    if (!(MpExc_OpError = new_exc(m, "OpError", PyExc_Exception, "The base of every tf.errors exception.")))
+        goto fail;
     if (mp_py_tensor_type_init(m) < 0 || mp_py_variable_type_init(m) < 0 || mp_py_train_init(m) < 0 ||
         mp_py_graph_init(m) < 0 || mp_py_graph_loop_init(m) < 0 || mp_py_amp_init(m) < 0 || mp_py_nn_init(m) < 0 ||
         mp_py_collective_init(m) < 0 || mp_py_replica_vars_init(m) < 0)
         goto fail;
-    PyObject *b;
-    if (!(MpExc_InvalidArgument = new_exc(m, "InvalidArgumentError", PyExc_ValueError,
-                                          "An op received an argument it cannot use (shapes, dtypes, devices).")))
+    PyObject *b = PyTuple_Pack(2, MpExc_OpError, PyExc_ValueError);
+    MpExc_InvalidArgument =
+        b ? new_exc(m, "InvalidArgumentError", b, "An op received an argument it cannot use (shapes, dtypes, devices).")
+          : NULL;
+    Py_XDECREF(b);
+    if (!MpExc_InvalidArgument)
         goto fail;
     b = PyTuple_Pack(2, MpExc_InvalidArgument, PyExc_TypeError);
     MpExc_DType = b ? new_exc(m, "InvalidDTypeError", b, "Incompatible dtypes (an InvalidArgumentError).") : NULL;
@@ -402,12 +409,17 @@ PyMODINIT_FUNC PyInit__core(void) {
     Py_XDECREF(b);
     if (!MpExc_OutOfRange)
         goto fail;
-    if (!(MpExc_Internal = new_exc(m, "InternalError", PyExc_RuntimeError, "A broken invariant inside mixprec.")))
+    b = PyTuple_Pack(2, MpExc_OpError, PyExc_RuntimeError);
+    MpExc_Internal = b ? new_exc(m, "InternalError", b, "A broken invariant inside mixprec.") : NULL;
+    Py_XDECREF(b);
+    if (!MpExc_Internal)
         goto fail;
-    if (!(MpExc_Cuda = new_exc(m, "CudaError", PyExc_RuntimeError, "A CUDA, cuBLAS or cuDNN call failed.")))
+    if (!(MpExc_Cuda = new_exc(m, "CudaError", MpExc_Internal, "A CUDA, cuBLAS or cuDNN call failed.")))
         goto fail;
-    if (!(MpExc_ResourceExhausted =
-              new_exc(m, "ResourceExhaustedError", PyExc_MemoryError, "Out of host or device memory.")))
+    b = PyTuple_Pack(2, MpExc_OpError, PyExc_MemoryError);
+    MpExc_ResourceExhausted = b ? new_exc(m, "ResourceExhaustedError", b, "Out of host or device memory.") : NULL;
+    Py_XDECREF(b);
+    if (!MpExc_ResourceExhausted)
         goto fail;
     /* ml_dtypes' bfloat16 numpy dtype */
     PyObject *mld = PyImport_ImportModule("ml_dtypes");

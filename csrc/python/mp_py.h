@@ -18,12 +18,13 @@ typedef struct {
 
 /* module-wide objects, set once at import (see module.c) */
 extern PyTypeObject *MpTensor_Type;
-extern PyObject *MpExc_InvalidArgument;  /* InvalidArgumentError(ValueError) */
+extern PyObject *MpExc_OpError;          /* OpError(Exception): the base of all below */
+extern PyObject *MpExc_InvalidArgument;  /* InvalidArgumentError(OpError, ValueError) */
 extern PyObject *MpExc_DType;            /* InvalidDTypeError(InvalidArgumentError, TypeError) */
 extern PyObject *MpExc_OutOfRange;       /* OutOfRangeError(InvalidArgumentError, IndexError) */
-extern PyObject *MpExc_Internal;         /* InternalError(RuntimeError) */
-extern PyObject *MpExc_Cuda;             /* CudaError(RuntimeError) */
-extern PyObject *MpExc_ResourceExhausted;/* ResourceExhaustedError(MemoryError) */
+extern PyObject *MpExc_Internal;         /* InternalError(OpError, RuntimeError) */
+extern PyObject *MpExc_Cuda;             /* CudaError(InternalError) */
+extern PyObject *MpExc_ResourceExhausted;/* ResourceExhaustedError(OpError, MemoryError) */
 extern PyObject *MpPy_DTypes[MP_DTYPE_COUNT]; /* Python DType objects, registered by mixprec */
 extern PyObject *MpPy_TensorShape;       /* mixprec._shape.TensorShape, registered */
 extern PyObject *MpPy_AsDType;           /* mixprec._dtypes.as_dtype, registered */
@@ -93,7 +94,7 @@ int mp_py_train_init(PyObject *module);
 int mp_py_nn_init(PyObject *module);
 
 /* collective.c: communicators (csrc/collective.h) */
-extern PyObject *MpExc_Unavailable;        /* UnavailableError(RuntimeError) */
+extern PyObject *MpExc_Unavailable;        /* UnavailableError(OpError, RuntimeError) */
 int mp_py_collective_init(PyObject *module);
 
 /* dlpack.c */

@@ -801,6 +801,8 @@ def convert(fn):
     try:
         r = _rewrite(fn)
     except Exception:  # noqa: BLE001 - a rewrite failure leaves the function as written
+        from mixprec.autograph import _verbosity
+        _verbosity.log(1, "Error transforming entity %s", fn, exc_info=True)
         r = None
     return fn if r is None else r[0]
 

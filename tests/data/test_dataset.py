@@ -314,3 +314,55 @@ def test_element_spec_as_tensorflow_prints_it():
     # a map over batches keeps the open batch dimension
     m = ds.batch(4).map(lambda b: tf.reduce_sum(b, axis=2))
     assert repr(m.element_spec) == "TensorSpec(shape=(None, 28), dtype=tf.float32, name=None)"
+
+
+# TensorFlow 2.21's reprs (printed by /tmp/tfenv for the same pipelines)
+_X_SPEC = "TensorSpec(shape=(28, 28), dtype=tf.float32, name=None)"
+_Y_SPEC = "TensorSpec(shape=(), dtype=tf.uint8, name=None)"
+_PAIR = "(%s, %s)" % (_X_SPEC, _Y_SPEC)
+
+
+@pytest.mark.parametrize("make,expected", [
+    (lambda d: d, "<_TensorSliceDataset element_spec=%s>" % _PAIR),
+    (lambda d: d.batch(4),
+     "<_BatchDataset element_spec=(TensorSpec(shape=(None, 28, 28), dtype=tf.float32, name=None), "
+     "TensorSpec(shape=(None,), dtype=tf.uint8, name=None))>"),
+    (lambda d: d.batch(4, drop_remainder=True),
+     "<_BatchDataset element_spec=(TensorSpec(shape=(4, 28, 28), dtype=tf.float32, name=None), "
+     "TensorSpec(shape=(4,), dtype=tf.uint8, name=None))>"),
+    (lambda d: d.shuffle(5), "<_ShuffleDataset element_spec=%s>" % _PAIR),
+    (lambda d: d.map(lambda a, b: (a * 2, b)), "<_MapDataset element_spec=%s>" % _PAIR),
+    (lambda d: d.prefetch(2), "<_PrefetchDataset element_spec=%s>" % _PAIR),
+    (lambda d: d.repeat(), "<_RepeatDataset element_spec=%s>" % _PAIR),
+    (lambda d: d.take(3), "<_TakeDataset element_spec=%s>" % _PAIR),
+    (lambda d: d.cache(), "<CacheDataset element_spec=%s>" % _PAIR),
+    (lambda d: d.skip(2), "<_SkipDataset element_spec=%s>" % _PAIR),
+    (lambda d: d.batch(2).unbatch(), "<_UnbatchDataset element_spec=%s>" % _PAIR),
+    (lambda d: d.filter(lambda a, b: True), "<_FilterDataset element_spec=%s>" % _PAIR),
+    (lambda d: d.enumerate(),
+     "<_ZipDataset element_spec=(TensorSpec(shape=(), dtype=tf.int64, name=None), %s)>" % _PAIR),
+    (lambda d: tf.data.Dataset.zip((d, d)), "<_ZipDataset element_spec=(%s, %s)>" % (_PAIR, _PAIR)),
+    (lambda d: d.concatenate(d), "<_ConcatenateDataset element_spec=%s>" % _PAIR),
+    (lambda d: tf.data.Dataset.from_tensors(np.zeros((10, 28, 28), np.float32)),
+     "<_TensorDataset element_spec=TensorSpec(shape=(10, 28, 28), dtype=tf.float32, name=None)>"),
+    (lambda d: tf.data.Dataset.range(5),
+     "<_RangeDataset element_spec=TensorSpec(shape=(), dtype=tf.int64, name=None)>"),
+    (lambda d: tf.data.Dataset.from_tensor_slices({"a": np.zeros((10, 28, 28), np.float32)}),
+     "<_TensorSliceDataset element_spec={'a': %s}>" % _X_SPEC),
+])
+def test_dataset_repr_as_tensorflow(make, expected):
+    d = tf.data.Dataset.from_tensor_slices((np.zeros((10, 28, 28), np.float32),
+                                            np.zeros((10,), np.uint8)))
+    ds = make(d)
+    assert repr(ds) == expected
+    assert str(ds) == expected
+
+
+def test_prefetch_and_cache_stages_keep_elements_and_the_fast_path():
+    x = np.arange(20, dtype=np.float32).reshape(10, 2)
+    plain = tf.data.Dataset.from_tensor_slices(x).shuffle(10, seed=3).batch(4)
+    staged = tf.data.Dataset.from_tensor_slices(x).cache().shuffle(10, seed=3).batch(4).prefetch(1)
+    for a, b in zip(plain.as_numpy_iterator(), staged.as_numpy_iterator()):
+        np.testing.assert_array_equal(a, b)
+    assert len(staged) == 3 and int(staged.cardinality()) == 3
+    assert staged.element_spec == plain.element_spec

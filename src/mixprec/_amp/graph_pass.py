@@ -14,7 +14,7 @@ import weakref
 
 from mixprec import _core, _nest
 from mixprec._amp import state
-from mixprec._logging import get_logger
+from mixprec._logging import get_logger, runtime_logger
 
 NODE_OP, NODE_INPUT, NODE_VARIABLE, NODE_CONST, NODE_OUTPUT = 0, 1, 2, 3, 4
 
@@ -166,7 +166,7 @@ def summarize(trace, input_ids, output_ids, log=True):
     last_summary = s
     if log:
         for line in summary_lines(s):
-            get_logger().info(line)
+            runtime_logger().info(line)
     return s
 
 
@@ -252,5 +252,5 @@ def rewrite_graph(graph, name):
     if key not in _logged_graphs:
         _logged_graphs.add(key)
         for line in summary_lines(s):
-            get_logger().info(line)
+            runtime_logger().info(line)
     return s

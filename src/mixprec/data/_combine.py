@@ -18,6 +18,7 @@ def _check_dataset(d, what="zip"):
 
 
 class _Zip(_ds.Dataset):
+    _tf_name = "_ZipDataset"
     def __init__(self, datasets):
         self._datasets = datasets  # a nested structure of datasets
         for d in _nest.flatten(datasets):
@@ -48,6 +49,7 @@ class _Zip(_ds.Dataset):
 
 
 class _Concatenate(_ds.Dataset):
+    _tf_name = "_ConcatenateDataset"
     def __init__(self, first, second):
         self._first, self._second = first, _check_dataset(second, "concatenate")
 

@@ -96,13 +96,15 @@ class Dataset:
     def from_tensors(tensors, name=None):
         """A dataset of one element: ``tensors`` itself."""
         data = _nest.map_structure(lambda a: _to_numpy(a)[None], _structure(tensors))
-        return _Slices(data, 1)
+        return _Slices(data, 1, tf_name="_TensorDataset")
 
     @staticmethod
     def range(*args, **kwargs):
         if len(args) == 3 and args[2] == 0:  # TensorFlow's RangeDataset message
             raise _core.InvalidArgumentError("step must be a non-zero integer.")
-        return Dataset.from_tensor_slices(np.arange(*args, dtype=np.int64))
+        ds = Dataset.from_tensor_slices(np.arange(*args, dtype=np.int64))
+        ds._tf_name = "_RangeDataset"
+        return ds
 
     # ---------------------------------------------------------------- transformations
 
@@ -130,10 +132,11 @@ class Dataset:
         return _Skip(self, int(count))
 
     def prefetch(self, buffer_size, name=None):
-        return self  # elements are produced on demand; nothing to overlap on the CPU
+        # elements are produced on demand; nothing to overlap on the CPU
+        return _PassThrough(self, "_PrefetchDataset")
 
     def cache(self, filename="", name=None):
-        return self
+        return _PassThrough(self, "CacheDataset")  # TensorFlow's name has no underscore
 
     def filter(self, predicate, name=None):
         return _Filter(self, predicate)
@@ -194,9 +197,11 @@ class Dataset:
     def __iter__(self):
         return DatasetIterator(self)
 
+    # TensorFlow's class name for this transformation (its repr shows it)
+    _tf_name = "DatasetV2"
+
     def __repr__(self):
-        return "<%s cardinality=%s>" % (type(self).__name__.lstrip("_") + "Dataset",
-                                         self._cardinality())
+        return "<%s element_spec=%r>" % (self._tf_name, self.element_spec)
 
     # subclasses: _elements() yields nested NumPy/tensor structures; _cardinality() -> int,
     # -1 (infinite) or None (unknown)
@@ -232,8 +237,32 @@ class DatasetIterator:
             raise errors.OutOfRangeError("End of sequence") from None
 
 
+def _unwrap(ds):
+    """``ds`` without the pass-through stages (prefetch, cache) in front of it."""
+    while isinstance(ds, _PassThrough):
+        ds = ds._src
+    return ds
+
+
+class _PassThrough(Dataset):
+    """prefetch and cache: the same elements (a stage of its own only for its name)."""
+
+    def __init__(self, src, tf_name):
+        self._src, self._tf_name = src, tf_name
+
+    def _elements(self):
+        return self._src._elements()
+
+    def _cardinality(self):
+        return self._src._cardinality()
+
+
 class _Slices(Dataset):
-    def __init__(self, data, n, order_fn=None):
+    _tf_name = "_TensorSliceDataset"
+
+    def __init__(self, data, n, order_fn=None, tf_name=None):
+        if tf_name is not None:
+            self._tf_name = tf_name
         self._data = data
         self._n = n
         self._order_fn = order_fn  # () -> index array for one pass
@@ -262,6 +291,7 @@ _DEFAULT_GLOBAL_SEED = 87654321
 
 
 class _Shuffle(Dataset):
+    _tf_name = "_ShuffleDataset"
     """NOTE: the order depends only on (global seed, op seed, pass number), as in
     TensorFlow: two datasets shuffled with the same ``seed`` give the same first order,
     in any process, whatever other random ops ran; each new pass (epoch) reshuffles unless
@@ -311,8 +341,9 @@ class _Shuffle(Dataset):
         return out
 
     def _as_slices(self):
-        if isinstance(self._src, _Slices) and self._src._order_fn is None:
-            return _Slices(self._src._data, self._src._n, lambda: self._order(self._src._n))
+        src = _unwrap(self._src)
+        if isinstance(src, _Slices) and src._order_fn is None:
+            return _Slices(src._data, src._n, lambda: self._order(src._n))
         return None
 
     def _elements(self):
@@ -345,11 +376,12 @@ def _swap_pop(buf, k):
 
 
 class _Batch(Dataset):
+    _tf_name = "_BatchDataset"
     def __init__(self, src, n, drop):
         self._src, self._n, self._drop = src, n, drop
 
     def _elements(self):
-        src = self._src
+        src = _unwrap(self._src)
         sl = src._as_slices() if isinstance(src, _Shuffle) else (
             src if isinstance(src, _Slices) else None)
         if sl is not None:
@@ -387,6 +419,7 @@ def _stack(elems):
 
 
 class _Map(Dataset):
+    _tf_name = "_MapDataset"
     def __init__(self, src, fn):
         self._src, self._fn = src, fn
 
@@ -426,6 +459,7 @@ class _Map(Dataset):
 
 
 class _Repeat(Dataset):
+    _tf_name = "_RepeatDataset"
     def __init__(self, src, count):
         self._src, self._count = src, count
 
@@ -448,6 +482,7 @@ class _Repeat(Dataset):
 
 
 class _Take(Dataset):
+    _tf_name = "_TakeDataset"
     def __init__(self, src, count):
         self._src, self._count = src, count
 
@@ -469,6 +504,7 @@ class _Take(Dataset):
 
 
 class _Skip(Dataset):
+    _tf_name = "_SkipDataset"
     def __init__(self, src, count):
         self._src, self._count = src, count
 
@@ -487,6 +523,7 @@ class _Skip(Dataset):
 
 
 class _Filter(Dataset):
+    _tf_name = "_FilterDataset"
     def __init__(self, src, pred):
         self._src, self._pred = src, pred
 
@@ -502,6 +539,7 @@ class _Filter(Dataset):
 
 
 class _Enumerate(Dataset):
+    _tf_name = "_ZipDataset"  # TensorFlow's class (enumerate is a zip with a range)
     def __init__(self, src, start):
         self._src, self._start = src, start
 
@@ -518,6 +556,7 @@ class _Enumerate(Dataset):
 
 
 class _Unbatch(Dataset):
+    _tf_name = "_UnbatchDataset"
     def __init__(self, src):
         self._src = src
 

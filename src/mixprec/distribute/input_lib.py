@@ -3,7 +3,7 @@
 iterators. Slices are zero-copy row views of the batch; no element is touched here."""
 
 from mixprec import _core, _nest
-from mixprec.distribute.values import PerReplica
+from mixprec.distribute.values import PerReplica, PerReplicaSpec
 
 __all__ = ["InputContext", "InputOptions", "InputReplicationMode", "ValueContext", "DistributedDataset", "DistributedIterator",
            "DistributedDatasetsFromFunction", "compute_batch_size", "batch_sizes"]
@@ -74,7 +74,7 @@ class ValueContext:
         return self._num
 
 
-_PASS_THROUGH = ("_Map", "_Repeat", "_Take", "_Skip", "_Shuffle", "_Prefetch", "_Cache",
+_PASS_THROUGH = ("_Map", "_Repeat", "_Take", "_Skip", "_Shuffle", "_PassThrough",
                  "_Filter", "_Enumerate")
 
 
@@ -141,6 +141,26 @@ def _split(element, sizes, keep):
     return pieces
 
 
+def _replica_spec(spec, n, rows=None):
+    """A dataset's element spec as its distributed inputs have it: with ``n`` local replicas
+    a PerReplicaSpec of ``n`` copies per component, the batch dimension made ``rows``
+    (None: unknown) when ``rows`` is given; the plain spec with one replica."""
+    if spec is None:
+        return None
+    if rows is not None:
+        from mixprec._function import TensorSpec
+
+        rows = None if rows < 0 else rows
+
+        def per_replica_rows(s):
+            dims = s.shape.as_list()
+            return TensorSpec([rows] + dims[1:], s.dtype) if dims else s
+        spec = _nest.map_structure(per_replica_rows, spec)
+    if n == 1:
+        return spec
+    return _nest.map_structure(lambda s: PerReplicaSpec(*([s] * n)), spec)
+
+
 def _per_replica(pieces, element):
     if len(pieces) == 1:
         return pieces[0]
@@ -194,9 +214,11 @@ class DistributedIterator:
         except StopIteration:
             return _Optional(None, False)
 
+    _element_spec = None
+
     @property
     def element_spec(self):
-        return None
+        return self._element_spec
 
 
 class DistributedDataset:
@@ -229,7 +251,9 @@ class DistributedDataset:
         return _per_replica(_split(element, sizes, self._keep), element)
 
     def __iter__(self):
-        return DistributedIterator(self._strategy, self._dataset, self._split_element)
+        it = DistributedIterator(self._strategy, self._dataset, self._split_element)
+        it._element_spec = self.element_spec
+        return it
 
     def reduce(self, initial_state, reduce_func):
         state = initial_state
@@ -239,7 +263,14 @@ class DistributedDataset:
 
     @property
     def element_spec(self):
-        return getattr(self._dataset, "element_spec", None)
+        """TensorFlow's: a PerReplicaSpec per component whose batch dimension is the
+        per-replica batch when the global batch is static and divides evenly, else None."""
+        if self._n == 1:
+            return self._dataset.element_spec
+        rows = -1
+        if self._static > 0 and self._static % self._n == 0:
+            rows = self._static // self._n
+        return _replica_spec(self._dataset.element_spec, len(self._keep), rows)
 
     @property
     def cardinality(self):
@@ -285,8 +316,11 @@ class DistributedDatasetsFromFunction:
         def to_per_replica(got):
             return got[0] if n == 1 else _per_replica(got, got[0])
 
-        return DistributedIterator(self._strategy, groups(), to_per_replica)
+        it = DistributedIterator(self._strategy, groups(), to_per_replica)
+        it._element_spec = self.element_spec
+        return it
 
     @property
     def element_spec(self):
-        return getattr(self._dataset, "element_spec", None)
+        """The per-replica dataset's spec, a PerReplicaSpec per component (TensorFlow)."""
+        return _replica_spec(getattr(self._dataset, "element_spec", None), self._local)

@@ -40,6 +40,27 @@ class Mirrored(DistributedValues):
     """Values that are the same on every replica."""
 
 
+class PerReplicaSpec:
+    """The type of a PerReplica: one TensorSpec per replica (``element_spec`` of distributed
+    datasets and iterators)."""
+
+    def __init__(self, *value_specs):
+        self._value_specs = tuple(value_specs)
+
+    @property
+    def value_type(self):
+        return PerReplica
+
+    def __eq__(self, other):
+        return type(other) is type(self) and self._value_specs == other._value_specs
+
+    def __hash__(self):
+        return hash((PerReplicaSpec, self._value_specs))
+
+    def __repr__(self):
+        return "PerReplicaSpec(%s)" % ", ".join(repr(s) for s in self._value_specs)
+
+
 def is_distributed(x):
     return isinstance(x, DistributedValues)
 
