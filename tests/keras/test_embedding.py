@@ -47,6 +47,19 @@ def test_mask_and_config():
     again = keras.layers.Embedding.from_config(config)
     assert again.input_dim == 10 and again.mask_zero
     assert e.compute_output_shape((None, 3)) == (None, 3, 4)
+    mixed_precision.set_global_policy("mixed_float16")
+    # tf-keras 2.21's config, key for key and in its order
+    want = {"name": "embedding_x", "trainable": True,
+            "dtype": {"module": "keras.mixed_precision", "class_name": "Policy",
+                      "config": {"name": "mixed_float16"}, "registered_name": None},
+            "batch_input_shape": (None, None), "input_dim": 10, "output_dim": 4,
+            "embeddings_initializer": {"module": "keras.initializers", "class_name": "RandomUniform",
+                                       "config": {"minval": -0.05, "maxval": 0.05, "seed": None},
+                                       "registered_name": None},
+            "embeddings_regularizer": None, "activity_regularizer": None,
+            "embeddings_constraint": None, "mask_zero": True, "input_length": None}
+    got = keras.layers.Embedding(10, 4, mask_zero=True, name="embedding_x").get_config()
+    assert list(got) == list(want) and got == want
     with pytest.raises(ValueError, match="should be positive"):
         keras.layers.Embedding(0, 4)
 
