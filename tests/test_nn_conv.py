@@ -12,7 +12,7 @@ import pytest
 
 import mixprec as tf
 from mixprec import _core
-from tolerances import NP_DTYPE, assert_close, round_to, tolerance
+from tolerances import NP_DTYPE, assert_close, round_to
 
 DTYPES = ("float32", "bfloat16", "float16", "float64")
 

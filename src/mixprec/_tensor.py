@@ -5,7 +5,6 @@ accepts these methods here, where printing belongs. Importing this module also r
 the DType and TensorShape classes with the C core.
 """
 
-import numpy as np
 
 from mixprec import _core, _dtypes, _shape
 

@@ -5,7 +5,6 @@ every replica identically, equal to one replica on the whole batch. The NCCL eng
 runs only where two real GPUs are (marked `gpu`; skipped elsewhere)."""
 
 import gc
-import os
 
 import numpy as np
 import pytest

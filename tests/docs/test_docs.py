@@ -3,7 +3,6 @@ porting table exists."""
 
 import os
 import re
-import runpy
 import subprocess
 import sys
 

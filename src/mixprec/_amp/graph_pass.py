@@ -14,7 +14,7 @@ import weakref
 
 from mixprec import _core, _nest
 from mixprec._amp import state
-from mixprec._logging import get_logger, runtime_logger
+from mixprec._logging import runtime_logger
 
 NODE_OP, NODE_INPUT, NODE_VARIABLE, NODE_CONST, NODE_OUTPUT = 0, 1, 2, 3, 4
 

@@ -13,7 +13,8 @@ from mixprec import _core, _nest
 from mixprec._variable import Variable
 from mixprec.distribute import _context, _gpu_mirror, _traced
 from mixprec.distribute._context import ReduceOp, ReplicaContext, _as_reduce_op
-from mixprec.distribute.values import (DistributedValues, Mirrored, PerReplica, regroup,
+from mixprec.distribute._rendezvous import MERGE_MISMATCH, Rendezvous
+from mixprec.distribute.values import (DistributedValues, PerReplica, regroup,
                                        select_replica)
 
 _OPS = {ReduceOp.SUM: 0, ReduceOp.MEAN: 1}
@@ -65,27 +66,8 @@ class ReductionToOneDevice(CrossDeviceOps):
 
 # ----------------------------------------------------------------- a run across threads
 
-class _Run:
+class _Run(Rendezvous):
     """One ``strategy.run`` across local replica threads: the merge_call rendezvous."""
-
-    def __init__(self, n, timeout):
-        self.n = n
-        self.timeout = timeout
-        self.cv = threading.Condition()
-        self.arrived = 0
-        self.gen = 0
-        self.slots = [None] * n
-        self.result = None
-        self.error = None
-        self.aborted = None
-
-    def abort(self, why):
-        with self.cv:
-            if self.aborted is None:
-                self.aborted = why
-            self.cv.notify_all()
-
-    finished = 0  # replicas whose function returned
 
     def finish(self):
         """A replica's function returned: if others wait in a merge_call that it will
@@ -97,12 +79,8 @@ class _Run:
     def _check_mismatch(self):  # under cv
         if 0 < self.arrived < self.n and self.arrived + self.finished >= self.n and \
                 self.aborted is None:
-            self.aborted = _MERGE_MISMATCH
+            self.aborted = MERGE_MISMATCH
             self.cv.notify_all()
-
-
-_MERGE_MISMATCH = ("Some replicas made a different number of replica_context().merge_call() "
-                   "calls.")  # TensorFlow's words
 
 
 def _to_tensor(x):
@@ -203,7 +181,6 @@ class StrategyExtended:
             type(self)._cross_worker_all_reduce is StrategyExtended._cross_worker_all_reduce
 
     def _call_for_each_replica(self, fn, args, kwargs):
-        strategy = self._container
         n = self._num_local
         if _core.graph_recording() is not None:
             if not self._traces_replicas():

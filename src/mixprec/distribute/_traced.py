@@ -4,11 +4,10 @@ graph, merge_call hands over between them, and an all-reduce is a sum of ops in 
 Orchestration only: every number is an op of the graph; the thread engine is not used here.
 """
 
-import threading
-
 from mixprec import _core
 from mixprec.distribute import _context
 from mixprec.distribute._context import ReplicaContext
+from mixprec.distribute._rendezvous import MERGE_MISMATCH, Rendezvous
 from mixprec.distribute.values import DistributedValues, regroup, select_replica
 
 
@@ -21,36 +20,14 @@ class Untraceable(Exception):
     (a collective on the tape: synchronized batch norm); strategy.run then runs eagerly."""
 
 
-# TensorFlow's words (replicas that call merge_call, an all-reduce or apply_gradients a
-# different number of times)
-MISMATCH = "Some replicas made a different number of replica_context().merge_call() calls."
-
-
-class TracedRun:
+class TracedRun(Rendezvous):
     """One ``strategy.run`` recorded into a traced function's graph (TensorFlow's model in a
     tf.function): the replicas run one at a time, in rank order, each on its replica thread
     recording into the caller's graph, so the graph holds every replica's ops in order. A
     replica hands over to the next at ``merge_call`` (and when it returns); the last to
     arrive runs the merge function in cross-replica context, then replica 0 resumes."""
 
-    def __init__(self, n, timeout):
-        self.n = n
-        self.timeout = timeout
-        self.cv = threading.Condition()
-        self.turn = 0
-        self.arrived = 0
-        self.gen = 0
-        self.finished = 0
-        self.slots = [None] * n
-        self.result = None
-        self.error = None
-        self.aborted = None
-
-    def abort(self, why):
-        with self.cv:
-            if self.aborted is None:
-                self.aborted = why
-            self.cv.notify_all()
+    turn = 0  # the replica recording now
 
     def _wait(self, pred):
         """Under cv: until pred() (raises ReplicaAborted when another replica failed)."""
@@ -69,7 +46,7 @@ class TracedRun:
         with self.cv:
             self.finished += 1
             if self.arrived and self.aborted is None:  # others wait in a merge_call
-                self.aborted = MISMATCH
+                self.aborted = MERGE_MISMATCH
             self.turn = i + 1
             self.cv.notify_all()
 
@@ -140,7 +117,7 @@ def merge_call(ext, ctx, merge_fn, args, kwargs):
         if run.aborted is not None:
             raise ReplicaAborted(run.aborted)
         if run.finished:
-            run.aborted = MISMATCH
+            run.aborted = MERGE_MISMATCH
             run.cv.notify_all()
             raise RuntimeError(run.aborted)
         run.slots[rid] = (args, kwargs, merge_fn)

@@ -12,7 +12,6 @@ import os
 import sys
 
 from mixprec import _core
-from mixprec.distribute._context import ReduceOp
 from mixprec.distribute._strategy import Strategy, StrategyExtended, _timeout
 
 _MPI_ENV = ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS")

@@ -6,7 +6,6 @@ import numbers
 import numpy as np
 
 from mixprec import _core
-from mixprec import random as _random
 from mixprec._tape import GradientTape
 
 __all__ = ["assert_trains_like", "gradient_underflow_report", "UnderflowReport",

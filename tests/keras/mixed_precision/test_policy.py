@@ -4,7 +4,6 @@ policy, and the "Mixed precision compatibility check" log. Expected texts are Te
 
 import logging
 import threading
-import types
 
 import pytest
 

@@ -16,7 +16,7 @@ from mixprec._autograph import call as _ag_call
 from mixprec import debugging as _debugging
 from mixprec._dtypes import as_dtype
 from mixprec._shape import TensorShape
-from mixprec._variable import Variable, autocast_scope
+from mixprec._variable import Variable
 from mixprec.keras import backend
 from mixprec.keras import initializers as _initializers
 from mixprec.keras import regularizers as _regularizers

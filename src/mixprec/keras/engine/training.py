@@ -16,7 +16,6 @@ import numpy as np
 from mixprec import _core, _function, _logging, _nest
 from mixprec import random as _random
 from mixprec._amp import state as _amp_state
-from mixprec._dtypes import as_dtype
 from mixprec._tape import GradientTape
 from mixprec.keras import backend
 from mixprec.keras import callbacks as _callbacks
