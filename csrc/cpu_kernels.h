@@ -46,6 +46,13 @@ void mp_vexpf(const float *x, float *y, int64_t n);
 void mp_vexp(const double *x, double *y, int64_t n);
 /* Narrow n f32 values into dtype dt (f32/f16/bf16) at dst. */
 void mp_store_f32(mp_dtype dt, const float *src, void *dst, int64_t n);
+/* gather / scatter_add slots (cpu_gather.c): indices already checked in [0, n). */
+mp_status mp_cpu_gather(mp_device dev, mp_dtype dt, const int64_t *idx, const void *x, void *y, int64_t outer,
+                        int64_t n, int64_t nidx, int64_t inner);
+mp_status mp_cpu_scatter_add(mp_device dev, mp_dtype dt, const int64_t *idx, const void *x, void *y, int64_t outer,
+                             int64_t n, int64_t nidx, int64_t inner);
+mp_status mp_cpu_cumsum(mp_device dev, mp_dtype dt, const void *x, void *y, int64_t outer, int64_t n, int64_t inner,
+                        int exclusive, int reverse);
 /* Temporary host buffers for kernels (64-byte aligned); NULL on failure. */
 void *mp_cpu_scratch_alloc(size_t nbytes);
 void mp_cpu_scratch_free(void *p, size_t nbytes);

@@ -737,6 +737,34 @@ static mp_status g_index_t(const mp_node *n, mp_tensor *dy, const int *need, mp_
     return finish(&a);
 }
 
+/* tf.gather: dy's slices summed into zeros of params' shape (dense; TensorFlow's
+ * IndexedSlices made dense), an op that reads the indices at every run. */
+static mp_status g_gather(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    if (!need[0])
+        return MP_OK;
+    mp_tensor *in[2] = {dy, IN(1)};
+    int64_t axis = n->attrs.i0 < 0 ? n->attrs.i0 + IN(0)->ndim : n->attrs.i0;
+    mp_attrs at = {.i0 = axis, .i1 = IN(0)->shape[axis]};
+    return mp_op_run(MP_OP_GATHER_GRAD, 2, in, &at, &dx[0]);
+}
+/* the scatter-add's adjoint is the gather of the same indices */
+static mp_status g_gather_grad(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    if (!need[0])
+        return MP_OK;
+    mp_tensor *in[2] = {dy, IN(1)};
+    mp_attrs at = {.i0 = n->attrs.i0};
+    return mp_op_run(MP_OP_GATHER, 2, in, &at, &dx[0]);
+}
+
+/* cumsum: the running sums of dy taken the other way (same exclusive) */
+static mp_status g_cumsum(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    if (!need[0])
+        return MP_OK;
+    mp_attrs at = n->attrs;
+    at.i2 = !n->attrs.i2;
+    return mp_op_run(MP_OP_CUMSUM, 1, &dy, &at, &dx[0]);
+}
+
 /* ------------------------------------------------------------------ table */
 
 typedef mp_status (*grad_fn)(const mp_node *, mp_tensor *, const int *, mp_tensor **);
@@ -1113,6 +1141,9 @@ static mp_status g_batch_norm_grad_sums(const mp_node *n, mp_tensor *G, const in
 #define GRAD_SHAPE NULL
 #define GRAD_RANGE_T NULL
 #define GRAD_INDEX_T g_index_t
+#define GRAD_GATHER g_gather
+#define GRAD_GATHER_GRAD g_gather_grad
+#define GRAD_CUMSUM g_cumsum
 #define GRAD_ONE_HOT NULL
 #define GRAD_RANDOM_UNIFORM NULL
 #define GRAD_RANDOM_NORMAL NULL

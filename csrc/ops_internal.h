@@ -18,4 +18,8 @@ mp_status mp_run_batch_stats(mp_op op, mp_tensor *const *in, const mp_attrs *at,
 mp_status mp_run_batch_norm(mp_tensor *const *in, const mp_attrs *at, const mp_backend *be, mp_tensor **out);
 /* The replicas' sum of one tensor (ops_collective.c): attrs i0 = mp_comm *, i1 = rank. */
 mp_status mp_run_all_reduce(mp_tensor *x, const mp_attrs *at, mp_tensor **out);
+/* tf.gather and its dense gradient (ops_gather.c): attrs i0 = axis, i1 = rows (the gradient). */
+mp_status mp_run_gather(mp_op op, mp_tensor *const *in, const mp_attrs *at, const mp_backend *be, mp_tensor **out);
+/* tf.cumsum (ops_gather.c): attrs i0 = axis, i1 = exclusive, i2 = reverse. */
+mp_status mp_run_cumsum(mp_tensor *x, const mp_attrs *at, const mp_backend *be, mp_tensor **out);
 #endif

@@ -166,6 +166,12 @@ mp_status mp_cuda_softmax(mp_device dev, int is_log, mp_dtype dt, const void *x,
                           int64_t cols);
 mp_status mp_cuda_one_hot(mp_device dev, mp_dtype dt, const int64_t *idx, void *y, int64_t n, int64_t depth,
                           double on, double off);
+mp_status mp_cuda_gather(mp_device dev, mp_dtype dt, const int64_t *idx, const void *x, void *y, int64_t outer,
+                         int64_t n, int64_t nidx, int64_t inner); // gather.cu
+mp_status mp_cuda_scatter_add(mp_device dev, mp_dtype dt, const int64_t *idx, const void *x, void *y, int64_t outer,
+                              int64_t n, int64_t nidx, int64_t inner);
+mp_status mp_cuda_cumsum(mp_device dev, mp_dtype dt, const void *x, void *y, int64_t outer, int64_t n,
+                         int64_t inner, int exclusive, int reverse); // gather.cu
 mp_status mp_cuda_random(mp_device dev, int dist, mp_dtype dt, void *y, int64_t n, uint64_t seed, uint64_t stream,
                          double a, double b);
 mp_status mp_cuda_softmax_xent(mp_device dev, int sparse, mp_dtype dt, const void *logits, const void *labels,

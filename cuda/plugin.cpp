@@ -66,6 +66,9 @@ static void fill_table(void) {
     table.gemm = mp_cuda_gemm;
     table.softmax = mp_cuda_softmax;
     table.one_hot = mp_cuda_one_hot;
+    table.gather = mp_cuda_gather;
+    table.scatter_add = mp_cuda_scatter_add;
+    table.cumsum = mp_cuda_cumsum;
     table.random = mp_cuda_random;
     table.softmax_xent = mp_cuda_softmax_xent;
     table.finite_check = mp_cuda_finite_check;

@@ -420,6 +420,40 @@ def test_traced_size_ops(dt):
         assert_gpu_close(gpu, cpu, dt, "exact", err_msg="index_t %s [%d]" % (dt, i))
 
 
+covers("gather", "gather_grad", "cumsum")
+
+
+@pytest.mark.parametrize("dt", ALL)
+def test_gather_and_its_gradient(dt):
+    """tf.gather on every axis (the gather slot), and for floats its dense gradient (the
+    scatter_add slot: atomics on the GPU, so summed repeats compare as a reduction)."""
+    rng = np.random.default_rng(5)
+    x = rng.uniform(-3, 3, (6, 70, 5))
+    x = x > 0 if dt == "bool" else x.astype(NP_DTYPE[dt])
+    idx = rng.integers(0, 6, (40, 3))
+    for axis in (0, 1, 2):
+        i = idx % x.shape[axis]
+        fn = lambda p: tf.gather(p, tf.constant(i), axis=axis)  # noqa: E731
+        check(fn, [x], dt, "exact", grad=dt in FLOATS, grad_kind="reduction",
+              err="gather axis %d %s" % (axis, dt))
+
+
+@pytest.mark.parametrize("dt", FLOATS + ("int32", "int64"))
+def test_tile_pad_split_cumsum(dt):
+    """The compositions of src/mixprec/_array_ops.py run on the GPU as on the CPU (their
+    gradients too: broadcast_to's sums, concat's and slices' scatters)."""
+    x = np.random.default_rng(6).uniform(-3, 3, (5, 40)).astype(NP_DTYPE[dt])
+    cases = [("tile", lambda t: tf.tile(t, [2, 3]), "reduction"),
+             ("pad", lambda t: tf.pad(t, [[1, 2], [3, 0]], constant_values=2), "exact"),
+             ("reflect", lambda t: tf.pad(t, [[2, 2], [1, 3]], "REFLECT"), "reduction"),
+             ("split", lambda t: tf.split(t, [10, -1, 5], axis=1)[1], "exact"),
+             ("cumsum", lambda t: tf.cumsum(t, axis=1, exclusive=True, reverse=True), "reduction"),
+             ("cumsum axis 0", lambda t: tf.cumsum(t, axis=0), "reduction")]
+    for name, fn, grad_kind in cases:
+        check(fn, [x], dt, "exact" if name != "cumsum" or dt.startswith("int") else "reduction",
+              grad=dt in FLOATS, grad_kind=grad_kind, err="%s %s" % (name, dt))
+
+
 @pytest.mark.parametrize("dt", FLOATS + ("int32", "int64"))
 def test_random_streams_match(dt):
     def draws(device, dist):

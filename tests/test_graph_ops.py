@@ -128,6 +128,12 @@ CASES = {
     "range_t": (lambda n: tf.range(n), [lambda: np.int32(R.integers(0, 6))]),
     "index_t": (lambda x, i: x[i] * 2.0, [f32(4, 3), lambda: np.int32(R.integers(-4, 4))]),
     "one_hot": (lambda i: tf.one_hot(i, 5), [ints(3)]),
+    # the indices are read at every run: another call's indices give another gather
+    "gather": (lambda x, i: tf.gather(x, i, axis=1) * 2.0,
+               [f32(3, 5), lambda: R.integers(0, 5, size=(2, 2)).astype(np.int32)]),
+    "gather_grad": (lambda d, i: _core.gather_grad(d, i, 0, 4) * 2.0,
+                    [f32(3, 2), lambda: R.integers(0, 4, size=3).astype(np.int64)]),
+    "cumsum": (lambda x: tf.cumsum(x, axis=1, exclusive=True) + 1.0, [f32(3, 5)]),
     "random_uniform": (lambda x: x + tf.random.uniform([3, 4], seed=1), [f32(3, 4)]),
     "random_normal": (lambda x: x + tf.random.normal([3, 4], seed=2), [f32(3, 4)]),
     "truncated_normal": (lambda x: x + tf.random.truncated_normal([3, 4], seed=3),

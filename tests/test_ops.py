@@ -1538,3 +1538,80 @@ def test_index_of_a_tensor_index():
 DEDICATED["index_t"] = "test_index_of_a_tensor_index"
 DEDICATED["shape_op"] = "test_shape_op_and_range_of_tensor_bounds"
 DEDICATED["range_t"] = "test_shape_op_and_range_of_tensor_bounds"
+
+
+def test_gather_matches_numpy():
+    """tf.gather (GatherV2, batch_dims 0) for every dtype, axis and index rank, against
+    np.take; its dense gradient op (gather_grad) against np.add.at; TensorFlow's errors."""
+    rng = np.random.default_rng(3)
+    params = rng.uniform(-4, 4, (4, 5, 3))
+    for dt in ("float16", "bfloat16", "float32", "float64", "int32", "int64", "uint8", "bool"):
+        p = params.astype(NP_DTYPE[dt]) if dt != "bool" else params > 0
+        for axis in (0, 1, 2, -1, -3):
+            n = p.shape[axis]
+            for ind in ([1, 0, 1], [[n - 1, 0], [2, 2]], 2, np.zeros((0,), np.int64)):
+                for idt in ("int32", "int64"):
+                    i = np.asarray(ind).astype(idt)
+                    got = tf.gather(tf.constant(p), tf.constant(i), axis=axis)
+                    want = np.take(p, i, axis=axis)
+                    assert got.dtype.name == dt
+                    assert got.shape == want.shape
+                    np.testing.assert_array_equal(np.asarray(got.numpy()), want)
+    # python lists and a scalar axis tensor
+    np.testing.assert_array_equal(tf.gather([10, 20, 30], [2, 2, 0]).numpy(), [30, 30, 10])
+    np.testing.assert_array_equal(tf.nn.embedding_lookup(tf.constant(params), [[3], [0]]).numpy(),
+                                  params[[[3], [0]]])
+    # the gradient op: slices of dy summed into zeros of the params' shape (repeats add)
+    dy = rng.uniform(-1, 1, (2, 3, 3))
+    idx = np.array([2, 2, 0])
+    for dt in ("float16", "bfloat16", "float32", "float64"):
+        got = _core.gather_grad(tf.constant(dy.astype(NP_DTYPE[dt])), tf.constant(idx), 1, 5)
+        want = np.zeros((2, 5, 3))
+        np.add.at(want, (slice(None), idx), dy.astype(NP_DTYPE[dt]).astype(np.float64))
+        assert got.dtype.name == dt
+        assert_close(got.numpy(), want.astype(NP_DTYPE[dt]), dt, "reduction")
+    # TensorFlow's errors
+    x = tf.constant(np.arange(12.0).reshape(4, 3))
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"indices\[1\] = 5 is not in \[0, 4\)"):
+        tf.gather(x, [1, 5])
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"indices\[0,1\] = -1 is not in \[0, 4\)"):
+        tf.gather(x, [[0, -1]])
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"indices\[1\] = 3 is not in \[0, 3\)"):
+        tf.gather(x, [0, 3], axis=1)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="at least rank 3 but is rank 2"):
+        tf.gather(x, [0], axis=2)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Expected axis in the range"):
+        tf.gather(x, [0], axis=-3)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Tindices"):
+        tf.gather(x, tf.constant([0.5]))
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        tf.gather(tf.constant(1.0), [0])
+    with pytest.raises(NotImplementedError, match="batch_dims"):
+        tf.gather(x, [[0]], batch_dims=1)
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"indices\[0\] = 7 is not in \[0, 4\)"):
+        tf.nn.embedding_lookup(x, [7])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="does not match"):
+        _core.gather_grad(tf.constant(dy), tf.constant([0, 1]), 1, 5)
+
+
+DEDICATED["gather"] = "test_gather_matches_numpy"
+DEDICATED["gather_grad"] = "test_gather_matches_numpy"
+DEDICATED["cumsum"] = "test_cumsum_op_matches_numpy"
+
+
+def test_cumsum_op_matches_numpy():
+    """_core.cumsum (tf.cumsum; the wider checks: tests/test_array_ops.py): sequential sums,
+    integers exact with wrap, 16-bit rounded once from a float64 sum."""
+    x = np.arange(1, 25, dtype=np.int32).reshape(2, 3, 4)
+    for axis in (0, 1, 2, -1):
+        np.testing.assert_array_equal(_core.cumsum(x, axis).numpy(), np.cumsum(x, axis, dtype=np.int32))
+    big = np.array([2**31 - 1, 1], np.int32)
+    np.testing.assert_array_equal(_core.cumsum(big).numpy(), [2**31 - 1, -2**31])  # wraps as int32
+    h = np.full(4096, 0.1, np.float16)
+    want = np.cumsum(h.astype(np.float64)).astype(np.float16)
+    np.testing.assert_array_equal(_core.cumsum(h).numpy(), want)
+    np.testing.assert_array_equal(_core.cumsum(np.zeros((0, 3), np.float32), 0).numpy().shape, (0, 3))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Cumsum"):
+        _core.cumsum(np.array([True]))
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"range \[-3, 3\), but got 3"):
+        _core.cumsum(x, 3)

@@ -206,6 +206,23 @@ GRAD_CASES = {
     "index_t": [("row", lambda x: _core.index_t(x, tf.constant(1)) * 2.0, [_away((3, 4), r)]),
                 ("from the end", lambda x: _core.index_t(x, tf.constant(-1, tf.int64)),
                  [_away((2, 2, 3), r)])],
+    # tf.gather: repeated indices sum their rows (the dense form of TF's IndexedSlices)
+    "gather": [("axis 0 repeated", lambda x: tf.gather(x, [2, 0, 2, 1]), [_away((3, 4), r)]),
+               ("axis 1 of 2-D indices", lambda x: tf.gather(x, [[1, 1], [0, 3]], axis=1),
+                [_away((2, 4, 3), r)]),
+               ("axis -1 scalar index", lambda x: tf.gather(x, tf.constant(2, tf.int64), axis=-1),
+                [_away((3, 4), r)])],
+    # the gradient of gather's gradient: the second derivative of a gather
+    "gather_grad": [("second order of a gather", lambda x: _second(
+        lambda t: tf.reduce_sum(tf.square(tf.gather(t, [1, 1, 0]))), x), [_away((3, 2), r)]),
+                    ("direct", lambda d: _core.gather_grad(d, tf.constant([2, 0, 2]), 0, 4),
+                     [_away((3, 2), r)])],
+    "cumsum": [("axis 1", lambda x: tf.cumsum(x, axis=1), [_away((2, 5), r)]),
+               ("exclusive reverse", lambda x: tf.cumsum(x, axis=0, exclusive=True, reverse=True),
+                [_away((4, 3), r)]),
+               ("second order", lambda x: _second(
+                   lambda t: tf.reduce_sum(tf.square(tf.cumsum(t, reverse=True))), x),
+                [_away((5,), r)])],
     # the gradient of a slice's gradient: exercised through the second derivative
     "strided_slice_grad": [("second order of a slice", lambda x: _second(
         lambda t: tf.reduce_sum(tf.square(t[1:, ::2])), x), [_away((3, 4), r)])],

@@ -1009,6 +1009,57 @@ static PyObject *py_index_t(PyObject *m, PyObject *const *args, Py_ssize_t nargs
     return r;
 }
 
+/* _core.gather(params, indices, axis=0) and _core.gather_grad(dy, indices, axis, rows): tf.gather
+ * (batch_dims 0) and its dense gradient; the indices are checked at every run. */
+static const char *const gather_names[] = {"params", "indices", "axis", "rows"};
+static PyObject *gather_common(mp_op op, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
+    PyObject *a[4] = {NULL, NULL, NULL, NULL};
+    int grad = op == MP_OP_GATHER_GRAD;
+    if (parse_args(grad ? "gather_grad" : "gather", args, nargs, kw, gather_names, grad ? 4 : 3, grad ? 4 : 2, a))
+        return NULL;
+    long long axis = a[2] ? PyLong_AsLongLong(a[2]) : 0, rows = a[3] ? PyLong_AsLongLong(a[3]) : 0;
+    if (PyErr_Occurred())
+        return NULL;
+    mp_tensor *x[2] = {NULL, NULL};
+    PyObject *r = NULL;
+    if (!mp_py_to_tensor(a[0], MP_NO_DTYPE, 0, &x[0]) && !mp_py_to_tensor(a[1], MP_NO_DTYPE, 0, &x[1])) {
+        mp_attrs at = {.i0 = axis, .i1 = rows};
+        r = mp_py_run_wrap(op, 2, x, &at);
+    }
+    for (int i = 0; i < 2; i++)
+        if (x[i])
+            mp_tensor_decref(x[i]);
+    return r;
+}
+static PyObject *py_gather(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
+    (void)m;
+    return gather_common(MP_OP_GATHER, args, nargs, kw);
+}
+static PyObject *py_gather_grad(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
+    (void)m;
+    return gather_common(MP_OP_GATHER_GRAD, args, nargs, kw);
+}
+
+/* _core.cumsum(x, axis=0, exclusive=False, reverse=False): tf.cumsum's running sums. */
+static const char *const cumsum_names[] = {"x", "axis", "exclusive", "reverse"};
+static PyObject *py_cumsum(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
+    (void)m;
+    PyObject *a[4];
+    if (parse_args("cumsum", args, nargs, kw, cumsum_names, 4, 1, a))
+        return NULL;
+    long long axis = a[1] ? PyLong_AsLongLong(a[1]) : 0;
+    int ex = a[2] ? PyObject_IsTrue(a[2]) : 0, rev = a[3] ? PyObject_IsTrue(a[3]) : 0;
+    if (PyErr_Occurred() || ex < 0 || rev < 0)
+        return NULL;
+    mp_tensor *x = NULL;
+    if (mp_py_to_tensor(a[0], MP_NO_DTYPE, 0, &x))
+        return NULL;
+    mp_attrs at = {.i0 = axis, .i1 = ex, .i2 = rev};
+    PyObject *r = mp_py_run_wrap(MP_OP_CUMSUM, 1, &x, &at);
+    mp_tensor_decref(x);
+    return r;
+}
+
 static const char *const onehot_names[] = {"indices", "depth", "on_value", "off_value", "axis", "dtype", "name"};
 static PyObject *py_one_hot(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
     (void)m;
@@ -1220,6 +1271,9 @@ PyMethodDef mp_py_functions[] = {
     FC("shape_op", py_shape_op, NULL),
     FC("range_t", py_range_t, NULL),
     FC("index_t", py_index_t, NULL),
+    FC("gather", py_gather, NULL),
+    FC("gather_grad", py_gather_grad, NULL),
+    FC("cumsum", py_cumsum, NULL),
     FC("one_hot", py_one_hot, NULL),
     FC("random", py_random, NULL),
     FC("convert_to_tensor", py_convert_to_tensor, NULL),

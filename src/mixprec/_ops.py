@@ -10,6 +10,7 @@ import contextlib
 import operator
 
 from mixprec import _core
+from mixprec._array_ops import cumsum, gather, pad, split, tile  # noqa: F401 - tf.<name>
 from mixprec._dtypes import as_dtype, float32, float64, int32, int64
 
 __all__ = [
@@ -22,7 +23,8 @@ __all__ = [
     "reduce_any", "argmax", "argmin", "matmul", "reshape", "transpose", "concat", "stack",
     "unstack", "expand_dims", "squeeze", "zeros", "ones", "zeros_like", "ones_like", "fill",
     "range", "one_hot", "is_tensor", "shape", "rank", "size", "broadcast_to", "clip_by_value",
-    "add_n", "device", "squared_difference", "sin", "cos", "ensure_shape",
+    "add_n", "device", "squared_difference", "sin", "cos", "ensure_shape", "gather",
+    "tile", "pad", "split", "cumsum",
 ]
 
 constant = _core.constant

@@ -7,6 +7,7 @@ from mixprec._ops import (  # noqa: F401
     minimum, multiply, negative, not_equal, pow, realdiv, reduce_all, reduce_any, reduce_max,
     reduce_mean, reduce_min, reduce_prod, reduce_sum, round, sigmoid, sign, sin, sqrt, square,
     squared_difference, subtract, tanh, truediv)
+from mixprec._array_ops import cumsum  # noqa: F401,E402 - tf.math.cumsum
 
 is_finite = _core.is_finite
 is_nan = _core.is_nan

@@ -10,6 +10,8 @@ from mixprec._ops import _int_axis
 
 builtins_range = builtins.range
 
+from mixprec._array_ops import embedding_lookup  # noqa: E402,F401 - tf.nn.embedding_lookup
+
 relu = _core.relu
 sigmoid = _core.sigmoid
 tanh = _core.tanh

@@ -272,6 +272,8 @@ _ALIASES = {
     "variance_scaling": VarianceScaling,
 }
 _CLASSES = {c.__name__: c for c in set(_ALIASES.values())}
+# tf-keras' short spellings (Embedding's default is 'uniform')
+_ALIASES.update(uniform=RandomUniform, normal=RandomNormal, one=Ones, zero=Zeros)
 # tf-keras exports the snake-case names as aliases of the classes (initializers.zeros is
 # Zeros)
 zeros, ones, constant = Zeros, Ones, Constant

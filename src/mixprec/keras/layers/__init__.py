@@ -14,6 +14,7 @@ from mixprec.keras.layers.core import (  # noqa: F401
 from mixprec.keras.layers.merging import (  # noqa: F401
     Add, Average, Concatenate, Maximum, Minimum, Multiply, Subtract, add, average, concatenate,
     maximum, minimum, multiply, subtract)
+from mixprec.keras.layers.embedding import Embedding  # noqa: F401
 from mixprec.keras.layers.layer_normalization import LayerNormalization  # noqa: F401
 from mixprec.keras.layers.normalization import BatchNormalization  # noqa: F401
 from mixprec.keras.layers.pooling import (  # noqa: F401
@@ -34,7 +35,7 @@ __all__ = ["Layer", "Input", "InputLayer", "InputSpec", "Dense", "Activation", "
            "Multiply", "Average", "Maximum", "Minimum", "Concatenate", "add", "subtract",
            "multiply", "average", "maximum", "minimum", "concatenate", "serialize", "deserialize",
            "Softmax", "LeakyReLU", "ELU", "Identity", "Permute", "RepeatVector", "Rescaling",
-           "LayerNormalization"]
+           "LayerNormalization", "Embedding"]
 
 from mixprec import _unsupported  # noqa: E402
 
