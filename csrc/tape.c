@@ -324,6 +324,14 @@ static mp_status add_node_locked(mp_tape *t, mp_op op, int n_in, const int64_t *
     return MP_OK;
 }
 
+/* Whether tape t watches one of the floating inputs (by ids[k] where given, else in[k]'s id). */
+static int watches_an_input(mp_tape *t, int n_in, mp_tensor *const *in, const int64_t *ids) {
+    for (int k = 0; k < n_in; k++)
+        if (mp_dtype_is_floating(in[k]->dtype) && idset_has(&t->watched, ids ? ids[k] : in[k]->id))
+            return 1;
+    return 0;
+}
+
 mp_status mp_tape_record(mp_op op, int n_in, mp_tensor *const *in, const mp_attrs *at, mp_tensor *out) {
     if (!mp_dtype_is_floating(out->dtype) || !mp_grad_is_differentiable(op))
         return MP_OK;
@@ -332,10 +340,7 @@ mp_status mp_tape_record(mp_op op, int n_in, mp_tensor *const *in, const mp_attr
         mp_tape *t = active[i];
         if (!t->recording)
             continue;
-        int watched = 0;
-        for (int k = 0; k < n_in && !watched; k++)
-            watched = mp_dtype_is_floating(in[k]->dtype) && idset_has(&t->watched, in[k]->id);
-        if (watched)
+        if (watches_an_input(t, n_in, in, NULL))
             MP_TRY(add_node(t, op, n_in, NULL, in, at, out));
     }
     return MP_OK;
@@ -349,10 +354,7 @@ mp_status mp_tape_record_custom(int n_in, mp_tensor *const *in, const int64_t *i
         mp_tape *t = active[i];
         if (!t->recording)
             continue;
-        int watched = 0;
-        for (int k = 0; k < n_in && !watched; k++)
-            watched = mp_dtype_is_floating(in[k]->dtype) && idset_has(&t->watched, in_ids[k]);
-        if (!watched)
+        if (!watches_an_input(t, n_in, in, in_ids))
             continue;
         pthread_mutex_lock(&t->mu);
         mp_status st = MP_OK;
