@@ -5,7 +5,7 @@ seed 004's epoch as written, with 1 and 2 replicas (logical CPUs).
 
     python bench/distribute.py                 # the table (mpiexec row when MPICH is installed)
     python bench/distribute.py --mib 1 --examples 512   # tiny (tests/test_bench.py)
-    python bench/distribute.py --tf-python /tmp/tfenv/bin/python --rounds 3
+    python bench/distribute.py --tf-python <tensorflow 2.21 venv>/bin/python --rounds 3
         # seed 004's epoch under TensorFlow 2.21's MirroredStrategy too, side by side
 
 The seed 004 rows include "mixprec-eager": the same code with

@@ -28,7 +28,7 @@ with its default tf.function steps, same threads (intra- and inter-op), same CPU
 OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are removed from this process's environment (and the
 subprocess's) before OpenBLAS loads, so OpenBLAS picks its kernels for this CPU (printed).
 
-    python bench/train_step.py --tracing --threads 2 --steps 30 --tf-python /tmp/tfenv/bin/python
+    python bench/train_step.py --tracing --threads 2 --steps 30 --tf-python <tensorflow 2.21 venv>/bin/python
 """
 
 import argparse
