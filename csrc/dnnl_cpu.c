@@ -435,6 +435,17 @@ static mp_status exec(dnnl_primitive_t p, int na, const dnnl_exec_arg_t *args) {
         }                                                                                                              \
     } while (0)
 
+/* The entry's weight reorder (user layout -> the primitive's), from -> to, its memory
+ * objects kept in c for the caller's cleanup; the conv and matmul runs share it. */
+static mp_status reorder_weights(exec_ctx *c, const entry *e, const void *from, void *to, void *rscratch) {
+    dnnl_exec_arg_t args[3];
+    int na = 0;
+    if (add_arg(c, args, &na, DNNL_ARG_FROM, e->user_w, from) || add_arg(c, args, &na, DNNL_ARG_TO, e->pd_w, to) ||
+        (rscratch && add_arg(c, args, &na, DNNL_ARG_SCRATCHPAD, qmd(e->rpd, dnnl_query_scratchpad_md), rscratch)))
+        return mp_error_set(MP_ERR_MEMORY, "oneDNN: memory object creation failed");
+    return exec(e->reorder, na, args);
+}
+
 static mp_status run_conv(entry *e, const void *a, const void *b, const void *bias, void *out) {
     exec_ctx c = {0};
     dnnl_exec_arg_t args[8];
@@ -450,15 +461,8 @@ static mp_status run_conv(entry *e, const void *a, const void *b, const void *bi
     }
     const void *user_w = e->key.kind == MP_CONV_FWD ? b : e->key.kind == MP_CONV_BWD_DATA ? a : out;
     const void *prim_w = e->reorder ? wbuf : user_w;
-    if (e->reorder && e->key.kind != MP_CONV_BWD_FILTER) {
-        ARG(DNNL_ARG_FROM, e->user_w, user_w);
-        ARG(DNNL_ARG_TO, e->pd_w, wbuf);
-        if (rscratch)
-            ARG(DNNL_ARG_SCRATCHPAD, qmd(e->rpd, dnnl_query_scratchpad_md), rscratch);
-        if ((st = exec(e->reorder, na, args)) != MP_OK)
-            goto out;
-        na = 0;
-    }
+    if (e->reorder && e->key.kind != MP_CONV_BWD_FILTER && (st = reorder_weights(&c, e, user_w, wbuf, rscratch)) != MP_OK)
+        goto out;
     if (e->key.kind == MP_CONV_FWD) {
         ARG(DNNL_ARG_SRC, qmd(pd, dnnl_query_src_md), a);
         ARG(DNNL_ARG_WEIGHTS, e->pd_w, prim_w);
@@ -547,13 +551,8 @@ static mp_status run_matmul(entry *e, float alpha, const void *A, const void *B,
         goto out;
     }
     if (e->reorder) {
-        ARG(DNNL_ARG_FROM, e->user_w, B);
-        ARG(DNNL_ARG_TO, e->pd_w, wbuf);
-        if (rscratch)
-            ARG(DNNL_ARG_SCRATCHPAD, qmd(e->rpd, dnnl_query_scratchpad_md), rscratch);
-        if ((st = exec(e->reorder, na, args)) != MP_OK)
+        if ((st = reorder_weights(&c, e, B, wbuf, rscratch)) != MP_OK)
             goto out;
-        na = 0;
         B = wbuf;
     }
     ARG(DNNL_ARG_SRC, qmd(pd, dnnl_query_src_md), A);

@@ -85,7 +85,8 @@ class TensorArray:
         out._items = items
         return out
 
-    def _value(self, value):
+    def _converted(self, value):
+        """value as a tensor of the array's dtype (TensorFlow's error for another dtype)."""
         v = value.read_value() if isinstance(value, _core.Variable) else value
         if not isinstance(v, _core.Tensor):
             v = _core.convert_to_tensor(v, self._dtype)
@@ -93,6 +94,10 @@ class TensorArray:
             raise _core.InvalidArgumentError(
                 "TensorArray dtype is %s but Op is trying to write dtype %s" % (
                     self._dtype.name, v.dtype.name))
+        return v
+
+    def _value(self, value):
+        v = self._converted(value)
         dims = v.shape.as_list()
         if self._shape is not None and (len(self._shape) != len(dims) or any(
                 d is not None and d != e for d, e in zip(self._shape, dims))):
@@ -165,13 +170,7 @@ class TensorArray:
         return out
 
     def _value_rows(self, value):
-        v = value.read_value() if isinstance(value, _core.Variable) else value
-        if not isinstance(v, _core.Tensor):
-            v = _core.convert_to_tensor(v, self._dtype)
-        if v.dtype != self._dtype:
-            raise _core.InvalidArgumentError(
-                "TensorArray dtype is %s but Op is trying to write dtype %s" % (
-                    self._dtype.name, v.dtype.name))
+        v = self._converted(value)
         if v.ndim == 0:
             raise ValueError("Shape must be at least rank 1 but is rank 0")
         return v
