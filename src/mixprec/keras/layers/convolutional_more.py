@@ -137,7 +137,6 @@ class _ConvTranspose(Conv):
 
     def get_config(self):
         config = super().get_config()
-        config.pop("groups", None)
         config["output_padding"] = self.output_padding
         return config
 
@@ -269,8 +268,6 @@ class _SeparableConv(Conv):
 
     def get_config(self):
         config = super().get_config()
-        for key in ("groups", "kernel_initializer", "kernel_regularizer", "kernel_constraint"):
-            config.pop(key, None)
         config.update(
             depth_multiplier=self.depth_multiplier,
             depthwise_initializer=initializers.serialize(self.depthwise_initializer),

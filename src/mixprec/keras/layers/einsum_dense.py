@@ -138,9 +138,7 @@ def _analyze_split_string(split, bias_axes, input_shape, output_shape, left_elid
                              "spec '%s' or the output spec '%s'. For this layer, the weight must "
                              "be fully specified." % (dim, input_spec, output_spec))
     if bias_axes is not None:
-        num_left_elided = elided if left_elided else 0
-        idx_map = {char: output_shape[output_dim_map[char] + num_left_elided]
-                   for char in output_spec}
+        idx_map = {char: output_shape[output_dim_map[char]] for char in output_spec}
         for char in bias_axes:
             if char not in output_spec:
                 raise ValueError("Bias dimension '%s' was requested, but is not part of the "

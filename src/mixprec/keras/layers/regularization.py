@@ -73,10 +73,7 @@ class SpatialDropout2D(Dropout):
             return inputs
         return _drop(inputs, self.rate, self._noise_shape(inputs), self.seed)
 
-    def get_config(self):
-        config = super().get_config()
-        config["data_format"] = self.data_format
-        return config
+    # NOTE: tf-keras 2.21's config has no data_format (from_config restores the default)
 
 
 def _drop(inputs, rate, noise_shape, seed):
