@@ -355,3 +355,23 @@ def test_identity_initializer():
     layer = L.Dense(3, kernel_initializer="identity")
     layer.build((None, 3))
     np.testing.assert_array_equal(layer.kernel.numpy(), np.eye(3))
+
+
+def test_models_support_masking_and_compute_output_masks():
+    inp = keras.Input((4,), dtype="int32")
+    model = keras.Model(inp, L.Dense(2)(L.Embedding(5, 3, mask_zero=True)(inp)))
+    assert model.supports_masking
+    assert keras.Sequential([L.Dense(2)]).supports_masking
+    sym = model.compute_mask(inp, None)
+    assert sym.shape.as_list() == [None, 4] and sym.dtype == tf.bool
+    np.testing.assert_array_equal(model.compute_mask(tf.constant(IDS)).numpy(), IDS != 0)
+    outer_in = keras.Input((4,), dtype="int32")
+    nested = model(outer_in)
+    assert nested._keras_mask.shape.as_list() == [None, 4]
+    outer = keras.Model(outer_in, L.GlobalAveragePooling1D()(nested))
+    emb = model.layers[1](IDS)
+    want = model.layers[2](emb).numpy()
+    m = (IDS != 0)[..., None]
+    rtol, atol = TOLERANCE[("float32", "reduction")]
+    np.testing.assert_allclose(outer(IDS).numpy(), (want * m).sum(1) / m.sum(1), rtol=rtol,
+                               atol=atol)

@@ -142,6 +142,7 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
                 self._layers.append(layer)
         self._is_graph_network = True
         self._autocast = False  # a functional model does not cast; its layers do
+        self.supports_masking = True  # its outputs carry the masks its layers give them
         self.built = True
 
     @property
@@ -216,6 +217,19 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
                 values[id(kt)] = v
         return _nest.pack_sequence_as(self._nested_outputs,
                                       [values[id(t)] for t in self.outputs])
+
+    def compute_mask(self, inputs, mask=None):
+        """A functional model's output masks (None where an output has none): those of its
+        own outputs for KerasTensor inputs, else the masks of a run on ``inputs``."""
+        if not self._is_graph_network:
+            return super().compute_mask(inputs, mask)
+        if all(isinstance(x, KerasTensor) for x in _nest.flatten(inputs)):
+            outputs = self._nested_outputs
+        else:
+            if mask is not None:
+                inputs = _masking.attach_input_masks(inputs, mask)
+            outputs = self._run_graph(inputs)
+        return _nest.map_structure(_masking.get_mask, outputs)
 
     def build(self, input_shape):
         """A subclassed model: call() once on placeholder data so that its layers create
