@@ -375,3 +375,19 @@ def test_models_support_masking_and_compute_output_masks():
     rtol, atol = TOLERANCE[("float32", "reduction")]
     np.testing.assert_allclose(outer(IDS).numpy(), (want * m).sum(1) / m.sum(1), rtol=rtol,
                                atol=atol)
+
+
+def test_symbolic_masks_of_a_users_layer_and_huge_inputs():
+    class MakesMask(L.Layer):
+        def __init__(self):
+            super().__init__()
+            self.supports_masking = True
+
+        def compute_mask(self, inputs, mask=None):
+            return tf.greater(inputs[..., 0], 0.0)
+
+    out = MakesMask()(keras.Input((5, 3)))
+    assert out._keras_mask.shape.as_list() == [None, 5]
+    big = keras.Input((2**28,))
+    added = L.Add()([big, big])  # no masks: nothing is allocated for them
+    assert getattr(added, "_keras_mask", None) is None

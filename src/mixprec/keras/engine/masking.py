@@ -85,9 +85,18 @@ def set_symbolic_masks(layer, args, kwargs, outputs):
         if not all(m is None for m in masks):
             in_masks = masks[0] if len(masks) == 1 and not isinstance(inputs, (list, tuple)) \
                 else _nest.pack_sequence_as(inputs, masks)
-    own = type(layer).compute_mask is not _base_compute_mask()
-    if in_masks is None and not own:
+    if getattr(layer, "_is_graph_network", False):
+        out_masks = layer.compute_mask(inputs, in_masks)  # its own outputs' masks
+        _set_symbolic(layer, outputs, out_masks, flat_in)
         return
+    # without input masks only a layer that makes masks from its inputs (Embedding,
+    # Masking, Lambda(mask=...)) is asked: placeholders cost memory at the inputs' size
+    if in_masks is None and not getattr(layer, "_creates_masks", False):
+        from mixprec.keras.engine.base_layer import Layer
+
+        users = not type(layer).__module__.startswith("mixprec.")
+        if not (users and type(layer).compute_mask is not Layer.compute_mask):
+            return
 
     def placeholder(x):
         if not isinstance(x, KerasTensor):
@@ -101,6 +110,10 @@ def set_symbolic_masks(layer, args, kwargs, outputs):
         out_masks = layer.compute_mask(concrete_in, concrete_masks)
     except Exception:  # noqa: BLE001  a mask that placeholders cannot give: none recorded
         return
+    _set_symbolic(layer, outputs, out_masks, flat_in)
+
+
+def _set_symbolic(layer, outputs, out_masks, flat_in):
     if out_masks is None:
         return
     flat_out = _nest.flatten(outputs)
@@ -134,12 +147,6 @@ def attach_input_masks(inputs, masks):
     if isinstance(inputs, (list, tuple, dict)):
         return _nest.pack_sequence_as(inputs, out)
     return out[0]
-
-
-def _base_compute_mask():
-    from mixprec.keras.engine.base_layer import Layer
-
-    return Layer.compute_mask
 
 
 def apply_mask(y_p, sw, mask):

@@ -260,6 +260,7 @@ class Lambda(Layer):
         self.arguments = dict(arguments or {})
         self.mask = mask
         self.supports_masking = True
+        self._creates_masks = mask is not None
         import inspect
 
         try:

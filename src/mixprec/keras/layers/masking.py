@@ -16,6 +16,7 @@ class Masking(Layer):
         self.supports_masking = True
         self.mask_value = mask_value
         self._compute_output_and_mask_jointly = True
+        self._creates_masks = True
 
     def _keep(self, inputs, keepdims):
         value = _core.cast(_core.constant(self.mask_value), inputs.dtype)
