@@ -183,6 +183,8 @@ ERRORS = [
      "Causal padding is only supported for `Conv1D`"),
     (lambda: L.SeparableConv2D(2, 3)(np.ones((1, 3, 3), "float32")), ValueError,
      "expected min_ndim=4, found ndim=3"),
+    (lambda: L.Conv2DTranspose(2, 3, dilation_rate=(2, 1))(np.ones((1, 5, 5, 2), "float32")),
+     ValueError, "Expected the 2 dimensions of the `dilation_rate` argument to be equal"),
 ]
 
 

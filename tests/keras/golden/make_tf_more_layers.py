@@ -81,11 +81,20 @@ def run_case(name, src, xnames, data, out):
         mixed = eval(src)
         mixed.build([x.shape for x in xs] if multi else xs[0].shape)
         mixed.set_weights(ws)
-        ym = mixed(x_in)
-        out[name + "_mixed"] = tf.cast(ym, "float32").numpy()
-        out[name + "_mixed_meta"] = np.array(json.dumps({
-            "dtype": ym.dtype.name, "variables": [v.dtype.name for v in mixed.weights],
-            "compute_dtype": mixed.compute_dtype, "dtype_attr": mixed.dtype}))
+        meta = {"variables": [v.dtype.name for v in mixed.weights],
+                "compute_dtype": mixed.compute_dtype, "dtype_attr": mixed.dtype}
+        try:
+            ym = mixed(x_in)
+        except tf.errors.OpError as e:
+            # TensorFlow's CPU kernels lack some float16 cases (dilated transposed
+            # convolutions): recorded, and the test holds mixprec to float64 instead
+            lines = [ln for ln in str(e).splitlines() if "function_node" in ln] or [str(e)]
+            meta.update(dtype="float16", error=lines[0][:300])
+            out[name + "_mixed"] = np.zeros(0, "float32")
+        else:
+            meta["dtype"] = ym.dtype.name
+            out[name + "_mixed"] = tf.cast(ym, "float32").numpy()
+        out[name + "_mixed_meta"] = np.array(json.dumps(meta))
     finally:
         keras.mixed_precision.set_global_policy("float32")
 

@@ -125,6 +125,10 @@ class _ConvTranspose(Conv):
             s = list(y.shape)
             y = _core.reshape(y, [s[0], s[1], s[3]] if nchw else [s[0], s[2], s[3]])
         else:
+            if self.dilation_rate[0] != self.dilation_rate[1]:  # tf-keras' backend check
+                raise ValueError("Expected the 2 dimensions of the `dilation_rate` argument to "
+                                 "be equal to each other. Received: dilation_rate=%s"
+                                 % (self.dilation_rate,))
             y = self._transpose2d(inputs, self.kernel, list(self.strides),
                                   list(self.dilation_rate), nchw)
         if self.use_bias:
