@@ -393,3 +393,19 @@ def test_symbolic_masks_of_a_users_layer_and_huge_inputs():
     big = keras.Input((2**28,))
     added = L.Add()([big, big])  # no masks: nothing is allocated for them
     assert getattr(added, "_keras_mask", None) is None
+
+
+@pytest.mark.parametrize("eq,out_shape,want", [
+    ("abc,cd->abd", (None, 2), [None, 7, 2]),
+    ("abc,cde->abde", (None, 3, 2), [None, 7, 3, 2]),
+    ("...b,bc->...c", 3, [None, 7, 3]),
+    ("ab...,bc->ac...", 3, [None, 3, 5]),
+])
+def test_einsum_dense_functional_shape_takes_shared_dims_from_the_input(eq, out_shape, want):
+    """tf-keras' functional API runs the einsum symbolically: a None of output_shape that
+    an input axis shares is known (compute_output_shape itself keeps the None)."""
+    inp = keras.Input((7, 5))
+    out = L.EinsumDense(eq, out_shape)(inp)
+    assert out.shape.as_list() == want
+    model = keras.Model(inp, L.Flatten()(out))
+    assert model(np.ones((2, 7, 5), "float32")).shape[1] == np.prod(want[1:])

@@ -9,6 +9,7 @@ from mixprec._einsum import einsum
 from mixprec._shape import TensorShape
 from mixprec.keras import activations, constraints, initializers, regularizers
 from mixprec.keras.engine.base_layer import Layer
+from mixprec.keras.engine.keras_tensor import KerasTensor
 from mixprec.keras.layers.core import weight_configs
 
 __all__ = ["EinsumDense"]
@@ -58,6 +59,20 @@ class EinsumDense(Layer):
     def compute_output_shape(self, _):
         return self.full_output_shape
 
+    def _symbolic_outputs(self, args, kwargs):
+        """As compute_output_shape, with the dimensions a None of ``output_shape`` shares
+        with the input filled in from it (tf-keras' functional API runs the einsum on
+        symbolic tensors, which knows them)."""
+        out = super()._symbolic_outputs(args, kwargs)
+        x = args[0]
+        if not isinstance(out, KerasTensor) or not isinstance(x, KerasTensor):
+            return out
+        shape = list(out.shape)
+        for i, axis in enumerate(_shared_input_axes(self.equation, len(x.shape))):
+            if shape[i] is None and axis is not None:
+                shape[i] = x.shape[axis]
+        return KerasTensor(shape, out.dtype, name=self.name)
+
     def call(self, inputs):
         ret = einsum(self.equation, inputs, self.kernel)
         if self.bias is not None:
@@ -75,6 +90,29 @@ class EinsumDense(Layer):
                       bias_initializer=initializers.serialize(self.bias_initializer))
         config.update(weight_configs(self))
         return config
+
+
+def _shared_input_axes(equation, rank):
+    """For each output axis, the input axis it repeats (None for a kernel axis)."""
+    lhs, out = equation.replace(" ", "").split("->")
+    x_spec = lhs.split(",")[0]
+    if "..." in x_spec:
+        before, after = x_spec.split("...")
+        n_elided = rank - len(before) - len(after)
+        x_axes = list(before) + ["."] * n_elided + list(after)
+        o_before, o_after = out.split("...")
+        out_axes = list(o_before) + ["."] * n_elided + list(o_after)
+    else:
+        x_axes, out_axes = list(x_spec), list(out)
+    result, dots_seen = [], 0
+    x_dots = [i for i, c in enumerate(x_axes) if c == "."]
+    for c in out_axes:
+        if c == ".":
+            result.append(x_dots[dots_seen])
+            dots_seen += 1
+        else:
+            result.append(x_axes.index(c) if c in x_axes else None)
+    return result
 
 
 def _analyze_einsum_string(equation, bias_axes, input_shape, output_shape):
