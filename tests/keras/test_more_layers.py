@@ -62,6 +62,10 @@ FD_CASES = {
     "zpad1d": (L.ZeroPadding1D((2, 1)), (1, 3, 2), []),
     "unit_norm": (L.UnitNormalization(axis=[1, 2]), (2, 2, 3), []),
     "thresholded_relu": (L.ThresholdedReLU(0.1), (2, 5), []),
+    "conv3d_same_s2": (L.Conv3D(2, 2, strides=(2, 1, 1), padding="same"), (1, 3, 3, 2, 2),
+                       ["kernel", "bias"]),
+    "conv3d_cf_groups": (L.Conv3D(4, (2, 1, 2), groups=2, dilation_rate=(1, 1, 2),
+                                  data_format="channels_first"), (1, 4, 3, 2, 4), ["kernel"]),
 }
 
 
@@ -109,6 +113,7 @@ TRAIN_CASES = {
     "upsample_crop_pad": lambda: [L.UpSampling2D(interpolation="bilinear"),
                                   L.Cropping2D(1), L.Conv2D(2, 3), L.Flatten()],
     "unit_norm_dot": None,
+    "conv3d": lambda: [L.Reshape((3, 4, 2, 1)), L.Conv3D(3, 2, padding="same"), L.Flatten()],
 }
 
 

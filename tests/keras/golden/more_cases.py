@@ -67,5 +67,9 @@ CASES = {
                 "x3"),
     "permute": ("L.Permute((3, 1, 2))", "x4"),
     "repeat_vector": ("L.RepeatVector(3)", "x2"),
+    "conv3d": ("L.Conv3D(3, (2, 3, 2), kernel_regularizer='l2')", "x5"),
+    "conv3d_same_s2": ("L.Conv3D(4, 3, strides=(2, 1, 2), padding='same', activation='relu')",
+                       "x5"),
+    "conv3d_dil_groups": ("L.Conv3D(4, 2, dilation_rate=(2, 1, 2), groups=2)", "x5"),
     "zpad2d": ("L.ZeroPadding2D((2, 1), data_format='channels_first')", "x4"),
 }
