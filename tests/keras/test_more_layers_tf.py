@@ -187,3 +187,20 @@ def test_masking_layer_masks_the_sequence_loss():
     got = model.evaluate(GOLD["x3m"], GOLD["mask_smodel_y"], verbose=0)
     rtol, atol = TOLERANCE[("float32", "reduction")]
     np.testing.assert_allclose(got, GOLD["mask_smodel_eval"], rtol=rtol, atol=atol)
+
+
+def test_masked_evaluate_under_mixed_float16_matches_tf_keras():
+    mixed_precision.set_global_policy("mixed_float16")
+    model = _masked_model()
+    assert model(GOLD["mask_ids"]).dtype == tf.float16
+    got = model.evaluate(GOLD["mask_ids"], GOLD["mask_y"], verbose=0)
+    rtol, atol = TOLERANCE[("float16", "reduction")]
+    np.testing.assert_allclose(got, GOLD["mask_model_eval_mixed"], rtol=rtol, atol=atol)
+
+
+def test_loss_objects_average_over_the_unmasked_entries():
+    pred = _masked_model()(GOLD["mask_ids"])
+    got = [float(keras.losses.MeanSquaredError()(GOLD["mask_y"], pred)),
+           float(keras.losses.MeanAbsoluteError(reduction="sum")(GOLD["mask_y"], pred))]
+    rtol, atol = TOLERANCE[("float32", "reduction")]
+    np.testing.assert_allclose(got, GOLD["mask_loss_standalone"], rtol=rtol, atol=atol)

@@ -123,6 +123,21 @@ def masked_models(out):
     out["mask_model_fit_loss"] = np.array(hist.history["loss"], "float64")
     for i, w in enumerate(model.get_weights()):
         out["mask_model_after_w%d" % i] = w
+    # the same model under mixed_float16 (float16 predictions and masks)
+    keras.mixed_precision.set_global_policy("mixed_float16")
+    try:
+        mixed = keras.Sequential([L.Embedding(10, 4, mask_zero=True), L.Dense(3)])
+        mixed.build((None, 5))
+        mixed.set_weights(ws)
+        mixed.compile(optimizer=keras.optimizers.SGD(0.5), loss="mse", metrics=["mae"],
+                      weighted_metrics=["mse"])
+        out["mask_model_eval_mixed"] = np.array(mixed.evaluate(ids, y, verbose=0), "float64")
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+    # a standalone Loss object on a masked y_pred: the mean over the unmasked entries
+    out["mask_loss_standalone"] = np.array(
+        [float(keras.losses.MeanSquaredError()(y, pred)),
+         float(keras.losses.MeanAbsoluteError(reduction="sum")(y, pred))], "float64")
     # functional: Masking -> TimeDistributed(Dense) -> GlobalAveragePooling1D
     inp = keras.Input((10, 6))
     h = L.Masking()(inp)
