@@ -39,6 +39,9 @@ from mixprec.keras.layers.normalization_more import (  # noqa: F401
     GroupNormalization, UnitNormalization)
 from mixprec.keras.layers.time_distributed import TimeDistributed  # noqa: F401
 from mixprec.keras.layers.einsum_dense import EinsumDense  # noqa: F401
+from mixprec.keras.layers.recurrent import (  # noqa: F401
+    GRU, LSTM, RNN, AbstractRNNCell, Bidirectional, GRUCell, LSTMCell, SimpleRNN, SimpleRNNCell,
+    StackedRNNCells)
 from mixprec.keras.layers.serialization import deserialize, serialize  # noqa: F401
 from mixprec.keras.layers import experimental  # noqa: F401,E402  (SyncBatchNormalization)
 
@@ -59,7 +62,9 @@ __all__ = ["Layer", "Input", "InputLayer", "InputSpec", "Dense", "Activation", "
            "ZeroPadding1D", "Dot", "dot", "PReLU", "ThresholdedReLU", "ActivityRegularization",
            "AlphaDropout", "GaussianDropout", "GaussianNoise", "SpatialDropout1D",
            "SpatialDropout2D", "GroupNormalization", "UnitNormalization", "TimeDistributed",
-           "EinsumDense", "Conv3D", "Convolution3D"]
+           "EinsumDense", "Conv3D", "Convolution3D", "AbstractRNNCell", "SimpleRNNCell",
+           "LSTMCell", "GRUCell", "StackedRNNCells", "RNN", "SimpleRNN", "LSTM", "GRU",
+           "Bidirectional"]
 
 from mixprec import _unsupported  # noqa: E402
 
