@@ -42,6 +42,8 @@ from mixprec.keras.layers.einsum_dense import EinsumDense  # noqa: F401
 from mixprec.keras.layers.recurrent import (  # noqa: F401
     GRU, LSTM, RNN, AbstractRNNCell, Bidirectional, GRUCell, LSTMCell, SimpleRNN, SimpleRNNCell,
     StackedRNNCells)
+from mixprec.keras.layers.attention import (  # noqa: F401
+    AdditiveAttention, Attention, MultiHeadAttention)
 from mixprec.keras.layers.serialization import deserialize, serialize  # noqa: F401
 from mixprec.keras.layers import experimental  # noqa: F401,E402  (SyncBatchNormalization)
 
@@ -64,7 +66,7 @@ __all__ = ["Layer", "Input", "InputLayer", "InputSpec", "Dense", "Activation", "
            "SpatialDropout2D", "GroupNormalization", "UnitNormalization", "TimeDistributed",
            "EinsumDense", "Conv3D", "Convolution3D", "AbstractRNNCell", "SimpleRNNCell",
            "LSTMCell", "GRUCell", "StackedRNNCells", "RNN", "SimpleRNN", "LSTM", "GRU",
-           "Bidirectional"]
+           "Bidirectional", "Attention", "AdditiveAttention", "MultiHeadAttention"]
 
 from mixprec import _unsupported  # noqa: E402
 

@@ -48,6 +48,12 @@ class Embedding(Layer):
             return None
         return _core.not_equal(inputs, 0)
 
+    def _symbolic_dtype(self, input_dtype):
+        """Its output is the looked-up rows, in the compute dtype, whatever the ids' dtype."""
+        from mixprec._dtypes import as_dtype
+
+        return as_dtype(self.compute_dtype)
+
     def compute_output_shape(self, input_shape):
         shape = tuple(input_shape)
         if self.input_length is None:
