@@ -44,6 +44,9 @@ from mixprec.keras.layers.recurrent import (  # noqa: F401
     StackedRNNCells)
 from mixprec.keras.layers.attention import (  # noqa: F401
     AdditiveAttention, Attention, MultiHeadAttention)
+from mixprec.keras.layers.preprocessing import (  # noqa: F401
+    CategoryEncoding, CenterCrop, Discretization, Normalization, RandomBrightness, RandomContrast,
+    RandomCrop, RandomFlip, Resizing)
 from mixprec.keras.layers.serialization import deserialize, serialize  # noqa: F401
 from mixprec.keras.layers import experimental  # noqa: F401,E402  (SyncBatchNormalization)
 
@@ -66,7 +69,9 @@ __all__ = ["Layer", "Input", "InputLayer", "InputSpec", "Dense", "Activation", "
            "SpatialDropout2D", "GroupNormalization", "UnitNormalization", "TimeDistributed",
            "EinsumDense", "Conv3D", "Convolution3D", "AbstractRNNCell", "SimpleRNNCell",
            "LSTMCell", "GRUCell", "StackedRNNCells", "RNN", "SimpleRNN", "LSTM", "GRU",
-           "Bidirectional", "Attention", "AdditiveAttention", "MultiHeadAttention"]
+           "Bidirectional", "Attention", "AdditiveAttention", "MultiHeadAttention",
+           "CategoryEncoding", "CenterCrop", "Discretization", "Normalization",
+           "RandomBrightness", "RandomContrast", "RandomCrop", "RandomFlip", "Resizing"]
 
 from mixprec import _unsupported  # noqa: E402
 
