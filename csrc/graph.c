@@ -128,6 +128,7 @@ static void node_clear(mp_gnode *n) {
     if (n->host.free)
         n->host.free(n->host.ctx);
     mp_gloop_free(n->loop);
+    mp_gcall_free(n->call);
     memset(n, 0, sizeof *n);
 }
 
@@ -514,6 +515,67 @@ mp_status mp_graph_record_host(mp_ghost host, int n_in, mp_tensor *const *in) {
     return MP_OK;
 }
 
+void mp_gcall_free(mp_gcall *c) {
+    if (!c)
+        return;
+    for (int k = 0; c->results && k < c->n_out; k++)
+        mp_tensor_decref(c->results[k]);
+    if (c->free)
+        c->free(c->ctx);
+    free(c->results);
+    free(c->dtypes);
+    free(c);
+}
+
+void mp_graph_note_python_grad(void) {
+    for (mp_graph *g = rec; g; g = g->parent)
+        g->python_grads++;
+}
+
+mp_status mp_graph_record_call(mp_gcall *c, int n_in, mp_tensor *const *in, mp_tensor *const *outs) {
+    mp_graph *g = rec;
+    if (!g) {
+        mp_gcall_free(c);
+        return MP_OK;
+    }
+    if (!c->results)
+        c->results = calloc((size_t)(c->n_out ? c->n_out : 1), sizeof *c->results);
+    mp_gedge *tmp = calloc((size_t)(n_in ? n_in : 1), sizeof *tmp);
+    if (!tmp || !c->results) {
+        free(tmp);
+        mp_gcall_free(c);
+        return mp_error_set(MP_ERR_MEMORY, "out of host memory recording a host call");
+    }
+    mp_status st = MP_OK;
+    for (int k = 0; k < n_in && st == MP_OK; k++)
+        st = edge_of(g, in[k], &tmp[k]);
+    int32_t idx = -1;
+    if (st == MP_OK)
+        st = push_node(g, MP_GNODE_CALL, 0, &idx);
+    if (st != MP_OK) {
+        free(tmp);
+        mp_gcall_free(c);
+        return st;
+    }
+    mp_gnode *n = &g->nodes[idx];
+    n->in = tmp;
+    n->n_in = n_in;
+    n->call = c;
+    n->flags |= MP_GNODE_FLAG_EFFECT | FLAG_DYNAMIC;
+    for (int k = 0; k < c->n_out; k++) {
+        int32_t o;
+        MP_TRY(push_node(g, MP_GNODE_CALL_OUT, 1, &o));
+        mp_gnode *out = &g->nodes[o];
+        out->in[0].node = idx;
+        out->in[0].output = k;
+        out->flags |= FLAG_DYNAMIC;
+        set_out(out, outs[k]);
+        MP_TRY(map_out(g, outs[k], o));
+    }
+    mp_graph_note_python_grad();
+    return MP_OK;
+}
+
 void mp_graph_note_variable_created(void) {
     if (rec)
         rec->n_created_vars++;
@@ -569,6 +631,7 @@ int mp_graph_note_host_read(const mp_tensor *x, const char *what) {
                       : n->kind == MP_GNODE_INPUT ? "an input"
                       : n->kind == MP_GNODE_VAR_READ ? "a variable read"
                       : n->kind == MP_GNODE_LOOP_OUT ? "a loop"
+                      : n->kind == MP_GNODE_CALL_OUT ? "a host call (tf.py_function)"
                                                       : "an optimizer step";
     char reason[sizeof g->break_reason];
     snprintf(reason, sizeof reason, "%s of a traced tensor (the output of %s)", what, src);
@@ -1098,6 +1161,32 @@ static mp_status guard_open(const mp_gnode *n, mp_tensor *const *args, int *open
     return MP_OK;
 }
 
+/* A host call node at a replay: the callback (Python: it takes the GIL), its results
+ * checked against the dtypes traced (a result's shape may change, as TensorFlow's
+ * py_function leaves it unknown). */
+static mp_status run_call(mp_gnode *n, mp_tensor *const *args) {
+    mp_gcall *c = n->call;
+    for (int k = 0; k < c->n_out; k++) {
+        mp_tensor_decref(c->results[k]);
+        c->results[k] = NULL;
+    }
+    MP_TRY(c->fn(c->ctx, n->n_in, args, c->n_out, c->results));
+    for (int k = 0; k < c->n_out; k++) {
+        const mp_tensor *r = c->results[k];
+        if (!r || r->dtype != c->dtypes[k]) {
+            mp_status st = mp_error_set(MP_ERR_VALUE,
+                                        "a host call of a traced function returned %s for result %d, traced as %s",
+                                        r ? mp_dtype_name(r->dtype) : "nothing", k, mp_dtype_name(c->dtypes[k]));
+            for (int j = 0; j < c->n_out; j++) {
+                mp_tensor_decref(c->results[j]);
+                c->results[j] = NULL;
+            }
+            return st;
+        }
+    }
+    return MP_OK;
+}
+
 mp_status mp_graph_run(mp_graph *g, int n_in, mp_tensor *const *in, mp_tensor **outs) {
     return mp_graph_run_with(g, n_in, in, 0, NULL, NULL, outs);
 }
@@ -1199,6 +1288,13 @@ mp_status mp_graph_run_with(mp_graph *g, int n_in, mp_tensor *const *in, int n_s
             mp_gloop *l = g->nodes[n->in[0].node].loop;
             vals[i] = l->results[n->in[0].output];
             l->results[n->in[0].output] = NULL;
+            break;
+        }
+        case MP_GNODE_CALL: st = run_call(n, args); break;
+        case MP_GNODE_CALL_OUT: {
+            mp_gcall *c = g->nodes[n->in[0].node].call;
+            vals[i] = c->results[n->in[0].output];
+            c->results[n->in[0].output] = NULL;
             break;
         }
         default: st = mp_error_set(MP_ERR_INTERNAL, "graph: node %d has unknown kind %d", i, (int)n->kind);
