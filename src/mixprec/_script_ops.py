@@ -114,6 +114,16 @@ def _fresh(ts):
         return [_core.identity(t) for t in ts]
 
 
+def host_call(fn, inputs):
+    """``fn(*inputs) -> list of tensors`` as a host call of the recording graph: run now
+    (the tracing call is a call) and at every replay, its results' shapes free to change
+    (tf.distribute's cross-worker gather, whose row counts come from the other workers)."""
+    with _Untaped():
+        outs = [_core.identity(t) for t in fn(*inputs)]
+    _core.graph_record_call(lambda *xs: list(fn(*xs)), list(inputs), outs)
+    return outs
+
+
 def _memo():
     """Results of the host calls of the real trace of this call, handed to the dry trace
     that follows it (src/mixprec/_function.py), so the function runs once per call."""

@@ -175,6 +175,14 @@ class _MultiWorkerExtended(StrategyExtended):
     def _cross_worker_gather(self, tensor, axis):
         if self._mpi is None or self._size == 1:
             return tensor
+        if _core.graph_recording() is not None:
+            # the other workers' row counts are values of each call: a host call of the
+            # graph that gathers at every replay (a result whose rows may change)
+            from mixprec._script_ops import host_call
+            return host_call(lambda t: [self._gather_now(t, axis)], [tensor])[0]
+        return self._gather_now(tensor, axis)
+
+    def _gather_now(self, tensor, axis):
         rows = [0.0] * self._size
         rows[self._rank] = float(tensor.shape[axis])
         counts = self._cross_worker_all_reduce([_core.constant(rows, "float64")], None)[0].numpy()
