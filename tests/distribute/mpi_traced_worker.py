@@ -28,11 +28,13 @@ loss_obj = keras.losses.SparseCategoricalCrossentropy(
 report = {}
 
 
-def run(kind, scaled, traced):
+def run(kind, scaled, traced, bn=False):
     with strategy.scope():
         model = keras.Sequential([keras.layers.Dense(16, activation="relu", input_shape=(8,)),
                                   keras.layers.Dense(4)])
         model.set_weights(init)
+        if bn:  # statistics summed over the workers (AllReduce ops on the tape)
+            model = keras.Sequential([model, keras.layers.BatchNormalization(synchronized=True)])
         opt = keras.optimizers.SGD(0.1) if kind == "sgd" else keras.optimizers.Adam(0.01)
         if scaled:
             opt = keras.mixed_precision.LossScaleOptimizer(opt)
@@ -63,7 +65,7 @@ def run(kind, scaled, traced):
         for _ in range(2):
             for batch in dist:
                 losses.append(step(batch).numpy())
-    name = "%s_%d_%d" % (kind, scaled, traced)
+    name = "%s_%d_%d" % (kind, scaled, traced) + ("_bn" if bn else "")
     graphs = [g for t in step._traces.values() for g in t.shapes.values()] if traced else []
     report[name] = {"warnings": [str(m.message) for m in w],
                     "count": step.experimental_get_tracing_count() if traced else 0,
@@ -79,5 +81,7 @@ for kind in ("sgd", "adam"):
     for scaled in (False, True):
         for traced in (False, True):
             run(kind, scaled, traced)
+for traced in (False, True):
+    run("sgd", False, traced, bn=True)
 with open(os.path.join(work, "report%d.json" % rank), "w") as f:
     json.dump(report, f)

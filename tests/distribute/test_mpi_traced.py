@@ -90,6 +90,15 @@ def test_traced_distributed_step_equals_the_eager_one_on_two_processes(tmp_path,
                 assert t["all_reduces"] == [2], t
                 assert t["warnings"] == [], t["warnings"]
                 assert t["accuracy"] == e["accuracy"]
+    # synchronized batch normalization: the statistics' AllReduce ops (and their gradients)
+    # recorded; traced == eager bit for bit
+    for k in (0, 1):
+        e = np.load(tmp_path / ("sgd_0_0_bn_rank%d.npz" % k))
+        t = np.load(tmp_path / ("sgd_0_1_bn_rank%d.npz" % k))
+        for key in e.files:
+            np.testing.assert_array_equal(t[key], e[key], err_msg=key)
+        rep = reports[k]["sgd_0_1_bn"]
+        assert rep["count"] == 1 and not rep["broke"] and rep["warnings"] == [], rep
 
 
 def test_a_peer_that_dies_during_a_replay_is_named_by_the_survivor(tmp_path):

@@ -348,11 +348,9 @@ class StrategyExtended:
         batch norm). One collective per tensor: for statistics, not for gradient buckets."""
         out = list(tensors)
         if isinstance(ctx._run, _traced.TracedRun):
-            # a collective on the tape needs the replicas at once: no trace (the call
-            # finishes eagerly on the thread engine)
-            _core.graph_break("tf.distribute: a cross-replica sum on the tape (synchronized "
-                              "batch normalization)")
-            raise _traced.Untraceable()
+            # replicas in turns: sums of ops in rank order, whose gradient is the same sums
+            # of the replicas' upstream gradients, handed over inside tape.gradient
+            return _traced.sums_on_tape(ctx, out)
         if self._num_local > 1:
             comm = self._local_comm()
             out = [_core.all_reduce(comm, ctx._replica_id, t) for t in out]
