@@ -1,0 +1,93 @@
+"""A ``tf.TensorArray`` made while a function traces: its elements live in a per-call host
+list, and each of its operations is a host call of the graph (csrc/graph.h MP_GNODE_CALL)
+that runs the eager TensorArray code on that list at every replay — so writes at a traced
+index (a ``tf.range`` loop's counter) trace, where TensorFlow keeps a TensorList in its
+while loop. Bookkeeping only: element values are the ops' (stack, slices) of the eager code.
+"""
+
+from mixprec import _core
+
+
+class Holder:
+    """The elements and element shape of one traced TensorArray, for the current call."""
+
+    def __init__(self, items, shape):
+        self.items = list(items)
+        self.shape = None if shape is None else list(shape)
+
+
+def begin(ta):
+    """A Holder for a TensorArray made while a graph records (None otherwise, and under a
+    recording tape: its gradient needs the list-backed TensorArray's ops on the tape). The
+    graph gets a host call that resets the elements at every call."""
+    if _core.graph_recording() is None or _core.graph_tape_recording():
+        return None
+    size, shape = len(ta._items), ta._shape
+    holder = Holder(ta._items, shape)
+
+    def reset():
+        holder.items = [None] * size
+        holder.shape = None if shape is None else list(shape)
+        return []
+    _core.graph_record_call(reset, [], [])
+    return holder
+
+
+def _effects_dry():
+    prev = _core.graph_set_effects_dry(False)
+    if prev is None:
+        return False
+    _core.graph_set_effects_dry(prev)
+    return bool(prev)
+
+
+class _Paused:
+    """The graph and the tapes paused: the eager code's own ops are neither recorded nor
+    taped (the host call is what the graph holds)."""
+
+    def __enter__(self):
+        self._g = _core.graph_suspend()
+        self._t = _core.tape_suspend_outer()
+        return self
+
+    def __exit__(self, *exc):
+        _core.tape_resume_outer(self._t)
+        _core.graph_resume(self._g)
+        return False
+
+
+def run(ta, name, args):
+    """``TensorArray.<name>(*args)`` on ta's holder: now (the tracing call is a call) and as
+    a host call at every replay. Tensor arguments are the call's inputs, the others are
+    kept as traced. Returns ta (for the operations that give a TensorArray) or the result."""
+    from mixprec._tensor_array import TensorArray
+
+    holder = ta._host
+    if _core.graph_tape_recording():
+        _core.graph_break("tf.TensorArray under a GradientTape (its gradient needs the "
+                          "elements on the tape)")
+    slots = [k for k, a in enumerate(args) if isinstance(a, (_core.Tensor, _core.Variable))]
+    tensors = [args[k].read_value() if isinstance(args[k], _core.Variable) else args[k]
+               for k in slots]
+
+    def call(*ts, h=holder):
+        vals = list(args)
+        for k, t in zip(slots, ts):
+            vals[k] = t
+        view = ta._copy(h.items)
+        view._host = None
+        view._shape = None if h.shape is None else list(h.shape)
+        r = getattr(TensorArray, name)(view, *vals)
+        if isinstance(r, TensorArray):
+            h.items, h.shape = r._items, r._shape
+            return []
+        return [r]
+
+    # a branch not taken (effects recorded only): the holder must not change now
+    scratch = Holder(holder.items, holder.shape) if _effects_dry() else holder
+    with _Paused():
+        outs = [_core.identity(t) for t in call(*tensors, h=scratch)]
+    if _core.graph_recording() is not None:
+        _core.graph_record_call(call, tensors, outs)
+    ta._shape = None if scratch.shape is None else list(scratch.shape)
+    return ta if not outs else outs[0]
