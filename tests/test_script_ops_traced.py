@@ -169,3 +169,50 @@ def test_under_an_outer_tape_the_call_runs_python_so_gradients_flow():
         t.watch(x)
         y = g(x)
     assert float(y) == 18.0 and float(t.gradient(y, x)) == 12.0
+
+
+def test_host_calls_inside_traced_loops_run_every_iteration():
+    calls = []
+
+    def f(a):
+        calls.append(float(a))
+        return a * 2
+
+    @tf.function
+    def g(n):
+        s = tf.constant(0.0)
+        for i in tf.range(n):
+            s += tf.py_function(f, [tf.cast(i, tf.float32)], tf.float32)
+        return s
+
+    assert float(_no_break(g, tf.constant(3))) == 6.0
+    assert float(g(tf.constant(4))) == 12.0
+    assert calls == [0.0, 1.0, 2.0, 0.0, 1.0, 2.0, 3.0]
+    assert g.experimental_get_tracing_count() == 1
+
+    ds = tf.data.Dataset.from_tensor_slices(np.arange(4, dtype=np.float32)).batch(2)
+
+    @tf.function
+    def h(ds):
+        s = tf.constant(0.0)
+        for x in ds:
+            s += tf.reduce_sum(tf.numpy_function(lambda a: a * 10, [x], tf.float32))
+        return s
+
+    assert float(_no_break(h, ds)) == 60.0 and float(h(ds)) == 60.0
+
+    def bad(a):
+        if float(a) > 1:
+            raise ValueError("too big")
+        return a
+
+    @tf.function
+    def k(n):
+        s = tf.constant(0.0)
+        for i in tf.range(n):
+            s += tf.py_function(bad, [tf.cast(i, tf.float32)], tf.float32)
+        return s
+
+    assert float(k(tf.constant(2))) == 1.0
+    with pytest.raises(errors.InvalidArgumentError, match="ValueError: too big"):
+        k(tf.constant(3))   # raised in the loop's third iteration, at a replay
