@@ -216,3 +216,25 @@ def test_host_calls_inside_traced_loops_run_every_iteration():
     assert float(k(tf.constant(2))) == 1.0
     with pytest.raises(errors.InvalidArgumentError, match="ValueError: too big"):
         k(tf.constant(3))   # raised in the loop's third iteration, at a replay
+
+
+def test_py_function_gradient_of_unused_inputs_and_outputs_as_tensorflow():
+    @tf.function
+    def g(x, y):
+        with tf.GradientTape() as t:
+            t.watch([x, y])
+            z = tf.py_function(lambda a, b: a * 3.0, [x, y], tf.float32)
+        return t.gradient(z, [x, y])
+
+    # TensorFlow 2.21: [3.0, 0.0] (an input the function does not use gets zeros)
+    assert [float(v) for v in g(tf.constant(2.0), tf.constant(1.0))] == [3.0, 0.0]
+
+    @tf.function
+    def h(x):
+        with tf.GradientTape() as t:
+            t.watch(x)
+            a, _ = tf.py_function(lambda v: (v * 2.0, v * v), [x], [tf.float32, tf.float32])
+        return t.gradient(a, x)
+
+    # TensorFlow 2.21: 2.0 (an output no gradient reached counts as zeros)
+    assert float(h(tf.constant(3.0))) == 2.0 and float(h(tf.constant(5.0))) == 2.0

@@ -193,7 +193,7 @@ def _gradient_node(inputs, outs, holder):
         return [_core.convert_to_tensor(x) for x in g]
 
     def backward(float_dys):
-        dys = [dy if dy is not None else _core.zeros_like(r)
+        dys = [dy if dy is not None else _core.fill(list(r.shape), 0, r.dtype)
                for dy, r in zip(float_dys, [o for o in outs if o.dtype.is_floating])]
         with _Untaped():
             grads = [_core.identity(x) for x in backward_call(*dys)]
