@@ -175,3 +175,59 @@ def test_gradient_taken_outside_the_function_uses_the_custom_gradient():
         t.watch(x)
         y = tf.reduce_sum(f(x))
     np.testing.assert_array_equal(t.gradient(y, x).numpy(), [2.0, 2.0])
+
+
+def test_two_outputs_second_order_and_errors_as_tensorflow():
+    @tf.custom_gradient
+    def two(x):
+        def grad(da, db):
+            return da * 2.0 + db * 3.0
+        return (x * 2.0, x * 3.0), grad
+
+    @tf.function
+    def f(x):
+        with tf.GradientTape() as t:
+            t.watch(x)
+            a, b = two(x)
+            z = a + b * b
+        return t.gradient(z, x)
+
+    # TensorFlow 2.21: 20.0 and 38.0
+    assert float(_no_break(f, tf.constant(1.0))) == 20.0 and float(f(tf.constant(2.0))) == 38.0
+
+    @tf.custom_gradient
+    def cube(x):
+        def grad(dy):
+            return dy * 3.0 * x * x
+        return x * x * x, grad
+
+    @tf.function
+    def f2(x):
+        with tf.GradientTape() as t2:
+            t2.watch(x)
+            with tf.GradientTape() as t1:
+                t1.watch(x)
+                y = cube(x)
+            d = t1.gradient(y, x)
+        return d, t2.gradient(d, x)
+
+    # TensorFlow 2.21: [12, 12] then [27, 18] (the gradient function's ops differentiated)
+    assert [float(v) for v in _no_break(f2, tf.constant(2.0))] == [12.0, 12.0]
+    assert [float(v) for v in f2(tf.constant(3.0))] == [27.0, 18.0]
+
+    @tf.custom_gradient
+    def bad(x):
+        def grad(dy):
+            raise ValueError("nope")
+        return x * 1.0, grad
+
+    @tf.function
+    def f3(x):
+        with tf.GradientTape() as t:
+            t.watch(x)
+            y = bad(x)
+        return t.gradient(y, x)
+
+    import pytest
+    with pytest.raises(ValueError, match="nope"):  # TensorFlow 2.21: ValueError at the trace
+        f3(tf.constant(1.0))
