@@ -164,10 +164,7 @@ static PyObject *g_run(PyObject *o, PyObject *args) {
      * callbacks (tf.print, hyperparameter refreshes) call Python */
     mp_status st = mp_graph_run_with(g, (int)n, in, (int)nsub, from, to, out);
     if (st != MP_OK) {
-        if (!mp_py_graph_call_reraise()) /* a host call's exception, as itself */
-            mp_py_raise(st);
-        else
-            mp_error_clear();
+        mp_py_raise(st); /* (a host call's Python exception re-raised as itself) */
         goto done;
     }
     res = PyList_New(g->n_outputs);
