@@ -465,7 +465,8 @@ mp_status mp_graph_guard_effects(mp_graph *g, int from, mp_tensor *pred, int neg
         const mp_gnode *n = &g->nodes[i];
         if (!(n->flags & MP_GNODE_FLAG_EFFECT))
             continue;
-        if ((n->kind != MP_GNODE_VAR_ASSIGN && n->kind != MP_GNODE_HOST) || (n->flags & MP_GNODE_FLAG_GUARD))
+        if ((n->kind != MP_GNODE_VAR_ASSIGN && n->kind != MP_GNODE_HOST && n->kind != MP_GNODE_CALL) ||
+            (n->flags & MP_GNODE_FLAG_GUARD))
             return mp_error_set(MP_ERR_VALUE, "guard_effects: node %d (kind %d) cannot be gated", i, (int)n->kind);
     }
     mp_gedge e;
@@ -524,6 +525,9 @@ void mp_gcall_free(mp_gcall *c) {
         c->free(c->ctx);
     free(c->results);
     free(c->dtypes);
+    free(c->ndims);
+    free(c->shapes);
+    free(c->devices);
     free(c);
 }
 
@@ -538,13 +542,25 @@ mp_status mp_graph_record_call(mp_gcall *c, int n_in, mp_tensor *const *in, mp_t
         mp_gcall_free(c);
         return MP_OK;
     }
+    size_t no = (size_t)(c->n_out ? c->n_out : 1);
     if (!c->results)
-        c->results = calloc((size_t)(c->n_out ? c->n_out : 1), sizeof *c->results);
+        c->results = calloc(no, sizeof *c->results);
+    free(c->ndims);
+    free(c->shapes);
+    free(c->devices);
+    c->ndims = calloc(no, sizeof *c->ndims);
+    c->shapes = calloc(no * MP_MAX_DIMS, sizeof *c->shapes);
+    c->devices = calloc(no, sizeof *c->devices);
     mp_gedge *tmp = calloc((size_t)(n_in ? n_in : 1), sizeof *tmp);
-    if (!tmp || !c->results) {
+    if (!tmp || !c->results || !c->ndims || !c->shapes || !c->devices) {
         free(tmp);
         mp_gcall_free(c);
         return mp_error_set(MP_ERR_MEMORY, "out of host memory recording a host call");
+    }
+    for (int k = 0; k < c->n_out; k++) {
+        c->ndims[k] = outs[k]->ndim;
+        c->devices[k] = mp_tensor_device(outs[k]);
+        memcpy(&c->shapes[(size_t)k * MP_MAX_DIMS], outs[k]->shape, sizeof(int64_t) * (size_t)outs[k]->ndim);
     }
     mp_status st = MP_OK;
     for (int k = 0; k < n_in && st == MP_OK; k++)
@@ -1174,7 +1190,29 @@ static mp_status run_call(mp_gnode *n, mp_tensor *const *args) {
         mp_tensor_decref(c->results[k]);
         c->results[k] = NULL;
     }
-    MP_TRY(c->fn(c->ctx, n->n_in, args, c->n_out, c->results));
+    int guarded = (n->flags & MP_GNODE_FLAG_GUARD) != 0, open = 1;
+    if (guarded)
+        MP_TRY(guard_open(n, args, &open));
+    if (!open) { /* a branch not taken: zeros of the traced shapes (its values are not selected) */
+        for (int k = 0; k < c->n_out; k++) {
+            mp_tensor *z = NULL;
+            mp_device cpu = {MP_DEV_CPU, 0};
+            mp_status st = mp_tensor_new(c->dtypes[k], c->ndims[k], &c->shapes[(size_t)k * MP_MAX_DIMS], cpu, &z);
+            if (st != MP_OK)
+                return st;
+            memset(mp_tensor_data(z), 0, mp_tensor_nbytes(z));
+            if (!mp_device_eq(c->devices[k], cpu)) { /* where the traced result lived */
+                st = mp_copy_to_device(z, c->devices[k], &c->results[k]);
+                mp_tensor_decref(z);
+                if (st != MP_OK)
+                    return st;
+            } else {
+                c->results[k] = z;
+            }
+        }
+        return MP_OK;
+    }
+    MP_TRY(c->fn(c->ctx, n->n_in - guarded, args, c->n_out, c->results));
     for (int k = 0; k < c->n_out; k++) {
         const mp_tensor *r = c->results[k];
         if (!r || r->dtype != c->dtypes[k]) {

@@ -85,6 +85,9 @@ typedef struct mp_gcall {
     void (*free)(void *ctx);
     int n_out;
     mp_dtype *dtypes;     /* (n_out) */
+    int *ndims;           /* (n_out) the results' ranks and shapes as traced: a call gated */
+    int64_t *shapes;      /* (n_out * MP_MAX_DIMS) off by a traced `if` gives zeros of them */
+    mp_device *devices;   /* (n_out) (on the traced results' devices) */
     mp_tensor **results;  /* (n_out) of the last run, taken by the CALL_OUT nodes */
 } mp_gcall;
 
@@ -212,7 +215,7 @@ void mp_gcall_free(mp_gcall *c); /* NULL-safe */
  * and its parents. */
 void mp_graph_note_python_grad(void);
 /* Gates the side effects recorded in g since node `from` (variable writes, host
- * callbacks) on `pred`, a boolean scalar: at replay each runs only when pred is true
+ * callbacks, host calls — which give zeros of their traced shapes when off) on `pred`, a boolean scalar: at replay each runs only when pred is true
  * (neg: false). MP_ERR_VALUE when one of them cannot be gated (an optimizer step, a loop
  * with effects, a node gated already): the caller then breaks the graph. */
 mp_status mp_graph_guard_effects(mp_graph *g, int from, mp_tensor *pred, int neg);

@@ -238,3 +238,24 @@ def test_py_function_gradient_of_unused_inputs_and_outputs_as_tensorflow():
 
     # TensorFlow 2.21: 2.0 (an output no gradient reached counts as zeros)
     assert float(h(tf.constant(3.0))) == 2.0 and float(h(tf.constant(5.0))) == 2.0
+
+
+def test_a_host_call_in_a_branch_runs_only_on_its_side_of_a_traced_if():
+    calls = []
+
+    def f(a):
+        calls.append(float(a))
+        return a * 10
+
+    @tf.function
+    def g(x):
+        if x > 0:
+            y = tf.py_function(f, [x], tf.float32)
+        else:
+            y = -x
+        return y
+
+    assert float(_no_break(g, tf.constant(2.0))) == 20.0
+    assert float(g(tf.constant(-3.0))) == 3.0      # the branch not taken: not called
+    assert float(g(tf.constant(5.0))) == 50.0
+    assert calls == [2.0, 5.0] and g.experimental_get_tracing_count() == 1

@@ -121,3 +121,20 @@ def test_under_a_tape_it_stays_list_backed_and_differentiable():
 
     assert float(f(tf.constant(3.0))) == 8.0
     assert float(f(tf.constant(1.0))) == 4.0
+
+
+def test_size_from_an_argument_and_a_conditional_value_in_the_loop():
+    @tf.function
+    def alternate(x, n):
+        ta = tf.TensorArray(tf.float32, size=n)   # the size read at every call
+        for i in tf.range(n):
+            v = x * tf.cast(i, tf.float32) if i % 2 == 0 else -x
+            ta = ta.write(i, v)
+        return ta.stack()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert alternate(tf.constant(2.0), tf.constant(4)).numpy().tolist() == [0., -2., 4., -2.]
+        assert alternate(tf.constant(3.0), tf.constant(5)).numpy().tolist() == \
+            [0., -3., 6., -3., 12.]
+    assert alternate.experimental_get_tracing_count() == 1

@@ -46,8 +46,15 @@ class TensorArray:
         self._shape = None if element_shape is None else (
             element_shape.as_list() if isinstance(element_shape, TensorShape)
             else [None if d is None else int(d) for d in element_shape])
-        self._items = [None] * (0 if size is None else _index(size))
-        self._host = _tensor_array_host.begin(self)  # traced: a per-call host list
+        if isinstance(size, _core.Variable):
+            size = size.read_value()
+        if isinstance(size, _core.Tensor) and _tensor_array_host.available():
+            # traced: a per-call host list, its size read at every call
+            self._items = [None] * _tensor_array_host.traced_size(size)
+            self._host = _tensor_array_host.begin(self, size)
+        else:
+            self._items = [None] * _index(size)
+            self._host = _tensor_array_host.begin(self)  # traced: a per-call host list
 
     # ------------------------------------------------------------------ properties
 

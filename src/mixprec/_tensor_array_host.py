@@ -16,20 +16,36 @@ class Holder:
         self.shape = None if shape is None else list(shape)
 
 
-def begin(ta):
-    """A Holder for a TensorArray made while a graph records (None otherwise, and under a
-    recording tape: its gradient needs the list-backed TensorArray's ops on the tape). The
-    graph gets a host call that resets the elements at every call."""
-    if _core.graph_recording() is None or _core.graph_tape_recording():
+def available():
+    """Does a TensorArray made now keep a per-call host list? While a graph records, and
+    no tape does (its gradient needs the list-backed TensorArray's ops on the tape)."""
+    return _core.graph_recording() is not None and not _core.graph_tape_recording()
+
+
+def traced_size(size):
+    """The size a tensor holds now, read without a graph break (it is an input of the
+    host call that makes the list at every call)."""
+    tok = _core.graph_suspend()
+    try:
+        return int(size.numpy())
+    finally:
+        _core.graph_resume(tok)
+
+
+def begin(ta, size=None):
+    """A Holder for a TensorArray made while a graph records (None when not available()).
+    The graph gets a host call that makes the list anew at every call (of the size the
+    tensor ``size`` holds then, when given)."""
+    if not available():
         return None
-    size, shape = len(ta._items), ta._shape
+    n0, shape = len(ta._items), ta._shape
     holder = Holder(ta._items, shape)
 
-    def reset():
-        holder.items = [None] * size
+    def reset(*ts):
+        holder.items = [None] * (int(ts[0].numpy()) if ts else n0)
         holder.shape = None if shape is None else list(shape)
         return []
-    _core.graph_record_call(reset, [], [])
+    _core.graph_record_call(reset, [size] if size is not None else [], [])
     return holder
 
 
