@@ -138,3 +138,29 @@ def test_size_from_an_argument_and_a_conditional_value_in_the_loop():
         assert alternate(tf.constant(3.0), tf.constant(5)).numpy().tolist() == \
             [0., -3., 6., -3., 12.]
     assert alternate.experimental_get_tracing_count() == 1
+
+
+def test_indices_out_of_the_list_in_a_traced_loop_are_tensorflows_graph_errors():
+    @tf.function
+    def write_past(n):
+        ta = tf.TensorArray(tf.float32, size=2)
+        for i in tf.range(n):
+            ta = ta.write(i - 1, 1.0)
+        return ta.stack()
+
+    @tf.function
+    def read_past(n):
+        ta = tf.TensorArray(tf.float32, size=2).write(0, 1.0).write(1, 2.0)
+        s = tf.constant(0.0)
+        for i in tf.range(n):
+            s += ta.read(i)
+        return s
+
+    # TensorFlow 2.21 (TensorList ops in its while loop): InvalidArgumentError
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r"Trying to modify element -1 in a list with 2 elements\."):
+        write_past(tf.constant(1))
+    assert float(read_past(tf.constant(2))) == 3.0
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r"Trying to access element 2 in a list with 2 elements\."):
+        read_past(tf.constant(3))   # at a replay, in the loop's third iteration

@@ -72,6 +72,17 @@ class _Paused:
         return False
 
 
+def _check_index(name, index, n, dynamic):
+    """TensorFlow's TensorList errors for an index out of the list (the graph's messages,
+    not the eager TensorArray's)."""
+    from mixprec._tensor_array import _index
+
+    i = _index(index)
+    if i < 0 or (i >= n and (name == "read" or not dynamic)):
+        raise _core.InvalidArgumentError("Trying to %s element %d in a list with %d elements."
+                                         % ("access" if name == "read" else "modify", i, n))
+
+
 def run(ta, name, args):
     """``TensorArray.<name>(*args)`` on ta's holder: now (the tracing call is a call) and as
     a host call at every replay. Tensor arguments are the call's inputs, the others are
@@ -90,6 +101,8 @@ def run(ta, name, args):
         vals = list(args)
         for k, t in zip(slots, ts):
             vals[k] = t
+        if name in ("write", "read"):
+            _check_index(name, vals[0], len(h.items), ta._dynamic_size)
         view = ta._copy(h.items)
         view._host = None
         view._shape = None if h.shape is None else list(h.shape)
