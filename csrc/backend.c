@@ -256,6 +256,9 @@ mp_status mp_backend_emulate_gpu(int on, const char *without) {
     emulated.copy_d2h = emulated_copy_d2h;
     emulated.host_syncs = emulated_host_syncs;
     emulated.gemm_bias_act = emu_gemm_bias_act;
+    /* as CUDA's table: no kept max-pool workspace (its header would be read back through
+     * copy_d2h, a host synchronisation on a real GPU) */
+    emulated.pool_workspace = NULL;
     MP_TRY(drop_slots(&emulated, without));
     if (on < 0 || on > 16)
         return mp_error_set(MP_ERR_VALUE, "the GPU emulation offers 1..16 GPUs, asked for %d", on);
