@@ -106,7 +106,9 @@ typedef struct {
 } ws_header;
 
 static int64_t ws_uses;
+static int ws_keep = 1;
 int64_t mp_pool_workspace_uses(void) { return __atomic_load_n(&ws_uses, __ATOMIC_RELAXED); }
+int mp_pool_workspace_keep(int on) { return __atomic_exchange_n(&ws_keep, on != 0, __ATOMIC_RELAXED); }
 
 #define WS_MAGIC 0x6d7030776b737031ull
 #define WS_ROUND(n) (((size_t)(n) + 63) / 64 * 64)
@@ -293,7 +295,8 @@ mp_status mp_run_window(mp_op op, mp_tensor *const *in, const mp_attrs *at, cons
     int64_t y_numel = ys[0] * ys[1] * ys[2] * ys[3];
     size_t ws_bytes = 0;
     void *ws = NULL;
-    if (op == MP_OP_MAX_POOL && !empty_in && y_numel > 0 && (at->i2 == 1 || mp_tape_would_record(1, in))) {
+    if (op == MP_OP_MAX_POOL && !empty_in && y_numel > 0 && __atomic_load_n(&ws_keep, __ATOMIC_RELAXED) &&
+        (at->i2 == 1 || mp_tape_would_record(1, in))) {
         MP_TRY(pool_ws_bytes(be, dev, dt, &w, &ws_bytes));
         if (ws_bytes)
             return max_pool_kept(be, dev, dt, &w, in[0], ys, ws_bytes, out);

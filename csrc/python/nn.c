@@ -201,6 +201,14 @@ static PyObject *py_pool_workspace_uses(PyObject *m, PyObject *unused) {
     return PyLong_FromLongLong((long long)mp_pool_workspace_uses());
 }
 
+static PyObject *py_pool_workspace_keep(PyObject *m, PyObject *arg) {
+    (void)m;
+    int on = PyObject_IsTrue(arg);
+    if (on < 0)
+        return NULL;
+    return PyBool_FromLong(mp_pool_workspace_keep(on));
+}
+
 static PyMethodDef nn_methods[] = {
     {"gemm_path", py_gemm_path, METH_VARARGS,
      "gemm_path(dtype, mode=None): which library multiplies dtype on the CPU ('onednn' or 'openblas'); "
@@ -217,6 +225,9 @@ static PyMethodDef nn_methods[] = {
      "batch_stats(code, inputs, channels_first): BatchMoments, BatchMomentsGrad or BatchNormGradSums."},
     {"pool_workspace_uses", py_pool_workspace_uses, METH_NOARGS,
      "Debug counter: MaxPoolGrad calls that used the argmax workspace MaxPool kept (no second forward)."},
+    {"pool_workspace_keep", py_pool_workspace_keep, METH_O,
+     "pool_workspace_keep(on): whether MaxPool keeps its argmax workspace for MaxPoolGrad (default True; "
+     "False for A/B measurements); returns the previous setting."},
     {"dnnl_info", py_dnnl_info, METH_NOARGS, "oneDNN's version and the instruction set it dispatches to."},
     {"dnnl_force_reference", py_dnnl_force_reference, METH_O,
      "Route convolution and pooling through the float64 loop kernels (tests); returns the previous setting."},
