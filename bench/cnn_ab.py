@@ -5,7 +5,8 @@ separate runs do not compare), and the fastest and median of each are printed.
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python bench/cnn_ab.py --switch pool_workspace
 
 Switches: pool_workspace (MaxPool keeps oneDNN's argmax workspace for MaxPoolGrad, vs
-MaxPoolGrad running the forward again). Models: cnn, keras, block (bench/cnn.py's).
+MaxPoolGrad running the forward again), moments_one_pass (BatchMoments in one read of x
+vs two). Models: cnn, keras, block (bench/cnn.py's).
 Keep --calls small on shared machines.
 """
 
@@ -22,7 +23,7 @@ import cnn  # noqa: E402
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--switch", default="pool_workspace", choices=["pool_workspace"])
+    ap.add_argument("--switch", default="pool_workspace", choices=["pool_workspace", "moments_one_pass"])
     ap.add_argument("--models", nargs="+", default=["cnn", "keras", "block"])
     ap.add_argument("--dtypes", nargs="+", default=["float32"])
     ap.add_argument("--calls", type=int, default=15, help="calls per setting")
@@ -34,7 +35,8 @@ def main():
     import mixprec as tf
     from mixprec import _core, keras
 
-    toggle = {"pool_workspace": _core.pool_workspace_keep}[args.switch]
+    toggle = {"pool_workspace": _core.pool_workspace_keep,
+              "moments_one_pass": lambda on: _core.batch_moments_two_pass(not on)}[args.switch]
     print("load average %.1f %.1f %.1f" % os.getloadavg(), "|", _core.dnnl_info())
     for which in args.models:
         for dt in args.dtypes:

@@ -37,6 +37,9 @@ mp_status mp_cpu_batch_norm(mp_device dev, mp_dtype dt, mp_dtype sdt, const void
                              int64_t outer, int64_t C, int64_t inner);
 mp_status mp_cpu_batch_stats(mp_device dev, mp_stats_kind k, mp_dtype dt, mp_dtype sdt, const void *x, const void *y,
                              const void *mean, const void *g, void *out, int64_t outer, int64_t C, int64_t inner);
+/* BatchMoments of float32/float16 in two reads (mean, then squared deviations) instead of
+ * one (A/B measurements, tests); returns the previous setting. */
+int mp_cpu_moments_two_pass(int on);
 mp_status mp_cpu_cast(mp_device dev, const void *src, mp_dtype sdt, void *dst, mp_dtype ddt, int64_t n);
 
 /* Widen n elements of a float dtype (f32/f16/bf16) at src to f32; f32 is copied. */
