@@ -18,10 +18,9 @@ mp_status mp_cpu_argreduce(mp_device dev, int is_min, mp_dtype dt, const void *x
                            int64_t red, int64_t inner);
 mp_status mp_cpu_softmax(mp_device dev, int is_log, mp_dtype dt, const void *x, void *y, int64_t rows,
                          int64_t cols);
-/* C = op(A) op(B) + bias through oneDNN where it multiplies dt (the gemm_bias slot);
- * *done = 0 otherwise. */
-mp_status mp_cpu_gemm_bias(mp_device dev, mp_dtype dt, int ta, int tb, int64_t M, int64_t N, int64_t K, const void *A,
-                           const void *B, const void *bias, void *C, int *done);
+/* C = act(op(A) op(B) [+ bias]): the gemm_bias_act slot (backend.def) */
+mp_status mp_cpu_gemm_bias_act(mp_device dev, mp_dtype dt, int ta, int tb, int64_t M, int64_t N, int64_t K,
+                               const void *A, const void *B, const void *bias, int act, void *C);
 mp_status mp_cpu_gemm(mp_device dev, mp_dtype dt, int ta, int tb, int64_t M, int64_t N, int64_t K, double alpha,
                       const void *A, const void *B, double beta, void *C, int64_t batch, int64_t sa, int64_t sb,
                       int64_t sc);
