@@ -33,7 +33,7 @@ mp_status mp_cpu_step_end(mp_device dev, const uint8_t *found_inf, float *scale,
                           const mp_loss_scale_params *p, int64_t *iterations);
 mp_status mp_cpu_batch_norm(mp_device dev, mp_dtype dt, mp_dtype sdt, const void *x, const void *scale,
                              const void *offset, const void *mean, const void *var, double eps, void *y,
-                             int64_t outer, int64_t C, int64_t inner);
+                             int64_t outer, int64_t C, int64_t inner, int act);
 mp_status mp_cpu_batch_stats(mp_device dev, mp_stats_kind k, mp_dtype dt, mp_dtype sdt, const void *x, const void *y,
                              const void *mean, const void *g, void *out, int64_t outer, int64_t C, int64_t inner);
 /* BatchMoments of float32/float16 in two reads (mean, then squared deviations) instead of

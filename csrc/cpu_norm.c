@@ -15,7 +15,10 @@ typedef struct {
     const float *a, *b;    /* float32 statistics */
     const double *ad, *bd; /* float64 statistics */
     int64_t C, inner;
+    int act;               /* 1: ReLU after (TensorFlow's Relu: NaN stays NaN, -0 becomes 0) */
 } bn_ctx;
+
+#define BN_RELU(v) ((v) > 0 ? (v) : ((v) == (v) ? 0 : (v)))
 
 /* rows of the (outer * C, inner) view; a row has one channel */
 static void bn_rows(void *vctx, int64_t r0, int64_t r1) {
@@ -29,6 +32,9 @@ static void bn_rows(void *vctx, int64_t r0, int64_t r1) {
                 double *y = (double *)c->y + r * c->C;
                 for (int64_t k = 0; k < c->C; k++)
                     y[k] = x[k] * c->ad[k] + c->bd[k];
+                if (c->act)
+                    for (int64_t k = 0; k < c->C; k++)
+                        y[k] = BN_RELU(y[k]);
                 continue;
             }
             for (int64_t k0 = 0; k0 < c->C; k0 += MP_BLOCK) {
@@ -36,6 +42,9 @@ static void bn_rows(void *vctx, int64_t r0, int64_t r1) {
                 mp_load_f32(c->dt, (const char *)c->x + (r * c->C + k0) * (int64_t)es, buf, m);
                 for (int64_t k = 0; k < m; k++)
                     buf[k] = buf[k] * c->a[k0 + k] + c->b[k0 + k];
+                if (c->act)
+                    for (int64_t k = 0; k < m; k++)
+                        buf[k] = BN_RELU(buf[k]);
                 mp_store_f32(c->dt, buf, (char *)c->y + (r * c->C + k0) * (int64_t)es, m);
             }
         }
@@ -48,6 +57,9 @@ static void bn_rows(void *vctx, int64_t r0, int64_t r1) {
             double *y = (double *)c->y + r * c->inner;
             for (int64_t k = 0; k < c->inner; k++)
                 y[k] = x[k] * c->ad[ch] + c->bd[ch];
+            if (c->act)
+                for (int64_t k = 0; k < c->inner; k++)
+                    y[k] = BN_RELU(y[k]);
             continue;
         }
         float a = c->a[ch], b = c->b[ch];
@@ -56,6 +68,9 @@ static void bn_rows(void *vctx, int64_t r0, int64_t r1) {
             mp_load_f32(c->dt, (const char *)c->x + (r * c->inner + k0) * (int64_t)es, buf, m);
             for (int64_t k = 0; k < m; k++)
                 buf[k] = buf[k] * a + b;
+            if (c->act)
+                for (int64_t k = 0; k < m; k++)
+                    buf[k] = BN_RELU(buf[k]);
             mp_store_f32(c->dt, buf, (char *)c->y + (r * c->inner + k0) * (int64_t)es, m);
         }
     }
@@ -63,13 +78,13 @@ static void bn_rows(void *vctx, int64_t r0, int64_t r1) {
 
 mp_status mp_cpu_batch_norm(mp_device dev, mp_dtype dt, mp_dtype sdt, const void *x, const void *scale,
                             const void *offset, const void *mean, const void *var, double eps, void *y, int64_t outer,
-                            int64_t C, int64_t inner) {
+                            int64_t C, int64_t inner, int act) {
     (void)dev;
     size_t ss = mp_dtype_size(sdt);
     void *ab = mp_cpu_scratch_alloc(2 * (size_t)C * ss + 64);
     if (!ab)
         return mp_error_set(MP_ERR_MEMORY, "out of memory for batch normalization factors");
-    bn_ctx c = {dt, x, y, NULL, NULL, NULL, NULL, C, inner};
+    bn_ctx c = {dt, x, y, NULL, NULL, NULL, NULL, C, inner, act != 0};
     if (sdt == MP_F64) {
         double *a = ab, *b = a + C;
         const double *s = scale, *o = offset, *mu = mean, *v = var;

@@ -1047,9 +1047,11 @@ static mp_tensor *stats_op(arena *a, mp_op op, mp_tensor *x, mp_tensor *y, mp_te
  * inv = rsqrt(var + eps): every input gets its gradient (training's batch statistics carry
  * theirs back into moments). dx = dy * A is one pass; the four per-channel gradients come
  * from one more (BatchNormGradSums: sum dy and sum dy (x - mean), in float64). */
-static mp_status g_batch_norm(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+static mp_status g_batch_norm(const mp_node *n, mp_tensor *dy_in, const int *need, mp_tensor **dx) {
     arena a = {0};
     mp_tensor *x = IN(0), *scale = IN(1), *mean = IN(3), *var = IN(4);
+    /* BatchNorm + ReLU (attr i2): ReluGrad from the output first, as Relu's rule */
+    mp_tensor *dy = n->attrs.i2 ? bin(&a, MP_OP_RELU_GRAD, Y, dy_in) : dy_in;
     int cf = n->attrs.i0 != 0;
     mp_tensor *inv = un(&a, MP_OP_RSQRT, bin(&a, MP_OP_ADD, var, scalar(&a, var, n->attrs.f0)));
     mp_tensor *A = bin(&a, MP_OP_MUL, scale, inv);

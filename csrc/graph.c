@@ -832,6 +832,11 @@ int mp_op_infer_dtype(mp_op op, int n_in, const mp_dtype *in, const mp_attrs *at
     case MP_OP_ANY: return MP_BOOL;
     case MP_OP_WHERE: return n_in == 3 && in[1] == in[2] ? (int)in[1] : -1;
     case MP_OP_BATCH_NORM: return n_in >= 1 ? (int)in[0] : -1; /* statistics are float32 */
+    /* batch statistics of x (float64 for float64 x, else float32); the moments' gradient has x's */
+    case MP_OP_BATCH_MOMENTS: return n_in == 1 ? (in[0] == MP_F64 ? MP_F64 : MP_F32) : -1;
+    case MP_OP_BATCH_NORM_GRAD_SUMS:
+        return n_in == 3 && in[1] == in[0] ? (in[0] == MP_F64 ? MP_F64 : MP_F32) : -1;
+    case MP_OP_BATCH_MOMENTS_GRAD: return n_in == 3 ? (int)in[0] : -1;
     default: break;
     }
     if (n_in == 0)

@@ -363,6 +363,9 @@ mp_status mp_run_batch_norm(mp_tensor *const *in, const mp_attrs *at, const mp_b
     }
     if (!(at->f0 >= 0))
         return mp_error_set(MP_ERR_VALUE, "FusedBatchNormV3: epsilon must be >= 0, got %g", at->f0);
+    if (at->i2 != 0 && at->i2 != 1)
+        return mp_error_set(MP_ERR_VALUE, "FusedBatchNormV3: unknown activation code %lld (0 none, 1 relu)",
+                            (long long)at->i2);
     int64_t outer = 1, inner = 1;
     for (int d = 0; d < caxis; d++)
         outer *= x->shape[d];
@@ -374,7 +377,7 @@ mp_status mp_run_batch_norm(mp_tensor *const *in, const mp_attrs *at, const mp_b
     if (r->numel > 0)
         st = BE_CALL(be, batch_norm, mp_tensor_device(x), x->dtype, sdt, mp_tensor_data(x), mp_tensor_data(in[1]),
                      mp_tensor_data(in[2]), mp_tensor_data(in[3]), mp_tensor_data(in[4]), at->f0, mp_tensor_data(r),
-                     outer, C, inner);
+                     outer, C, inner, (int)at->i2);
     if (st != MP_OK) {
         mp_tensor_decref(r);
         return st;
