@@ -837,6 +837,10 @@ int mp_op_infer_dtype(mp_op op, int n_in, const mp_dtype *in, const mp_attrs *at
     case MP_OP_BATCH_NORM_GRAD_SUMS:
         return n_in == 3 && in[1] == in[0] ? (in[0] == MP_F64 ? MP_F64 : MP_F32) : -1;
     case MP_OP_BATCH_MOMENTS_GRAD: return n_in == 3 ? (int)in[0] : -1;
+    case MP_OP_GATHER:      /* (params, integer indices) */
+    case MP_OP_GATHER_GRAD: /* (dy, integer indices) */
+    case MP_OP_INDEX_T:     /* (x, integer index) */
+        return n_in == 2 && (in[1] == MP_I32 || in[1] == MP_I64) ? (int)in[0] : -1;
     default: break;
     }
     if (n_in == 0)
