@@ -129,3 +129,43 @@ def test_not_fused_when_the_normalized_value_is_read_elsewhere():
     got, exp = fn(*a), f(*a)
     for g, e in zip(got, exp):
         assert_bits_equal(g.numpy(), e.numpy())
+
+
+@pytest.mark.parametrize("policy", ["float32", "mixed_bfloat16"])
+def test_keras_batch_normalization_then_relu_fuse_in_a_traced_step(policy):
+    """Conv2D, BatchNormalization (training: batch statistics, moving averages updated), ReLU
+    layers: under float32 the traced step holds one BatchNorm node and no Relu; under a mixed
+    policy the layer normalizes in float32 and casts, and a Cast between keeps the Relu. Either
+    way the step equals eager execution bit for bit (values, gradients, moving statistics)."""
+    from mixprec import keras
+
+    def make():
+        keras.utils.set_random_seed(6)
+        return keras.Sequential([keras.Input((6, 6, 2)), keras.layers.Conv2D(4, 3, use_bias=False),
+                                 keras.layers.BatchNormalization(), keras.layers.ReLU(),
+                                 keras.layers.Flatten(), keras.layers.Dense(2)])
+
+    prev = keras.mixed_precision.global_policy().name
+    keras.mixed_precision.set_global_policy(policy)
+    try:
+        x = tf.constant(np.random.default_rng(6).standard_normal((5, 6, 6, 2)).astype(np.float32))
+        models = [make(), make()]
+
+        def step(model):
+            def f(x):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_sum(tf.square(tf.cast(model(x, training=True), "float32")))
+                return [loss] + tape.gradient(loss, model.trainable_variables)
+            return f
+
+        fn = tf.function(step(models[0]))
+        ops = _ops(fn, x)
+        assert ops.count("FusedBatchNormV3") == 1 and ("Relu" in ops) == (policy != "float32")
+        for _ in range(2):  # the tracing call and a replay, each against an eager step
+            got, exp = fn(x), step(models[1])(x)
+            for g, e in zip(got, exp):
+                assert_bits_equal(g.numpy(), e.numpy())
+        for v, w in zip(models[0].variables, models[1].variables):
+            assert_bits_equal(v.numpy(), w.numpy(), err_msg=v.name)
+    finally:
+        keras.mixed_precision.set_global_policy(prev)
