@@ -774,7 +774,26 @@ static void plan_folds(mp_graph *g) {
     }
 }
 
+/* A MaxPool node that a MaxPoolGrad of the same x reads (the trace recorded its gradient)
+ * keeps its argmax workspace for it (attr i2 = 1, ops_window.c); the others run as
+ * inference. Recomputed with the plan: passes and pruning may remove the gradient. */
+static void plan_pool_workspaces(mp_graph *g) {
+    for (int i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i].kind == MP_GNODE_OP && g->nodes[i].op == MP_OP_MAX_POOL)
+            g->nodes[i].attrs.i2 = 0;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const mp_gnode *n = &g->nodes[i];
+        if (n->kind != MP_GNODE_OP || n->op != MP_OP_MAX_POOL_GRAD || n->n_in != 3 || n->in[1].node < 0)
+            continue;
+        mp_gnode *p = &g->nodes[n->in[1].node];
+        if (p->kind == MP_GNODE_OP && p->op == MP_OP_MAX_POOL && p->in[0].node == n->in[0].node &&
+            p->in[0].output == n->in[0].output)
+            p->attrs.i2 = 1;
+    }
+}
+
 static void plan_last_uses(mp_graph *g) {
+    plan_pool_workspaces(g);
     for (int i = 0; i < g->n_nodes; i++)
         g->nodes[i].last_use = i;
     for (int i = 0; i < g->n_nodes; i++)
@@ -892,6 +911,11 @@ int mp_op_infer_dtype(mp_op op, int n_in, const mp_dtype *in, const mp_attrs *at
     case MP_OP_ANY: return MP_BOOL;
     case MP_OP_WHERE: return n_in == 3 && in[1] == in[2] ? (int)in[1] : -1;
     case MP_OP_BATCH_NORM: return n_in >= 1 ? (int)in[0] : -1; /* statistics are float32 */
+    /* batch statistics of x (float64 for float64 x, else float32); the moments' gradient has x's */
+    case MP_OP_BATCH_MOMENTS: return n_in == 1 ? (in[0] == MP_F64 ? MP_F64 : MP_F32) : -1;
+    case MP_OP_BATCH_NORM_GRAD_SUMS:
+        return n_in == 3 && in[1] == in[0] ? (in[0] == MP_F64 ? MP_F64 : MP_F32) : -1;
+    case MP_OP_BATCH_MOMENTS_GRAD: return n_in == 3 ? (int)in[0] : -1;
     case MP_OP_GATHER:      /* (params, integer indices) */
     case MP_OP_GATHER_GRAD: /* (dy, integer indices) */
     case MP_OP_INDEX_T:     /* (x, integer index) */
