@@ -414,3 +414,12 @@ def test_einsum_dense_functional_shape_takes_shared_dims_from_the_input(eq, out_
     assert out.shape.as_list() == want
     model = keras.Model(inp, L.Flatten()(out))
     assert model(np.ones((2, 7, 5), "float32")).shape[1] == np.prod(want[1:])
+
+
+def test_batch_normalization_fused_path_ignores_a_mask_with_a_warning():
+    x = R.standard_normal((2, 3, 3, 2)).astype("float32")
+    bn = L.BatchNormalization()
+    with pytest.warns(UserWarning, match="Masking is not supported with `fused=True`"):
+        y = bn(x, training=True, mask=tf.constant(np.ones((2, 3, 3), bool)))
+    np.testing.assert_allclose(y.numpy(), L.BatchNormalization()(x, training=True).numpy(),
+                               *TOLERANCE[("float32", "reduction")])

@@ -204,3 +204,13 @@ def test_loss_objects_average_over_the_unmasked_entries():
            float(keras.losses.MeanAbsoluteError(reduction="sum")(GOLD["mask_y"], pred))]
     rtol, atol = TOLERANCE[("float32", "reduction")]
     np.testing.assert_allclose(got, GOLD["mask_loss_standalone"], rtol=rtol, atol=atol)
+
+
+def test_batch_normalization_uses_the_statistics_of_unmasked_steps():
+    bn = L.BatchNormalization(momentum=0.5)
+    y = bn(L.Masking()(GOLD["x3m"]), training=True)
+    rtol, atol = TOLERANCE[("float32", "reduction")]
+    np.testing.assert_allclose(y.numpy(), GOLD["mask_bn_train"], rtol=rtol, atol=atol)
+    np.testing.assert_allclose(bn.moving_mean.numpy(), GOLD["mask_bn_mean"], rtol=rtol, atol=atol)
+    np.testing.assert_allclose(bn.moving_variance.numpy(), GOLD["mask_bn_var"], rtol=rtol,
+                               atol=atol)

@@ -134,6 +134,10 @@ def masked_models(out):
         out["mask_model_eval_mixed"] = np.array(mixed.evaluate(ids, y, verbose=0), "float64")
     finally:
         keras.mixed_precision.set_global_policy("float32")
+    # BatchNormalization takes the mask implicitly: the statistics of the unmasked steps
+    bn = L.BatchNormalization(momentum=0.5)
+    out["mask_bn_train"] = bn(L.Masking()(out["x3m"]), training=True).numpy()
+    out["mask_bn_mean"], out["mask_bn_var"] = bn.moving_mean.numpy(), bn.moving_variance.numpy()
     # a standalone Loss object on a masked y_pred: the mean over the unmasked entries
     out["mask_loss_standalone"] = np.array(
         [float(keras.losses.MeanSquaredError()(y, pred)),
