@@ -56,7 +56,6 @@ FD_CASES = {
     "group_norm": (L.GroupNormalization(groups=2), (2, 3, 4), ["gamma", "beta"]),
     "einsum": (L.EinsumDense("abc,cd->abd", (None, 3), bias_axes="d"), (2, 2, 3),
                ["kernel", "bias"]),
-    "up2d_bilinear": (L.UpSampling2D((2, 3), interpolation="bilinear"), (1, 2, 3, 2), []),
     "up1d": (L.UpSampling1D(2), (1, 3, 2), []),
     "crop2d": (L.Cropping2D(((1, 0), (0, 1))), (1, 3, 3, 2), []),
     "zpad1d": (L.ZeroPadding1D((2, 1)), (1, 3, 2), []),
@@ -423,3 +422,20 @@ def test_batch_normalization_fused_path_ignores_a_mask_with_a_warning():
         y = bn(x, training=True, mask=tf.constant(np.ones((2, 3, 3), bool)))
     np.testing.assert_allclose(y.numpy(), L.BatchNormalization()(x, training=True).numpy(),
                                *TOLERANCE[("float32", "reduction")])
+
+
+def test_bilinear_upsampling_returns_float32_as_tf_image_resize():
+    for dtype in ("float64", "bfloat16", "float16"):
+        y = L.UpSampling2D(interpolation="bilinear", dtype=dtype)(np.ones((1, 2, 2, 1)))
+        assert y.dtype == tf.float32
+    assert L.UpSampling1D(dtype="float64")(np.ones((1, 2, 2))).dtype == tf.float64
+    sym = L.UpSampling2D(interpolation="bilinear", dtype="float64")(keras.Input((2, 2, 1)))
+    assert sym.dtype == tf.float32
+
+
+def test_bilinear_upsampling_gradient_matches_finite_differences():
+    """The float32 result of float64 inputs: checked against differences of the same
+    function with float32 tolerances (the values round through float32)."""
+    layer = L.UpSampling2D((2, 3), interpolation="bilinear", dtype="float64")
+    check_grad(lambda x: tf.cast(layer(x), "float64"), R.uniform(-2, 2, (1, 2, 3, 2)),
+               h=1e-2, kind_dtype="float32")
