@@ -580,6 +580,9 @@ def dropout(x, rate, noise_shape=None, seed=None, name=None):
     return ret * _core.cast(keep, x.dtype)
 
 
+from mixprec._nn_more import (  # noqa: E402,F401
+    conv1d_transpose, conv2d_transpose, conv3d, l2_normalize, separable_conv2d)
+
 from mixprec import _unsupported  # noqa: E402
 
 __getattr__ = _unsupported.module_getattr(__name__)  # unsupported TF names: a clear error

@@ -214,3 +214,15 @@ def test_batch_normalization_uses_the_statistics_of_unmasked_steps():
     np.testing.assert_allclose(bn.moving_mean.numpy(), GOLD["mask_bn_mean"], rtol=rtol, atol=atol)
     np.testing.assert_allclose(bn.moving_variance.numpy(), GOLD["mask_bn_var"], rtol=rtol,
                                atol=atol)
+
+
+NN_CASES = json.loads(str(GOLD["nn_cases"]))
+
+
+@pytest.mark.parametrize("name", sorted(NN_CASES))
+def test_nn_functions_match_tensorflow(name):
+    scope = {k[len("nn_in_"):]: tf.constant(v) for k, v in GOLD.items()
+             if k.startswith("nn_in_")}
+    y = eval(NN_CASES[name], dict(scope, tf=tf))
+    rtol, atol = TOLERANCE[("float32", "convolution")]
+    np.testing.assert_allclose(y.numpy(), GOLD[name], rtol=rtol, atol=atol)

@@ -168,12 +168,44 @@ def masked_models(out):
     out["mask_smodel_eval"] = np.array(smodel.evaluate(out["x3m"], ys, verbose=0), "float64")
 
 
+# tf.nn / tf.math functions: name -> source over tf, x (NHWC), k2t (3, 3, 2, 4), dw, pw, x5,
+# k3 and v, evaluated by both sides
+NN_CASES = {
+    "nn_conv2d_transpose": "tf.nn.conv2d_transpose(x, k2t, [2, 12, 10, 2], [1, 2, 2, 1])",
+    "nn_conv2d_transpose_valid": "tf.nn.conv2d_transpose(x, k2t, [2, 13, 11, 2], 2, 'VALID')",
+    "nn_conv1d_transpose": "tf.nn.conv1d_transpose(x[:, 0], k2t[0], [2, 10, 2], 2)",
+    "nn_separable_conv2d": "tf.nn.separable_conv2d(x, dw, pw, [1, 1, 1, 1], 'SAME')",
+    "nn_conv3d": "tf.nn.conv3d(x5, k3, [1, 1, 2, 1, 1], 'SAME')",
+    "nn_conv3d_valid_dil": "tf.nn.conv3d(x5, k3, [1, 1, 1, 1, 1], 'VALID', "
+                           "dilations=[1, 2, 1, 1, 1])",
+    "math_l2_normalize": "tf.math.l2_normalize(v, axis=1)",
+    "nn_l2_normalize_all": "tf.nn.l2_normalize(v)",
+}
+
+
+def nn_inputs():
+    rng = np.random.default_rng(5)
+    return {"x": rng.standard_normal((2, 6, 5, 4)).astype("float32"),
+            "k2t": rng.standard_normal((3, 3, 2, 4)).astype("float32"),
+            "dw": rng.standard_normal((3, 3, 4, 2)).astype("float32"),
+            "pw": rng.standard_normal((1, 1, 8, 3)).astype("float32"),
+            "x5": rng.standard_normal((2, 5, 4, 4, 3)).astype("float32"),
+            "k3": rng.standard_normal((2, 3, 2, 3, 4)).astype("float32"),
+            "v": rng.standard_normal((3, 5)).astype("float32")}
+
+
 def main():
     data = inputs()
     out = dict(data)
     for name, (src, xnames) in CASES.items():
         run_case(name, src, xnames, data, out)
     masked_models(out)
+    scope = nn_inputs()
+    for key, value in scope.items():
+        out["nn_in_" + key] = value
+    for name, src in NN_CASES.items():
+        out[name] = eval(src, dict(scope, tf=tf)).numpy()
+    out["nn_cases"] = np.array(json.dumps(NN_CASES))
     out["versions"] = np.array([tf.__version__, keras.__version__])
     np.savez_compressed(os.path.join(HERE, "tf_more_layers.npz"), **out)
 
