@@ -226,3 +226,12 @@ def test_nn_functions_match_tensorflow(name):
     y = eval(NN_CASES[name], dict(scope, tf=tf))
     rtol, atol = TOLERANCE[("float32", "convolution")]
     np.testing.assert_allclose(y.numpy(), GOLD[name], rtol=rtol, atol=atol)
+
+
+def test_nn_convolution_of_rank_5_is_conv3d():
+    x, k = tf.constant(GOLD["nn_in_x5"]), tf.constant(GOLD["nn_in_k3"])
+    rtol, atol = TOLERANCE[("float32", "convolution")]
+    np.testing.assert_allclose(tf.nn.convolution(x, k, strides=[1, 2, 1], padding="SAME").numpy(),
+                               GOLD["nn_conv3d"], rtol=rtol, atol=atol)
+    np.testing.assert_allclose(tf.nn.convolution(x, k, dilations=[2, 1, 1]).numpy(),
+                               GOLD["nn_conv3d_valid_dil"], rtol=rtol, atol=atol)
