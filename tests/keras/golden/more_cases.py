@@ -71,5 +71,11 @@ CASES = {
     "conv3d_same_s2": ("L.Conv3D(4, 3, strides=(2, 1, 2), padding='same', activation='relu')",
                        "x5"),
     "conv3d_dil_groups": ("L.Conv3D(4, 2, dilation_rate=(2, 1, 2), groups=2)", "x5"),
+    "zpad3d": ("L.ZeroPadding3D(((1, 0), (0, 2), (1, 1)))", "x5"),
+    "zpad3d_cf": ("L.ZeroPadding3D(1, data_format='channels_first')", "x5"),
+    "crop3d": ("L.Cropping3D(((1, 0), (1, 2), (0, 1)))", "x5"),
+    "up3d": ("L.UpSampling3D((2, 1, 3))", "x5"),
+    "gap3d": ("L.GlobalAveragePooling3D()", "x5"),
+    "gmp3d_keep": ("L.GlobalMaxPooling3D(keepdims=True)", "x5"),
     "zpad2d": ("L.ZeroPadding2D((2, 1), data_format='channels_first')", "x4"),
 }

@@ -28,6 +28,9 @@ from mixprec.keras.layers.convolutional_more import (  # noqa: F401
     DepthwiseConv1D, SeparableConv1D, SeparableConv2D, SeparableConvolution1D,
     SeparableConvolution2D)
 from mixprec.keras.layers.conv3d import Conv3D, Convolution3D  # noqa: F401
+from mixprec.keras.layers.layers3d import (  # noqa: F401
+    Cropping3D, GlobalAveragePooling3D, GlobalAvgPool3D, GlobalMaxPool3D, GlobalMaxPooling3D,
+    UpSampling3D, ZeroPadding3D)
 from mixprec.keras.layers.resampling import (  # noqa: F401
     Cropping1D, Cropping2D, UpSampling1D, UpSampling2D, ZeroPadding1D)
 from mixprec.keras.layers.dot import Dot, dot  # noqa: F401
@@ -59,7 +62,9 @@ __all__ = ["Layer", "Input", "InputLayer", "InputSpec", "Dense", "Activation", "
            "ZeroPadding1D", "Dot", "dot", "PReLU", "ThresholdedReLU", "ActivityRegularization",
            "AlphaDropout", "GaussianDropout", "GaussianNoise", "SpatialDropout1D",
            "SpatialDropout2D", "GroupNormalization", "UnitNormalization", "TimeDistributed",
-           "EinsumDense", "Conv3D", "Convolution3D"]
+           "EinsumDense", "Conv3D", "Convolution3D", "Cropping3D", "GlobalAveragePooling3D",
+           "GlobalAvgPool3D", "GlobalMaxPool3D", "GlobalMaxPooling3D", "UpSampling3D",
+           "ZeroPadding3D"]
 
 from mixprec import _unsupported  # noqa: E402
 
