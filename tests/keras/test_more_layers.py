@@ -113,6 +113,10 @@ TRAIN_CASES = {
                                   L.Cropping2D(1), L.Conv2D(2, 3), L.Flatten()],
     "unit_norm_dot": None,
     "conv3d": lambda: [L.Reshape((3, 4, 2, 1)), L.Conv3D(3, 2, padding="same"), L.Flatten()],
+    "layers3d": lambda: [L.Reshape((3, 4, 2, 1)), L.ZeroPadding3D(1), L.Conv3D(2, 2),
+                         L.MaxPooling3D(2, padding="same"), L.UpSampling3D(2),
+                         L.AveragePooling3D(2, strides=1, padding="same"), L.Cropping3D(1),
+                         L.GlobalAveragePooling3D()],
 }
 
 

@@ -77,5 +77,10 @@ CASES = {
     "up3d": ("L.UpSampling3D((2, 1, 3))", "x5"),
     "gap3d": ("L.GlobalAveragePooling3D()", "x5"),
     "gmp3d_keep": ("L.GlobalMaxPooling3D(keepdims=True)", "x5"),
+    "maxpool3d": ("L.MaxPooling3D()", "x5"),
+    "maxpool3d_same": ("L.MaxPooling3D((3, 2, 3), strides=(2, 2, 1), padding='same')", "x5"),
+    "avgpool3d_same": ("L.AveragePooling3D((3, 2, 3), strides=(2, 2, 1), padding='same')",
+                       "x5"),
+    "avgpool3d_valid": ("L.AveragePooling3D((2, 3, 2), strides=1)", "x5"),
     "zpad2d": ("L.ZeroPadding2D((2, 1), data_format='channels_first')", "x4"),
 }

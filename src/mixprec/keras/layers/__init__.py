@@ -31,6 +31,8 @@ from mixprec.keras.layers.conv3d import Conv3D, Convolution3D  # noqa: F401
 from mixprec.keras.layers.layers3d import (  # noqa: F401
     Cropping3D, GlobalAveragePooling3D, GlobalAvgPool3D, GlobalMaxPool3D, GlobalMaxPooling3D,
     UpSampling3D, ZeroPadding3D)
+from mixprec.keras.layers.pooling3d import (  # noqa: F401
+    AveragePooling3D, AvgPool3D, MaxPool3D, MaxPooling3D)
 from mixprec.keras.layers.resampling import (  # noqa: F401
     Cropping1D, Cropping2D, UpSampling1D, UpSampling2D, ZeroPadding1D)
 from mixprec.keras.layers.dot import Dot, dot  # noqa: F401
@@ -64,7 +66,7 @@ __all__ = ["Layer", "Input", "InputLayer", "InputSpec", "Dense", "Activation", "
            "SpatialDropout2D", "GroupNormalization", "UnitNormalization", "TimeDistributed",
            "EinsumDense", "Conv3D", "Convolution3D", "Cropping3D", "GlobalAveragePooling3D",
            "GlobalAvgPool3D", "GlobalMaxPool3D", "GlobalMaxPooling3D", "UpSampling3D",
-           "ZeroPadding3D"]
+           "ZeroPadding3D", "MaxPooling3D", "AveragePooling3D", "MaxPool3D", "AvgPool3D"]
 
 from mixprec import _unsupported  # noqa: E402
 
