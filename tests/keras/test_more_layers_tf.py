@@ -235,3 +235,18 @@ def test_nn_convolution_of_rank_5_is_conv3d():
                                GOLD["nn_conv3d"], rtol=rtol, atol=atol)
     np.testing.assert_allclose(tf.nn.convolution(x, k, dilations=[2, 1, 1]).numpy(),
                                GOLD["nn_conv3d_valid_dil"], rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_mixed_bfloat16_computes_in_bfloat16_with_float32_variables(name):
+    """The mixed_float16 rule with bfloat16 (tf-keras' policies): outputs in bfloat16 (bilinear
+    upsampling: float32, as tf.image.resize), float32 variables, values near float32's."""
+    mixed_precision.set_global_policy("mixed_bfloat16")
+    layer, xs, multi = _build(name)
+    y = layer(xs if multi else xs[0])
+    meta = json.loads(str(GOLD[name + "_mixed_meta"]))
+    assert y.dtype.name == meta["dtype"].replace("float16", "bfloat16")
+    assert [v.dtype.name for v in layer.weights] == meta["variables"]
+    assert layer.compute_dtype == "bfloat16" and layer.dtype == "float32"
+    rtol, atol = TOLERANCE[("bfloat16", "matmul")]
+    np.testing.assert_allclose(tf.cast(y, "float32").numpy(), GOLD[name], rtol=rtol, atol=atol)

@@ -70,7 +70,7 @@ class _Pooling3D(Layer):
                    self.padding.upper())
         y = _core.reshape(y, [n, d] + list(y.shape[1:]))
         if before or after:
-            fill = float(np.finfo(y.dtype.as_numpy_dtype).min) if self._MAX else 0.0
+            fill = float("-inf") if self._MAX else 0.0  # padding never wins a max
             parts = [y]
             if before:
                 parts.insert(0, _core.fill([n, before] + list(y.shape[2:]), fill, y.dtype))
