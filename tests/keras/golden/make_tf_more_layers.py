@@ -194,12 +194,35 @@ def nn_inputs():
             "v": rng.standard_normal((3, 5)).astype("float32")}
 
 
+def mirrored(out):
+    """The masked model under a MirroredStrategy of two CPUs: each replica averages over
+    its own unmasked entries (tf-keras' per-replica loss, then the mean of the replicas)."""
+    strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    with strategy.scope():
+        model = keras.Sequential([L.Embedding(10, 4, mask_zero=True), L.Dense(3)])
+        model.build((None, 5))
+        model.set_weights([out["mask_model_w%d" % i] for i in range(3)])
+        model.compile(optimizer=keras.optimizers.SGD(0.5), loss="mse", metrics=["mae"],
+                      weighted_metrics=["mse"])
+    out["mask_mirrored_eval"] = np.array(model.evaluate(out["mask_ids"], out["mask_y"],
+                                                        batch_size=4, verbose=0), "float64")
+    hist = model.fit(out["mask_ids"], out["mask_y"], batch_size=4, epochs=2, shuffle=False,
+                     verbose=0)
+    out["mask_mirrored_fit_loss"] = np.array(hist.history["loss"], "float64")
+    for i, w in enumerate(model.get_weights()):
+        out["mask_mirrored_after_w%d" % i] = w
+
+
 def main():
+    cpus = tf.config.list_physical_devices("CPU")
+    tf.config.set_logical_device_configuration(cpus[0],
+                                               [tf.config.LogicalDeviceConfiguration()] * 2)
     data = inputs()
     out = dict(data)
     for name, (src, xnames) in CASES.items():
         run_case(name, src, xnames, data, out)
     masked_models(out)
+    mirrored(out)
     scope = nn_inputs()
     for key, value in scope.items():
         out["nn_in_" + key] = value
