@@ -82,5 +82,9 @@ CASES = {
     "avgpool3d_same": ("L.AveragePooling3D((3, 2, 3), strides=(2, 2, 1), padding='same')",
                        "x5"),
     "avgpool3d_valid": ("L.AveragePooling3D((2, 3, 2), strides=1)", "x5"),
+    "conv3dT": ("L.Conv3DTranspose(2, (2, 3, 2))", "x5"),
+    "conv3dT_same_s2": ("L.Conv3DTranspose(3, 3, strides=(2, 1, 2), padding='same')", "x5"),
+    "conv3dT_op": ("L.Conv3DTranspose(2, (3, 2, 3), strides=(2, 2, 3), output_padding=(1, 0, 2),"
+                   " activation='relu')", "x5"),
     "zpad2d": ("L.ZeroPadding2D((2, 1), data_format='channels_first')", "x4"),
 }

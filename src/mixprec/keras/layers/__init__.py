@@ -24,7 +24,8 @@ from mixprec.keras.layers.pooling import (  # noqa: F401
 from mixprec.keras.layers.reshaping import ZeroPadding2D  # noqa: F401
 from mixprec.keras.layers.masking import Masking  # noqa: F401
 from mixprec.keras.layers.convolutional_more import (  # noqa: F401
-    Conv1DTranspose, Conv2DTranspose, Convolution1DTranspose, Convolution2DTranspose,
+    Conv1DTranspose, Conv2DTranspose, Conv3DTranspose, Convolution1DTranspose,
+    Convolution2DTranspose, Convolution3DTranspose,
     DepthwiseConv1D, SeparableConv1D, SeparableConv2D, SeparableConvolution1D,
     SeparableConvolution2D)
 from mixprec.keras.layers.conv3d import Conv3D, Convolution3D  # noqa: F401
@@ -66,7 +67,8 @@ __all__ = ["Layer", "Input", "InputLayer", "InputSpec", "Dense", "Activation", "
            "SpatialDropout2D", "GroupNormalization", "UnitNormalization", "TimeDistributed",
            "EinsumDense", "Conv3D", "Convolution3D", "Cropping3D", "GlobalAveragePooling3D",
            "GlobalAvgPool3D", "GlobalMaxPool3D", "GlobalMaxPooling3D", "UpSampling3D",
-           "ZeroPadding3D", "MaxPooling3D", "AveragePooling3D", "MaxPool3D", "AvgPool3D"]
+           "ZeroPadding3D", "MaxPooling3D", "AveragePooling3D", "MaxPool3D", "AvgPool3D",
+           "Conv3DTranspose", "Convolution3DTranspose"]
 
 from mixprec import _unsupported  # noqa: E402
 
