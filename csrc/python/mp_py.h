@@ -14,6 +14,7 @@ typedef struct {
     PyObject_HEAD
     mp_tensor *t;
     PyObject *weakreflist;
+    PyObject *keras_mask; /* tf-keras' `_keras_mask` (a bool Tensor or None); NULL when unset */
 } PyMpTensor;
 
 /* module-wide objects, set once at import (see module.c) */
@@ -72,6 +73,9 @@ extern PyMethodDef mp_py_functions[];
 /* Binary op with Python-operator conversion rules (used by the number protocol). */
 PyObject *mp_py_binary_op(mp_op op, PyObject *a, PyObject *b);
 PyObject *mp_py_truediv(PyObject *a, PyObject *b);
+
+/* linalg.c: host linear-algebra helpers (qr_q) */
+int mp_py_linalg_init(PyObject *module);
 
 /* amp.c: the automatic-mixed-precision functions */
 int mp_py_amp_init(PyObject *module);
