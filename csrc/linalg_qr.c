@@ -10,8 +10,8 @@
 
 mp_status mp_linalg_qr_q(double *a, int64_t m, int64_t n) {
     if (m < n || n < 1)
-        return mp_error_set(MP_ERR_VALUE, "qr: need a (m, n) matrix with m >= n >= 1, got (%lld, %lld)",
-                            (long long)m, (long long)n);
+        return mp_error_set(MP_ERR_VALUE, "qr: need a (m, n) matrix with m >= n >= 1, got (%lld, %lld)", (long long)m,
+                            (long long)n);
     if (m > 0x7fffffff || n > 0x7fffffff)
         return mp_error_set(MP_ERR_VALUE, "qr: the matrix (%lld, %lld) is too large for LAPACK's 32-bit indices",
                             (long long)m, (long long)n);

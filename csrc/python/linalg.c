@@ -9,14 +9,15 @@
 /* qr_q(a) -> Q * sign(diag(R)) of a 2-D float64 array (m >= n), as a new array. */
 static PyObject *py_qr_q(PyObject *self, PyObject *arg) {
     (void)self;
-    PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY(arg, NPY_FLOAT64, 2, 2, NPY_ARRAY_CARRAY | NPY_ARRAY_ENSURECOPY);
+    PyArrayObject *a =
+        (PyArrayObject *)PyArray_FROMANY(arg, NPY_FLOAT64, 2, 2, NPY_ARRAY_CARRAY | NPY_ARRAY_ENSURECOPY);
     if (!a)
         return NULL;
     npy_intp *dims = PyArray_DIMS(a);
     mp_status st;
-    Py_BEGIN_ALLOW_THREADS
+    PyThreadState *ts = PyEval_SaveThread(); /* LAPACK on a large matrix: others may run */
     st = mp_linalg_qr_q((double *)PyArray_DATA(a), (int64_t)dims[0], (int64_t)dims[1]);
-    Py_END_ALLOW_THREADS
+    PyEval_RestoreThread(ts);
     if (st != MP_OK) {
         Py_DECREF(a);
         return mp_py_raise(st);
@@ -29,4 +30,6 @@ static PyMethodDef linalg_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-int mp_py_linalg_init(PyObject *module) { return PyModule_AddFunctions(module, linalg_methods); }
+int mp_py_linalg_init(PyObject *module) {
+    return PyModule_AddFunctions(module, linalg_methods);
+}

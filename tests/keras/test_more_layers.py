@@ -56,7 +56,6 @@ FD_CASES = {
     "group_norm": (L.GroupNormalization(groups=2), (2, 3, 4), ["gamma", "beta"]),
     "einsum": (L.EinsumDense("abc,cd->abd", (None, 3), bias_axes="d"), (2, 2, 3),
                ["kernel", "bias"]),
-    "up2d_bilinear": (L.UpSampling2D((2, 3), interpolation="bilinear"), (1, 2, 3, 2), []),
     "up1d": (L.UpSampling1D(2), (1, 3, 2), []),
     "crop2d": (L.Cropping2D(((1, 0), (0, 1))), (1, 3, 3, 2), []),
     "zpad1d": (L.ZeroPadding1D((2, 1)), (1, 3, 2), []),
@@ -64,6 +63,11 @@ FD_CASES = {
     "thresholded_relu": (L.ThresholdedReLU(0.1), (2, 5), []),
     "conv3d_same_s2": (L.Conv3D(2, 2, strides=(2, 1, 1), padding="same"), (1, 3, 3, 2, 2),
                        ["kernel", "bias"]),
+    "conv3dT_cf_dil": (L.Conv3DTranspose(2, (2, 1, 2), dilation_rate=(2, 1, 1),
+                                         padding="same", data_format="channels_first"),
+                       (1, 2, 3, 2, 2), ["kernel", "bias"]),
+    "conv3dT_op": (L.Conv3DTranspose(2, 3, strides=2, output_padding=1), (1, 2, 2, 1, 2),
+                   ["kernel"]),
     "conv3d_cf_groups": (L.Conv3D(4, (2, 1, 2), groups=2, dilation_rate=(1, 1, 2),
                                   data_format="channels_first"), (1, 4, 3, 2, 4), ["kernel"]),
 }
@@ -114,6 +118,13 @@ TRAIN_CASES = {
                                   L.Cropping2D(1), L.Conv2D(2, 3), L.Flatten()],
     "unit_norm_dot": None,
     "conv3d": lambda: [L.Reshape((3, 4, 2, 1)), L.Conv3D(3, 2, padding="same"), L.Flatten()],
+    "conv3d_transpose": lambda: [L.Reshape((3, 4, 2, 1)),
+                                 L.Conv3DTranspose(2, 2, strides=2, padding="same"),
+                                 L.GlobalMaxPooling3D()],
+    "layers3d": lambda: [L.Reshape((3, 4, 2, 1)), L.ZeroPadding3D(1), L.Conv3D(2, 2),
+                         L.MaxPooling3D(2, padding="same"), L.UpSampling3D(2),
+                         L.AveragePooling3D(2, strides=1, padding="same"), L.Cropping3D(1),
+                         L.GlobalAveragePooling3D()],
 }
 
 
@@ -414,3 +425,29 @@ def test_einsum_dense_functional_shape_takes_shared_dims_from_the_input(eq, out_
     assert out.shape.as_list() == want
     model = keras.Model(inp, L.Flatten()(out))
     assert model(np.ones((2, 7, 5), "float32")).shape[1] == np.prod(want[1:])
+
+
+def test_batch_normalization_fused_path_ignores_a_mask_with_a_warning():
+    x = R.standard_normal((2, 3, 3, 2)).astype("float32")
+    bn = L.BatchNormalization()
+    with pytest.warns(UserWarning, match="Masking is not supported with `fused=True`"):
+        y = bn(x, training=True, mask=tf.constant(np.ones((2, 3, 3), bool)))
+    np.testing.assert_allclose(y.numpy(), L.BatchNormalization()(x, training=True).numpy(),
+                               *TOLERANCE[("float32", "reduction")])
+
+
+def test_bilinear_upsampling_returns_float32_as_tf_image_resize():
+    for dtype in ("float64", "bfloat16", "float16"):
+        y = L.UpSampling2D(interpolation="bilinear", dtype=dtype)(np.ones((1, 2, 2, 1)))
+        assert y.dtype == tf.float32
+    assert L.UpSampling1D(dtype="float64")(np.ones((1, 2, 2))).dtype == tf.float64
+    sym = L.UpSampling2D(interpolation="bilinear", dtype="float64")(keras.Input((2, 2, 1)))
+    assert sym.dtype == tf.float32
+
+
+def test_bilinear_upsampling_gradient_matches_finite_differences():
+    """The interpolation UpSampling2D runs (in float32 there), differentiated in float64."""
+    from mixprec.keras.layers.resampling import _bilinear_axis
+
+    check_grad(lambda x: _bilinear_axis(_bilinear_axis(x, 1, 4), 2, 9),
+               R.uniform(-2, 2, (1, 2, 3, 2)))

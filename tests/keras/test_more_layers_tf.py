@@ -204,3 +204,49 @@ def test_loss_objects_average_over_the_unmasked_entries():
            float(keras.losses.MeanAbsoluteError(reduction="sum")(GOLD["mask_y"], pred))]
     rtol, atol = TOLERANCE[("float32", "reduction")]
     np.testing.assert_allclose(got, GOLD["mask_loss_standalone"], rtol=rtol, atol=atol)
+
+
+def test_batch_normalization_uses_the_statistics_of_unmasked_steps():
+    bn = L.BatchNormalization(momentum=0.5)
+    y = bn(L.Masking()(GOLD["x3m"]), training=True)
+    rtol, atol = TOLERANCE[("float32", "reduction")]
+    np.testing.assert_allclose(y.numpy(), GOLD["mask_bn_train"], rtol=rtol, atol=atol)
+    np.testing.assert_allclose(bn.moving_mean.numpy(), GOLD["mask_bn_mean"], rtol=rtol, atol=atol)
+    np.testing.assert_allclose(bn.moving_variance.numpy(), GOLD["mask_bn_var"], rtol=rtol,
+                               atol=atol)
+
+
+NN_CASES = json.loads(str(GOLD["nn_cases"]))
+
+
+@pytest.mark.parametrize("name", sorted(NN_CASES))
+def test_nn_functions_match_tensorflow(name):
+    scope = {k[len("nn_in_"):]: tf.constant(v) for k, v in GOLD.items()
+             if k.startswith("nn_in_")}
+    y = eval(NN_CASES[name], dict(scope, tf=tf))
+    rtol, atol = TOLERANCE[("float32", "convolution")]
+    np.testing.assert_allclose(y.numpy(), GOLD[name], rtol=rtol, atol=atol)
+
+
+def test_nn_convolution_of_rank_5_is_conv3d():
+    x, k = tf.constant(GOLD["nn_in_x5"]), tf.constant(GOLD["nn_in_k3"])
+    rtol, atol = TOLERANCE[("float32", "convolution")]
+    np.testing.assert_allclose(tf.nn.convolution(x, k, strides=[1, 2, 1], padding="SAME").numpy(),
+                               GOLD["nn_conv3d"], rtol=rtol, atol=atol)
+    np.testing.assert_allclose(tf.nn.convolution(x, k, dilations=[2, 1, 1]).numpy(),
+                               GOLD["nn_conv3d_valid_dil"], rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_mixed_bfloat16_computes_in_bfloat16_with_float32_variables(name):
+    """The mixed_float16 rule with bfloat16 (tf-keras' policies): outputs in bfloat16 (bilinear
+    upsampling: float32, as tf.image.resize), float32 variables, values near float32's."""
+    mixed_precision.set_global_policy("mixed_bfloat16")
+    layer, xs, multi = _build(name)
+    y = layer(xs if multi else xs[0])
+    meta = json.loads(str(GOLD[name + "_mixed_meta"]))
+    assert y.dtype.name == meta["dtype"].replace("float16", "bfloat16")
+    assert [v.dtype.name for v in layer.weights] == meta["variables"]
+    assert layer.compute_dtype == "bfloat16" and layer.dtype == "float32"
+    rtol, atol = TOLERANCE[("bfloat16", "matmul")]
+    np.testing.assert_allclose(tf.cast(y, "float32").numpy(), GOLD[name], rtol=rtol, atol=atol)

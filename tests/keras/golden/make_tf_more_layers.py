@@ -134,6 +134,10 @@ def masked_models(out):
         out["mask_model_eval_mixed"] = np.array(mixed.evaluate(ids, y, verbose=0), "float64")
     finally:
         keras.mixed_precision.set_global_policy("float32")
+    # BatchNormalization takes the mask implicitly: the statistics of the unmasked steps
+    bn = L.BatchNormalization(momentum=0.5)
+    out["mask_bn_train"] = bn(L.Masking()(out["x3m"]), training=True).numpy()
+    out["mask_bn_mean"], out["mask_bn_var"] = bn.moving_mean.numpy(), bn.moving_variance.numpy()
     # a standalone Loss object on a masked y_pred: the mean over the unmasked entries
     out["mask_loss_standalone"] = np.array(
         [float(keras.losses.MeanSquaredError()(y, pred)),
@@ -164,12 +168,67 @@ def masked_models(out):
     out["mask_smodel_eval"] = np.array(smodel.evaluate(out["x3m"], ys, verbose=0), "float64")
 
 
+# tf.nn / tf.math functions: name -> source over tf, x (NHWC), k2t (3, 3, 2, 4), dw, pw, x5,
+# k3 and v, evaluated by both sides
+NN_CASES = {
+    "nn_conv2d_transpose": "tf.nn.conv2d_transpose(x, k2t, [2, 12, 10, 2], [1, 2, 2, 1])",
+    "nn_conv2d_transpose_valid": "tf.nn.conv2d_transpose(x, k2t, [2, 13, 11, 2], 2, 'VALID')",
+    "nn_conv1d_transpose": "tf.nn.conv1d_transpose(x[:, 0], k2t[0], [2, 10, 2], 2)",
+    "nn_separable_conv2d": "tf.nn.separable_conv2d(x, dw, pw, [1, 1, 1, 1], 'SAME')",
+    "nn_conv3d": "tf.nn.conv3d(x5, k3, [1, 1, 2, 1, 1], 'SAME')",
+    "nn_conv3d_valid_dil": "tf.nn.conv3d(x5, k3, [1, 1, 1, 1, 1], 'VALID', "
+                           "dilations=[1, 2, 1, 1, 1])",
+    "math_l2_normalize": "tf.math.l2_normalize(v, axis=1)",
+    "nn_l2_normalize_all": "tf.nn.l2_normalize(v)",
+}
+
+
+def nn_inputs():
+    rng = np.random.default_rng(5)
+    return {"x": rng.standard_normal((2, 6, 5, 4)).astype("float32"),
+            "k2t": rng.standard_normal((3, 3, 2, 4)).astype("float32"),
+            "dw": rng.standard_normal((3, 3, 4, 2)).astype("float32"),
+            "pw": rng.standard_normal((1, 1, 8, 3)).astype("float32"),
+            "x5": rng.standard_normal((2, 5, 4, 4, 3)).astype("float32"),
+            "k3": rng.standard_normal((2, 3, 2, 3, 4)).astype("float32"),
+            "v": rng.standard_normal((3, 5)).astype("float32")}
+
+
+def mirrored(out):
+    """The masked model under a MirroredStrategy of two CPUs: each replica averages over
+    its own unmasked entries (tf-keras' per-replica loss, then the mean of the replicas)."""
+    strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    with strategy.scope():
+        model = keras.Sequential([L.Embedding(10, 4, mask_zero=True), L.Dense(3)])
+        model.build((None, 5))
+        model.set_weights([out["mask_model_w%d" % i] for i in range(3)])
+        model.compile(optimizer=keras.optimizers.SGD(0.5), loss="mse", metrics=["mae"],
+                      weighted_metrics=["mse"])
+    out["mask_mirrored_eval"] = np.array(model.evaluate(out["mask_ids"], out["mask_y"],
+                                                        batch_size=4, verbose=0), "float64")
+    hist = model.fit(out["mask_ids"], out["mask_y"], batch_size=4, epochs=2, shuffle=False,
+                     verbose=0)
+    out["mask_mirrored_fit_loss"] = np.array(hist.history["loss"], "float64")
+    for i, w in enumerate(model.get_weights()):
+        out["mask_mirrored_after_w%d" % i] = w
+
+
 def main():
+    cpus = tf.config.list_physical_devices("CPU")
+    tf.config.set_logical_device_configuration(cpus[0],
+                                               [tf.config.LogicalDeviceConfiguration()] * 2)
     data = inputs()
     out = dict(data)
     for name, (src, xnames) in CASES.items():
         run_case(name, src, xnames, data, out)
     masked_models(out)
+    mirrored(out)
+    scope = nn_inputs()
+    for key, value in scope.items():
+        out["nn_in_" + key] = value
+    for name, src in NN_CASES.items():
+        out[name] = eval(src, dict(scope, tf=tf)).numpy()
+    out["nn_cases"] = np.array(json.dumps(NN_CASES))
     out["versions"] = np.array([tf.__version__, keras.__version__])
     np.savez_compressed(os.path.join(HERE, "tf_more_layers.npz"), **out)
 

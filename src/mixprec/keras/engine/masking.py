@@ -8,8 +8,8 @@ module only moves masks between layers; it computes nothing but the masks' own w
 from mixprec import _core, _nest
 from mixprec.keras.engine.keras_tensor import KerasTensor
 
-__all__ = ["get_mask", "implicit_masks", "attach_input_masks", "set_output_masks", "set_symbolic_masks",
-           "apply_mask", "apply_valid_mask"]
+__all__ = ["get_mask", "implicit_masks", "attach_input_masks", "set_output_masks",
+           "set_symbolic_masks", "apply_mask", "apply_valid_mask"]
 
 
 def get_mask(x):

@@ -24,10 +24,16 @@ from mixprec.keras.layers.pooling import (  # noqa: F401
 from mixprec.keras.layers.reshaping import ZeroPadding2D  # noqa: F401
 from mixprec.keras.layers.masking import Masking  # noqa: F401
 from mixprec.keras.layers.convolutional_more import (  # noqa: F401
-    Conv1DTranspose, Conv2DTranspose, Convolution1DTranspose, Convolution2DTranspose,
+    Conv1DTranspose, Conv2DTranspose, Conv3DTranspose, Convolution1DTranspose,
+    Convolution2DTranspose, Convolution3DTranspose,
     DepthwiseConv1D, SeparableConv1D, SeparableConv2D, SeparableConvolution1D,
     SeparableConvolution2D)
 from mixprec.keras.layers.conv3d import Conv3D, Convolution3D  # noqa: F401
+from mixprec.keras.layers.layers3d import (  # noqa: F401
+    Cropping3D, GlobalAveragePooling3D, GlobalAvgPool3D, GlobalMaxPool3D, GlobalMaxPooling3D,
+    UpSampling3D, ZeroPadding3D)
+from mixprec.keras.layers.pooling3d import (  # noqa: F401
+    AveragePooling3D, AvgPool3D, MaxPool3D, MaxPooling3D)
 from mixprec.keras.layers.resampling import (  # noqa: F401
     Cropping1D, Cropping2D, UpSampling1D, UpSampling2D, ZeroPadding1D)
 from mixprec.keras.layers.dot import Dot, dot  # noqa: F401
@@ -67,7 +73,11 @@ __all__ = ["Layer", "Input", "InputLayer", "InputSpec", "Dense", "Activation", "
            "ZeroPadding1D", "Dot", "dot", "PReLU", "ThresholdedReLU", "ActivityRegularization",
            "AlphaDropout", "GaussianDropout", "GaussianNoise", "SpatialDropout1D",
            "SpatialDropout2D", "GroupNormalization", "UnitNormalization", "TimeDistributed",
-           "EinsumDense", "Conv3D", "Convolution3D", "AbstractRNNCell", "SimpleRNNCell",
+           "EinsumDense", "Conv3D", "Convolution3D", "Cropping3D", "GlobalAveragePooling3D",
+           "GlobalAvgPool3D", "GlobalMaxPool3D", "GlobalMaxPooling3D", "UpSampling3D",
+           "ZeroPadding3D", "MaxPooling3D", "AveragePooling3D", "MaxPool3D", "AvgPool3D",
+           "Conv3DTranspose", "Convolution3DTranspose",
+           "AbstractRNNCell", "SimpleRNNCell",
            "LSTMCell", "GRUCell", "StackedRNNCells", "RNN", "SimpleRNN", "LSTM", "GRU",
            "Bidirectional", "Attention", "AdditiveAttention", "MultiHeadAttention",
            "CategoryEncoding", "CenterCrop", "Discretization", "Normalization",

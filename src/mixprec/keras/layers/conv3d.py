@@ -70,3 +70,44 @@ class Conv3D(Conv):
 
 
 Convolution3D = Conv3D
+
+
+def conv3d_transpose_as_2d(u, kernel, out_spatial, strides, padding, dilations,
+                           channels_first):
+    """The adjoint of ``conv3d_as_2d`` with respect to its input: u (N, Di, Hi, Wi, F)
+    (or NCDHW), kernel (kd, kh, kw, C, F) -> (N, Do, Ho, Wo, C) for ``out_spatial`` =
+    (Do, Ho, Wo). One Conv2DBackpropInput over the folded depth slices, whose kd slices
+    are then interleaved at the depth stride and summed at their offsets."""
+    if channels_first:
+        u = _core.transpose(u, [0, 2, 3, 4, 1])
+    n, di, hi, wi, f = u.shape
+    kd, kh, kw, c, _ = kernel.shape
+    do, ho, wo = out_spatial
+    sd, sh, sw = strides
+    dd, dh, dw = dilations
+    eff = (kd - 1) * dd + 1
+    if padding == "same":
+        total = max((di - 1) * sd + eff - do, 0)
+        before = total // 2
+    else:
+        before = 0
+    k2 = _core.reshape(_core.transpose(kernel, [1, 2, 0, 3, 4]), [kh, kw, kd * c, f])
+    g = _nn.conv2d_backprop_input([n * di, ho, wo, kd * c], k2,
+                                  _core.reshape(u, [n * di, hi, wi, f]), [sh, sw],
+                                  padding.upper(), data_format="NHWC", dilations=[dh, dw])
+    g = _core.reshape(g, [n, di, ho, wo, kd, c])
+    span = (di - 1) * sd + 1  # depth rows one slice covers
+    length = max(before + do, (kd - 1) * dd + span)  # the padded depth, long enough
+    out = None
+    for i in range(kd):  # one depth slice per kernel offset, as the forward
+        gi = g[:, :, :, :, i]  # (N, Di, Ho, Wo, C)
+        if sd > 1:  # rows j*sd, zeros between them
+            gi = _core.reshape(gi, [n, di, 1, ho, wo, c])
+            gi = _core.concat([gi, _core.fill([n, di, sd - 1, ho, wo, c], 0, gi.dtype)], 2)
+            gi = _core.reshape(gi, [n, di * sd, ho, wo, c])[:, :span]
+        gi = zero_pad(gi, [(0, 0), (i * dd, length - i * dd - span), (0, 0), (0, 0), (0, 0)])
+        out = gi if out is None else out + gi
+    out = out[:, before:before + do]
+    if channels_first:
+        out = _core.transpose(out, [0, 4, 1, 2, 3])
+    return out

@@ -15,7 +15,8 @@ from mixprec.keras.utils import conv_utils
 
 __all__ = ["Conv1DTranspose", "Conv2DTranspose", "SeparableConv1D", "SeparableConv2D",
            "DepthwiseConv1D", "Convolution1DTranspose", "Convolution2DTranspose",
-           "SeparableConvolution1D", "SeparableConvolution2D", "deconv_output_length"]
+           "SeparableConvolution1D", "SeparableConvolution2D", "deconv_output_length",
+           "Conv3DTranspose", "Convolution3DTranspose"]
 
 
 def deconv_output_length(input_length, filter_size, padding, output_padding=None, stride=0,
@@ -115,7 +116,18 @@ class _ConvTranspose(Conv):
 
     def call(self, inputs):
         nchw = self.data_format == "channels_first"
-        if self.rank == 1:
+        if self.rank == 3:
+            from mixprec.keras.layers.conv3d import conv3d_transpose_as_2d
+
+            shape = list(inputs.shape)
+            spatial = shape[2:] if nchw else shape[1:4]
+            pads = self.output_padding or (None,) * 3
+            out = [deconv_output_length(spatial[i], self.kernel_size[i], self.padding, pads[i],
+                                        self.strides[i], self.dilation_rate[i])
+                   for i in range(3)]
+            y = conv3d_transpose_as_2d(inputs, self.kernel, out, self.strides, self.padding,
+                                       self.dilation_rate, nchw)
+        elif self.rank == 1:
             x = _core.reshape(inputs, [inputs.shape[0], inputs.shape[1], 1, inputs.shape[2]]
                               if nchw else [inputs.shape[0], 1, inputs.shape[1],
                                             inputs.shape[2]])
@@ -404,7 +416,34 @@ class DepthwiseConv1D(Conv):
         return config
 
 
+class Conv3DTranspose(_ConvTranspose):
+    """3-D transposed convolution: kernel (kd, kh, kw, filters, in_channels); the adjoint
+    of Conv3D's folded 2-D convolution (keras/layers/conv3d.py)."""
+
+    def __init__(self, filters, kernel_size, strides=(1, 1, 1), padding="valid",
+                 output_padding=None, data_format=None, dilation_rate=(1, 1, 1),
+                 activation=None, use_bias=True, kernel_initializer="glorot_uniform",
+                 bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None,
+                 activity_regularizer=None, kernel_constraint=None, bias_constraint=None,
+                 **kwargs):
+        super().__init__(3, filters, kernel_size, strides=strides, padding=padding,
+                         output_padding=output_padding, data_format=data_format,
+                         dilation_rate=dilation_rate, activation=activation, use_bias=use_bias,
+                         kernel_initializer=kernel_initializer, bias_initializer=bias_initializer,
+                         kernel_regularizer=kernel_regularizer, bias_regularizer=bias_regularizer,
+                         activity_regularizer=activity_regularizer,
+                         kernel_constraint=kernel_constraint, bias_constraint=bias_constraint,
+                         **kwargs)
+
+
+    def get_config(self):
+        config = super().get_config()
+        config.pop("dilation_rate")  # tf-keras 2.21 leaves it out of Conv3DTranspose's config
+        return config
+
+
 Convolution1DTranspose = Conv1DTranspose
+Convolution3DTranspose = Conv3DTranspose
 Convolution2DTranspose = Conv2DTranspose
 SeparableConvolution1D = SeparableConv1D
 SeparableConvolution2D = SeparableConv2D

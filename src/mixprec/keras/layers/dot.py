@@ -5,7 +5,7 @@ after a transpose and reshape; nothing is summed in Python."""
 
 from mixprec import _core
 from mixprec.keras.engine.base_layer import Layer
-from mixprec.keras.layers.normalization_more import l2_normalize
+from mixprec._nn_more import l2_normalize
 
 __all__ = ["Dot", "dot", "batch_dot"]
 

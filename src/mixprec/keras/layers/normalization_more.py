@@ -5,18 +5,12 @@ computed in float32, as TensorFlow); the rest is core ops."""
 
 from mixprec import _core
 from mixprec import nn as _nn
+from mixprec._nn_more import l2_normalize
 from mixprec.keras import constraints, initializers, regularizers
 from mixprec.keras.engine.base_layer import Layer
 from mixprec.keras.engine.input_spec import InputSpec
 
-__all__ = ["UnitNormalization", "GroupNormalization", "l2_normalize"]
-
-
-def l2_normalize(x, axis, epsilon=1e-12):
-    """tf.math.l2_normalize: x * rsqrt(max(sum(x**2, axis), epsilon))."""
-    square_sum = _core.reduce_sum(_core.square(x), axis, True)
-    eps = _core.cast(_core.constant(epsilon), x.dtype)
-    return x * _core.rsqrt(_core.maximum(square_sum, eps))
+__all__ = ["UnitNormalization", "GroupNormalization"]
 
 
 class UnitNormalization(Layer):

@@ -218,16 +218,15 @@ class UpSampling2D(Layer):
         first = self._first()
         if self.interpolation == "nearest":
             return _repeat(_repeat(inputs, first, self.size[0]), first + 1, self.size[1])
-        # tf.image.resize computes bilinear in float32 and returns float32 (a float16 input
-        # under mixed_float16 gives a float32 output, as tf-keras)
-        x = inputs if inputs.dtype.name in ("float32", "float64") else \
-            _core.cast(inputs, "float32")
+        # tf.image.resize computes bilinear in float32 and returns float32 whatever the
+        # input (float16 under mixed_float16, or float64, gives float32, as tf-keras)
+        x = inputs if inputs.dtype.name == "float32" else _core.cast(inputs, "float32")
         x = _bilinear_axis(x, first, x.shape[first] * self.size[0])
         return _bilinear_axis(x, first + 1, x.shape[first + 1] * self.size[1])
 
     def _symbolic_dtype(self, input_dtype):
         dt = super()._symbolic_dtype(input_dtype)
-        if self.interpolation == "bilinear" and dt.name not in ("float32", "float64"):
+        if self.interpolation == "bilinear" and dt.is_floating:
             from mixprec._dtypes import as_dtype
 
             return as_dtype("float32")
