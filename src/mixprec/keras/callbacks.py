@@ -11,7 +11,7 @@ from mixprec.keras.utils.progbar import Progbar
 
 __all__ = ["Callback", "CallbackList", "History", "ProgbarLogger", "EarlyStopping",
            "LambdaCallback", "ModelCheckpoint", "LearningRateScheduler", "TqdmCallback",
-           "TerminateOnNaN", "ReduceLROnPlateau", "CSVLogger", "BackupAndRestore"]
+           "TerminateOnNaN", "ReduceLROnPlateau", "CSVLogger", "BackupAndRestore", "TensorBoard"]
 
 
 class Callback:
@@ -75,13 +75,17 @@ class CallbackList:
     def __getattr__(self, hook):
         if not hook.startswith("on_"):
             raise AttributeError(hook)
-        # NOTE: as tf-keras, every hook gets its logs positionally, None when there are
-        # none: LambdaCallback(on_train_begin=lambda logs: ...) is tf-keras' documented form
+        # NOTE: as tf-keras, every hook gets its logs positionally, an empty dict when there
+        # are none (its CallbackList._process_logs): LambdaCallback(on_train_begin=lambda
+        # logs: ...) is tf-keras' documented form
         arity = 2 if ("_batch_" in hook or hook.startswith("on_epoch_")) else 1
 
         def call(*args, **kwargs):
             if "logs" not in kwargs:
-                args += (None,) * (arity - len(args))
+                if len(args) < arity:
+                    args += (None,) * (arity - 1 - len(args)) + ({},)
+                elif args[-1] is None and len(args) == arity:
+                    args = args[:-1] + ({},)
             for cb in self.callbacks:
                 getattr(cb, hook)(*args, **kwargs)
         return call
@@ -464,6 +468,7 @@ class TqdmCallback(Callback):
 
 from mixprec.keras._backup_restore import BackupAndRestore  # noqa: E402,F401
 from mixprec.keras._epoch_callbacks import CSVLogger, ReduceLROnPlateau  # noqa: E402,F401
+from mixprec.keras._tensorboard import TensorBoard  # noqa: E402,F401
 from mixprec import _unsupported  # noqa: E402
 
 __getattr__ = _unsupported.module_getattr(__name__)  # unsupported TF names: a clear error

@@ -724,7 +724,9 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
                     logs = {m.name: m.result() for m in self.metrics}
             epoch_logs = _to_floats(logs)
             if val is not None and validate(epoch + 1):
-                val_logs = self._evaluate_loop(val, None)
+                # as tf-keras (fit calls evaluate with its callbacks): on_test_begin,
+                # on_test_batch_* and on_test_end run during validation
+                val_logs = self._evaluate_loop(val, cb)
                 epoch_logs.update({"val_" + k: v for k, v in val_logs.items()})
             cb.on_epoch_end(epoch, epoch_logs)
             if self.stop_training:
