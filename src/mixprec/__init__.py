@@ -47,7 +47,7 @@ from mixprec._tensor_array import TensorArray  # noqa: F401
 from mixprec._control import cond, print, while_loop  # noqa: F401,A004
 from mixprec import _nest as nest  # noqa: F401
 from mixprec import config, data, debugging, distribute, errors, linalg, math, nn, random  # noqa: F401
-from mixprec import image, summary  # noqa: F401,E402
+from mixprec import image, io, summary  # noqa: F401,E402
 from mixprec import autograph, experimental  # noqa: F401
 from mixprec import keras, mixed_precision, train  # noqa: F401
 from mixprec import compat  # noqa: F401
