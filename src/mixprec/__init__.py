@@ -51,6 +51,8 @@ from mixprec._scopes import (  # noqa: F401,A004
     gradients, group, hessians, init_scope, inside_function, name_scope, no_gradient, no_op,
     timestamp, tuple)
 from mixprec import dtypes, version  # noqa: F401
+from mixprec._asserts import (  # noqa: F401
+    Assert, assert_equal, assert_greater, assert_less, assert_rank)
 from mixprec import config, data, debugging, distribute, errors, linalg, math, nn, random  # noqa: F401
 from mixprec import autograph, experimental  # noqa: F401
 from mixprec import keras, mixed_precision, train  # noqa: F401

@@ -164,8 +164,8 @@ class _NamedOnlyDType(DType):
     @property
     def _enum(self):
         raise TypeError(
-            "%s has no mixprec tensor storage: tensors hold %s (cast to one of them, e.g. "
-            "int32 for int16/uint16 data, int64 for uint32)" % (
+            "%s is a dtype without mixprec tensor storage: tensor dtypes are %s (cast to "
+            "one of them, e.g. int32 for int16/uint16 data, int64 for uint32)" % (
                 repr(self), ", ".join(d.name for d in _ALL)))
 
 
