@@ -1099,14 +1099,19 @@ static PyObject *py_one_hot(PyObject *m, PyObject *const *args, Py_ssize_t nargs
     return run_and_drop(MP_OP_ONE_HOT, x, &at, failed);
 }
 
-/* _core.random(kind, shape, a, b, dtype, seed, stream): kind 0 uniform, 1 normal, 2 truncated */
-static const char *const random_names[] = {"kind", "shape", "a", "b", "dtype", "seed", "stream"};
+/* _core.random(kind, shape, a, b, dtype, seed, stream, tf=0): kind 0 uniform, 1 normal,
+ * 2 truncated; tf 1: TensorFlow's stateless conversions (seed, stream: its key and the
+ * counter's upper half, as signed 64-bit values), 2: the same for a Generator's draw */
+static const char *const random_names[] = {"kind", "shape", "a", "b", "dtype", "seed", "stream", "tf"};
 static PyObject *py_random(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
     (void)m;
-    PyObject *a[7];
-    if (parse_args("random", args, nargs, kw, random_names, 7, 7, a))
+    PyObject *a[8] = {NULL};
+    if (parse_args("random", args, nargs, kw, random_names, 8, 7, a))
         return NULL;
     int64_t kind, seed, stream;
+    int64_t tf = 0;
+    if (a[7] && a[7] != Py_None && mp_py_parse_int(a[7], &tf, "tf"))
+        return NULL;
     mp_attrs at = {.device = mp_py_current_device()};
     if (mp_py_parse_int(a[0], &kind, "kind") || mp_py_parse_shape(a[1], at.ints, &at.n_ints, "shape") ||
         parse_double(a[2], &at.f0, "a") || parse_double(a[3], &at.f1, "b") || mp_py_parse_int(a[5], &seed, "seed") ||
@@ -1118,6 +1123,7 @@ static PyObject *py_random(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
     at.dtype = dt;
     at.i0 = seed;
     at.i1 = stream;
+    at.i2 = tf;
     mp_op op = kind == 0 ? MP_OP_RANDOM_UNIFORM : kind == 1 ? MP_OP_RANDOM_NORMAL : MP_OP_TRUNCATED_NORMAL;
     return mp_py_run_wrap(op, 0, NULL, &at);
 }

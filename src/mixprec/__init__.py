@@ -56,6 +56,10 @@ from mixprec._asserts import (  # noqa: F401
 from mixprec import config, data, debugging, distribute, errors, linalg, math, nn, random  # noqa: F401
 from mixprec import autograph, experimental  # noqa: F401
 from mixprec import keras, mixed_precision, train  # noqa: F401
+from mixprec._initializers import (  # noqa: F401
+    constant_initializer, ones_initializer, random_normal_initializer,
+    random_uniform_initializer, zeros_initializer)
+from mixprec.keras import initializers  # noqa: F401  (tf.initializers: Keras's, as TF 2.21)
 from mixprec import compat  # noqa: F401
 from mixprec._amp import state as _amp_state  # noqa: E402
 

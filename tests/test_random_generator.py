@@ -1,0 +1,94 @@
+"""tf.random.Generator, the global generator and the stateful samplers (TensorFlow 2.21's
+state rules; the numbers are mixprec's)."""
+
+import numpy as np
+import pytest
+
+import mixprec as tf
+
+
+def test_generator_state_follows_tensorflow():
+    g = tf.random.Generator.from_seed(1)
+    assert g.state.numpy().tolist() == [1, 0, 0] and g.algorithm == 1
+    g.normal([3])
+    assert g.state.numpy().tolist() == [769, 0, 0]  # TF 2.21: 256 per element
+    g.uniform([5])
+    assert g.state.numpy().tolist() == [2049, 0, 0]
+    g.truncated_normal([7])
+    assert g.state.numpy().tolist() == [3841, 0, 0]
+    assert tf.random.create_rng_state(1, "philox").numpy().tolist() == [1, 0, 0]
+    assert tf.random.create_rng_state(2 ** 70 + 3, 1).numpy().tolist() == [3, 64, 0]
+    assert tf.random.create_rng_state([1, 2], 1).numpy().tolist() == [0, 1, 2]
+
+
+def test_generator_is_reproducible_and_advances():
+    a, b = tf.random.Generator.from_seed(42), tf.random.Generator.from_seed(42)
+    x1, y1 = a.normal([100]), b.normal([100])
+    assert np.array_equal(x1.numpy(), y1.numpy())
+    x2 = a.normal([100])
+    assert not np.array_equal(x1.numpy(), x2.numpy())
+    assert abs(float(tf.reduce_mean(a.normal([20000])))) < 0.05
+    u = a.uniform([1000], minval=2.0, maxval=3.0)
+    assert u.numpy().min() >= 2.0 and u.numpy().max() < 3.0
+    t = a.truncated_normal([1000], stddev=2.0)
+    assert np.abs(t.numpy()).max() <= 4.0
+    i = a.uniform([1000], minval=0, maxval=10, dtype=tf.int32)
+    assert i.dtype == tf.int32 and set(i.numpy().tolist()) == set(range(10))
+    assert a.uniform_full_int([4], tf.int64).dtype == tf.int64
+    with pytest.raises(ValueError, match="must be both None or not None"):
+        a.uniform([2], dtype=tf.int32)
+    c = tf.random.Generator(copy_from=a)
+    assert np.array_equal(c.normal([4]).numpy(), a.normal([4]).numpy())
+    a.reset_from_seed(42)
+    assert np.array_equal(a.normal([100]).numpy(), x1.numpy())
+
+
+def test_generator_split_seeds_and_global():
+    g = tf.random.Generator.from_seed(3)
+    parts = g.split(2)
+    assert len(parts) == 2 and all(p.state.numpy()[:2].tolist() == [0, 0] for p in parts)
+    assert not np.array_equal(parts[0].normal([4]).numpy(), parts[1].normal([4]).numpy())
+    seeds = g.make_seeds(3)
+    assert seeds.shape == (2, 3) and seeds.dtype == tf.int64
+    tf.random.set_global_generator(tf.random.Generator.from_seed(5))
+    assert tf.random.get_global_generator().state.numpy().tolist() == [5, 0, 0]
+    nd = tf.random.Generator.from_non_deterministic_state()
+    assert nd.normal([2]).shape == (2,)
+    b = g.binomial([500], counts=10.0, probs=0.5)
+    assert b.dtype == tf.int32 and 0 <= b.numpy().min() and b.numpy().max() <= 10
+
+
+def test_generator_in_function_draws_new_values_each_call():
+    g = tf.random.Generator.from_seed(9)
+
+    @tf.function
+    def f():
+        return g.normal([3])
+
+    with pytest.warns(UserWarning, match="graph break"):
+        a = f()
+    b = f()
+    assert not np.array_equal(a.numpy(), b.numpy())
+    assert g.state.numpy()[0] == 9 + 2 * 3 * 256
+
+
+def test_categorical_shuffle_gamma_poisson():
+    tf.random.set_seed(1)
+    c = tf.random.categorical(tf.math.log([[0.1, 0.9]]), 2000)
+    assert c.shape == (1, 2000) and c.dtype == tf.int64
+    assert 0.85 < c.numpy().mean() < 0.95
+    assert tf.random.categorical([[0.0, 0.0]], 3, dtype=tf.int32).dtype == tf.int32
+    x = tf.reshape(tf.range(40), [20, 2])
+    s = tf.random.shuffle(x, seed=3)
+    assert s.shape == (20, 2)
+    assert sorted(s.numpy()[:, 0].tolist()) == list(range(0, 40, 2))
+    assert (s.numpy()[:, 1] == s.numpy()[:, 0] + 1).all()
+    assert not np.array_equal(s.numpy(), x.numpy())
+    g = tf.random.gamma([4000], [0.5, 3.0], beta=[1.0, 2.0])
+    assert g.shape == (4000, 2) and g.dtype == tf.float32 and g.numpy().min() > 0
+    mean = g.numpy().mean(0)
+    assert abs(mean[0] - 0.5) < 0.05 and abs(mean[1] - 1.5) < 0.08
+    p = tf.random.poisson([4000], [1.0, 30.0], dtype=tf.int32)
+    assert p.shape == (4000, 2) and p.dtype == tf.int32
+    pm = p.numpy().mean(0)
+    assert abs(pm[0] - 1.0) < 0.08 and abs(pm[1] - 30.0) < 0.5
