@@ -166,3 +166,17 @@ def test_debugging_flags():
     D.enable_traceback_filtering()
     assert D.is_traceback_filtering_enabled()
     assert D.get_log_device_placement() is False
+
+
+def test_log_device_placement_writes_tensorflows_line(capfd):
+    a = tf.constant([1.0, 2.0])
+    try:
+        D.set_log_device_placement(True)
+        assert D.get_log_device_placement() is True
+        _ = a + 1
+    finally:
+        D.set_log_device_placement(False)
+    _ = a + 2
+    err = capfd.readouterr().err
+    line = "Executing op AddV2 in device /job:localhost/replica:0/task:0/device:"
+    assert err.count(line) == 1

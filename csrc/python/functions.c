@@ -10,6 +10,29 @@
 
 #include "mp_py.h"
 
+#include "../graph.h"
+
+/* tf.debugging.set_log_device_placement: every op run eagerly from Python writes
+ * TensorFlow's "Executing op <Name> in device ..." line to sys.stderr (GIL held). */
+static int log_placement;
+
+static void log_op_placement(mp_op op, const mp_tensor *out) {
+    if (!log_placement || !out || mp_graph_recording())
+        return;
+    mp_device d = mp_tensor_device(out);
+    PySys_FormatStderr("Executing op %s in device /job:localhost/replica:0/task:0/device:%s:%d\n",
+                       mp_op_get_info(op)->name, d.type == MP_DEV_CUDA ? "GPU" : "CPU", d.index);
+}
+
+static PyObject *py_set_log_device_placement(PyObject *m, PyObject *arg) {
+    (void)m;
+    int on = PyObject_IsTrue(arg);
+    if (on < 0)
+        return NULL;
+    log_placement = on;
+    Py_RETURN_NONE;
+}
+
 /* Work (elements touched) above which the GIL is released around an op. */
 #define GIL_RELEASE_ELEMENTS (1 << 16)
 
@@ -32,6 +55,8 @@ mp_status mp_py_run(mp_op op, int n_in, mp_tensor *const *in, const mp_attrs *at
     } else {
         st = mp_op_run(op, n_in, in, at, out);
     }
+    if (st == MP_OK)
+        log_op_placement(op, *out);
     return st;
 }
 
@@ -1282,6 +1307,8 @@ PyMethodDef mp_py_functions[] = {
     FC("cumsum", py_cumsum, NULL),
     FC("one_hot", py_one_hot, NULL),
     FC("random", py_random, NULL),
+    {"set_log_device_placement", py_set_log_device_placement, METH_O,
+     "tf.debugging.set_log_device_placement: log each eagerly run op's device."},
     FC("convert_to_tensor", py_convert_to_tensor, NULL),
     FC("constant", py_constant, NULL),
     FC("sparse_softmax_cross_entropy_with_logits", py_sparse_xent, "Per-row -log softmax(logits)[label]."),
