@@ -130,3 +130,18 @@ def test_no_gradient_registry():
         tf.no_gradient(3)
     with pytest.raises(KeyError, match="Registering two gradient with name 'MixprecTestOpA'"):
         tf.no_gradient("MixprecTestOpA")
+
+
+def test_tensor_name_as_tensorflow():
+    with pytest.raises(AttributeError, match="Tensor.name is undefined when eager execution "
+                                             "is enabled."):
+        tf.constant(1.0).name
+    got = []
+
+    @tf.function
+    def f(x):
+        got.append(x.name)
+        return x
+
+    f(tf.constant(1.0))
+    assert got == ["x:0"]

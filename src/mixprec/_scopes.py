@@ -263,3 +263,19 @@ def hessians(ys, xs, gate_gradients=False, aggregation_method=None, name="hessia
     """``tf.hessians``: as ``tf.gradients`` (RuntimeError eagerly; use nested
     ``tf.GradientTape`` s)."""
     return gradients(ys, xs)
+
+
+def _tensor_name(self):
+    """``Tensor.name``: TensorFlow's AttributeError eagerly; inside a trace, an argument's
+    placeholder name (``x:0``). Other traced tensors have no op names in mixprec."""
+    if _core.graph_recording() is None:
+        raise AttributeError("Tensor.name is undefined when eager execution is enabled.")
+    from mixprec import _function
+    names = getattr(_function._state, "input_names", None) or {}
+    if id(self) in names:
+        return names[id(self)][0]
+    raise AttributeError("Tensor.name: mixprec names only a traced function's inputs "
+                         "(x:0), not the tensors its ops compute")
+
+
+_core.Tensor.name = property(_tensor_name)
