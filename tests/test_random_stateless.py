@@ -161,3 +161,20 @@ def test_stateless_categorical_and_binomial():
     v = b.numpy()
     assert v[:, 0].max() <= 10 and v[:, 1].max() <= 20 and v.min() >= 0
     assert abs(v[:, 0].mean() - 5) < 0.3 and abs(v[:, 1].mean() - 10) < 0.4
+
+
+def test_stateless_categorical_equals_tensorflow():
+    # printed by TensorFlow 2.21 for the same calls
+    assert tf.random.stateless_categorical(tf.math.log([[0.5, 0.5]]), 5,
+                                           seed=[7, 17]).numpy().tolist() == [[1, 0, 1, 0, 0]]
+    assert tf.random.stateless_categorical([[1.0, 2.0, 3.0], [0.0, -1.0, 5.0]], 7,
+                                           seed=[1, 2]).numpy().tolist() == \
+        [[2, 2, 1, 2, 2, 2, 2], [2, 2, 2, 2, 2, 2, 2]]
+    r = tf.random.stateless_categorical([[1.0, float("-inf"), 3.0, 0.5]], 9, seed=[3, 4],
+                                        dtype=tf.int32)
+    assert r.dtype == tf.int32 and r.numpy().tolist() == [[3, 2, 2, 2, 3, 2, 2, 0, 2]]
+    r = tf.random.stateless_categorical(tf.random.stateless_normal([3, 10], seed=[5, 6]), 50,
+                                        seed=[9, 9]).numpy()
+    assert r.sum() == 598 and r[:, :10].tolist() == [
+        [2, 4, 2, 2, 3, 0, 4, 7, 4, 0], [3, 3, 3, 2, 3, 7, 3, 6, 3, 2],
+        [8, 4, 6, 8, 4, 3, 5, 9, 5, 6]]

@@ -6,7 +6,8 @@ StatelessRandomGetKeyCounter does (one Philox block on the host: seed bookkeepin
 elements), and the core draws with TensorFlow's conversions (csrc/philox_tf.h), so uniform,
 normal, truncated normal and integer results equal TensorFlow's bit for bit on the CPU.
 Scaling (``* (maxval - minval) + minval``) is done by core ops in the dtype, as TensorFlow's.
-Categorical and binomial samples are deterministic per seed but are not TensorFlow's bits.
+Categorical samples follow TensorFlow's CPU kernel (the same classes); binomial samples are
+deterministic per seed but are not TensorFlow's.
 """
 
 import enum
@@ -223,10 +224,40 @@ def categorical_from(logits, num_samples, dtype, uniform):
 
 def stateless_categorical(logits, num_samples, seed, dtype=int64, name=None):
     """``tf.random.stateless_categorical``: ``[batch, num_samples]`` class indices drawn
-    from each row of unnormalised log-probabilities, a function of ``seed``."""
+    from each row of unnormalised log-probabilities, a function of ``seed``.
+
+    TensorFlow's CPU kernel: per row, the running sums of exp(logit - max) over the finite
+    logits (float64), and sample j of row b is the first class whose sum exceeds u * total,
+    u the (b * num_samples + j)-th float64 of the seed's stream. Core ops throughout, so the
+    samples are TensorFlow's (for inputs TensorFlow does not split across threads: its
+    kernel restarts the stream per thread shard)."""
+    from mixprec import _ops
+    from mixprec._dtypes import float64
     key, stream = key_counter(*_seed_pair(seed))
-    return categorical_from(logits, num_samples, dtype,
-                            lambda shape, dt: draw(0, shape, dt, key, stream))
+    if isinstance(logits, _core.Variable):
+        logits = logits.read_value()
+    logits = _core.convert_to_tensor(logits)
+    shape = logits.shape.as_list()
+    if len(shape) != 2:
+        raise ValueError("logits should be a matrix, got shape %s" % (tuple(shape),))
+    dtype = as_dtype(dtype)
+    if dtype not in (int32, int64):
+        raise TypeError("stateless_categorical: dtype must be int32 or int64, got %s"
+                        % dtype.name)
+    batch, n = shape[0], int(num_samples)
+    x = _core.cast(logits, float64)
+    finite = _core.is_finite(x)
+    lowest = _core.constant(np.finfo(np.float64).min, float64)
+    mx = _core.reduce_max(_core.where(finite, x, lowest), 1, True)
+    e = _core.where(finite, _core.exp(_core.subtract(x, mx)), _core.constant(0.0, float64))
+    cdf = _ops.cumsum(e, axis=1)  # (batch, classes), sequential as TensorFlow's loop
+    total = _ops.gather(cdf, [shape[1] - 1], axis=1) if shape[1] else \
+        _core.fill([batch, 1], 0, float64)
+    u = _core.reshape(draw(0, [batch * n], float64, key, stream), [batch, n])
+    find = _core.multiply(u, total)  # (batch, n)
+    below = _core.less_equal(_core.reshape(cdf, [batch, 1, shape[1]]),
+                             _core.reshape(find, [batch, n, 1]))
+    return _core.cast(_core.reduce_sum(_core.cast(below, int64), 2), dtype)
 
 
 # Binomial samples as a sum of Bernoulli trials, (elements x max count) uniforms at once.
