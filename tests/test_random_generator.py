@@ -92,3 +92,16 @@ def test_categorical_shuffle_gamma_poisson():
     assert p.shape == (4000, 2) and p.dtype == tf.int32
     pm = p.numpy().mean(0)
     assert abs(pm[0] - 1.0) < 0.08 and abs(pm[1] - 30.0) < 0.5
+
+
+def test_generator_checkpoints_its_state_under_tensorflows_key(tmp_path):
+    g = tf.random.Generator.from_seed(4)
+    g.normal([2])
+    path = tf.train.Checkpoint(g=g).save(str(tmp_path / "ckpt"))
+    names = [n for n, _ in tf.train.list_variables(path)]
+    assert "g/_state_var/.ATTRIBUTES/VARIABLE_VALUE" in names  # TensorFlow's key
+    after = g.normal([3]).numpy()
+    g2 = tf.random.Generator.from_seed(99)
+    tf.train.Checkpoint(g=g2).restore(path)
+    assert g2.state.numpy().tolist() == [516, 0, 0]
+    assert np.array_equal(g2.normal([3]).numpy(), after)

@@ -78,6 +78,10 @@ class Generator:
                              "got %d" % (_STATE_SIZE, value.size))
         self._state_var = Variable(value, trainable=False, name="StateVar")
 
+    def _trackable_children(self):
+        """Checkpoint children: the state variable, under TensorFlow's name for it."""
+        return [("_state_var", self._state_var)]
+
     # construction -----------------------------------------------------------------
 
     @classmethod
