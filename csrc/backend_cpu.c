@@ -561,34 +561,38 @@ static void rand_clamp_range(void *vctx, int64_t beg, int64_t end) {
     clamp_below(c->dt, (char *)c->y + beg * (int64_t)mp_dtype_size(c->dt), end - beg, c->b);
 }
 
-/* TensorFlow's stateless streams (philox_tf.h), element by element */
+/* TensorFlow's streams (philox_tf.h), element by element: stateless (counter from 0) or a
+ * Generator's (counter from a + b * 2^32; integers every bit) */
 static void rand_tf_range(void *vctx, int64_t beg, int64_t end) {
     rand_ctx *c = vctx;
-    int d = c->dist - MP_RANDOM_TF_UNIFORM; /* 0 uniform, 1 normal, 2 truncated */
+    int gen = c->dist >= MP_RANDOM_TFG_UNIFORM;
+    int d = c->dist - (gen ? MP_RANDOM_TFG_UNIFORM : MP_RANDOM_TF_UNIFORM); /* 0 uniform, 1 normal, 2 truncated */
+    uint64_t off = gen ? (uint64_t)c->a | ((uint64_t)c->b << 32) : 0;
+    int64_t lo = gen ? 0 : (int64_t)c->a;
+    uint64_t range = gen ? 0 : (uint64_t)((int64_t)c->b - lo);
+    uint64_t sd = c->seed, st = c->stream;
     for (int64_t i = beg; i < end; i++) {
         uint64_t k = (uint64_t)i;
         switch (c->dt) {
         case MP_F64:
-            ((double *)c->y)[i] = d == 0 ? mp_tf_uniform_f64(c->seed, c->stream, k)
-                                  : d == 1 ? mp_tf_normal_f64(c->seed, c->stream, k)
-                                           : mp_tf_truncated_f64(c->seed, c->stream, k);
+            ((double *)c->y)[i] = d == 0   ? mp_tf_uniform_f64(sd, st, off, k)
+                                  : d == 1 ? mp_tf_normal_f64(sd, st, off, k)
+                                           : mp_tf_truncated_f64(sd, st, off, k);
             break;
         case MP_F32:
         case MP_F16:
         case MP_BF16:
             if (d == 0 && c->dt != MP_F32) {
-                ((uint16_t *)c->y)[i] = mp_tf_uniform_16(c->dt == MP_BF16, c->seed, c->stream, k);
+                ((uint16_t *)c->y)[i] = mp_tf_uniform_16(c->dt == MP_BF16, sd, st, off, k);
             } else {
-                float v = d == 0 ? mp_tf_uniform_f32(c->seed, c->stream, k)
-                          : d == 1 ? mp_tf_normal_f32(c->seed, c->stream, k)
-                                   : mp_tf_truncated_f32(c->seed, c->stream, k);
+                float v = d == 0   ? mp_tf_uniform_f32(sd, st, off, k)
+                          : d == 1 ? mp_tf_normal_f32(sd, st, off, k)
+                                   : mp_tf_truncated_f32(sd, st, off, k);
                 mp_store_f32(c->dt, &v, (char *)c->y + i * (int64_t)mp_dtype_size(c->dt), 1);
             }
             break;
         default: { /* I32 / I64 uniform */
-            int64_t lo = (int64_t)c->a;
-            uint64_t range = (uint64_t)((int64_t)c->b - lo);
-            int64_t v = mp_tf_uniform_int(c->dt == MP_I64, c->seed, c->stream, k, lo, range);
+            int64_t v = mp_tf_uniform_int(c->dt == MP_I64, sd, st, off, k, lo, range);
             if (c->dt == MP_I64)
                 ((int64_t *)c->y)[i] = v;
             else

@@ -12,6 +12,14 @@
 
 #include "philox.h"
 
+/* Block `blk` of the stream whose 128-bit counter starts at (off, stream): a stateless
+ * op's off is 0; a tf.random.Generator's is its state's counter (low word, carry into the
+ * high one), as TensorFlow's Philox counter. */
+MP_HD mp_philox_ctr mp_tf_block(uint64_t seed, uint64_t stream, uint64_t off, uint64_t blk) {
+    uint64_t lo = off + blk;
+    return mp_philox_block(seed, stream + (lo < off), lo);
+}
+
 /* float in [0, 1) from the low 23 bits (TensorFlow's Uint32ToFloat) */
 MP_HD float mp_tf_u32_to_f32(uint32_t x) {
     uint32_t v = (x & 0x7fffffu) | 0x3f800000u;
@@ -50,14 +58,14 @@ MP_HD void mp_tf_box_muller_f64(uint32_t x0, uint32_t x1, uint32_t x2, uint32_t 
 }
 
 /* uniform [0, 1) float32 element i: word i%4 of block i/4 */
-MP_HD float mp_tf_uniform_f32(uint64_t seed, uint64_t stream, uint64_t i) {
-    return mp_tf_u32_to_f32(mp_philox_block(seed, stream, i >> 2).v[i & 3]);
+MP_HD float mp_tf_uniform_f32(uint64_t seed, uint64_t stream, uint64_t off, uint64_t i) {
+    return mp_tf_u32_to_f32(mp_tf_block(seed, stream, off, i >> 2).v[i & 3]);
 }
 
 /* uniform [0, 1) float16 / bfloat16 element i as bits: the low mantissa bits of word i%4
  * (TensorFlow's Uint16ToHalf / Uint16ToGfloat16); 1.0 + m - 1.0 is exact in both. */
-MP_HD uint16_t mp_tf_uniform_16(int bf16, uint64_t seed, uint64_t stream, uint64_t i) {
-    uint32_t x = mp_philox_block(seed, stream, i >> 2).v[i & 3];
+MP_HD uint16_t mp_tf_uniform_16(int bf16, uint64_t seed, uint64_t stream, uint64_t off, uint64_t i) {
+    uint32_t x = mp_tf_block(seed, stream, off, i >> 2).v[i & 3];
     if (bf16) {
         uint32_t m = x & 0x7fu; /* (1 + m/128) - 1 = m/128 */
         float f = (float)m * (1.0f / 128.0f);
@@ -77,16 +85,16 @@ MP_HD uint16_t mp_tf_uniform_16(int bf16, uint64_t seed, uint64_t stream, uint64
 }
 
 /* uniform [0, 1) float64 element i: words 2(i%2), 2(i%2)+1 of block i/2 */
-MP_HD double mp_tf_uniform_f64(uint64_t seed, uint64_t stream, uint64_t i) {
-    mp_philox_ctr r = mp_philox_block(seed, stream, i >> 1);
+MP_HD double mp_tf_uniform_f64(uint64_t seed, uint64_t stream, uint64_t off, uint64_t i) {
+    mp_philox_ctr r = mp_tf_block(seed, stream, off, i >> 1);
     unsigned p = (unsigned)(i & 1) * 2;
     return mp_tf_u64_to_f64(r.v[p], r.v[p + 1]);
 }
 
 /* standard normal float element i: Box-Muller on words (2p, 2p+1) of block i/4,
  * p = (i%4)/2; even i the sine, odd i the cosine */
-MP_HD float mp_tf_normal_f32(uint64_t seed, uint64_t stream, uint64_t i) {
-    mp_philox_ctr r = mp_philox_block(seed, stream, i >> 2);
+MP_HD float mp_tf_normal_f32(uint64_t seed, uint64_t stream, uint64_t off, uint64_t i) {
+    mp_philox_ctr r = mp_tf_block(seed, stream, off, i >> 2);
     unsigned p = (unsigned)((i & 3) >> 1) * 2;
     float f0, f1;
     mp_tf_box_muller_f32(r.v[p], r.v[p + 1], &f0, &f1);
@@ -94,8 +102,8 @@ MP_HD float mp_tf_normal_f32(uint64_t seed, uint64_t stream, uint64_t i) {
 }
 
 /* standard normal float64 element i: Box-Muller on all 4 words of block i/2 */
-MP_HD double mp_tf_normal_f64(uint64_t seed, uint64_t stream, uint64_t i) {
-    mp_philox_ctr r = mp_philox_block(seed, stream, i >> 1);
+MP_HD double mp_tf_normal_f64(uint64_t seed, uint64_t stream, uint64_t off, uint64_t i) {
+    mp_philox_ctr r = mp_tf_block(seed, stream, off, i >> 1);
     double d0, d1;
     mp_tf_box_muller_f64(r.v[0], r.v[1], r.v[2], r.v[3], &d0, &d1);
     return (i & 1) ? d1 : d0;
@@ -104,11 +112,11 @@ MP_HD double mp_tf_normal_f64(uint64_t seed, uint64_t stream, uint64_t i) {
 /* Truncated normal (|z| < 2): output group g (4 floats, 2 doubles) reads words one by one
  * from block g*256 (TensorFlow's 256 reserved samples per output), Box-Muller on pairs
  * (quads for double), keeping the values inside; element i is the (i % group)-th kept. */
-MP_HD float mp_tf_truncated_f32(uint64_t seed, uint64_t stream, uint64_t i) {
+MP_HD float mp_tf_truncated_f32(uint64_t seed, uint64_t stream, uint64_t off, uint64_t i) {
     uint64_t blk = (i >> 2) * 256;
     int want = (int)(i & 3), got = 0;
     for (;; blk++) {
-        mp_philox_ctr r = mp_philox_block(seed, stream, blk);
+        mp_philox_ctr r = mp_tf_block(seed, stream, off, blk);
         for (int p = 0; p < 4; p += 2) {
             float f[2];
             mp_tf_box_muller_f32(r.v[p], r.v[p + 1], &f[0], &f[1]);
@@ -119,11 +127,11 @@ MP_HD float mp_tf_truncated_f32(uint64_t seed, uint64_t stream, uint64_t i) {
     }
 }
 
-MP_HD double mp_tf_truncated_f64(uint64_t seed, uint64_t stream, uint64_t i) {
+MP_HD double mp_tf_truncated_f64(uint64_t seed, uint64_t stream, uint64_t off, uint64_t i) {
     uint64_t blk = (i >> 1) * 128;
     int want = (int)(i & 1), got = 0;
     for (;; blk++) {
-        mp_philox_ctr r = mp_philox_block(seed, stream, blk);
+        mp_philox_ctr r = mp_tf_block(seed, stream, off, blk);
         double d[2];
         mp_tf_box_muller_f64(r.v[0], r.v[1], r.v[2], r.v[3], &d[0], &d[1]);
         for (int k = 0; k < 2; k++)
@@ -135,12 +143,13 @@ MP_HD double mp_tf_truncated_f64(uint64_t seed, uint64_t stream, uint64_t i) {
 /* uniform integers: lo + bits % range (range = hi - lo as unsigned); range 0 means the
  * full range (bits as they are). int32: word i%4 of block i/4; int64: words 2(i%2) (low)
  * and 2(i%2)+1 (high) of block i/2. */
-MP_HD int64_t mp_tf_uniform_int(int is64, uint64_t seed, uint64_t stream, uint64_t i, int64_t lo, uint64_t range) {
+MP_HD int64_t mp_tf_uniform_int(int is64, uint64_t seed, uint64_t stream, uint64_t off, uint64_t i, int64_t lo,
+                                 uint64_t range) {
     if (!is64) {
-        uint32_t x = mp_philox_block(seed, stream, i >> 2).v[i & 3];
+        uint32_t x = mp_tf_block(seed, stream, off, i >> 2).v[i & 3];
         return range ? (int64_t)(int32_t)((uint32_t)lo + x % (uint32_t)range) : (int64_t)(int32_t)x;
     }
-    mp_philox_ctr r = mp_philox_block(seed, stream, i >> 1);
+    mp_philox_ctr r = mp_tf_block(seed, stream, off, i >> 1);
     unsigned p = (unsigned)(i & 1) * 2;
     uint64_t bits = (uint64_t)r.v[p] | ((uint64_t)r.v[p + 1] << 32);
     return range ? (int64_t)((uint64_t)lo + bits % range) : (int64_t)bits;

@@ -35,7 +35,8 @@ def test_generator_is_reproducible_and_advances():
     i = a.uniform([1000], minval=0, maxval=10, dtype=tf.int32)
     assert i.dtype == tf.int32 and set(i.numpy().tolist()) == set(range(10))
     assert a.uniform_full_int([4], tf.int64).dtype == tf.int64
-    with pytest.raises(ValueError, match="must be both None or not None"):
+    with pytest.raises(ValueError,
+                       match="minval and maxval must be both `None` or both non-`None`"):
         a.uniform([2], dtype=tf.int32)
     c = tf.random.Generator(copy_from=a)
     assert np.array_equal(c.normal([4]).numpy(), a.normal([4]).numpy())
@@ -105,3 +106,71 @@ def test_generator_checkpoints_its_state_under_tensorflows_key(tmp_path):
     tf.train.Checkpoint(g=g2).restore(path)
     assert g2.state.numpy().tolist() == [516, 0, 0]
     assert np.array_equal(g2.normal([3]).numpy(), after)
+
+
+def test_generator_draws_are_tensorflows_numbers():
+    # printed by TensorFlow 2.21 for the same calls (its documentation's example first)
+    g = tf.random.Generator.from_seed(1234)
+    np.testing.assert_array_equal(g.normal(shape=(2, 3)).numpy(), np.array(
+        [[0.9356608986854553, 1.0854305028915405, -0.937883734703064],
+         [-0.5061547160148621, 1.3169702291488647, 0.7137578725814819]], np.float32))
+    g = tf.random.Generator.from_seed(1)
+    np.testing.assert_array_equal(g.uniform([8]).numpy(), np.array(
+        [0.7874951362609863, 0.3906511068344116, 0.29263055324554443, 0.9921692609786987,
+         0.9581042528152466, 0.5562331676483154, 0.16466295719146729, 0.13445711135864258],
+        np.float32))
+    g = tf.random.Generator.from_state([5, 7, 9], 1)
+    np.testing.assert_array_equal(g.uniform([4]).numpy(), np.array(
+        [0.16008341312408447, 0.4439568519592285, 0.5784305334091187, 0.6909451484680176],
+        np.float32))
+    assert g.uniform_full_int([4], tf.int32).numpy().tolist() == \
+        [658199784, -349322113, 814029678, -786057766]
+    assert g.state.numpy().tolist() == [2053, 7, 9]
+    g = tf.random.Generator.from_seed(3)
+    assert g.uniform([3], minval=0, maxval=10, dtype=tf.int32).numpy().tolist() == [5, 6, 3]
+    assert g.uniform([2], minval=-5, maxval=2 ** 40, dtype=tf.int64).numpy().tolist() == \
+        [1086666457349, 125998070260]
+    assert g.uniform_full_int([2], tf.int64).numpy().tolist() == \
+        [4813388563319872208, 512430925607662203]
+
+
+# sha256(values)[:12] of nine successive draws and the final state, printed by TensorFlow 2.21
+# (the second and third states make the 128-bit counter carry)
+_GEN_TF = [
+    ([1, 0, 0],
+     ['f6cea054578f', 'fed45c3888a0', '0751c2cf54f5', '271b1370e8b1', '60959393b0b7',
+      '7027d8911941', '1ec5e58bb4f2', 'b124fc307433', '190819a935ec'],
+     [99585, 0, 0]),
+    ([-1, 5, 9],
+     ['aebb9a565038', '57ebd0ffa99e', '8ef3fa1cd5e4', '83546fec0c03', '860060cde9dc',
+      'f9a8571625a3', '91361f0af053', '52eb10cbe302', 'a889baca3ca6'],
+     [99583, 6, 9]),
+    ([-3, -1, 123456789],
+     ['ee020a047867', '6f6185fce546', '24485ef3b9c5', '8e423ca567f3', 'ebe966d926e8',
+      '7b11534cc128', '52467e6e0390', '2ff1f72459b6', '2acf980e0f55'],
+     [99581, 0, 123456789]),
+    ([2**40, 3, -7],
+     ['72a346b04aae', '832d5d8573aa', 'c6eaf34f7553', 'c1b3609acd30', 'b5a92cf5f0f9',
+      '78abc98efd88', '5f759f6ae993', '86f8a0d567b1', 'f0190d1f8576'],
+     [1099511727360, 3, -7]),
+]
+
+
+@pytest.mark.parametrize("state,digests,final", _GEN_TF)
+def test_generator_streams_equal_tensorflow(state, digests, final):
+    import hashlib
+    g = tf.random.Generator.from_state(state, 1)
+    draws = [lambda: g.normal([101]), lambda: g.uniform([77], dtype=tf.float64),
+             lambda: g.truncated_normal([55]), lambda: g.uniform([33], dtype=tf.float16),
+             lambda: g.normal([21], dtype=tf.float64),
+             lambda: g.uniform([40], minval=-3, maxval=1000, dtype=tf.int32),
+             lambda: g.uniform([40], minval=-3, maxval=10 ** 12, dtype=tf.int64),
+             lambda: g.uniform_full_int([9], tf.int64),
+             lambda: g.truncated_normal([13], dtype=tf.bfloat16)]
+    got = [hashlib.sha256(np.ascontiguousarray(f().numpy()).tobytes()).hexdigest()[:12]
+           for f in draws]
+    assert g.state.numpy().tolist() == final
+    if tf.config.list_physical_devices("GPU"):
+        pytest.skip("the GPU's libm may differ from glibc in the last bits of normal draws")
+    assert got == digests
+    assert g.state.numpy().tolist() == final

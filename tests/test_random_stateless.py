@@ -138,7 +138,8 @@ def test_stateless_is_a_function_of_the_seed_also_in_functions():
 def test_stateless_argument_errors():
     with pytest.raises(ValueError, match="must be both None or not None"):
         tf.random.stateless_uniform([2], seed=[1, 2], dtype=tf.int32)
-    with pytest.raises(tf.errors.InvalidArgumentError, match=r"seed must have shape \[2\], not \[3\]"):
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r"seed must have shape \[2\], not \[3\]"):
         tf.random.stateless_uniform([4], seed=[1, 2, 3])
     with pytest.raises(tf.errors.InvalidArgumentError, match=r"not \[\]"):
         tf.random.stateless_uniform([4], seed=1)

@@ -3,9 +3,10 @@
 
 A Generator's state is TensorFlow's: an int64 ``[3]`` variable (counter low, counter high,
 key) that advances by 256 per drawn element (TensorFlow's reservation). Each draw is one core
-Philox draw with TensorFlow's conversions keyed by the state, so a Generator is
-reproducible from its seed; its numbers are not TensorFlow's bits. The samplers compose core
-ops (Gumbel-max, rejection rounds over whole tensors); no element is touched in Python.
+Philox draw with TensorFlow's conversions at the state's counter and key, so normal,
+uniform, truncated normal and integer draws are TensorFlow's numbers (csrc/philox_tf.h).
+The samplers compose core ops (Gumbel-max, rejection rounds over whole tensors); no element
+is touched in Python.
 """
 
 import os
@@ -44,13 +45,6 @@ def create_rng_state(seed, alg):
                              % (_STATE_SIZE, len(arr)))
         words = [0] * (_STATE_SIZE - len(arr)) + arr
     return _core.constant(np.array([_signed(w) for w in words], np.int64))
-
-
-def _mix(a, b):
-    z = (a * 0x9E3779B97F4A7C15 + b + 0x632BE59BD9B4E019) & _M64
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _M64
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _M64
-    return z ^ (z >> 31)
 
 
 class Generator:
@@ -154,42 +148,46 @@ class Generator:
         finally:
             _core.graph_resume(tok)
 
-    def _key_stream(self, shape):
-        """(key, stream) of the next draw of ``shape``; advances the state past it."""
+    def _raw(self, kind, shape, dtype, lo=0, hi=0):
+        """One draw at the state's counter with TensorFlow's conversions (its numbers);
+        advances the state past it. Integers in [lo, hi) unless lo == hi == 0."""
         if _core.graph_recording() is not None:
             _core.graph_break("tf.random.Generator (its state advances at every call)")
         w = self._words()
-        n = int(np.prod(_sl._shape(shape))) if _sl._shape(shape) else 1
-        key, stream = w[2], _mix(w[0], w[1])
+        dims = _sl._shape(shape)
+        n = int(np.prod(dims)) if dims else 1
+        dtype = as_dtype(dtype)
+        out = _sl.draw(kind, dims, dtype, w[2], w[1], w[0] & 0xFFFFFFFF, w[0] >> 32, mode=2)
         self._advance(n)
-        return key, stream
+        if dtype.is_integer and hi != lo:
+            out = _sl.int_in_range(out, dtype, lo, hi)
+        return out
 
     # draws --------------------------------------------------------------------------
 
     def uniform(self, shape, minval=0, maxval=None, dtype=float32, name=None):
         """Uniform values in [minval, maxval); integer dtypes need both bounds or neither."""
-        key, stream = self._key_stream(shape)
-        return _sl.uniform_from(key, stream, shape, minval, maxval, dtype, 2,
-                                "Generator.uniform")
+        return _sl.uniform_from(
+            self._raw, shape, minval, maxval, dtype, "Generator.uniform",
+            "For integer dtype %s, minval and maxval must be both `None` or both non-`None`; "
+            "got minval=%s and maxval=%s")
 
     def uniform_full_int(self, shape, dtype=int64, name=None):
         """Integers of every bit pattern of ``dtype`` (int32 or int64)."""
-        key, stream = self._key_stream(shape)
-        return _sl.uniform_from(key, stream, shape, None, None, dtype, 2,
+        return _sl.uniform_from(self._raw, shape, None, None, dtype,
                                 "Generator.uniform_full_int")
 
     def normal(self, shape, mean=0.0, stddev=1.0, dtype=float32, name=None):
-        key, stream = self._key_stream(shape)
-        return _sl.normal_from(key, stream, 1, shape, mean, stddev, dtype, 2)
+        return _sl.normal_from(self._raw, 1, shape, mean, stddev, dtype)
 
     def truncated_normal(self, shape, mean=0.0, stddev=1.0, dtype=float32, name=None):
-        key, stream = self._key_stream(shape)
-        return _sl.normal_from(key, stream, 2, shape, mean, stddev, dtype, 2)
+        return _sl.normal_from(self._raw, 2, shape, mean, stddev, dtype)
 
     def binomial(self, shape, counts, probs, dtype=int32, name=None):
-        key, stream = self._key_stream(shape)
+        """Binomial samples (sums of Bernoulli trials on this generator's stream; not
+        TensorFlow's sampler)."""
         return _sl.binomial_from(shape, counts, probs, dtype,
-                                 lambda s, dt: _sl.draw(0, s, dt, key, stream, mode=2))
+                                 lambda s, dt: self._raw(0, s, dt))
 
     def make_seeds(self, count=1):
         """A ``[2, count]`` int64 tensor of new seeds for the stateless functions."""

@@ -129,32 +129,54 @@ def _as(v, dtype):
                                 dtype=dtype)
 
 
-def uniform_from(key, stream, shape, minval, maxval, dtype, mode, what="stateless_uniform"):
-    """Uniform values for (key, stream) with TensorFlow's argument rules and scaling."""
+def uniform_from(raw, shape, minval, maxval, dtype, what="stateless_uniform", msg=None):
+    """Uniform values with TensorFlow's argument rules and scaling; ``raw(kind, shape,
+    dtype, lo=0, hi=0)`` draws (integers in [lo, hi), every bit when lo == hi == 0)."""
     dtype = as_dtype(dtype)
     if dtype.is_integer:
         if (minval is None) != (maxval is None):
-            raise ValueError(
-                "For integer `dtype` argument %s, argument `minval` and `maxval` must be both "
-                "None or not None. Got `minval`=%s and `maxval`=%s." % (dtype, minval, maxval))
+            raise ValueError((msg or
+                              "For integer `dtype` argument %s, argument `minval` and `maxval` "
+                              "must be both None or not None. Got `minval`=%s and `maxval`=%s.")
+                             % (dtype, minval, maxval))
         if dtype not in (int32, int64):
             raise TypeError("%s: integer values of dtype %s are not supported (int32, int64)"
                             % (what, dtype.name))
         if minval is None:
-            return draw(0, shape, dtype, key, stream, 0, 0, mode)
+            return raw(0, shape, dtype)
         lo, hi = _int_bound(minval), _int_bound(maxval)
         if not hi > lo:
             raise _invalid("Need minval < maxval: %d >= %d" % (lo, hi))
-        return draw(0, shape, dtype, key, stream, lo, hi, mode)
+        return raw(0, shape, dtype, lo, hi)
     if not dtype.is_floating:
         raise TypeError("%s: dtype %s is not floating or integer" % (what, dtype.name))
     if minval is None:
         minval = 0
     if maxval is None:
         maxval = 1
-    rnd = draw(0, shape, dtype, key, stream, 0, 0, mode)
+    rnd = raw(0, shape, dtype)
     lo, hi = _as(minval, dtype), _as(maxval, dtype)
     return _core.add(_core.multiply(rnd, _core.subtract(hi, lo)), lo)
+
+
+def int_in_range(bits, dtype, lo, hi):
+    """TensorFlow's ``lo + bits % (hi - lo)`` with ``bits`` unsigned, from full-range draws
+    (int32: the word; int64: two words), by int64 core ops."""
+    rng = hi - lo
+    if dtype == int32:
+        u = _core.cast(bits, int64)
+        u = _core.where(_core.less(u, _core.constant(0, int64)),
+                        _core.add(u, _core.constant(1 << 32, int64)), u)
+        r = _core.floormod(u, _core.constant(rng, int64))
+        return _core.cast(_core.add(r, _core.constant(lo, int64)), int32)
+    if rng >= 1 << 63:
+        raise NotImplementedError("integer ranges of 2**63 or more are not supported here")
+    r_t = _core.constant(rng, int64)
+    s = _core.floormod(bits, r_t)  # right for bits >= 0 (signed == unsigned)
+    t = _core.subtract(s, _core.constant(rng - (1 << 64) % rng, int64))  # bits < 0: + 2**64
+    neg = _core.where(_core.less(t, _core.constant(0, int64)), _core.add(t, r_t), t)
+    res = _core.where(_core.less(bits, _core.constant(0, int64)), neg, s)
+    return _core.add(res, _core.constant(lo, int64))
 
 
 def _int_bound(v):
@@ -167,12 +189,17 @@ def _int_bound(v):
     return int(v)
 
 
-def normal_from(key, stream, kind, shape, mean, stddev, dtype, mode):
+def normal_from(raw, kind, shape, mean, stddev, dtype):
     dtype = as_dtype(dtype)
     if not dtype.is_floating:
         raise TypeError("normal values need a floating dtype, got %s" % dtype.name)
-    rnd = draw(kind, shape, dtype, key, stream, 0, 0, mode)
+    rnd = raw(kind, shape, dtype)
     return _core.add(_core.multiply(rnd, _as(stddev, dtype)), _as(mean, dtype))
+
+
+def _stateless_raw(seed):
+    key, stream = key_counter(*_seed_pair(seed))
+    return lambda kind, shape, dtype, lo=0, hi=0: draw(kind, shape, dtype, key, stream, lo, hi)
 
 
 def stateless_uniform(shape, seed, minval=0, maxval=None, dtype=float32, name=None,
@@ -180,16 +207,14 @@ def stateless_uniform(shape, seed, minval=0, maxval=None, dtype=float32, name=No
     """``tf.random.stateless_uniform``: [minval, maxval) values that depend on ``seed``
     only (TensorFlow's numbers). Integers: both bounds, or neither (every bit random)."""
     convert_alg(alg)
-    key, stream = key_counter(*_seed_pair(seed))
-    return uniform_from(key, stream, shape, minval, maxval, dtype, 1)
+    return uniform_from(_stateless_raw(seed), shape, minval, maxval, dtype)
 
 
 def stateless_normal(shape, seed, mean=0.0, stddev=1.0, dtype=float32, name=None,
                      alg="auto_select"):
     """``tf.random.stateless_normal`` (TensorFlow's numbers)."""
     convert_alg(alg)
-    key, stream = key_counter(*_seed_pair(seed))
-    return normal_from(key, stream, 1, shape, mean, stddev, dtype, 1)
+    return normal_from(_stateless_raw(seed), 1, shape, mean, stddev, dtype)
 
 
 def stateless_truncated_normal(shape, seed, mean=0.0, stddev=1.0, dtype=float32, name=None,
@@ -197,8 +222,7 @@ def stateless_truncated_normal(shape, seed, mean=0.0, stddev=1.0, dtype=float32,
     """``tf.random.stateless_truncated_normal``: normal values within two standard
     deviations (TensorFlow's numbers)."""
     convert_alg(alg)
-    key, stream = key_counter(*_seed_pair(seed))
-    return normal_from(key, stream, 2, shape, mean, stddev, dtype, 1)
+    return normal_from(_stateless_raw(seed), 2, shape, mean, stddev, dtype)
 
 
 def categorical_from(logits, num_samples, dtype, uniform):
