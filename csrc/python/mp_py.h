@@ -92,6 +92,9 @@ int mp_py_variable_type_init(PyObject *module);
 /* train.c */
 int mp_py_train_init(PyObject *module);
 int mp_py_custom_grad_init(PyObject *module);
+int mp_py_graph_call_init(PyObject *module);
+/* Re-raises a host call's pending Python exception (graph_call.c); 1 when it did. */
+int mp_py_graph_call_reraise(void);
 /* Re-raise the Python exception a custom gradient function raised (1), or 0 if none. */
 int mp_py_custom_grad_reraise(void);
 int mp_py_nn_init(PyObject *module);
