@@ -37,9 +37,8 @@ def _check_index(v, key):
     raise TypeError(_BAD_INDEX % (v,))
 
 
-def _pack(values):
-    """One 1-D index tensor of Python ints and scalar tensors (int64 when any is)."""
-    dt = int64 if any(_is_tensor(v) and v.dtype == int64 for v in values) else int32
+def _pack(values, dt):
+    """One 1-D index tensor of dtype dt from Python ints and scalar tensors."""
     if not any(_is_tensor(v) for v in values):
         return _core.constant(values, dt)
     parts = [(_core.cast(v, dt) if v.dtype != dt else v) if _is_tensor(v) else _core.constant(v, dt)
@@ -83,7 +82,9 @@ def getitem_t(x, key):
             masks[4] |= bit
     if masks[2] & (masks[2] - 1):
         raise IndexError("an index can only have a single ellipsis ('...')")
-    return _core.strided_slice_t(x, _pack(begin), _pack(end), _pack(strides), *masks)
+    # one index dtype for the three (TensorFlow's helper: int64 when a bound is)
+    dt = int64 if any(_is_tensor(v) and v.dtype == int64 for v in begin + end + strides) else int32
+    return _core.strided_slice_t(x, _pack(begin, dt), _pack(end, dt), _pack(strides, dt), *masks)
 
 
 def strided_slice(input_, begin, end, strides=None, begin_mask=0, end_mask=0, ellipsis_mask=0,
