@@ -23,7 +23,7 @@ import weakref
 
 import numpy as np
 
-from mixprec import _core, _nest
+from mixprec import _core, _nest, _user_errors
 from mixprec._amp import graph_pass as _amp_pass
 from mixprec._amp import state as _amp_state
 from mixprec import _retracing
@@ -853,7 +853,14 @@ class Function:
         try:
             for x in inputs:  # (a distributed argument's components among them)
                 g.add_input(x)
-            out = fn(*call_args, **call_kwargs)
+            try:
+                out = fn(*call_args, **call_kwargs)
+            except Exception as e:
+                # TensorFlow re-raises it framed: "in user code:", the user's frames
+                framed = _user_errors.in_user_code(e) if self._autograph else None
+                if framed is None:
+                    raise
+                raise framed from None
             if not g.broken:
                 out, keep = self._outputs(g, out)
         except BaseException:
