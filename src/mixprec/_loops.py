@@ -529,7 +529,10 @@ def shape_free(g):
             # a slice of tf.shape's result (tf.shape(x)[0]): that vector's length is the
             # rank; a Range of tensor bounds reads them at every run; a reshape with a -1
             # infers that dimension at every run
+            # (a slice of tensor bounds, x[i] of a tensor i, read them at every run)
             if not (n["op"] == "StridedSlice" and src >= 0 and nodes[src]["op"] == "Shape"
+                    or n["op"] == "StridedSlice" and len(n["inputs"]) > 1
+                    or n["op"] == "StridedSliceGrad" and len(n["inputs"]) >= 4
                     or n["op"] == "Range" and n["inputs"]
                     or n["op"] == "Reshape" and n.get("infers_dim")):
                 return False
