@@ -172,3 +172,36 @@ def test_eager_tensor_bounds_and_state_in_the_function():
     r = acc(tf.constant(2))
     np.testing.assert_array_equal(r.numpy(), (X[0] + X[1] + X[2] + X[3])[2:])
     assert acc.experimental_get_tracing_count() == 1
+
+
+def test_tensor_bounds_in_a_tensor_loop():
+    """TensorFlow 2.21: 10.0 and 35.0 (one trace); the gradient loop gives [88.0, 88.0]."""
+    x = tf.range(6.0)
+
+    @tf.function
+    def prefix_sums(x, n):
+        s = tf.constant(0.0)
+        for i in tf.range(n):
+            s += tf.reduce_sum(x[:i + 1])
+        return s
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a loop node: the slice follows i
+        assert float(prefix_sums(x, tf.constant(4))) == 10.0
+        assert float(prefix_sums(x, tf.constant(6))) == 35.0
+    assert prefix_sums.experimental_get_tracing_count() == 1
+
+    @tf.function
+    def grads(x, n):
+        s = tf.zeros([2])
+        for i in tf.range(n):
+            with tf.GradientTape() as t:
+                t.watch(x)
+                y = tf.reduce_sum(x[i:] ** 2)
+            s += tf.reduce_sum(t.gradient(y, x))
+        return s
+
+    # a body whose gradient is sized from the slice runs as Python's loop (a graph break)
+    with pytest.warns(UserWarning, match="slice with tensor bounds"):
+        assert grads(x, tf.constant(3)).numpy().tolist() == [88.0, 88.0]
+    assert grads(x, tf.constant(2)).numpy().tolist() == [60.0, 60.0]

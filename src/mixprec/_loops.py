@@ -314,6 +314,13 @@ class _Body:
         if g.broken:
             g.abort()
             return None, out
+        if g.value_baked:
+            # sizes taken from a tensor-bound slice, whose shape may change from one
+            # iteration to the next (x[:i] and its gradient): Python's loop
+            g.abort()
+            _core.graph_break("a loop body holding sizes taken from a slice with tensor "
+                              "bounds in %s" % self.what)
+            return None, out
         if self.kind == _core.GLOOP_SRC_NONE and len(self.values) == 1 and \
                 not isinstance(out, tuple):
             out = (out,)

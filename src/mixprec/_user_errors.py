@@ -101,14 +101,20 @@ def in_user_code(exc, converted=True):
     lines.append("")
     message = "\n".join(lines)
     cls = type(exc)
+    # mixprec's own classes (tf.errors, the strategies' internal ones) stand for the
+    # TensorFlow classes callers catch: kept, with their state
+    ours = cls.__module__.split(".")[0] == "mixprec" or issubclass(cls, _core.OpError)
     new = None
     try:
-        if cls.__init__ is Exception.__init__ or cls in _MESSAGE_CLASSES or issubclass(
-                cls, _core.OpError):
-            new = cls(message)  # (mixprec's errors keep their class, with TF's message)
+        if cls.__init__ is Exception.__init__ or cls in _MESSAGE_CLASSES or ours:
+            new = cls(message)
+            if ours:
+                new.__dict__.update({k: v for k, v in vars(exc).items() if k != "message"})
         elif cls is KeyError:
             new = _MultilineKeyError(message, "%s: %s" % (cls.__name__, exc))
     except Exception:  # a constructor that wants other arguments
+        if ours:
+            return None
         new = None
     if new is None:
         new = StagingError(message)
