@@ -205,3 +205,23 @@ def test_tensor_bounds_in_a_tensor_loop():
     with pytest.warns(UserWarning, match="slice with tensor bounds"):
         assert grads(x, tf.constant(3)).numpy().tolist() == [88.0, 88.0]
     assert grads(x, tf.constant(2)).numpy().tolist() == [60.0, 60.0]
+
+
+def test_a_variable_bound_is_read_at_every_call():
+    """TensorFlow 2.21: x[v:], x[1:, v], x[None, v] follow the variable, one trace."""
+    x = tf.reshape(tf.range(12.0), [3, 4])
+    v = tf.Variable(1)
+
+    @tf.function
+    def f():
+        return x[v:], x[1:, v], x[None, v]
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = [r.numpy().tolist() for r in f()]
+        assert got == [[[4.0, 5.0, 6.0, 7.0], [8.0, 9.0, 10.0, 11.0]], [5.0, 9.0],
+                       [[4.0, 5.0, 6.0, 7.0]]]
+        v.assign(2)
+        got = [r.numpy().tolist() for r in f()]
+        assert got == [[[8.0, 9.0, 10.0, 11.0]], [6.0, 10.0], [[8.0, 9.0, 10.0, 11.0]]]
+    assert f.experimental_get_tracing_count() == 1

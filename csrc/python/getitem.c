@@ -42,7 +42,10 @@ static int whole_dim(mp_attrs *at, const mp_tensor *x, int d, int64_t *out_shape
     return 0;
 }
 
-static int is_dynamic(PyObject *o) { return o && MpTensor_Check(o) && mp_graph_is_dynamic(MpTensor_T(o)); }
+/* a tensor the trace computes, or a variable (read at every replay) */
+static int is_dynamic(PyObject *o) {
+    return o && ((MpTensor_Check(o) && mp_graph_is_dynamic(MpTensor_T(o))) || MpVariable_Check(o));
+}
 
 /* Does the key hold a tensor a trace computes (an item, or a slice's start/stop/step)? */
 static int has_dynamic_bound(PyObject *key) {

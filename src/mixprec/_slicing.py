@@ -25,6 +25,8 @@ def _is_tensor(v):
 def _check_index(v, key):
     if v is None or isinstance(v, bool):
         raise TypeError(_BAD_INDEX % (key,))
+    if isinstance(v, _core.Variable):
+        v = v.read_value()  # (a read recorded in the trace: each replay reads it again)
     if _is_tensor(v):
         if v.shape.rank != 0 or v.dtype not in (int32, int64):
             raise TypeError(_BAD_INDEX % (v,))
