@@ -160,7 +160,7 @@ PyObject *mp_py_getitem(PyObject *self, PyObject *key) {
             Py_ssize_t start, stop, step;
             PyObject *pstep = ((PySliceObject *)PyTuple_GET_ITEM(items, i))->step;
             if (pstep != Py_None && PyIndex_Check(pstep)) { /* TensorFlow's error, not Python's */
-                Py_ssize_t sv = PyNumber_AsSsize_t(pstep, PyExc_OverflowError);
+                Py_ssize_t sv = PyNumber_AsSsize_t(pstep, NULL); /* (clipped: only 0 matters) */
                 if (sv == -1 && PyErr_Occurred())
                     goto fail;
                 if (sv == 0) {

@@ -853,6 +853,7 @@ class Function:
         try:
             for x in inputs:  # (a distributed argument's components among them)
                 g.add_input(x)
+            framed = None
             try:
                 out = fn(*call_args, **call_kwargs)
             except Exception as e:
@@ -860,7 +861,8 @@ class Function:
                 framed = _user_errors.in_user_code(e) if self._autograph else None
                 if framed is None:
                     raise
-                raise framed from None
+            if framed is not None:  # (raised outside the handler: no context chain)
+                raise framed
             if not g.broken:
                 out, keep = self._outputs(g, out)
         except BaseException:

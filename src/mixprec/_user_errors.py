@@ -120,4 +120,4 @@ def in_user_code(exc, converted=True):
         new = StagingError(message)
     new._mp_in_user_code = True
     new.__suppress_context__ = True
-    return new.with_traceback(exc.__traceback__)
+    return new.with_traceback(None)
