@@ -598,6 +598,11 @@ int mp_optimizer_slots_per_var(mp_optim_kind kind, const mp_optim_hparams *hp);
  * float32 for the rest (16-bit variables keep float32 moments, unlike TensorFlow). */
 static inline mp_dtype mp_optim_slot_dtype(mp_dtype var_dtype) { return var_dtype == MP_F64 ? MP_F64 : MP_F32; }
 
+/* The orthonormal factor of a (m, n) row-major float64 host matrix (m >= n), in place: Q of
+ * its reduced QR decomposition with each column multiplied by the sign of R's diagonal
+ * (keras.initializers.Orthogonal; csrc/linalg_qr.c, LAPACK from the vendored OpenBLAS). */
+mp_status mp_linalg_qr_q(double *a, int64_t m, int64_t n);
+
 #ifdef __cplusplus
 }
 #endif
