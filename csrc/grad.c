@@ -737,6 +737,36 @@ static mp_status g_index_t(const mp_node *n, mp_tensor *dy, const int *need, mp_
     return finish(&a);
 }
 
+/* tensor-bound slices: dy into zeros of x's shape at the slice its spec tensors give at
+ * run time (the spec is an input of the gradient op, not read here, so a traced backward
+ * replays for other bounds); the gradient's adjoint is the slice again. */
+static mp_status g_strided_slice_t(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    if (!need[0])
+        return MP_OK;
+    mp_tensor *in[5] = {dy, IN(0), IN(1), IN(2), IN(3)};
+    mp_attrs at = n->attrs;
+    at.ints[5] = 0;
+    return mp_op_run(MP_OP_STRIDED_SLICE_T_GRAD, 5, in, &at, &dx[0]);
+}
+static mp_status g_slice_t(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    if (!need[0])
+        return MP_OK;
+    mp_tensor *in[4] = {dy, IN(0), IN(1), IN(2)};
+    mp_attrs at = {.n_ints = 6};
+    at.ints[5] = 1;
+    return mp_op_run(MP_OP_STRIDED_SLICE_T_GRAD, 4, in, &at, &dx[0]);
+}
+static mp_status g_strided_slice_t_grad(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    if (!need[0])
+        return MP_OK;
+    if (n->attrs.ints[5] == 1) {
+        mp_tensor *in[3] = {dy, IN(2), IN(3)};
+        return mp_op_run(MP_OP_SLICE_T, 3, in, NULL, &dx[0]);
+    }
+    mp_tensor *in[4] = {dy, IN(2), IN(3), IN(4)};
+    return mp_op_run(MP_OP_STRIDED_SLICE_T, 4, in, &n->attrs, &dx[0]);
+}
+
 /* tf.gather: dy's slices summed into zeros of params' shape (dense; TensorFlow's
  * IndexedSlices made dense), an op that reads the indices at every run. */
 static mp_status g_gather(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
@@ -1161,6 +1191,9 @@ static mp_status g_batch_norm_grad_sums(const mp_node *n, mp_tensor *G, const in
 #define GRAD_GATHER g_gather
 #define GRAD_GATHER_GRAD g_gather_grad
 #define GRAD_CUMSUM g_cumsum
+#define GRAD_STRIDED_SLICE_T g_strided_slice_t
+#define GRAD_SLICE_T g_slice_t
+#define GRAD_STRIDED_SLICE_T_GRAD g_strided_slice_t_grad
 #define GRAD_ONE_HOT NULL
 #define GRAD_RANDOM_UNIFORM NULL
 #define GRAD_RANDOM_NORMAL NULL

@@ -421,6 +421,22 @@ def test_traced_size_ops(dt):
         assert_gpu_close(gpu, cpu, dt, "exact", err_msg="index_t %s [%d]" % (dt, i))
 
 
+covers("strided_slice_t", "slice_t", "strided_slice_t_grad")
+
+
+@pytest.mark.parametrize("dt", FLOATS + INTS)
+def test_tensor_bound_slices(dt):
+    """tf.strided_slice / tf.slice with tensor specs (read on the host) and their gradient."""
+    x = np.arange(24).reshape(4, 6).astype(NP_DTYPE[dt])
+    for f in (lambda: tf.strided_slice(tf.constant(x), [-1, 1], [0, 6], [-1, 2], end_mask=1),
+              lambda: tf.strided_slice(tf.constant(x), [1, 0, 2], [2, 0, 3], new_axis_mask=2,
+                                       shrink_axis_mask=1),
+              lambda: tf.slice(tf.constant(x), [1, 2], [-1, 3]),
+              lambda: _core.strided_slice_t_grad(tf.ones([2, 3], dt), tf.constant(x), [1, 0],
+                                                 [3, 6], [1, 2])):
+        assert_gpu_close(made_on(GPU, f), made_on(CPU, f), dt, "exact", err_msg="slices %s" % dt)
+
+
 covers("gather", "gather_grad", "cumsum")
 
 

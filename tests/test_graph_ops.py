@@ -40,6 +40,13 @@ BINARY = ["add", "subtract", "multiply", "realdiv", "floordiv", "floormod", "pow
 REDUCE = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod"]
 
 
+def _bound_slice_grad(x, i):
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = x[i, 1:]
+    return tape.gradient(y, x, output_gradients=tf.ones_like(y) * 2.0)
+
+
 def _slice_grad(x):
     with tf.GradientTape() as tape:
         tape.watch(x)
@@ -127,6 +134,13 @@ CASES = {
     "shape_op": (lambda x: tf.cast(tf.shape(x), tf.float32) + tf.reduce_sum(x), [f32(3, 4)]),
     "range_t": (lambda n: tf.range(n), [lambda: np.int32(R.integers(0, 6))]),
     "index_t": (lambda x, i: x[i] * 2.0, [f32(4, 3), lambda: np.int32(R.integers(-4, 4))]),
+    # tensor-bound slices: the bounds are inputs, another call's bounds give another slice
+    "strided_slice_t": (lambda x, i, j: x[i:j, ::2] * 2.0,
+                        [f32(5, 4), lambda: np.int32(R.integers(-5, 3)),
+                         lambda: np.int32(R.integers(2, 6))]),
+    "slice_t": (lambda x, b: tf.slice(x, b, [-1, 2]) + 1.0,
+                [f32(4, 5), lambda: R.integers(0, 4, size=2).astype(np.int32)]),
+    "strided_slice_t_grad": (_bound_slice_grad, [f32(4, 5), lambda: np.int32(R.integers(0, 4))]),
     "one_hot": (lambda i: tf.one_hot(i, 5), [ints(3)]),
     # the indices are read at every run: another call's indices give another gather
     "gather": (lambda x, i: tf.gather(x, i, axis=1) * 2.0,

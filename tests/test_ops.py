@@ -4,6 +4,7 @@ the others, and a tripwire that fails when an op is added without a test."""
 
 import itertools
 import math
+import re
 import subprocess
 import sys
 
@@ -1615,3 +1616,78 @@ def test_cumsum_op_matches_numpy():
         _core.cumsum(np.array([True]))
     with pytest.raises(tf.errors.InvalidArgumentError, match=r"range \[-3, 3\), but got 3"):
         _core.cumsum(x, 3)
+
+
+def test_tensor_bound_slices():
+    """tf.strided_slice / tf.slice (STRIDED_SLICE_T, SLICE_T: the spec read from tensors) and
+    their gradient op: values and errors as TensorFlow 2.21 printed them (literals)."""
+    x = tf.reshape(tf.range(24, dtype=tf.float32), [4, 6])
+    xn = x.numpy()
+    ss = tf.strided_slice
+    cases = [  # (result, TensorFlow's shape, numpy reference)
+        (ss(x, [1, 0], [3, 6], [1, 2]), (2, 3), xn[1:3, 0:6:2]),
+        (ss(x, [1, 0], [3, 6]), (2, 6), xn[1:3]),
+        (ss(x, [1, 0], [2, 6], shrink_axis_mask=1), (6,), xn[1]),
+        (ss(x, [0, 1, 0], [0, 2, 6], new_axis_mask=1), (1, 1, 6), xn[None, 1:2]),
+        (ss(x, [0, 1], [0, 3], ellipsis_mask=1), (4, 2), xn[..., 1:3]),
+        (ss(x, [1, 2], [3, 4], begin_mask=1, end_mask=2), (3, 4), xn[:3, 2:]),
+        (ss(x, [-1, 0], [-5, 6], [-1, 3]), (4, 2), xn[::-1, ::3]),
+        (ss(x, [-1, 0], [0, 6], shrink_axis_mask=1), (6,), xn[-1]),
+        (ss(x, [1], [3]), (2, 6), xn[1:3]),
+        (ss(x, [-10, 2], [10, 100]), (4, 4), xn[:, 2:]),
+        (ss(x, [0, 1], [1, 2], new_axis_mask=1, shrink_axis_mask=1), (1, 1, 6), xn[None, 1:2]),
+        (ss(x, tf.constant([1], tf.int64), tf.constant([3], tf.int64), tf.constant([1], tf.int64)),
+         (2, 6), xn[1:3]),
+        (tf.slice(x, [1, 2], [2, 3]), (2, 3), xn[1:3, 2:5]),
+        (tf.slice(x, [1, 2], [-1, -1]), (3, 4), xn[1:, 2:]),
+        (tf.slice(x, tf.constant([1, 2]), tf.constant([1, 1])), (1, 1), xn[1:2, 2:3]),
+        (tf.slice(tf.zeros([0, 3]), [0, 1], [0, 2]), (0, 2), np.zeros((0, 2))),
+    ]
+    for got, shape, want in cases:
+        assert tuple(got.shape) == shape and got.dtype == tf.float32
+        np.testing.assert_array_equal(got.numpy(), want)
+    IA = tf.errors.InvalidArgumentError
+    bad = [
+        (lambda: tf.slice(x, [1, 2], [4, 1]), IA, "Expected size[0] in [0, 3], but got 4"),
+        (lambda: tf.slice(x, [-1, 2], [1, 1]), IA, "Expected begin[0] in [0, 4], but got -1"),
+        (lambda: tf.slice(x, [1, 2], [-2, 1]), IA, "Expected size[0] in [0, 3], but got -2"),
+        (lambda: tf.slice(x, [1], [1, 1]), IA, "Expected begin and size arguments to be 1-D tensors "
+         "of size 2, but got shapes [1] and [2] instead."),
+        (lambda: tf.slice(x, [1.0, 2.0], [1, 1]), IA, "Value for attr 'Index' of float is not in the "
+         "list of allowed values: int32, int64"),
+        (lambda: tf.slice(x, tf.constant([1, 2]), tf.constant([1, 1], tf.int64)), IA,
+         "cannot compute Slice as input #2(zero-based) was expected to be a int32 tensor but is a "
+         "int64 tensor"),
+        (lambda: tf.slice(tf.zeros([0, 3]), [1, 0], [0, 1]), IA,
+         "Expected begin[0] == 0 (got 1) and size[0] == 0 (got 0) when input.dim_size(0) == 0"),
+        (lambda: ss(x, [0, 0], [1, 1], [0, 1]), IA, "strides[0] must be non-zero"),
+        (lambda: ss(x, [0, 0], [1], [1, 1]), IA, "Expected begin, end, and strides to be 1D equal size "
+         "tensors, but got shapes [2], [1], and [2] instead."),
+        (lambda: ss(x, [9, 0], [10, 6], shrink_axis_mask=1), IA,
+         "slice index 9 of dimension 0 out of bounds."),
+        (lambda: ss(x, [0, 0], [1, 1], ellipsis_mask=3), IA, "Multiple ellipses in slice spec not allowed"),
+        (lambda: ss(x, [0, 0, 0], [1, 1, 1]), IA, "Index out of range using input dim 2; input has only 2 dims"),
+        (lambda: ss(x, [1.0], [3.0]), IA, "Value for attr 'Index' of float is not in the list of allowed "
+         "values: int16, int32, int64"),
+        (lambda: ss(x, 1, 3), IA, "but got shapes [], [], and [] instead."),
+        (lambda: ss(x, [[1]], [[3]]), IA, "but got shapes [1,1], [1,1], and [1,1] instead."),
+        (lambda: x[::0], IA, "strides[0] must be non-zero"),
+    ]
+    for f, exc, msg in bad:
+        with pytest.raises(exc, match=re.escape(msg)):
+            f()
+    # the gradient op: dy into zeros of x's shape at the slice (Slice's form: strides None)
+    dy = tf.ones([2, 3])
+    g = _core.strided_slice_t_grad(dy, x, [1, 0], [3, 6], [1, 2])
+    want = np.zeros((4, 6), np.float32)
+    want[1:3, 0:6:2] = 1
+    np.testing.assert_array_equal(g.numpy(), want)
+    g = _core.strided_slice_t_grad(dy, x, [1, 2], [2, 3])
+    want = np.zeros((4, 6), np.float32)
+    want[1:3, 2:5] = 1
+    np.testing.assert_array_equal(g.numpy(), want)
+
+
+DEDICATED["strided_slice_t"] = "test_tensor_bound_slices"
+DEDICATED["slice_t"] = "test_tensor_bound_slices"
+DEDICATED["strided_slice_t_grad"] = "test_tensor_bound_slices"

@@ -206,6 +206,19 @@ GRAD_CASES = {
     "index_t": [("row", lambda x: _core.index_t(x, tf.constant(1)) * 2.0, [_away((3, 4), r)]),
                 ("from the end", lambda x: _core.index_t(x, tf.constant(-1, tf.int64)),
                  [_away((2, 2, 3), r)])],
+    # tensor-bound slices (tf.strided_slice / tf.slice of tensor specs, a traced x[i:j])
+    "strided_slice_t": [("masks, negative stride", lambda x: tf.strided_slice(
+        x, tf.constant([-1, 1]), tf.constant([0, 4]), tf.constant([-1, 2]), end_mask=1),
+        [_away((3, 5), r)]),
+                        ("shrink, new axis", lambda x: tf.strided_slice(
+                            x, [1, 0, 1], [2, 0, 3], new_axis_mask=2, shrink_axis_mask=1),
+                         [_away((3, 4), r)])],
+    "slice_t": [("size -1", lambda x: tf.slice(x, [1, 0], [-1, 2]), [_away((3, 4), r)])],
+    "strided_slice_t_grad": [("second derivative", lambda x: _second(
+        lambda v: tf.reduce_sum(tf.strided_slice(v, [0, 1], [2, 4], [1, 2]) ** 3), x), [_away((3, 5), r)]),
+                             ("Slice's", lambda x: _second(
+                                 lambda v: tf.reduce_sum(tf.slice(v, [1, 1], [2, -1]) ** 3), x),
+                              [_away((3, 4), r)])],
     # tf.gather: repeated indices sum their rows (the dense form of TF's IndexedSlices)
     "gather": [("axis 0 repeated", lambda x: tf.gather(x, [2, 0, 2, 1]), [_away((3, 4), r)]),
                ("axis 1 of 2-D indices", lambda x: tf.gather(x, [[1, 1], [0, 3]], axis=1),

@@ -102,6 +102,8 @@ int mp_py_graph_call_reraise(void);
 /* Re-raise the Python exception a custom gradient function raised (1), or 0 if none. */
 int mp_py_custom_grad_reraise(void);
 int mp_py_nn_init(PyObject *module);
+/* slicing.c: tensor-bound slice ops */
+int mp_py_slicing_init(PyObject *module);
 
 /* collective.c: communicators (csrc/collective.h) */
 extern PyObject *MpExc_Unavailable;        /* UnavailableError(OpError, RuntimeError) */
