@@ -95,6 +95,7 @@ int mp_py_custom_grad_init(PyObject *module);
 /* Re-raise the Python exception a custom gradient function raised (1), or 0 if none. */
 int mp_py_custom_grad_reraise(void);
 int mp_py_nn_init(PyObject *module);
+int mp_py_math_init(PyObject *module); /* math.c: tf.math scans and segments */
 
 /* collective.c: communicators (csrc/collective.h) */
 extern PyObject *MpExc_Unavailable;        /* UnavailableError(OpError, RuntimeError) */
