@@ -75,6 +75,10 @@
         for (i = 0; i < n; i++)                                                                                \
             y[i] = x[i] > 0 ? (T)MP_SELU_SCALE * x[i] : (T)(MP_SELU_SCALE * MP_SELU_ALPHA) * EXPM1(x[i]);     \
         break;                                                                                                 \
+    case MP_UNARY_BESSEL_I0: for (i = 0; i < n; i++) y[i] = (T)mp_bessel_i_f64(0, x[i]); break;               \
+    case MP_UNARY_BESSEL_I0E: for (i = 0; i < n; i++) y[i] = (T)mp_bessel_ie_f64(0, x[i]); break;             \
+    case MP_UNARY_BESSEL_I1: for (i = 0; i < n; i++) y[i] = (T)mp_bessel_i_f64(1, x[i]); break;               \
+    case MP_UNARY_BESSEL_I1E: for (i = 0; i < n; i++) y[i] = (T)mp_bessel_ie_f64(1, x[i]); break;             \
     default: break;                                                                                            \
     }
 

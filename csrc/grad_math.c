@@ -139,6 +139,42 @@ mp_status mp_g_selu(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor 
     return dx0(&a, where(&a, neg, lo, hi), dx);
 }
 
+/* TensorFlow's Bessel rules: i0' = i1; i0e' = i1e - sign(x) i0e; i1' = i0 - i1 / x (1 at
+ * x = 0, TensorFlow's value); i1e' = i0e - i1e (sign(x) + 1 / x) (0.5 at x = 0) */
+mp_status mp_g_bessel_i0(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    (void)need;
+    arena a = {0};
+    return times(&a, dy, un(&a, MP_OP_BESSEL_I1, IN(0)), dx);
+}
+mp_status mp_g_bessel_i0e(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    (void)need;
+    arena a = {0};
+    mp_tensor *x = IN(0);
+    return times(&a, dy, bin(&a, MP_OP_SUB, un(&a, MP_OP_BESSEL_I1E, x), bin(&a, MP_OP_MUL, un(&a, MP_OP_SIGN, x), Y)),
+                 dx);
+}
+static mp_status bessel_i1_like(const mp_node *n, mp_tensor *dy, mp_tensor **dx, int scaled) {
+    arena a = {0};
+    mp_tensor *x = IN(0), *zero = scalar(&a, x, 0.0);
+    mp_tensor *is0 = bin(&a, MP_OP_EQUAL, x, zero);
+    mp_tensor *safe = where(&a, is0, scalar(&a, x, 1.0), x);
+    mp_tensor *f;
+    if (scaled)
+        f = bin(&a, MP_OP_SUB, un(&a, MP_OP_BESSEL_I0E, x),
+                bin(&a, MP_OP_MUL, Y, bin(&a, MP_OP_ADD, un(&a, MP_OP_SIGN, x), un(&a, MP_OP_RECIPROCAL, safe))));
+    else
+        f = bin(&a, MP_OP_SUB, un(&a, MP_OP_BESSEL_I0, x), bin(&a, MP_OP_DIV, Y, safe));
+    return times(&a, dy, where(&a, is0, scalar(&a, x, scaled ? 0.5 : 1.0), f), dx);
+}
+mp_status mp_g_bessel_i1(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    (void)need;
+    return bessel_i1_like(n, dy, dx, 0);
+}
+mp_status mp_g_bessel_i1e(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    (void)need;
+    return bessel_i1_like(n, dy, dx, 1);
+}
+
 /* ------------------------------------------------------------------ binary */
 
 static mp_status two(arena *a, const mp_node *n, const int *need, mp_tensor *g0, mp_tensor *g1, mp_tensor **dx) {

@@ -36,5 +36,9 @@ MP_GRAD_RULE(mp_g_polygamma)
 MP_GRAD_RULE(mp_g_cumprod)
 MP_GRAD_RULE(mp_g_cumulative_logsumexp)
 MP_GRAD_RULE(mp_g_segment_reduce)
+MP_GRAD_RULE(mp_g_bessel_i0)
+MP_GRAD_RULE(mp_g_bessel_i0e)
+MP_GRAD_RULE(mp_g_bessel_i1)
+MP_GRAD_RULE(mp_g_bessel_i1e)
 #undef MP_GRAD_RULE
 #endif

@@ -236,6 +236,41 @@ MP_HD double mp_igammac_f64(double a, double x) {
     return x < a + 1. ? 1. - mp_igamma_series_f64(a, x) : mp_igamma_cf_f64(a, x);
 }
 
+/* exp(-|x|) I_nu(x) for nu = 0, 1 (bessel_i0e / bessel_i1e): the power series up to |x| = 30,
+ * the asymptotic series beyond (mu = 4 nu^2); 0 at +-inf (odd for nu = 1). TensorFlow's
+ * bessel_i0 / i1 are these times exp(|x|) (NaN at +-inf, as TF). */
+MP_HD double mp_bessel_ie_f64(int nu, double x) {
+    if (x != x)
+        return x;
+    double ax = fabs(x), r;
+    if (ax == INFINITY)
+        return nu ? copysign(0., x) : 0.;
+    if (ax <= 30.) {
+        double q = 0.25 * ax * ax, t = 1., sum = 1.;
+        for (int k = 1; k < 500; k++) {
+            t *= q / ((double)k * (double)(k + nu));
+            sum += t;
+            if (t < 1e-17 * sum)
+                break;
+        }
+        r = (nu ? 0.5 * ax : 1.) * sum * exp(-ax);
+    } else {
+        double mu = 4. * nu * nu, t = 1., sum = 1.;
+        for (int k = 1; k < 200; k++) {
+            double next = t * -(mu - (2. * k - 1.) * (2. * k - 1.)) / (8. * k * ax);
+            if (fabs(next) >= fabs(t))
+                break;
+            t = next;
+            sum += t;
+            if (fabs(t) < 1e-17 * fabs(sum))
+                break;
+        }
+        r = sum / sqrt(2. * MP_PI * ax);
+    }
+    return nu && x < 0. ? -r : r;
+}
+MP_HD double mp_bessel_i_f64(int nu, double x) { return mp_bessel_ie_f64(nu, x) * exp(fabs(x)); }
+
 /* x * log(y), x / y, x * log1p(y) that are 0 wherever x is 0 (TensorFlow's Xlogy family,
  * whatever y is); a / b and a * b that are 0 wherever b is 0 (DivNoNan, MulNoNan). */
 #define MP_XLOGY(x, z, LOG) ((x) == 0 ? 0 : (x) * LOG(z))

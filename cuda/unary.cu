@@ -52,6 +52,10 @@ __device__ __forceinline__ float f_(mp_unary_kind k, float x, float alpha) {
     case MP_UNARY_DIGAMMA: return (float)mp_digamma_f64(x);
     case MP_UNARY_SOFTSIGN: return x / (1.0f + fabsf(x));
     case MP_UNARY_SELU: return x > 0 ? (float)MP_SELU_SCALE * x : (float)(MP_SELU_SCALE * MP_SELU_ALPHA) * expm1f(x);
+    case MP_UNARY_BESSEL_I0: return (float)mp_bessel_i_f64(0, x);
+    case MP_UNARY_BESSEL_I0E: return (float)mp_bessel_ie_f64(0, x);
+    case MP_UNARY_BESSEL_I1: return (float)mp_bessel_i_f64(1, x);
+    case MP_UNARY_BESSEL_I1E: return (float)mp_bessel_ie_f64(1, x);
     default: return x;
     }
 }
@@ -100,6 +104,10 @@ __device__ __forceinline__ double f_(mp_unary_kind k, double x, double alpha) {
     case MP_UNARY_DIGAMMA: return mp_digamma_f64(x);
     case MP_UNARY_SOFTSIGN: return x / (1.0 + fabs(x));
     case MP_UNARY_SELU: return x > 0 ? MP_SELU_SCALE * x : (MP_SELU_SCALE * MP_SELU_ALPHA) * expm1(x);
+    case MP_UNARY_BESSEL_I0: return mp_bessel_i_f64(0, x);
+    case MP_UNARY_BESSEL_I0E: return mp_bessel_ie_f64(0, x);
+    case MP_UNARY_BESSEL_I1: return mp_bessel_i_f64(1, x);
+    case MP_UNARY_BESSEL_I1E: return mp_bessel_ie_f64(1, x);
     default: return x;
     }
 }

@@ -454,7 +454,7 @@ def test_tile_pad_split_cumsum(dt):
               grad=dt in FLOATS, grad_kind=grad_kind, err="%s %s" % (name, dt))
 
 
-covers("erfinv", "ndtri", "digamma", "igamma", "igammac", "zeta", "polygamma", "cumprod",
+covers("bessel_i0", "bessel_i0e", "bessel_i1", "bessel_i1e", "erfinv", "ndtri", "digamma", "igamma", "igammac", "zeta", "polygamma", "cumprod",
        "cumulative_logsumexp", "segment_reduce")
 
 
@@ -467,7 +467,9 @@ def test_math_special_scans_and_segments(dt):
     pos = rng.uniform(0.3, 6.0, (300,)).astype(NP_DTYPE[dt])
     cases = [("erfinv", lambda t: tf.math.erfinv(t * 2.0 - 1.0), [u]),
              ("ndtri", tf.math.ndtri, [u]),
-             ("digamma", tf.math.digamma, [pos])]
+             ("digamma", tf.math.digamma, [pos]),
+             ("bessel_i0e", tf.math.bessel_i0e, [pos - 3.0]),
+             ("bessel_i1", tf.math.bessel_i1, [pos - 3.0])]
     if dt in ("float32", "float64"):
         cases += [("igamma", lambda a, x: tf.math.igamma(tf.stop_gradient(a), x), [pos, pos[::-1].copy()]),
                   ("igammac", lambda a, x: tf.math.igammac(tf.stop_gradient(a), x), [pos, pos[::-1].copy()]),

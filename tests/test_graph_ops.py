@@ -172,7 +172,8 @@ for _n in REDUCE:
     CASES.setdefault(_n, (lambda x, _f=getattr(tf, _n): _f(x, axis=1), [f32(3, 4)]))
 
 # tf.math's functions, scans and segment reductions
-for _n in ("tan", "atan", "sinh", "cosh", "asinh", "erf", "erfc", "softsign", "selu", "lgamma", "digamma"):
+for _n in ("tan", "atan", "sinh", "cosh", "asinh", "erf", "erfc", "softsign", "selu", "lgamma", "digamma",
+           "bessel_i0", "bessel_i0e", "bessel_i1", "bessel_i1e"):
     CASES[_n] = (getattr(_core, _n), [f32(3, 4)])
 for _n in ("asin", "acos", "atanh", "erfinv"):
     CASES[_n] = (getattr(_core, _n), [f32(3, 4, lo=-0.9, hi=0.9)])

@@ -40,7 +40,8 @@ def test_top_level_aliases_exist():
                  "segment_max", "segment_min", "segment_prod", "unsorted_segment_sum",
                  "unsorted_segment_mean", "unsorted_segment_max", "unsorted_segment_min",
                  "unsorted_segment_prod", "unsorted_segment_sqrt_n", "in_top_k", "l2_normalize",
-                 "lbeta", "igamma", "igammac", "zeta", "polygamma"):
+                 "lbeta", "igamma", "igammac", "zeta", "polygamma", "bessel_i0", "bessel_i0e",
+                 "bessel_i1", "bessel_i1e"):
         assert callable(getattr(tf.math, name)), name
     for name in ("selu", "softsign", "l2_normalize", "l2_loss", "log_poisson_loss",
                  "weighted_cross_entropy_with_logits", "normalize_moments", "sufficient_statistics",

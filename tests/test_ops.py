@@ -1843,3 +1843,36 @@ DEDICATED["cumulative_logsumexp"] = "test_scan_ops_match_numpy"
 DEDICATED["segment_reduce"] = "test_segment_reduce_op"
 for _n in ("erfinv", "ndtri", "digamma", "igamma", "igammac", "zeta", "polygamma"):
     DEDICATED[_n] = "test_special_functions_match_tensorflow"
+
+
+def test_bessel_functions_match_tensorflow():
+    """bessel_i0 / i0e / i1 / i1e against TensorFlow 2.21's float64 outputs (recorded), the
+    series / asymptotic boundary at |x| = 30 included; +-inf as TF (i0, i1: NaN)."""
+    x = np.array([0.0, 0.5, -1.0, 30.0, -50.0, 700.0, 1e-3, np.inf, -np.inf, np.nan])
+    want = {
+        "bessel_i0": [1.0, 1.0634833707413238, 1.2660658777520082, 781672297823.9774, 2.9325537838493355e+20,
+                      1.5295933476718735e+302, 1.0000002500000156, np.nan, np.nan, np.nan],
+        "bessel_i0e": [1.0, 0.6450352704491502, 0.46575960759364043, 0.07314594648223728, 0.056561626647454184,
+                       0.015081295651531355, 0.9990007495835154, 0.0, 0.0, np.nan],
+        "bessel_i1": [0.0, 0.2578943053908962, -0.565159103992485, 768532038938.9568, -2.9030785901035566e+20,
+                      1.5285003902339004e+302, 0.0005000000625000026, np.nan, np.nan, np.nan],
+        "bessel_i1e": [0.0, 0.15642080318487162, -0.20791041534970844, 0.07191633059864753, -0.0559931238928954,
+                       0.015070519444716844, 0.0004995003123542213, 0.0, -0.0, np.nan],
+    }
+    for name, w in want.items():
+        got = getattr(_core, name)(tf.constant(x))
+        assert_close(got, np.array(w), "float64", "transcendental", err_msg=name)
+        for dt in ("float32", "float16", "bfloat16"):
+            xs = round_to(np.array([0.25, -2.0, 3.5]), dt)
+            ref = getattr(_core, name)(tf.constant(xs.astype(np.float64))).numpy()
+            got = getattr(_core, name)(tf.constant(xs))
+            assert got.dtype.name == dt
+            assert_close(got, round_to(ref, dt), dt, "transcendental", err_msg="%s %s" % (name, dt))
+    # continuous across the series / asymptotic switch at |x| = 30
+    for name in want:
+        a, b = getattr(_core, name)(tf.constant([30.0, np.nextafter(30.0, 31.0)])).numpy()
+        assert abs(a - b) <= 1e-13 * abs(a), name
+
+
+for _n in ("bessel_i0", "bessel_i0e", "bessel_i1", "bessel_i1e"):
+    DEDICATED[_n] = "test_bessel_functions_match_tensorflow"

@@ -340,6 +340,10 @@ GRAD_CASES.update({
         # exp: the exclusive scan's first output is -inf
         ("exclusive reverse", lambda x: tf.exp(tf.math.cumulative_logsumexp(x, 0, exclusive=True, reverse=True)),
          [_away((3, 2), r)])],
+    "bessel_i0": [("", tf.math.bessel_i0, [_away((5,), r, hi=4.0)])],
+    "bessel_i0e": [("", tf.math.bessel_i0e, [_away((5,), r, hi=4.0)])],
+    "bessel_i1": [("", tf.math.bessel_i1, [_away((5,), r, hi=4.0)])],
+    "bessel_i1e": [("", tf.math.bessel_i1e, [_away((5,), r, hi=4.0)])],
     "segment_reduce": [
         ("sum", lambda x: tf.math.segment_sum(x, [0, 0, 2, 2]), [_away((4, 3), r)]),
         ("mean", lambda x: tf.math.segment_mean(x, [0, 1, 1, 1]), [_away((4, 3), r)]),

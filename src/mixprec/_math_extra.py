@@ -72,6 +72,10 @@ igamma = _core.igamma
 igammac = _core.igammac
 zeta = _core.zeta
 polygamma = _core.polygamma
+bessel_i0 = _core.bessel_i0
+bessel_i0e = _core.bessel_i0e
+bessel_i1 = _core.bessel_i1
+bessel_i1e = _core.bessel_i1e
 
 # TensorFlow's truediv table: the float an integer division runs in
 _TRUEDIV = {"int8": float32, "uint8": float32, "int16": float32, "uint16": float32,

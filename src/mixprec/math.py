@@ -9,7 +9,7 @@ from mixprec._ops import (  # noqa: F401
     squared_difference, subtract, tanh, truediv)
 from mixprec._array_ops import cumsum  # noqa: F401,E402 - tf.math.cumsum
 from mixprec._math_extra import (  # noqa: F401,E402 - tf.math's functions, scans, segments
-    accumulate_n, acos, acosh, asin, asinh, atan, atan2, atanh, bincount, confusion_matrix, cosh,
+    accumulate_n, bessel_i0, bessel_i0e, bessel_i1, bessel_i1e, acos, acosh, asin, asinh, atan, atan2, atanh, bincount, confusion_matrix, cosh,
     count_nonzero, cumprod, cumulative_logsumexp, digamma, divide_no_nan, erf, erfc, erfinv, igamma,
     igammac, in_top_k, invert_permutation, is_non_decreasing, is_strictly_increasing, l2_normalize,
     lbeta, lgamma, log_sigmoid, logical_xor, multiply_no_nan, ndtri, nextafter, polygamma, polyval,
