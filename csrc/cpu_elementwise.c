@@ -309,6 +309,7 @@ mp_status mp_cpu_unary(mp_device dev, mp_unary_kind k, mp_dtype dt, const void *
     case MP_BINARY_IGAMMAC: BLOOP(T, (T)mp_igammac_f64(x, z)); break;                                     \
     case MP_BINARY_ZETA: BLOOP(T, (T)mp_zeta_f64(x, z)); break;                                           \
     case MP_BINARY_POLYGAMMA: BLOOP(T, (T)mp_polygamma_f64(x, z)); break;                                 \
+    case MP_BINARY_IGAMMA_GRAD_A: BLOOP(T, (T)mp_igamma_grad_a_f64(x, z)); break;                         \
     default: break;                                                                                       \
     }
 

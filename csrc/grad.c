@@ -1086,6 +1086,7 @@ static mp_status g_batch_norm_grad_sums(const mp_node *n, mp_tensor *G, const in
 #define GRAD_BESSEL_I0E mp_g_bessel_i0e
 #define GRAD_BESSEL_I1 mp_g_bessel_i1
 #define GRAD_BESSEL_I1E mp_g_bessel_i1e
+#define GRAD_IGAMMA_GRAD_A NULL
 
 static const grad_fn rules[MP_OP_COUNT] = {
 #define MP_OP(NAME, tfname, pyname, nin, amp, family, kind) [MP_OP_##NAME] = GRAD_##NAME,

@@ -241,19 +241,18 @@ mp_status mp_g_nextafter(const mp_node *n, mp_tensor *dy, const int *need, mp_te
     arena a = {0}; /* TensorFlow's: (dy, 0) */
     return two(&a, n, need, need[0] ? dy : NULL, need[1] ? bin(&a, MP_OP_MUL, dy, scalar(&a, dy, 0.0)) : NULL, dx);
 }
-/* d/dx P(a, x) = exp(-x + (a - 1) log x - lgamma(a)); d/da has no closed form: refused */
+/* d/dx P(a, x) = exp(-x + (a - 1) log x - lgamma(a)); d/da = IgammaGradA (Q: both negated) */
 static mp_status igamma_like(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx, double sign) {
-    if (need[0])
-        return mp_error_set(MP_ERR_NOT_IMPLEMENTED, "%s: the gradient with respect to a is not implemented in "
-                                                    "mixprec (only with respect to x)",
-                            mp_op_get_info(n->op)->name);
     arena a = {0};
     mp_tensor *av = IN(0), *x = IN(1);
     mp_tensor *logd = bin(&a, MP_OP_SUB,
                           bin(&a, MP_OP_SUB, bin(&a, MP_OP_XLOGY, bin(&a, MP_OP_SUB, av, scalar(&a, av, 1.0)), x), x),
                           un(&a, MP_OP_LGAMMA, av));
     mp_tensor *d = bin(&a, MP_OP_MUL, un(&a, MP_OP_EXP, logd), scalar(&a, x, sign));
-    return two(&a, n, need, NULL, bin(&a, MP_OP_MUL, dy, d), dx);
+    mp_tensor *da = need[0] ? bin(&a, MP_OP_MUL, dy, bin(&a, MP_OP_MUL, bin(&a, MP_OP_IGAMMA_GRAD_A, av, x),
+                                                         scalar(&a, x, sign)))
+                            : NULL;
+    return two(&a, n, need, da, need[1] ? bin(&a, MP_OP_MUL, dy, d) : NULL, dx);
 }
 mp_status mp_g_igamma(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
     return igamma_like(n, dy, need, dx, 1.0);

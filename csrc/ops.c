@@ -40,7 +40,7 @@ static const struct {
 
 /* Tripwire: a new op must also get its backward rule (grad.c), its binding
  * (csrc/python/functions.c) and a row in tests/test_ops.py; then bump this number. */
-_Static_assert(MP_OP_COUNT == 144, "ops.def changed: update grad.c, functions.c, tests/test_ops.py, then this count");
+_Static_assert(MP_OP_COUNT == 145, "ops.def changed: update grad.c, functions.c, tests/test_ops.py, then this count");
 
 const mp_op_info *mp_op_get_info(mp_op op) {
     if ((int)op < 0 || op >= MP_OP_COUNT)
@@ -249,7 +249,8 @@ static mp_status run_binary(mp_op op, mp_binary_kind k, int is_cmp, mp_tensor *a
     case MP_BINARY_DIV_NO_NAN:
     case MP_BINARY_MUL_NO_NAN:
     case MP_BINARY_IGAMMA:
-    case MP_BINARY_IGAMMAC: MP_TRY(need_float(op, dt)); break;
+    case MP_BINARY_IGAMMAC:
+    case MP_BINARY_IGAMMA_GRAD_A: MP_TRY(need_float(op, dt)); break;
     case MP_BINARY_NEXTAFTER:
     case MP_BINARY_ZETA:
     case MP_BINARY_POLYGAMMA: /* TensorFlow's kernels: float32 and float64 only */

@@ -80,6 +80,7 @@ template <typename T> __device__ __forceinline__ T fbin_(mp_binary_kind k, T x, 
     case MP_BINARY_IGAMMAC: return (T)mp_igammac_f64(x, z);
     case MP_BINARY_ZETA: return (T)mp_zeta_f64(x, z);
     case MP_BINARY_POLYGAMMA: return (T)mp_polygamma_f64(x, z);
+    case MP_BINARY_IGAMMA_GRAD_A: return (T)mp_igamma_grad_a_f64(x, z);
     default: return (T)0;
     }
 }

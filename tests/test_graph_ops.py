@@ -180,7 +180,7 @@ for _n in ("asin", "acos", "atanh", "erfinv"):
 CASES["acosh"] = (lambda x: tf.math.acosh(x + 1.0), [pos(3, 4)])
 CASES["ndtri"] = (tf.math.ndtri, [f32(3, 4, lo=0.05, hi=0.95)])
 for _n in ("atan2", "truncatediv", "truncatemod", "xlogy", "xdivy", "xlog1py", "div_no_nan", "mul_no_nan",
-           "nextafter", "igamma", "igammac", "zeta", "polygamma"):
+           "nextafter", "igamma", "igammac", "zeta", "polygamma", "igamma_grad_a"):
     CASES[_n] = (getattr(_core, _n), [pos(3, 4), pos(3, 4)])
 CASES["cumprod"] = (lambda x: tf.math.cumprod(x, axis=1, exclusive=True) + 1.0, [f32(3, 5)])
 CASES["cumulative_logsumexp"] = (lambda x: tf.math.cumulative_logsumexp(x, axis=0, reverse=True), [f32(3, 5)])

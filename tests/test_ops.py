@@ -1705,6 +1705,12 @@ def test_special_functions_match_tensorflow():
         assert got.dtype.name == f32
         np.testing.assert_allclose(got.numpy(), np.array(want, np.float32), rtol=4e-6, atol=1e-7,
                                    err_msg=fn.__name__)
+    # IgammaGradA (float64, TensorFlow's values), the series and the continued-fraction regimes
+    got = _core.igamma_grad_a(tf.constant([0.5, 1.0, 2.5, 7.0, 3.0, 100.0, 0.2], "float64"),
+                              tf.constant([1.0, 1e-3, 4.0, 2.0, 50.0, 90.0, 30.0], "float64"))
+    np.testing.assert_allclose(got.numpy(), [-0.3898372643285106, -0.00732712545464492, -0.14765686908718975,
+                                             -0.006164942014766201, -7.552056917446361e-19, -0.02461191684397851,
+                                             -1.140501438159358e-14], rtol=1e-9)
     x = np.linspace(-0.999999, 0.999999, 2001)
     y = _core.erfinv(tf.constant(x)).numpy()
     assert_close(_erf(y), x, "float64", "transcendental")
@@ -1841,7 +1847,7 @@ def test_segment_reduce_op():
 DEDICATED["cumprod"] = "test_scan_ops_match_numpy"
 DEDICATED["cumulative_logsumexp"] = "test_scan_ops_match_numpy"
 DEDICATED["segment_reduce"] = "test_segment_reduce_op"
-for _n in ("erfinv", "ndtri", "digamma", "igamma", "igammac", "zeta", "polygamma"):
+for _n in ("erfinv", "ndtri", "digamma", "igamma", "igammac", "zeta", "polygamma", "igamma_grad_a"):
     DEDICATED[_n] = "test_special_functions_match_tensorflow"
 
 

@@ -325,9 +325,11 @@ GRAD_CASES.update({
     "nextafter": [("dy", lambda x: tf.math.nextafter(x, tf.constant(np.full(5, 10.0))) * x,
                    [_away((5,), r)])],
     "igamma": [("of x", lambda x: tf.math.igamma(tf.constant(np.array([0.5, 1.0, 2.5, 4.0, 7.0])), x),
-                [r.uniform(0.3, 6.0, (5,))])],
+                [r.uniform(0.3, 6.0, (5,))]),
+               ("of a and x", tf.math.igamma, [r.uniform(0.3, 6.0, (5,)), np.array([0.2, 1.0, 3.0, 9.0, 30.0])])],
     "igammac": [("of x", lambda x: tf.math.igammac(tf.constant(np.array([0.5, 1.0, 2.5, 4.0, 7.0])), x),
-                 [r.uniform(0.3, 6.0, (5,))])],
+                 [r.uniform(0.3, 6.0, (5,))]),
+                ("of a and x", tf.math.igammac, [r.uniform(0.3, 6.0, (5,)), np.array([0.2, 1.0, 3.0, 9.0, 30.0])])],
     "zeta": [("of q", lambda q: tf.math.zeta(tf.constant(np.array([2.0, 3.0, 4.5, 2.5, 6.0])), q),
               [r.uniform(0.5, 4.0, (5,))])],
     "polygamma": [("of x", lambda x: tf.math.polygamma(tf.constant(np.array([0.0, 1.0, 2.0, 3.0, 1.0])), x),
@@ -376,7 +378,7 @@ NON_DIFFERENTIABLE = {
     "fill", "range", "one_hot", "random_uniform", "random_normal", "truncated_normal",
     "shape_op", "range_t",
     # tf.math: no gradient in TensorFlow (TruncateDiv: None; TruncateMod: none registered)
-    "truncatediv", "truncatemod",
+    "truncatediv", "truncatemod", "igamma_grad_a",
 }
 
 
