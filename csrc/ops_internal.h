@@ -29,4 +29,7 @@ int64_t mp_pool_workspace_uses(void);
 /* Whether MaxPool keeps it (default on; off: MaxPoolGrad runs the forward again, for A/B
  * measurements); returns the previous setting. */
 int mp_pool_workspace_keep(int on);
+/* tf.math.cumprod / cumulative_logsumexp and the segment reductions (ops_math.c). */
+mp_status mp_run_scan(mp_op op, mp_tensor *x, const mp_attrs *at, const mp_backend *be, mp_tensor **out);
+mp_status mp_run_segment_reduce(mp_tensor *const *in, const mp_attrs *at, const mp_backend *be, mp_tensor **out);
 #endif

@@ -185,6 +185,22 @@ for _n in BINARY:
 for _n in REDUCE:
     CASES.setdefault(_n, (lambda x, _f=getattr(tf, _n): _f(x, axis=1), [f32(3, 4)]))
 
+# tf.math's functions, scans and segment reductions
+for _n in ("tan", "atan", "sinh", "cosh", "asinh", "erf", "erfc", "softsign", "selu", "lgamma", "digamma",
+           "bessel_i0", "bessel_i0e", "bessel_i1", "bessel_i1e"):
+    CASES[_n] = (getattr(_core, _n), [f32(3, 4)])
+for _n in ("asin", "acos", "atanh", "erfinv"):
+    CASES[_n] = (getattr(_core, _n), [f32(3, 4, lo=-0.9, hi=0.9)])
+CASES["acosh"] = (lambda x: tf.math.acosh(x + 1.0), [pos(3, 4)])
+CASES["ndtri"] = (tf.math.ndtri, [f32(3, 4, lo=0.05, hi=0.95)])
+for _n in ("atan2", "truncatediv", "truncatemod", "xlogy", "xdivy", "xlog1py", "div_no_nan", "mul_no_nan",
+           "nextafter", "igamma", "igammac", "zeta", "polygamma", "igamma_grad_a"):
+    CASES[_n] = (getattr(_core, _n), [pos(3, 4), pos(3, 4)])
+CASES["cumprod"] = (lambda x: tf.math.cumprod(x, axis=1, exclusive=True) + 1.0, [f32(3, 5)])
+CASES["cumulative_logsumexp"] = (lambda x: tf.math.cumulative_logsumexp(x, axis=0, reverse=True), [f32(3, 5)])
+CASES["segment_reduce"] = (lambda x, i: tf.math.unsorted_segment_max(x, i, 3) + tf.math.segment_sum(x, [0, 0, 2]),
+                           [f32(3, 4), ints(3, hi=3)])
+
 OPS = [(row[2], row[1]) for row in _core.op_table()]
 RANDOM = {"random_uniform", "random_normal", "truncated_normal"}
 

@@ -104,6 +104,7 @@ int mp_py_custom_grad_reraise(void);
 int mp_py_nn_init(PyObject *module);
 /* slicing.c: tensor-bound slice ops */
 int mp_py_slicing_init(PyObject *module);
+int mp_py_math_init(PyObject *module); /* math.c: tf.math scans and segments */
 
 /* collective.c: communicators (csrc/collective.h) */
 extern PyObject *MpExc_Unavailable;        /* UnavailableError(OpError, RuntimeError) */
