@@ -112,9 +112,16 @@ tf.train.Checkpoint(optimizer=tf.keras.optimizers.Adam(), model=new_model).resto
 eval_accuracy = tf.keras.metrics.SparseCategoricalAccuracy()
 for images, labels in test_dataset:
     eval_accuracy(labels, new_model(images, training=False))
-print("TRACED %d %d" % (distributed_train_step.experimental_get_tracing_count(),
-                        any(t.eager for t in distributed_train_step._traces.values())))
-print("RESULT %.6f %.6f %.6f %.6f" % (float(total_loss / num_batches),
-                                       float(train_accuracy.result()),
-                                       float(test_accuracy.result()),
-                                       float(eval_accuracy.result())))
+report = ("TRACED %d %d\n" % (distributed_train_step.experimental_get_tracing_count(),
+                              any(t.eager for t in distributed_train_step._traces.values())) +
+          "RESULT %.6f %.6f %.6f %.6f\n" % (float(total_loss / num_batches),
+                                            float(train_accuracy.result()),
+                                            float(test_accuracy.result()),
+                                            float(eval_accuracy.result())))
+sys.stdout.write(report)
+sys.stdout.flush()
+# the same lines in a file of this process's own (two ranks' stdout may interleave mid-line
+# under mpiexec)
+os.makedirs(work, exist_ok=True)
+with open(os.path.join(work, "report.txt"), "w") as f:
+    f.write(report)

@@ -52,9 +52,11 @@ def test_seed_004_on_two_mpi_processes(tmp_path):
                         "mpi", str(tmp_path / "mpi")], capture_output=True, text=True,
                        timeout=900, env=env)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-4000:]
-    results = [[float(v) for v in part.split("\n")[0].split()]
-               for part in r.stdout.split("RESULT")[1:]]
-    traced = [line.split()[1:] for line in r.stdout.splitlines() if line.startswith("TRACED")]
+    # each rank's report file (their stdout lines can interleave mid-line under mpiexec)
+    reports = [open(tmp_path / "mpi" / ("rank%d" % k) / "report.txt").read().splitlines()
+               for k in range(2)]
+    results = [[float(v) for v in lines[1].split()[1:]] for lines in reports]
+    traced = [lines[0].split()[1:] for lines in reports]
     assert len(results) == 2 and results[0] == results[1]  # both workers agree
     # traced on the first call only, twice then (Adam makes its slots in it: TensorFlow's
     # rule for a first call that creates variables), replayed since (no graph break)
