@@ -1156,6 +1156,17 @@ static mp_status g_batch_norm_grad_sums(const mp_node *n, mp_tensor *G, const in
 #define GRAD_BATCH_MOMENTS_GRAD g_batch_moments_grad
 #define GRAD_BATCH_NORM_GRAD_SUMS g_batch_norm_grad_sums
 #define GRAD_ALL_REDUCE g_all_reduce
+#define GRAD_GATHER_ND mp_grad_gather_nd
+#define GRAD_TENSOR_SCATTER_UPDATE mp_grad_tensor_scatter
+#define GRAD_TENSOR_SCATTER_ADD mp_grad_tensor_scatter
+#define GRAD_TENSOR_SCATTER_SUB mp_grad_tensor_scatter
+#define GRAD_TENSOR_SCATTER_MIN mp_grad_tensor_scatter
+#define GRAD_TENSOR_SCATTER_MAX mp_grad_tensor_scatter
+#define GRAD_TOP_K NULL
+#define GRAD_UNIQUE NULL
+#define GRAD_WHERE_INDICES NULL
+#define GRAD_REVERSE mp_grad_permute
+#define GRAD_ROLL mp_grad_permute
 
 static const grad_fn rules[MP_OP_COUNT] = {
 #define MP_OP(NAME, tfname, pyname, nin, amp, family, kind) [MP_OP_##NAME] = GRAD_##NAME,

@@ -22,4 +22,11 @@ mp_status mp_run_all_reduce(mp_tensor *x, const mp_attrs *at, mp_tensor **out);
 mp_status mp_run_gather(mp_op op, mp_tensor *const *in, const mp_attrs *at, const mp_backend *be, mp_tensor **out);
 /* tf.cumsum (ops_gather.c): attrs i0 = axis, i1 = exclusive, i2 = reverse. */
 mp_status mp_run_cumsum(mp_tensor *x, const mp_attrs *at, const mp_backend *be, mp_tensor **out);
+/* GatherNd, TensorScatter*, ReverseV2, Roll (ops_array.c). */
+mp_status mp_run_array(mp_op op, mp_tensor *const *in, const mp_attrs *at, const mp_backend *be, mp_tensor **out);
+/* TopKV2's indices, Unique, Where(condition) (ops_sort.c). */
+mp_status mp_run_sort_op(mp_op op, mp_tensor *const *in, const mp_attrs *at, const mp_backend *be, mp_tensor **out);
+/* t as int64 on the host (a new reference); v (n int64 on the host) as a tensor on dev. */
+mp_status mp_array_host_i64(mp_tensor *t, mp_tensor **h);
+mp_status mp_array_upload_i64(const int64_t *v, int64_t n, mp_device dev, mp_tensor **out);
 #endif
