@@ -123,6 +123,8 @@ def gather_batched(params, indices, axis, batch_dims):
     """tf.gather with batch_dims > 0 (GatherV2's batch axes): the gathered axis moved next to
     the batch axes, a gather_nd with batch_dims, and the result's axes put in TF's order."""
     params, indices = _t(params), _t(indices)
+    if axis == 0:  # TensorFlow's kernel: a given axis of 0 gathers rows, ignoring batch_dims
+        return _core.gather(params, indices, 0)
     b = batch_dims
     if b < 0:
         b += indices.ndim
