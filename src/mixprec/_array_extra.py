@@ -710,29 +710,30 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):  # noqa:
     x = _t(tensor)
     keepdims = bool(keepdims)
     is_matrix = False
-    if axis is None:
-        axes = None
-    else:
+    axes = None
+    if axis is not None:
         if isinstance(axis, _core.Tensor):
             axis = axis.numpy().tolist()
+        bad = ValueError("'axis' must be None, an integer, or a tuple of 2 unique integers, got "
+                         "%s" % (tuple(axis) if isinstance(axis, list) else axis,))
         if isinstance(axis, (list, tuple)):
-            if len(axis) == 2:
-                is_matrix = True
-            elif len(axis) != 1:
-                raise ValueError("'axis' must be None, an integer, or a tuple of 2 unique "
-                                 "integers, got %s" % (axis,))
+            if len(axis) != 2 or axis[0] == axis[1]:
+                raise bad
+            is_matrix = True
             axes = [int(a) for a in axis]
-            if is_matrix and axes[0] % max(x.ndim, 1) == axes[1] % max(x.ndim, 1):
-                raise ValueError("'axis' must be None, an integer, or a tuple of 2 unique "
-                                 "integers, got %s" % (axis,))
+            for a in axes:
+                if not -x.ndim <= a < x.ndim:
+                    raise _invalid("Invalid reduction dimension (%d for input with %d dimension(s)"
+                                   % (a, x.ndim))
+            if axes[0] % x.ndim == axes[1] % x.ndim:
+                raise bad
         else:
-            axes = [_static_int(axis, "axis")]
-        for a in axes:
+            a = _static_int(axis, "axis")
             if not -x.ndim <= a < x.ndim:
-                raise ValueError("'axis' must be None, an integer, or a tuple of 2 unique integers, "
-                                 "got %s" % (axis,))
+                raise _invalid("Invalid reduction dimension (%d for input with %d dimension(s)"
+                               % (a, x.ndim))
+            axes = [a]
         axes = [a % x.ndim for a in axes]
-    supported_vector = ("euclidean", 1, 2, np.inf)
     supported_matrix = ("euclidean", "fro", 1, np.inf)
     if is_matrix:
         if ord == 2:
@@ -742,8 +743,8 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):  # noqa:
             raise ValueError("'ord' must be a supported matrix norm in ['euclidean', 'fro', 1, "
                              "2, inf], got %s" % (ord,))
     else:
-        if not (ord in ("euclidean", "fro") or (isinstance(ord, numbers.Real) and
-                                                 not isinstance(ord, bool) and ord > 0)):
+        if not (ord == "euclidean" or (isinstance(ord, numbers.Real) and
+                                        not isinstance(ord, bool) and ord > 0)):
             raise ValueError("'ord' must be a supported vector norm, got %s" % (ord,))
     if not x.dtype.is_floating:
         raise _invalid("Value for attr 'T' of %s is not in the list of allowed values: bfloat16, "
@@ -803,6 +804,9 @@ def unravel_index(indices, dims, name=None):
     idx = _t(indices)
     if idx.dtype not in (int32, int64):
         raise TypeError("unravel_index: indices must be int32 or int64, got %s" % idx.dtype.name)
+    if idx.ndim > 1:
+        raise _invalid('The indices can only be scalar or vector, got "[%s]"'
+                       % ",".join(map(str, idx.shape)))
     if isinstance(dims, _core.Tensor) and dims.dtype != idx.dtype:
         raise _invalid("cannot compute UnravelIndex as input #1(zero-based) was expected to be a "
                        "%s tensor but is a %s tensor" % (idx.dtype.name, dims.dtype.name))
@@ -869,6 +873,9 @@ def _broadcast_dims(x, y, err):
 def broadcast_dynamic_shape(shape_x, shape_y):
     """The broadcast of two shapes given as 1-D int tensors (BroadcastArgs)."""
     dt = shape_x.dtype if isinstance(shape_x, _core.Tensor) else int32
+    if isinstance(shape_y, _core.Tensor) and shape_y.dtype != dt:
+        raise _invalid("cannot compute BroadcastArgs as input #1(zero-based) was expected to be a "
+                       "%s tensor but is a %s tensor" % (dt.name, shape_y.dtype.name))
     x, y = _shape_list(shape_x), _shape_list(shape_y)
     out = _broadcast_dims(x, y, lambda: _invalid("Incompatible shapes: [%s] vs. [%s]" % (
         ",".join(map(str, x)), ",".join(map(str, y)))))
