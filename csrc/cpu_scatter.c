@@ -85,66 +85,90 @@ typedef struct {
     void *idx;
 } sort_ctx;
 
-/* does position a come strictly before position b (values va, vb)? NaN above +inf */
-static int before_f(double va, double vb, int desc) {
-    int na = isnan(va), nb = isnan(vb);
-    if (na || nb)
-        return desc ? (na && !nb) : (!na && nb);
-    return desc ? va > vb : va < vb;
-}
-
-static double ldf(mp_dtype dt, const void *p, int64_t i) {
+/* An order-preserving unsigned key: ascending keys give the ascending order (-0 as +0, NaN
+ * above +inf); the complement gives the descending one. Equal values get equal keys, so the
+ * stable merge keeps them in position order. */
+static uint64_t sort_key(mp_dtype dt, const void *p, int64_t i) {
+    double d;
     switch (dt) {
-    case MP_F64: return ((const double *)p)[i];
-    case MP_F32: return ((const float *)p)[i];
-    default: return ld16(dt, p, i);
+    case MP_F64: d = ((const double *)p)[i]; break;
+    case MP_F32: d = ((const float *)p)[i]; break;
+    case MP_F16:
+    case MP_BF16: d = ld16(dt, p, i); break;
+    case MP_I32: return (uint64_t)(int64_t)((const int32_t *)p)[i] ^ 0x8000000000000000ULL;
+    case MP_I64: return (uint64_t)((const int64_t *)p)[i] ^ 0x8000000000000000ULL;
+    case MP_I8: return (uint64_t)(int64_t)((const int8_t *)p)[i] ^ 0x8000000000000000ULL;
+    default: return (uint64_t)((const uint8_t *)p)[i];
     }
-}
-static int64_t ldi(mp_dtype dt, const void *p, int64_t i) {
-    switch (dt) {
-    case MP_I32: return ((const int32_t *)p)[i];
-    case MP_I64: return ((const int64_t *)p)[i];
-    case MP_I8: return ((const int8_t *)p)[i];
-    default: return ((const uint8_t *)p)[i];
-    }
+    if (isnan(d))
+        return ~0ULL;
+    if (d == 0)
+        d = 0.0;
+    uint64_t u;
+    memcpy(&u, &d, sizeof u);
+    return (u >> 63) ? ~u : u | 0x8000000000000000ULL;
 }
 
 static void sort_range(void *p, int64_t b, int64_t e) {
     const sort_ctx *c = p;
-    int isf = mp_dtype_is_floating(c->dt);
+    int64_t n = c->n;
+    /* (key, position) pairs in the row's 4 n int64 of scratch: the pairs and the merge buffer */
     for (int64_t r = b; r < e; r++) {
-        int64_t *a = c->work + 2 * r * c->n, *t = a + c->n;
-        int64_t base = r * c->n;
-        for (int64_t i = 0; i < c->n; i++)
-            a[i] = i;
-        for (int64_t w = 1; w < c->n; w *= 2) {
-            for (int64_t lo = 0; lo < c->n; lo += 2 * w) {
-                int64_t mid = lo + w < c->n ? lo + w : c->n, hi = lo + 2 * w < c->n ? lo + 2 * w : c->n;
+        uint64_t *a = (uint64_t *)(c->work + 4 * r * n), *t = a + 2 * n;
+        int64_t base = r * n;
+        if (c->k * 16 <= n) { /* a few of many (top_k): the first k kept in order, O(n) typical */
+            int64_t have = 0;
+            for (int64_t i = 0; i < n; i++) {
+                uint64_t key = sort_key(c->dt, c->x, base + i);
+                key = c->desc ? ~key : key;
+                if (have == c->k && key >= a[2 * (have - 1)])
+                    continue; /* not before the k-th (ties keep the earlier position) */
+                int64_t at = have < c->k ? have++ : have - 1;
+                while (at > 0 && a[2 * (at - 1)] > key) {
+                    a[2 * at] = a[2 * (at - 1)];
+                    a[2 * at + 1] = a[2 * (at - 1) + 1];
+                    at--;
+                }
+                a[2 * at] = key;
+                a[2 * at + 1] = (uint64_t)i;
+            }
+            for (int64_t i = 0; i < c->k; i++) {
+                if (c->idt == MP_I32)
+                    ((int32_t *)c->idx)[r * c->k + i] = (int32_t)a[2 * i + 1];
+                else
+                    ((int64_t *)c->idx)[r * c->k + i] = (int64_t)a[2 * i + 1];
+            }
+            continue;
+        }
+        for (int64_t i = 0; i < n; i++) {
+            uint64_t key = sort_key(c->dt, c->x, base + i);
+            a[2 * i] = c->desc ? ~key : key;
+            a[2 * i + 1] = (uint64_t)i;
+        }
+        for (int64_t w = 1; w < n; w *= 2) {
+            for (int64_t lo = 0; lo < n; lo += 2 * w) {
+                int64_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
                 int64_t i = lo, j = mid, o = lo;
                 while (i < mid && j < hi) {
-                    int right_first;
-                    if (isf)
-                        right_first = before_f(ldf(c->dt, c->x, base + a[j]), ldf(c->dt, c->x, base + a[i]), c->desc);
-                    else {
-                        int64_t vj = ldi(c->dt, c->x, base + a[j]), vi = ldi(c->dt, c->x, base + a[i]);
-                        right_first = c->desc ? vj > vi : vj < vi;
-                    }
-                    t[o++] = right_first ? a[j++] : a[i++];
+                    int64_t from = a[2 * j] < a[2 * i] ? j++ : i++;
+                    t[2 * o] = a[2 * from];
+                    t[2 * o + 1] = a[2 * from + 1];
+                    o++;
                 }
-                while (i < mid)
-                    t[o++] = a[i++];
-                while (j < hi)
-                    t[o++] = a[j++];
+                if (i < mid)
+                    memcpy(t + 2 * o, a + 2 * i, sizeof(uint64_t) * 2 * (size_t)(mid - i));
+                else if (j < hi)
+                    memcpy(t + 2 * o, a + 2 * j, sizeof(uint64_t) * 2 * (size_t)(hi - j));
             }
-            int64_t *s = a;
+            uint64_t *sw = a;
             a = t;
-            t = s;
+            t = sw;
         }
         for (int64_t i = 0; i < c->k; i++) {
             if (c->idt == MP_I32)
-                ((int32_t *)c->idx)[r * c->k + i] = (int32_t)a[i];
+                ((int32_t *)c->idx)[r * c->k + i] = (int32_t)a[2 * i + 1];
             else
-                ((int64_t *)c->idx)[r * c->k + i] = a[i];
+                ((int64_t *)c->idx)[r * c->k + i] = (int64_t)a[2 * i + 1];
         }
     }
 }

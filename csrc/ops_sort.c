@@ -32,12 +32,20 @@ static mp_status run_top_k(mp_tensor *x, const mp_attrs *at, const mp_backend *b
     int64_t rows = n ? x->numel / n : 0;
     if (!rows || !k)
         return MP_OK;
-    int64_t wshape = 2 * rows * n;
+    /* the rows in chunks whose scratch (4 n int64 a row) stays within 64 MiB */
+    int64_t chunk = ((int64_t)64 << 20) / (32 * n);
+    if (chunk < 1)
+        chunk = 1;
+    if (chunk > rows)
+        chunk = rows;
+    int64_t wshape = 4 * chunk * n;
+    size_t xrow = (size_t)n * mp_dtype_size(x->dtype), irow = (size_t)k * mp_dtype_size((mp_dtype)at->dtype);
     mp_tensor *work = NULL;
     mp_status st = mp_tensor_new(MP_I64, 1, &wshape, dev, &work);
-    if (st == MP_OK)
-        st = BE_CALL(be, sort, dev, x->dtype, at->i1 != 0, mp_tensor_data(x), rows, n, k,
-                     (int64_t *)mp_tensor_data(work), (mp_dtype)at->dtype, mp_tensor_data(*out));
+    for (int64_t r0 = 0; st == MP_OK && r0 < rows; r0 += chunk)
+        st = BE_CALL(be, sort, dev, x->dtype, at->i1 != 0, (const char *)mp_tensor_data(x) + (size_t)r0 * xrow,
+                     rows - r0 < chunk ? rows - r0 : chunk, n, k, (int64_t *)mp_tensor_data(work),
+                     (mp_dtype)at->dtype, (char *)mp_tensor_data(*out) + (size_t)r0 * irow);
     if (work)
         mp_tensor_decref(work);
     if (st != MP_OK) {

@@ -68,7 +68,7 @@ static __global__ void sort_kernel(int desc, const void *xv, int64_t rows, int64
     typedef mp_dt<DT> D;
     const typename D::T *x = (const typename D::T *)xv;
     MP_GRID_STRIDE(r, rows) {
-        int64_t *a = work + 2 * r * n, *t = a + n, base = r * n;
+        int64_t *a = work + 4 * r * n, *t = a + n, base = r * n;
         for (int64_t i = 0; i < n; i++)
             a[i] = i;
         for (int64_t w = 1; w < n; w *= 2) {

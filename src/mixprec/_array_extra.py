@@ -212,11 +212,16 @@ def scatter_nd(indices, updates, shape, name=None):
 
 
 def _take_last(x, idx):
-    """x[..., idx[..., j]] along the last axis (a gather_nd with the leading axes as batch)."""
-    idx = _core.reshape(idx, list(idx.shape) + [1])
-    if x.ndim == 1:
-        return _op("gather_nd", [x, idx])
-    return _op("gather_nd", [x, _batch_coordinates(idx, x.ndim - 1)])
+    """x[..., idx[..., j]] along the last axis: a gather of the flat positions
+    row * n + idx (the indices come from TopKV2, so they are in range)."""
+    n, k = x.shape[-1], idx.shape[-1]
+    rows = int(np.prod(x.shape[:-1])) if x.ndim > 1 else 1
+    dt = int64 if rows * n >= 2**31 else int32
+    i2 = _core.reshape(_core.cast(idx, dt) if idx.dtype != dt else idx, [rows, k])
+    offs = _core.multiply(_core.range(0, rows, 1, dt), _core.constant(n, dt))
+    flat = _core.add(i2, _core.reshape(offs, [rows, 1]))
+    out = _core.gather(_core.reshape(x, [-1]), flat, 0)
+    return _core.reshape(out, list(idx.shape))
 
 
 def top_k(input, k=1, sorted=True, index_type=int32, name=None):  # noqa: A002
