@@ -814,13 +814,16 @@ int mp_op_infer_dtype(mp_op op, int n_in, const mp_dtype *in, const mp_attrs *at
     case MP_OP_WHERE: return n_in == 3 && in[1] == in[2] ? (int)in[1] : -1;
     case MP_OP_BATCH_NORM: return n_in >= 1 ? (int)in[0] : -1; /* statistics are float32 */
     case MP_OP_GATHER:      /* (params, integer indices) */
-    case MP_OP_GATHER_GRAD:
-    case MP_OP_GATHER_ND: return n_in >= 1 ? (int)in[0] : -1;
+    case MP_OP_GATHER_GRAD: /* (dy, integer indices) */
+    case MP_OP_INDEX_T:     /* (x, integer index) */
+    case MP_OP_GATHER_ND:   /* (params, integer indices) */
+        return n_in == 2 && (in[1] == MP_I32 || in[1] == MP_I64) ? (int)in[0] : -1;
     case MP_OP_TENSOR_SCATTER_UPDATE: /* (tensor, integer indices, updates of tensor's dtype) */
     case MP_OP_TENSOR_SCATTER_ADD:
     case MP_OP_TENSOR_SCATTER_SUB:
     case MP_OP_TENSOR_SCATTER_MIN:
-    case MP_OP_TENSOR_SCATTER_MAX: return n_in == 3 && in[0] == in[2] ? (int)in[0] : -1;
+    case MP_OP_TENSOR_SCATTER_MAX:
+        return n_in == 3 && in[0] == in[2] && (in[1] == MP_I32 || in[1] == MP_I64) ? (int)in[0] : -1;
     case MP_OP_TOP_K: return at ? at->dtype : -1;
     case MP_OP_UNIQUE: return at ? (at->i0 == 1 ? MP_I64 : at->dtype) : -1;
     case MP_OP_WHERE_INDICES: return MP_I64;
