@@ -164,6 +164,10 @@ cases = {
  "scan": lambda: tf.scan(lambda a, x: a + x, C([1, 2, 3, 4])),
  "scan_rev": lambda: tf.scan(lambda a, x: a + x, C([1, 2, 3, 4]), initializer=C(10), reverse=True),
  "vmap": lambda: tf.vectorized_map(lambda x: tf.reduce_sum(x), f32(3, 2)),
+ "in_top_k": lambda: tf.math.in_top_k(C([2, 2, 0]), C([[0.1, 0.9, 0.9], [0.8, 0.2, nan], [1., 2., 3.]]), 1),
+ "in_top_k2": lambda: tf.nn.in_top_k(C([0, 1, 5]), C([[0.1, 0.9, 0.9], [0.8, 0.2, nan], [1., 2., 3.]]), 2),
+ "in_top_k_f64": lambda: tf.math.in_top_k(C([1]), C([[1., 2.]], tf.float64), 1),
+ "in_top_k_ft": lambda: tf.math.in_top_k(C([1.]), C([[1., 2.]]), 1),
  "norm_fro_vec": lambda: tf.norm(C([[3., -4.], [1., 2.]]), "fro"),
  "norm_ax1": lambda: tf.norm(C([[3., -4.], [1., 2.]]), axis=(0,)),
  "norm_ax_oob": lambda: tf.norm(C([[3., -4.], [1., 2.]]), axis=3),
@@ -185,6 +189,8 @@ cases = {
 
 # TensorFlow 2.21's results: [dtype, shape, values] (nested for lists/tuples)
 EXPECTED = {
+    'in_top_k': ["bool", [3], [True, False, False]],
+    'in_top_k2': ["bool", [3], [False, False, False]],
     'norm_half': ["float32", [], 37.77657],
     'scatter_i64': ["int32", [3], [3.0, 0.0, 0.0]],
     'tdot_axes2': ["float32", [], 5.0],
@@ -308,6 +314,8 @@ EXPECTED = {
 }
 # TensorFlow 2.21's errors: (exception class name, a fragment of its message)
 ERRORS = {
+    'in_top_k_f64': ('InvalidArgumentError', 'cannot compute InTopKV2 as input #0(zero-based) was expected to be a float'),
+    'in_top_k_ft': ('InvalidArgumentError', "Value for attr 'T' of float"),
     'norm_fro_vec': ('ValueError', "'ord' must be a supported vector norm, got fro"),
     'norm_ax1': ('ValueError', "'axis' must be None, an integer, or a tuple of 2 unique integers"),
     'norm_ax_oob': ('InvalidArgumentError', "Invalid reduction dimension (3 for input with 2"),

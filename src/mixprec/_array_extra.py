@@ -234,6 +234,35 @@ def top_k(input, k=1, sorted=True, index_type=int32, name=None):  # noqa: A002
     return TopKV2(_take_last(x, idx) if x.ndim else x, idx)
 
 
+def in_top_k(targets, predictions, k, name=None):
+    """Whether each row's prediction for its target class is among the ``k`` largest (InTopKV2:
+    ties count as inside; False for a target out of range or a row with a non-finite value)."""
+    del name
+    t, p = _t(targets), _t(predictions)
+    if t.dtype not in (int32, int64):
+        raise _invalid("Value for attr 'T' of %s is not in the list of allowed values: int32, int64"
+                       % t.dtype.name)
+    if p.dtype != float32:
+        raise _invalid("cannot compute InTopKV2 as input #0(zero-based) was expected to be a float "
+                       "tensor but is a %s tensor" % p.dtype.name)
+    if p.ndim != 2 or t.ndim != 1 or t.shape[0] != p.shape[0]:
+        raise _invalid("predictions must be 2-dimensional and targets 1-dimensional with as many "
+                       "entries as predictions has rows, got %s and %s"
+                       % (list(p.shape), list(t.shape)))
+    k = _t(k)
+    classes = p.shape[1]
+    valid = _core.logical_and(_core.greater_equal(t, _core.constant(0, t.dtype)),
+                              _core.less(t, _core.constant(classes, t.dtype)))
+    safe = _core.where(valid, t, _core.constant(0, t.dtype))
+    if classes:
+        target = _take_last(p, _core.reshape(safe, [-1, 1]))
+        above = _core.reduce_sum(_core.cast(_core.greater(p, target), k.dtype), [1])
+        inside = _core.less(above, k)
+        finite = _core.reduce_all(_core.is_finite(p), [1])
+        return _core.logical_and(_core.logical_and(inside, valid), finite)
+    return _core.fill([p.shape[0]], False, _bool)
+
+
 def _direction(direction):
     if direction not in ("ASCENDING", "DESCENDING"):
         raise ValueError("Argument `direction` should be one of ASCENDING, DESCENDING. Received: "

@@ -8,7 +8,7 @@ from mixprec._ops import (  # noqa: F401
     reduce_mean, reduce_min, reduce_prod, reduce_sum, round, sigmoid, sign, sin, sqrt, square,
     squared_difference, subtract, tanh, truediv)
 from mixprec._array_ops import cumsum  # noqa: F401,E402 - tf.math.cumsum
-from mixprec._array_extra import top_k  # noqa: F401,E402 - tf.math.top_k
+from mixprec._array_extra import in_top_k, top_k  # noqa: F401,E402 - tf.math.top_k, in_top_k
 
 is_finite = _core.is_finite
 is_nan = _core.is_nan

@@ -11,7 +11,7 @@ from mixprec._ops import _int_axis
 builtins_range = builtins.range
 
 from mixprec._array_ops import embedding_lookup  # noqa: E402,F401 - tf.nn.embedding_lookup
-from mixprec._array_extra import depth_to_space, space_to_depth, top_k  # noqa: E402,F401
+from mixprec._array_extra import depth_to_space, in_top_k, space_to_depth, top_k  # noqa: E402,F401
 
 relu = _core.relu
 sigmoid = _core.sigmoid
