@@ -2,6 +2,7 @@
 the EXPECTED literals were recorded with TensorFlow 2.21 (CPU) running the same calls, values
 as float64 lists, errors as TensorFlow's exception class and a fragment of its message."""
 
+# ruff: noqa: E501  (the recorded cases and results are one line each)
 import math
 import re
 

@@ -683,7 +683,8 @@ def sequence_mask(lengths, maxlen=None, dtype=_bool, name=None):
         maxlen = _t(maxlen)
         if maxlen.ndim != 0:
             raise ValueError("Argument `maxlen` must be scalar for sequence_mask, received "
-                             "`maxlen` = %s with shape '%s' instead" % (maxlen, tuple(maxlen.shape)))
+                             "`maxlen` = %s with shape '%s' instead"
+                             % (maxlen, tuple(maxlen.shape)))
     maxlen = _core.cast(maxlen, lengths.dtype) if maxlen.dtype != lengths.dtype else maxlen
     row = _ops.range(0, maxlen, 1, lengths.dtype)
     m = _core.less(row, _core.reshape(lengths, list(lengths.shape) + [1]))
