@@ -4,41 +4,14 @@
  * touch elements. */
 #include <string.h>
 
-#include "grad.h"
+#include "grad_arena.h"
 
-typedef struct {
-    mp_tensor *t[24];
-    int n;
-    mp_status st;
-} tmp;
-
-static mp_tensor *keep(tmp *a, mp_status st, mp_tensor *t) {
-    if (st != MP_OK) {
-        if (a->st == MP_OK)
-            a->st = st;
-        return NULL;
-    }
-    if (a->n >= (int)(sizeof a->t / sizeof a->t[0])) {
-        mp_tensor_decref(t);
-        a->st = mp_error_set(MP_ERR_INTERNAL, "array backward rule used too many temporaries");
-        return NULL;
-    }
-    return a->t[a->n++] = t;
-}
-
-static mp_tensor *op(tmp *a, mp_op o, int n, mp_tensor *const *in, const mp_attrs *at) {
-    if (a->st != MP_OK)
-        return NULL;
-    for (int i = 0; i < n; i++)
-        if (!in[i])
-            return NULL;
-    mp_tensor *r = NULL;
-    mp_status st = mp_op_run(o, n, in, at, &r);
-    return keep(a, st, r);
-}
-static mp_tensor *op2(tmp *a, mp_op o, mp_tensor *x, mp_tensor *y) { return op(a, o, 2, (mp_tensor *[]){x, y}, NULL); }
+/* the shared arena (grad_arena.h) under this file's names */
+typedef arena tmp;
+static mp_tensor *op(tmp *a, mp_op o, int n, mp_tensor *const *in, const mp_attrs *at) { return run(a, o, n, in, at); }
+static mp_tensor *op2(tmp *a, mp_op o, mp_tensor *x, mp_tensor *y) { return bin(a, o, x, y); }
 static mp_tensor *op3(tmp *a, mp_op o, mp_tensor *x, mp_tensor *y, mp_tensor *z) {
-    return op(a, o, 3, (mp_tensor *[]){x, y, z}, NULL);
+    return run(a, o, 3, (mp_tensor *[]){x, y, z}, NULL);
 }
 static mp_tensor *zeros(tmp *a, mp_dtype dt, const mp_tensor *like) {
     if (a->st != MP_OK)
