@@ -50,7 +50,7 @@ def _is_trackable(obj):
     from mixprec.keras.engine.base_layer import Layer
     from mixprec.keras.metrics import Metric
     from mixprec.keras.mixed_precision import loss_scale_optimizer as lso
-    from mixprec.keras.optimizers.optimizer import Optimizer
+    from mixprec.keras.optimizers.optimizer import _BaseOptimizer as Optimizer
 
     return is_leaf(obj) or isinstance(obj, (Layer, Metric, Optimizer,
                                             lso._LossScaleOptimizerBase)) \
@@ -208,7 +208,7 @@ def children(obj):
     from mixprec.keras.engine.training import Model
     from mixprec.keras.metrics import Metric
     from mixprec.keras.mixed_precision import loss_scale_optimizer as lso
-    from mixprec.keras.optimizers.optimizer import Optimizer
+    from mixprec.keras.optimizers.optimizer import _BaseOptimizer as Optimizer
 
     if _has_own_children(obj):
         return list(obj._trackable_children())

@@ -41,7 +41,7 @@ def _kind(obj):
     from mixprec.keras.engine.base_layer import Layer
     from mixprec.keras.metrics import Metric
     from mixprec.keras.mixed_precision import loss_scale_optimizer as lso
-    from mixprec.keras.optimizers import Optimizer
+    from mixprec.keras.optimizers.optimizer import _BaseOptimizer as Optimizer
 
     if isinstance(obj, Layer):
         return "layer"
