@@ -36,14 +36,15 @@ def deserialize(config, custom_objects=None):
         return found
     name = config.get("class_name", "")
     inner = config.get("config") or {}
-    # tf-keras 2.21: a config from the legacy module, or one marked is_legacy_optimizer,
-    # makes the legacy class
-    is_legacy = (config.get("module") == "keras.optimizers.legacy"
-                 or inner.get("is_legacy_optimizer") is True)
-    family = legacy._CLASSES if is_legacy else _CLASSES
-    classes = {c.__name__: c for c in family}
+    # tf-keras 2.21's rule: a non-empty config without is_legacy_optimizer (or with it
+    # true) makes the legacy class where there is one ('adam' with {} is the new Adam)
+    is_legacy = bool(inner) and inner.get("is_legacy_optimizer", True) is not False
+    classes = {}
+    for c in _CLASSES + (legacy._CLASSES if is_legacy else ()):
+        classes[c.__name__] = c
+        classes[c.__name__.lower()] = c
     classes.update(custom_objects or {})
-    cls = classes.get(name) or {c.__name__.lower(): c for c in family}.get(str(name).lower())
+    cls = classes.get(name) or classes.get(str(name).lower())
     if cls is None:
         from mixprec.keras.mixed_precision import loss_scale_optimizer as lso
 
@@ -51,7 +52,8 @@ def deserialize(config, custom_objects=None):
             return lso.LossScaleOptimizer.from_config(config.get("config", {}), custom_objects)
         raise ValueError("Unknown optimizer: %r" % (name,))
     inner = dict(inner)
-    inner.pop("is_legacy_optimizer", None) if is_legacy else None
+    if getattr(cls, "_IS_LEGACY", False):
+        inner.pop("is_legacy_optimizer", None)
     return cls.from_config(inner)
 
 

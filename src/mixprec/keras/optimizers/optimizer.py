@@ -102,9 +102,8 @@ class Optimizer(_BaseOptimizer, metaclass=_APIMeta):
             raise NotImplementedError(
                 "use_ema=True (an exponential moving average of the weights) is not "
                 "implemented by mixprec's optimizers")
-        if weight_decay is not None and (not _is_number(weight_decay) or weight_decay < 0):
-            raise ValueError("`weight_decay` must be a non-negative number, got %r"
-                             % (weight_decay,))
+        if weight_decay is not None and not _is_number(weight_decay):
+            raise ValueError("`weight_decay` must be a number, got %r" % (weight_decay,))
         allowed = {"lr", "epsilon"}
         unknown = set(kwargs) - allowed
         if unknown:
