@@ -7,6 +7,7 @@ epsilon outside Adagrad's root, the legacy Nadam's schedule. The rules stay the 
 
 import numpy as _np
 
+from mixprec._variable import Variable
 from mixprec.keras.optimizers import adaptive as _adaptive
 from mixprec.keras.optimizers import optimizer as _opt
 
@@ -38,26 +39,36 @@ class Optimizer(_opt.Optimizer):
     def _SLOT_GROUPS(self):  # noqa: N802 - the base class's class attribute, per instance
         return tuple((n,) for n in self._slot_names_used())
 
+    # keys OptimizerV2 keeps as hyperparameter variables: numbers given until the first step,
+    # np.float32 of the variables after it (its get_config reads them)
+    _LEGACY_HYPERS = ()
+
     def get_config(self):
-        config = {"name": self._name, "learning_rate": self._legacy_value("learning_rate"),
-                  "decay": self._initial_decay}
+        config = {"name": self._name}
         for key in ("clipnorm", "clipvalue", "global_clipnorm"):
             if getattr(self, key) is not None:
                 config[key] = getattr(self, key)
+        config["learning_rate"] = self._legacy_value("learning_rate")
+        config["decay"] = self._initial_decay
         for key in self._LEGACY_KEYS:
             config[key] = self._legacy_value(key)
         return config
 
     def _legacy_value(self, key):
+        built = bool(self._vars)
         hyper = self.__dict__.get("_hyper", {})
         if key in hyper:
-            value = self._serialize_hyper(key)
+            value = hyper[key]
+            if not isinstance(value, Variable):
+                return self._serialize_hyper(key)
+            if built:
+                return _np.float32(value._peek())
             exact = self.__dict__.get("_hyper_exact", {}).get(key)
-            if key == "learning_rate" and exact is not None and float(value) == float(
-                    float32.as_numpy_dtype(exact)):
-                return exact  # the number given (OptimizerV2's config before any step)
-            return value
-        return getattr(self, key)
+            return exact if exact is not None else float(value._peek())
+        value = getattr(self, key)
+        if built and key in self._LEGACY_HYPERS:
+            return _np.float32(value)
+        return value
 
     @classmethod
     def from_config(cls, config, custom_objects=None):
@@ -122,6 +133,7 @@ class Adagrad(Optimizer, _adaptive.Adagrad):
 
 class Adadelta(Optimizer, _adaptive.Adadelta):
     _LEGACY_KEYS = ("rho", "epsilon")
+    _LEGACY_HYPERS = ("rho",)
     _SLOT_NAMES = ("accum_grad", "accum_var")
 
     def __init__(self, learning_rate=0.001, rho=0.95, epsilon=1e-7, name="Adadelta", **kwargs):
@@ -132,6 +144,7 @@ class Adadelta(Optimizer, _adaptive.Adadelta):
 
 class Adamax(Optimizer, _adaptive.Adamax):
     _LEGACY_KEYS = ("beta_1", "beta_2", "epsilon")
+    _LEGACY_HYPERS = ("beta_1", "beta_2")
     _SLOT_NAMES = ("m", "v")
 
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7,
@@ -147,6 +160,7 @@ class Nadam(Optimizer, _adaptive.Nadam):
     running product is the 'momentum_cache' weight, listed after 'iter'."""
 
     _LEGACY_KEYS = ("beta_1", "beta_2", "epsilon")
+    _LEGACY_HYPERS = ("beta_1", "beta_2")
 
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7,
                  name="Nadam", **kwargs):
@@ -174,6 +188,8 @@ class Ftrl(Optimizer, _adaptive.Ftrl):
     _LEGACY_KEYS = ("initial_accumulator_value", "learning_rate_power",
                     "l1_regularization_strength", "l2_regularization_strength", "beta",
                     "l2_shrinkage_regularization_strength")
+    _LEGACY_HYPERS = ("learning_rate_power", "l1_regularization_strength",
+                      "l2_regularization_strength", "beta")
 
     def __init__(self, learning_rate=0.001, learning_rate_power=-0.5,
                  initial_accumulator_value=0.1, l1_regularization_strength=0.0,
