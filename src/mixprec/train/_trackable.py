@@ -128,23 +128,28 @@ def _is_layer(obj):
 # tf-keras 2.21 optimizers' slot lists: (tf-keras attribute, mixprec slot name)
 _TF_SLOT_LISTS = {
     "Adam": (("_momentums", "m"), ("_velocities", "v"), ("_velocity_hats", "vhat")),
+    "AdamW": (("_momentums", "m"), ("_velocities", "v"), ("_velocity_hats", "vhat")),
     "SGD": (("momentums", "momentum"),),
     "RMSprop": (("_velocities", "rms"), ("_momentums", "momentum"),
                 ("_average_gradients", "mg")),
+    "Adagrad": (("_accumulators", "accumulator"),),
+    "Adadelta": (("_accumulated_grads", "accumulated_grad"),
+                 ("_accumulated_delta_vars", "accumulated_delta_var")),
+    "Adamax": (("_m", "m"), ("_u", "u")),
+    "Nadam": (("_momentums", "m"), ("_velocities", "v")),
+    "Ftrl": (("_accumulators", "accumulator"), ("_linears", "linear")),
+    "Lion": (("momentums", "m"),),
 }
 
 
 def tf_slot_order(opt):
     """[(variable, slot name, slot variable)] in the order tf-keras' ``_variables`` lists
-    them after ``iterations``: Adam builds m and v per variable in one loop (vhat after
-    all of them), RMSprop and SGD one slot kind after the other."""
+    them after ``iterations``: the optimizer's ``variables`` order (its build loops: Adam
+    builds m and v per variable in one loop and vhat after all of them, RMSprop one slot
+    kind after the other, Nadam, Adamax, Adadelta and Ftrl their slots per variable)."""
     names = list(opt._slot_names_used())
-    pairs = [(v, n, s) for v in opt._vars for n, s in zip(names, opt._slots[v._id])]
-    kind = type(opt).__name__
-    if kind == "Adam":
-        head = [p for p in pairs if p[1] in ("m", "v")]
-        return head + [p for p in pairs if p[1] == "vhat"]
-    return [p for n in names for p in pairs if p[1] == n]
+    owner = {id(s): (v, n) for v in opt._vars for n, s in zip(names, opt._slots[v._id])}
+    return [owner[id(s)] + (s,) for s in opt.variables if id(s) in owner]
 
 
 class _ZeroSlot:
@@ -193,6 +198,9 @@ def _optimizer_children(opt, extra=()):
         out.append(("_learning_rate", lr))
     out.extend(extra)  # a LossScaleOptimizer's loss_scale comes here, as in tf-keras
     out.append(("_index_dict", _Empty()))
+    u_product = opt.__dict__.get("_u_product")
+    if u_product is not None and not opt._IS_LEGACY:
+        out.append(("_u_product", u_product))  # Nadam's attribute variable
     lists = _TF_SLOT_LISTS.get(type(opt).__name__)
     names = list(dict.fromkeys(n for _, n, _ in slots))
     if lists is None:

@@ -649,6 +649,7 @@ class RMSprop(Optimizer):
 
     _KIND = _core.OPTIM_RMSPROP
     _EMA_OVERWRITE_FREQUENCY = 100
+    _SLOT_GROUPS = (("rms",), ("momentum",), ("mg",))  # tf-keras builds one kind per loop
     _TF_SLOT_NAMES = {"rms": "velocity", "mg": "average_gradient"}
 
     def __init__(self, learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7, centered=False,

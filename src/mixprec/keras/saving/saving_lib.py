@@ -119,6 +119,8 @@ def _optimizer_variables(opt):
     per variable even without momentum: a zero array stands in for it (``_ZeroSlot``)."""
     from mixprec.train import _trackable
 
+    if opt._IS_LEGACY:
+        return []  # tf-keras' legacy optimizers have no save_own_variables: not stored
     slots = _trackable.tf_slot_order(opt)
     if type(opt).__name__ == "SGD" and not opt._slot_names_used():
         slots = _trackable._zero_slots(opt)
