@@ -15,9 +15,11 @@ from tolerances import assert_close
 
 K = keras.optimizers
 
+# jit_compile: tf-keras keeps True (the default) only where a GPU is visible
 BASE = {"weight_decay": None, "clipnorm": None, "global_clipnorm": None, "clipvalue": None,
         "use_ema": False, "ema_momentum": 0.99, "ema_overwrite_frequency": None,
-        "jit_compile": False, "is_legacy_optimizer": False}
+        "jit_compile": bool(tf.config.list_physical_devices("GPU")),
+        "is_legacy_optimizer": False}
 
 # tf-keras 2.21's get_config() of each class made with no arguments (TF 2.21, CPU)
 TF_CONFIGS = {

@@ -145,7 +145,7 @@ class _LossScaleOptimizerBase:
 
     def _mirrored_state(self):
         """The step's state variables (a strategy over GPUs keeps a copy of each per GPU)."""
-        out = [self._optimizer._iterations]
+        out = self._optimizer._mirrored_state()
         state = getattr(self._loss_scale_obj, "_state", None)
         if state is not None and hasattr(state, "variables"):
             out.extend(state.variables())

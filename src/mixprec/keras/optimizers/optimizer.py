@@ -357,6 +357,7 @@ class Optimizer(_BaseOptimizer, metaclass=_APIMeta):
             if v.trainable:
                 self._slots_for(v)
         if len(self._vars) != created:
+            self._state_variable()  # the rule's own state (Nadam) with the slots, as tf-keras
             _checkpoint.notify_created()
 
     def get_slot_names(self):
@@ -488,7 +489,13 @@ class Optimizer(_BaseOptimizer, metaclass=_APIMeta):
 
         return _sync.apply_in_replica(grads_and_vars, self._apply_gradients_local,
                                       experimental_aggregate_gradients,
-                                      state=lambda: [self._iterations])
+                                      state=self._mirrored_state)
+
+    def _mirrored_state(self):
+        """The step's state variables (a strategy over GPUs keeps a copy of each per GPU):
+        iterations and the rule's own state (Nadam's u_product)."""
+        state = self._state_variable()
+        return [self._iterations] + ([state] if state is not None else [])
 
     def _apply_gradients_local(self, grads_and_vars):
         grads, variables = self._prepare(grads_and_vars)
