@@ -107,3 +107,21 @@ def check_against_tf(name, opt, vs):
 def test_six_steps_match_tf_keras_2_21(name):
     opt, vs = run(CASES[name])
     check_against_tf(name, opt, vs)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_on_the_gpu_as_tf_keras(name):
+    """The same steps with the variables on the GPU (the CUDA kernel, cuda/optim_update.cu,
+    or the emulated GPU): TensorFlow's numbers within the optimizer tolerance."""
+    if not tf.config.list_physical_devices("GPU"):
+        pytest.skip("no GPU (MIXPREC_EMULATE_GPU=1 runs this on the emulated one)")
+    with tf.device("/GPU:0"):
+        opt, vs = run(CASES[name])
+        assert all("GPU" in v.device for v in vs)
+        check_against_tf(name, opt, vs)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_traced_steps_as_tf_keras(name):
+    opt, vs = run(CASES[name], step_fn=tf.function)
+    check_against_tf(name, opt, vs)
