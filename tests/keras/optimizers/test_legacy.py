@@ -159,3 +159,29 @@ def test_compile_with_a_legacy_optimizer_trains():
     assert h.history["loss"][-1] < h.history["loss"][0]
     assert [v.name for v in m.optimizer.variables()] == ["Adagrad/iter:0"] + [
         "Adagrad/%s/accumulator:0" % v.name.split(":")[0] for v in m.trainable_variables]
+
+
+def test_h5_model_file_keeps_a_legacy_optimizer(tmp_path):
+    """As tf-keras 2.21 writes it: the plain class name and the OptimizerV2 config (float32
+    hyperparameters as floats), optimizer_weights under the legacy names, slot by slot;
+    read back into the legacy class with its state."""
+    h5py = pytest.importorskip("h5py")
+    m = keras.Sequential([keras.layers.Dense(2, input_shape=(3,))])
+    m.compile(L.Nadam(0.01), "mse")
+    x = np.ones((4, 3), np.float32)
+    m.fit(x, x[:, :2], verbose=0)
+    path = str(tmp_path / "m.h5")
+    m.save(path)
+    k, b = [v.name.split(":")[0] for v in m.trainable_variables]
+    with h5py.File(path) as f:
+        cfg = json.loads(f.attrs["training_config"])["optimizer_config"]
+        names = [n.decode() for n in f["optimizer_weights"].attrs["weight_names"]]
+    assert cfg == {"class_name": "Nadam", "config": {
+        "name": "Nadam", "learning_rate": 0.009999999776482582, "decay": 0.004,
+        "beta_1": 0.8999999761581421, "beta_2": 0.9990000128746033, "epsilon": 1e-07}}
+    assert names == ["Nadam/iter:0", "Nadam/momentum_cache:0", "Nadam/%s/m:0" % k,
+                     "Nadam/%s/m:0" % b, "Nadam/%s/v:0" % k, "Nadam/%s/v:0" % b]
+    back = keras.models.load_model(path)
+    assert type(back.optimizer) is L.Nadam
+    for a, c in zip(m.optimizer.variables(), back.optimizer.variables()):
+        np.testing.assert_array_equal(a.numpy(), c.numpy())
