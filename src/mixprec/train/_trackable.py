@@ -183,8 +183,90 @@ def _zero_slots(opt):
     return out
 
 
+class _HyperLeaf:
+    """An OptimizerV2 hyperparameter variable (a float32 scalar, e.g. 'decay', 'beta_1') for
+    a value mixprec keeps as a number: saves it, and sets it back when restored."""
+
+    def __init__(self, opt, key):
+        self.opt, self.key = opt, key
+        self.name = "%s/%s" % (opt._name, key)
+
+    def _checkpoint_value(self):
+        import numpy as np
+
+        if self.key == "decay":
+            return np.float32(self.opt._initial_decay)
+        return np.float32(getattr(self.opt, self.key))
+
+    def _restore_value(self, value):
+        import numpy as np
+
+        if np.float32(value) == self._checkpoint_value():
+            return  # the same float32: keep the number given (the config shows it)
+        if self.key == "decay":
+            self.opt._initial_decay = float(value)
+        else:
+            setattr(self.opt, self.key, float(value))
+
+
+def _legacy_children(opt, extra=()):
+    """OptimizerV2's checkpoint children: 'iter', its hyperparameter variables in sorted
+    order (a schedule has none), the legacy Nadam's 'momentum_cache'; the slots are not
+    children but the optimizer node's slot_variables (legacy_slot_variables)."""
+    from mixprec.keras.optimizers import schedules
+
+    cache = opt.__dict__.setdefault("_checkpoint_hyper_leaves", {})
+    out = [("iter", opt._iterations)]
+    for key in sorted(opt._CKPT_HYPERS):
+        value = opt.__dict__.get("_hyper", {}).get(key)
+        if isinstance(value, schedules.LearningRateSchedule):
+            continue
+        if isinstance(value, Variable):
+            out.append((key, value))
+            continue
+        if key not in cache:
+            cache[key] = _HyperLeaf(opt, key)
+        out.append((key, cache[key]))
+    out.extend(("momentum_cache", v) for v in opt._extra_variables())
+    out.extend(extra)
+    return out
+
+
+def legacy_slot_variables(objects, paths, edges):
+    """Adds the slot variables of every legacy optimizer in ``objects`` (as TensorFlow:
+    by slot name, then by the original variable's node order) as extra nodes after the
+    others, keyed '<variable path>/.OPTIMIZER_SLOT/<optimizer path>/<slot>'; returns
+    {optimizer node: [(original node, slot name, slot node)]}."""
+    from mixprec.keras.mixed_precision import loss_scale_optimizer as lso
+
+    refs = {}
+    n = len(objects)
+    for i in range(n):
+        opt = objects[i]
+        if isinstance(opt, lso._LossScaleOptimizerBase):
+            opt = opt._optimizer
+        if not getattr(opt, "_IS_LEGACY", False) or not hasattr(opt, "_slots"):
+            continue
+        names = list(opt._slot_names_used())
+        for slot_name in names:
+            for j in range(n):
+                var = objects[j]
+                if not isinstance(var, Variable) or var._id not in opt._slots:
+                    continue
+                slot = opt._slots[var._id][names.index(slot_name)]
+                sid = len(objects)
+                objects.append(slot)
+                paths[sid] = "%s/.OPTIMIZER_SLOT/%s/%s" % (paths[j], paths[i], _esc(slot_name))
+                edges.append([])
+                refs.setdefault(i, []).append((j, slot_name, sid))
+    return refs
+
+
 def _optimizer_children(opt, extra=()):
     from mixprec.keras.optimizers import schedules
+
+    if opt._IS_LEGACY:
+        return _legacy_children(opt, extra)
 
     slots = tf_slot_order(opt)
     if type(opt).__name__ == "SGD" and not opt._slot_names_used():

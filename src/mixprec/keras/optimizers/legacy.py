@@ -23,6 +23,8 @@ class Optimizer(_opt.Optimizer):
 
     _IS_LEGACY = True
     _LEGACY_KEYS = ()  # the class's own config keys after name, learning_rate, decay
+    # OptimizerV2's hyperparameter variables (checkpoint children, sorted there)
+    _CKPT_HYPERS = ("decay", "learning_rate")
 
     def __init__(self, name, **kwargs):
         _check_kwargs(kwargs)
@@ -87,6 +89,7 @@ class Optimizer(_opt.Optimizer):
 
 
 class SGD(Optimizer, _opt.SGD):
+    _CKPT_HYPERS = ("decay", "learning_rate", "momentum")
     _LEGACY_KEYS = ("momentum", "nesterov")
 
     def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, name="SGD", **kwargs):
@@ -95,6 +98,7 @@ class SGD(Optimizer, _opt.SGD):
 
 
 class Adam(Optimizer, _opt.Adam):
+    _CKPT_HYPERS = ("beta_1", "beta_2", "decay", "learning_rate")
     _LEGACY_KEYS = ("beta_1", "beta_2", "epsilon", "amsgrad")
 
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7,
@@ -104,6 +108,7 @@ class Adam(Optimizer, _opt.Adam):
 
 
 class RMSprop(Optimizer, _opt.RMSprop):
+    _CKPT_HYPERS = ("decay", "learning_rate", "momentum", "rho")
     _LEGACY_KEYS = ("rho", "momentum", "epsilon", "centered")
 
     def __init__(self, learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7,
@@ -132,6 +137,7 @@ class Adagrad(Optimizer, _adaptive.Adagrad):
 
 
 class Adadelta(Optimizer, _adaptive.Adadelta):
+    _CKPT_HYPERS = ("decay", "learning_rate", "rho")
     _LEGACY_KEYS = ("rho", "epsilon")
     _LEGACY_HYPERS = ("rho",)
     _SLOT_NAMES = ("accum_grad", "accum_var")
@@ -143,6 +149,7 @@ class Adadelta(Optimizer, _adaptive.Adadelta):
 
 
 class Adamax(Optimizer, _adaptive.Adamax):
+    _CKPT_HYPERS = ("beta_1", "beta_2", "decay", "learning_rate")
     _LEGACY_KEYS = ("beta_1", "beta_2", "epsilon")
     _LEGACY_HYPERS = ("beta_1", "beta_2")
     _SLOT_NAMES = ("m", "v")
@@ -159,6 +166,7 @@ class Nadam(Optimizer, _adaptive.Nadam):
     momentum schedule's (u_t = b1 (1 - 0.5 * 0.96^(decay t))), not the learning rate's; the
     running product is the 'momentum_cache' weight, listed after 'iter'."""
 
+    _CKPT_HYPERS = ("beta_1", "beta_2", "decay", "learning_rate")
     _LEGACY_KEYS = ("beta_1", "beta_2", "epsilon")
     _LEGACY_HYPERS = ("beta_1", "beta_2")
 
@@ -185,6 +193,8 @@ class Nadam(Optimizer, _adaptive.Nadam):
 
 
 class Ftrl(Optimizer, _adaptive.Ftrl):
+    _CKPT_HYPERS = ("beta", "decay", "l1_regularization_strength", "l2_regularization_strength",
+                    "learning_rate", "learning_rate_power")
     _LEGACY_KEYS = ("initial_accumulator_value", "learning_rate_power",
                     "l1_regularization_strength", "l2_regularization_strength", "beta",
                     "l2_shrinkage_regularization_strength")
