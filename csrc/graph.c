@@ -828,6 +828,10 @@ int mp_op_infer_dtype(mp_op op, int n_in, const mp_dtype *in, const mp_attrs *at
     case MP_OP_ANY: return MP_BOOL;
     case MP_OP_WHERE: return n_in == 3 && in[1] == in[2] ? (int)in[1] : -1;
     case MP_OP_BATCH_NORM: return n_in >= 1 ? (int)in[0] : -1; /* statistics are float32 */
+    case MP_OP_GATHER:      /* (params, integer indices) */
+    case MP_OP_GATHER_GRAD: /* (dy, integer indices) */
+    case MP_OP_INDEX_T:     /* (x, integer index) */
+        return n_in == 2 && (in[1] == MP_I32 || in[1] == MP_I64) ? (int)in[0] : -1;
     default: break;
     }
     if (n_in == 0)

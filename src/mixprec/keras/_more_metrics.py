@@ -1,8 +1,8 @@
 """More of ``tf.keras.metrics``: RootMeanSquaredError, the top-k accuracies, Precision and
-Recall (one threshold or several), and the mean-of-a-loss metrics (KLDivergence, LogCoshError,
-MeanAbsolutePercentageError, MeanSquaredLogarithmicError, Poisson, Hinge, CosineSimilarity),
-with tf-keras 2.21's names, defaults and configs. Compositions of core ops; exported by
-``mixprec.keras.metrics``. Precision/Recall's ``top_k``/``class_id`` are not implemented."""
+Recall (one threshold or several, ``top_k``, ``class_id``), and the mean-of-a-loss metrics
+(KLDivergence, LogCoshError, MeanAbsolutePercentageError, MeanSquaredLogarithmicError, Poisson,
+Hinge, CosineSimilarity), with tf-keras 2.21's names, defaults and configs. Compositions of
+core ops; exported by ``mixprec.keras.metrics``."""
 
 from mixprec import _core, _ops
 from mixprec.keras import _more_losses as _l
@@ -64,52 +64,44 @@ class RootMeanSquaredError(Mean):
 
 
 class _Confusion(Metric):
-    """Counts of one kind of confusion-matrix cell per threshold."""
+    """Counts of one kind of confusion-matrix cell per threshold (0.5 by default), of the
+    ``top_k`` predictions and of column ``class_id`` when given (tf-keras 2.21)."""
 
     _CELLS = ()
 
     def __init__(self, thresholds=None, top_k=None, class_id=None, name=None, dtype=None):
         super().__init__(name, dtype)
-        if top_k is not None or class_id is not None:
-            raise NotImplementedError("%s: top_k and class_id are not implemented by mixprec"
-                                      % type(self).__name__)
         self.init_thresholds = thresholds
         self.top_k, self.class_id = top_k, class_id
-        values = [0.5] if thresholds is None else (
-            list(thresholds) if isinstance(thresholds, (list, tuple)) else [thresholds])
-        for t in values:
-            if not 0 <= t <= 1:
-                raise ValueError("Threshold values must be in [0, 1]. Received: %s" % (values,))
+        default = -1e10 if top_k is not None else 0.5  # tf-keras: NEG_INF with top_k
+        if thresholds is not None:
+            values = (list(thresholds) if isinstance(thresholds, (list, tuple))
+                      else [thresholds])
+            bad = [t for t in values if t is None or t < 0 or t > 1]
+            if bad:
+                raise ValueError("Threshold values must be in [0, 1]. Received: %s" % (bad,))
+        else:
+            values = [default]
         self._thresholds = values
+        self.thresholds = values
         for cell in self._CELLS:
             setattr(self, cell, self.add_weight(cell, shape=(len(values),)))
 
     def update_state(self, y_true, y_pred, sample_weight=None):
-        y_pred = _core.cast(_core.convert_to_tensor(y_pred), "float32")
-        truth = _core.cast(_core.cast(_core.convert_to_tensor(y_true), "bool"), "float32")
-        truth = _core.reshape(truth, [-1, 1])
-        pred = _core.reshape(y_pred, [-1, 1])
-        above = _core.cast(_core.greater(pred, _core.constant([self._thresholds], "float32")),
-                           "float32")  # (n, thresholds)
-        w = None
-        if sample_weight is not None:
-            sw = _core.cast(_core.convert_to_tensor(sample_weight), "float32")
-            while sw.ndim < y_pred.ndim:  # per-sample weights cover the sample's row
-                sw = _core.reshape(sw, list(sw.shape) + [1])
-            w = _core.reshape(_core.broadcast_to(sw, list(y_pred.shape)), [-1, 1])
-        cells = {"true_positives": above * truth, "false_positives": above * (1.0 - truth),
-                 "false_negatives": (1.0 - above) * truth}
+        from mixprec.keras import _confusion
+
+        got = _confusion.counts(y_true, y_pred, self._thresholds, list(self._CELLS),
+                                sample_weight, top_k=self.top_k, class_id=self.class_id,
+                                dtype=self._dtype.name)
         for name in self._CELLS:
-            counts = cells[name] if w is None else cells[name] * w
-            getattr(self, name).assign_add(_core.cast(_core.reduce_sum(counts, 0), self._dtype))
+            getattr(self, name).assign_add(got[name])
 
     def _ratio(self, num, other):
         num, other = num._peek(), other._peek()
         den = num + other
         out = _core.where(den > 0, num / _core.maximum(den, 1e-38), _core.fill(
             list(den.shape), 0, self._dtype))
-        return out[0] if self.init_thresholds is None or not isinstance(
-            self.init_thresholds, (list, tuple)) else out
+        return out[0] if len(self._thresholds) == 1 else out
 
     def get_config(self):
         config = super().get_config()

@@ -84,7 +84,9 @@ def is_keras_tensor(x):
 
 
 def learning_phase():
-    return 0
+    """0 (inference) unless set_learning_phase / learning_phase_scope set it."""
+    phase = globals().get("_LEARNING_PHASE")
+    return 0 if phase is None else phase
 
 from mixprec import _unsupported  # noqa: E402
 
@@ -128,3 +130,9 @@ def count_params(x):
     for d in int_shape(x):
         n *= d
     return np.int64(n)
+
+
+from mixprec.keras import _backend_ops  # noqa: E402
+from mixprec.keras._backend_ops import *  # noqa: E402,F401,F403
+
+__all__ = __all__ + _backend_ops.__all__

@@ -368,6 +368,15 @@ _FUNCTIONS.update(_more_losses.FUNCTIONS)
 _CLASSES.update({c.__name__: c for c in _more_losses.CLASSES})
 __all__ += _more_losses.__all__
 
+from mixprec.keras import _margin_losses  # noqa: E402
+from mixprec.keras._margin_losses import (  # noqa: E402,F401
+    BinaryFocalCrossentropy, CategoricalFocalCrossentropy, CategoricalHinge, SquaredHinge,
+    binary_focal_crossentropy, categorical_focal_crossentropy, categorical_hinge, squared_hinge)
+
+_FUNCTIONS.update(_margin_losses.FUNCTIONS)
+_CLASSES.update({c.__name__: c for c in _margin_losses.CLASSES})
+__all__ += _margin_losses.__all__
+
 from mixprec import _unsupported  # noqa: E402
 
 __getattr__ = _unsupported.module_getattr(__name__)  # unsupported TF names: a clear error

@@ -406,6 +406,20 @@ from mixprec.keras._more_losses import (  # noqa: E402,F401
     KLD, MAPE, MSLE, hinge, kl_divergence, kld, kullback_leibler_divergence, log_cosh, logcosh,
     mape, mean_absolute_percentage_error, mean_squared_logarithmic_error, msle, poisson)
 
+from mixprec.keras import _score_metrics, _threshold_metrics  # noqa: E402
+from mixprec.keras._margin_losses import (  # noqa: E402,F401
+    binary_focal_crossentropy, categorical_focal_crossentropy, categorical_hinge, squared_hinge)
+from mixprec.keras._score_metrics import (  # noqa: E402,F401
+    IoU, BinaryIoU, CategoricalHinge, F1Score, FBetaScore, MeanIoU, MeanRelativeError,
+    MeanTensor, OneHotIoU, OneHotMeanIoU, R2Score, SquaredHinge)
+from mixprec.keras._threshold_metrics import (  # noqa: E402,F401
+    AUC, FalseNegatives, FalsePositives, PrecisionAtRecall, RecallAtPrecision,
+    SensitivityAtSpecificity, SpecificityAtSensitivity, TrueNegatives, TruePositives)
+
+_CLASSES.update({c.__name__: c for c in _score_metrics.CLASSES + _threshold_metrics.CLASSES})
+_LOSS_FUNCTIONS.update(binary_focal_crossentropy=binary_focal_crossentropy,
+                       categorical_focal_crossentropy=categorical_focal_crossentropy,
+                       categorical_hinge=categorical_hinge, squared_hinge=squared_hinge)
 _LOSS_FUNCTIONS.update({n: globals()[n] for n in (
     "KLD", "MAPE", "MSLE", "hinge", "kl_divergence", "kld", "kullback_leibler_divergence",
     "log_cosh", "logcosh", "mape", "mean_absolute_percentage_error",

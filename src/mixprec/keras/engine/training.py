@@ -25,6 +25,7 @@ from mixprec.keras import optimizers as _optimizers
 from mixprec.keras.engine import class_weight as _class_weight
 from mixprec.keras.engine import compile_utils as _compile_utils
 from mixprec.keras.engine import distributed as _distributed
+from mixprec.keras.engine import data_streams as _data_streams
 from mixprec.keras.engine import functional_order
 from mixprec.keras.engine.base_layer import _shape_tuple  # noqa: F401
 from mixprec.keras.engine.base_layer import Layer
@@ -693,8 +694,8 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
                 raise ValueError(_EMPTY % ("train_function", "training"))
             if getattr(data, "ran_out", False):
                 self.stop_training = True  # as tf-keras: the epoch ends early, then training
-                if not ran:
-                    break
+                if not ran:  # tf-keras still ends this epoch, with the reset metrics' results
+                    logs = {m.name: m.result() for m in self.metrics}
             epoch_logs = _to_floats(logs)
             if val is not None and validate(epoch + 1):
                 val_logs = self._evaluate_loop(val, None)
@@ -865,6 +866,8 @@ def _batch_dim(y, y_pred):
 
 
 def _unpack_tuple(data):
+    if _data_streams.is_stream(data):
+        return data, None, None
     if isinstance(data, (tuple, list)):
         if len(data) == 2:
             return data[0], data[1], None
@@ -1004,7 +1007,11 @@ class _DataHandler:
 
         self._class_weights = class_weights  # fit's class_weight as a table, or None
         self._dataset = None
-        if isinstance(x, Dataset):
+        stream = _data_streams.is_stream(x)
+        if stream:  # a Python generator or a keras.utils.Sequence, read like a Dataset
+            x = _data_streams.Stream(x, y, sw, shuffle)
+            y = sw = None
+        if stream or isinstance(x, Dataset):
             if y is not None:
                 raise ValueError("`y` argument is not supported when using dataset as input.")
             self._dataset = x
@@ -1014,8 +1021,10 @@ class _DataHandler:
             n = x._cardinality()
             # tf-keras' rule (DatasetAdapter.should_recreate_iterator): a fresh pass per epoch
             # unless steps_per_epoch is given and differs from the dataset's length; then
-            # one iterator runs on across epochs
-            self._recreate = steps is None or (n is not None and n >= 0 and n == steps)
+            # one iterator runs on across epochs. A generator is never restarted; a
+            # Sequence always is.
+            self._recreate = x.recreate if stream else (
+                steps is None or (n is not None and n >= 0 and n == steps))
             if steps is None:
                 if n is not None and n < 0:
                     raise ValueError("When passing an infinitely repeating dataset, please "
@@ -1073,6 +1082,8 @@ class _DataHandler:
                 done += 1
                 yield self._weighted(_unpack(elem) if isinstance(elem, tuple)
                                      else (elem, None, None))
+            if isinstance(self._dataset, _data_streams.Stream):
+                self._dataset.on_epoch_end()
             return
         if self._shuffle and self._shuffle != "batch":
             key, stream = _random.get_seed(None)

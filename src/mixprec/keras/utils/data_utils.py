@@ -1,7 +1,28 @@
 """``tf.keras.utils.pack_x_y_sample_weight`` / ``unpack_x_y_sample_weight``: the (x, y,
-sample_weight) convention a custom ``train_step`` uses, as tf-keras 2.21 (structure only)."""
+sample_weight) convention a custom ``train_step`` uses, as tf-keras 2.21 (structure only);
+and ``keras.utils.Sequence``, the indexable batch source fit/evaluate/predict read
+(keras/engine/data_streams.py)."""
 
-__all__ = ["pack_x_y_sample_weight", "unpack_x_y_sample_weight"]
+__all__ = ["pack_x_y_sample_weight", "unpack_x_y_sample_weight", "Sequence"]
+
+
+class Sequence:
+    """Base class of an indexable dataset of batches: implement ``__getitem__(index)`` (one
+    batch, ``(x, y)`` or ``(x, y, sample_weight)``) and ``__len__`` (the number of batches);
+    ``on_epoch_end`` runs after every epoch of ``fit`` (e.g. to reshuffle)."""
+
+    def __getitem__(self, index):
+        raise NotImplementedError
+
+    def __len__(self):
+        raise NotImplementedError
+
+    def on_epoch_end(self):
+        """Called at the end of every epoch."""
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
 
 
 def unpack_x_y_sample_weight(data):

@@ -14,6 +14,19 @@ import time
 __all__ = ["Progbar"]
 
 
+
+def _write(text):
+    """stdout, or Python logging when keras.utils.disable_interactive_logging() was called
+    (tf-keras' io_utils.print_msg)."""
+    from mixprec.keras.utils import data_prep
+
+    if data_prep.is_interactive_logging_enabled():
+        sys.stdout.write(text)
+    elif text.strip("\b\r\n"):
+        import logging
+
+        logging.getLogger("mixprec").info(text.strip("\b\r\n"))
+
 def _dynamic_display():
     return ((hasattr(sys.stdout, "isatty") and sys.stdout.isatty())
             or "ipykernel" in sys.modules or "posix" in sys.modules
@@ -97,10 +110,10 @@ class Progbar:
                 return
             prev_total_width = self._total_width
             if self._dynamic_display:
-                sys.stdout.write("\b" * prev_total_width)
-                sys.stdout.write("\r")
+                _write("\b" * prev_total_width)
+                _write("\r")
             else:
-                sys.stdout.write("\n")
+                _write("\n")
             if self.target is not None:
                 numdigits = int(math.log10(self.target)) + 1 if self.target > 0 else 1
                 bar = ("%" + str(numdigits) + "d/%d [") % (current, self.target)
@@ -114,7 +127,7 @@ class Progbar:
             else:
                 bar = "%7d/Unknown" % current
             self._total_width = len(bar)
-            sys.stdout.write(bar)
+            _write(bar)
             time_per_unit = self._estimate_step_duration(current, now)
             if self.target is None or finalize:
                 info += self._format_time(time_per_unit, self.unit_name)
@@ -134,7 +147,7 @@ class Progbar:
                 info += " " * (prev_total_width - self._total_width)
             if finalize:
                 info += "\n"
-            sys.stdout.write(info)
+            _write(info)
             sys.stdout.flush()
         elif self.verbose == 2:
             if finalize:
@@ -150,7 +163,7 @@ class Progbar:
                     info += " -" + self._format_time(time_per_epoch, "epoch")
                     info += " -" + self._format_time(avg, self.unit_name)
                 info += "\n"
-                sys.stdout.write(info)
+                _write(info)
                 sys.stdout.flush()
         self._last_update = now
 
