@@ -102,6 +102,12 @@ def test_variables_are_slot_by_slot():
                              "Ftrl/b/accumulator:0", "Ftrl/b/linear:0"]
 
 
+def test_legacy_names_itself_only_by_name_attribute():
+    opt = L.Adam(name="mine")
+    assert opt._name == "mine" and not hasattr(opt, "name")
+    assert K.Adam(name="mine").name == "mine"
+
+
 def test_legacy_keywords():
     with pytest.raises(TypeError, match="Unexpected keyword argument passed to optimizer: "
                                         "weight_decay"):

@@ -34,6 +34,11 @@ class Optimizer(_opt.Optimizer):
     def _iter_name(name):
         return "%s/iter" % name  # OptimizerV2's step counter
 
+    @property
+    def name(self):
+        # OptimizerV2 has no `name` (only `_name`): AttributeError, as tf-keras 2.21
+        raise AttributeError("'%s' object has no attribute 'name'" % type(self).__name__)
+
     def _slot_var_name(self, slot, var_name):
         return "%s/%s/%s" % (self._name, var_name, slot)  # OptimizerV2: 'Adam/dense/kernel/m'
 
