@@ -55,6 +55,7 @@ mp_status mp_amp_graph_arrays(const mp_graph *g, mp_amp_arrays *a) {
         case MP_GNODE_CONST: kind = MP_AMP_NODE_CONST; break;
         case MP_GNODE_VAR_READ: kind = MP_AMP_NODE_VARIABLE; break;
         case MP_GNODE_LOOP_OUT: kind = MP_AMP_NODE_INPUT; break; /* a loop's result keeps its dtype */
+        case MP_GNODE_CALL_OUT: kind = MP_AMP_NODE_INPUT; break; /* so does a host call's (py_function) */
         default: kind = MP_AMP_NODE_OUTPUT; break; /* assigns, optimizer steps, host calls: sinks */
         }
         a->op[i] = nd->kind == MP_GNODE_OP ? (int)nd->op : -1;

@@ -164,27 +164,6 @@ static mp_status emu_copy_d2h(mp_device dev, void *dst, const void *src, size_t 
     return emulated_copy_d2h(dev, dst, src, nbytes);
 }
 
-/* The gemm_bias_act slot on the emulated GPU (the CPU table has none): the CPU kernels
- * composed as the op layer composes them — the bias rows into C, C += op(A) op(B) (16-bit
- * types add in float32 and round once, as cuBLASLt's epilogue), ReLU in place. It calls the
- * CPU table directly, so an emulated GPU without `gemm` still runs it: the tests tell the
- * fused slot from the op layer's fallback that way (tests/test_gemm_bias_act.py). */
-static mp_status emu_gemm_bias_act(mp_device dev, mp_dtype dt, int ta, int tb, int64_t M, int64_t N, int64_t K,
-                                   const void *A, const void *B, const void *bias, int act, void *C) {
-    if (M <= 0 || N <= 0)
-        return MP_OK;
-    mp_strided sc = {.ndim = 2};
-    sc.shape[0] = M, sc.shape[1] = N;
-    sc.sstride[0] = 0, sc.sstride[1] = 1;
-    sc.dstride[0] = N, sc.dstride[1] = 1;
-    MP_TRY(mp_backend_cpu.strided_copy(dev, dt, &sc, bias, C));
-    if (K > 0)
-        MP_TRY(mp_backend_cpu.gemm(dev, dt, ta, tb, M, N, K, 1.0, A, B, 1.0, C, 1, 0, 0, 0));
-    if (act)
-        MP_TRY(mp_backend_cpu.unary(dev, MP_UNARY_RELU, dt, C, C, M * N, 0.0));
-    return MP_OK;
-}
-
 mp_status mp_backend_emulate_graphs(int on) {
     if (tables[MP_DEV_CUDA] != &emulated)
         return mp_error_set(MP_ERR_DEVICE, "emulated CUDA graphs need the emulated GPU");
@@ -255,7 +234,9 @@ mp_status mp_backend_emulate_gpu(int on, const char *without) {
     emulated.name = "emulated-gpu";
     emulated.copy_d2h = emulated_copy_d2h;
     emulated.host_syncs = emulated_host_syncs;
-    emulated.gemm_bias_act = emu_gemm_bias_act;
+    /* as CUDA's table: no kept max-pool workspace (its header would be read back through
+     * copy_d2h, a host synchronisation on a real GPU) */
+    emulated.pool_workspace = NULL;
     MP_TRY(drop_slots(&emulated, without));
     if (on < 0 || on > 16)
         return mp_error_set(MP_ERR_VALUE, "the GPU emulation offers 1..16 GPUs, asked for %d", on);

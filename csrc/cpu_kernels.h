@@ -18,10 +18,9 @@ mp_status mp_cpu_argreduce(mp_device dev, int is_min, mp_dtype dt, const void *x
                            int64_t red, int64_t inner);
 mp_status mp_cpu_softmax(mp_device dev, int is_log, mp_dtype dt, const void *x, void *y, int64_t rows,
                          int64_t cols);
-/* C = op(A) op(B) + bias through oneDNN where it multiplies dt (the gemm_bias slot);
- * *done = 0 otherwise. */
-mp_status mp_cpu_gemm_bias(mp_device dev, mp_dtype dt, int ta, int tb, int64_t M, int64_t N, int64_t K, const void *A,
-                           const void *B, const void *bias, void *C, int *done);
+/* C = act(op(A) op(B) [+ bias]): the gemm_bias_act slot (backend.def) */
+mp_status mp_cpu_gemm_bias_act(mp_device dev, mp_dtype dt, int ta, int tb, int64_t M, int64_t N, int64_t K,
+                               const void *A, const void *B, const void *bias, int act, void *C);
 mp_status mp_cpu_gemm(mp_device dev, mp_dtype dt, int ta, int tb, int64_t M, int64_t N, int64_t K, double alpha,
                       const void *A, const void *B, double beta, void *C, int64_t batch, int64_t sa, int64_t sb,
                       int64_t sc);
@@ -34,9 +33,12 @@ mp_status mp_cpu_step_end(mp_device dev, const uint8_t *found_inf, float *scale,
                           const mp_loss_scale_params *p, int64_t *iterations);
 mp_status mp_cpu_batch_norm(mp_device dev, mp_dtype dt, mp_dtype sdt, const void *x, const void *scale,
                              const void *offset, const void *mean, const void *var, double eps, void *y,
-                             int64_t outer, int64_t C, int64_t inner);
+                             int64_t outer, int64_t C, int64_t inner, int act);
 mp_status mp_cpu_batch_stats(mp_device dev, mp_stats_kind k, mp_dtype dt, mp_dtype sdt, const void *x, const void *y,
                              const void *mean, const void *g, void *out, int64_t outer, int64_t C, int64_t inner);
+/* BatchMoments of float32/float16 in two reads (mean, then squared deviations) instead of
+ * one (A/B measurements, tests); returns the previous setting. */
+int mp_cpu_moments_two_pass(int on);
 mp_status mp_cpu_cast(mp_device dev, const void *src, mp_dtype sdt, void *dst, mp_dtype ddt, int64_t n);
 
 /* Widen n elements of a float dtype (f32/f16/bf16) at src to f32; f32 is copied. */

@@ -15,7 +15,10 @@ typedef struct {
     const float *a, *b;    /* float32 statistics */
     const double *ad, *bd; /* float64 statistics */
     int64_t C, inner;
+    int act;               /* 1: ReLU after (TensorFlow's Relu: NaN stays NaN, -0 becomes 0) */
 } bn_ctx;
+
+#define BN_RELU(v) ((v) > 0 ? (v) : ((v) == (v) ? 0 : (v)))
 
 /* rows of the (outer * C, inner) view; a row has one channel */
 static void bn_rows(void *vctx, int64_t r0, int64_t r1) {
@@ -29,6 +32,9 @@ static void bn_rows(void *vctx, int64_t r0, int64_t r1) {
                 double *y = (double *)c->y + r * c->C;
                 for (int64_t k = 0; k < c->C; k++)
                     y[k] = x[k] * c->ad[k] + c->bd[k];
+                if (c->act)
+                    for (int64_t k = 0; k < c->C; k++)
+                        y[k] = BN_RELU(y[k]);
                 continue;
             }
             for (int64_t k0 = 0; k0 < c->C; k0 += MP_BLOCK) {
@@ -36,6 +42,9 @@ static void bn_rows(void *vctx, int64_t r0, int64_t r1) {
                 mp_load_f32(c->dt, (const char *)c->x + (r * c->C + k0) * (int64_t)es, buf, m);
                 for (int64_t k = 0; k < m; k++)
                     buf[k] = buf[k] * c->a[k0 + k] + c->b[k0 + k];
+                if (c->act)
+                    for (int64_t k = 0; k < m; k++)
+                        buf[k] = BN_RELU(buf[k]);
                 mp_store_f32(c->dt, buf, (char *)c->y + (r * c->C + k0) * (int64_t)es, m);
             }
         }
@@ -48,6 +57,9 @@ static void bn_rows(void *vctx, int64_t r0, int64_t r1) {
             double *y = (double *)c->y + r * c->inner;
             for (int64_t k = 0; k < c->inner; k++)
                 y[k] = x[k] * c->ad[ch] + c->bd[ch];
+            if (c->act)
+                for (int64_t k = 0; k < c->inner; k++)
+                    y[k] = BN_RELU(y[k]);
             continue;
         }
         float a = c->a[ch], b = c->b[ch];
@@ -56,6 +68,9 @@ static void bn_rows(void *vctx, int64_t r0, int64_t r1) {
             mp_load_f32(c->dt, (const char *)c->x + (r * c->inner + k0) * (int64_t)es, buf, m);
             for (int64_t k = 0; k < m; k++)
                 buf[k] = buf[k] * a + b;
+            if (c->act)
+                for (int64_t k = 0; k < m; k++)
+                    buf[k] = BN_RELU(buf[k]);
             mp_store_f32(c->dt, buf, (char *)c->y + (r * c->inner + k0) * (int64_t)es, m);
         }
     }
@@ -63,13 +78,13 @@ static void bn_rows(void *vctx, int64_t r0, int64_t r1) {
 
 mp_status mp_cpu_batch_norm(mp_device dev, mp_dtype dt, mp_dtype sdt, const void *x, const void *scale,
                             const void *offset, const void *mean, const void *var, double eps, void *y, int64_t outer,
-                            int64_t C, int64_t inner) {
+                            int64_t C, int64_t inner, int act) {
     (void)dev;
     size_t ss = mp_dtype_size(sdt);
     void *ab = mp_cpu_scratch_alloc(2 * (size_t)C * ss + 64);
     if (!ab)
         return mp_error_set(MP_ERR_MEMORY, "out of memory for batch normalization factors");
-    bn_ctx c = {dt, x, y, NULL, NULL, NULL, NULL, C, inner};
+    bn_ctx c = {dt, x, y, NULL, NULL, NULL, NULL, C, inner, act != 0};
     if (sdt == MP_F64) {
         double *a = ab, *b = a + C;
         const double *s = scale, *o = offset, *mu = mean, *v = var;
@@ -99,7 +114,7 @@ mp_status mp_cpu_batch_norm(mp_device dev, mp_dtype dt, mp_dtype sdt, const void
 
 /* Per-channel sums over (outer, C, inner) in float64, in a fixed split of the rows (the
  * same partial sums whatever the thread count: replay == eager bit for bit). */
-enum { SUM_X = 0, SUM_SQDEV = 1, SUM_GRAD = 2 };
+enum { SUM_X = 0, SUM_SQDEV = 1, SUM_GRAD = 2, SUM_SHIFTED = 3 };
 #define STAT_CHUNKS 64
 
 typedef struct {
@@ -139,6 +154,27 @@ static void acc_run(const sums_ctx *c, const char *x, const char *y, int64_t n, 
         mp_load_f32(c->dt, xp, bx, m);
         if (yp)
             mp_load_f32(c->dt, yp, by, m);
+        if (c->mode == SUM_SHIFTED) { /* sums of d and d^2, d = x - K (K: the channel's first value) */
+            if (step_ch) {
+                const double *K = c->m + ch0 + i0;
+                double *a0 = s0 + ch0 + i0, *a1 = s1 + ch0 + i0;
+                for (int64_t i = 0; i < m; i++) {
+                    double d = (double)bx[i] - K[i];
+                    a0[i] += d;
+                    a1[i] += d * d;
+                }
+            } else {
+                double K = c->m[ch0], t0 = 0.0, t1 = 0.0;
+                for (int64_t i = 0; i < m; i++) {
+                    double d = (double)bx[i] - K;
+                    t0 += d;
+                    t1 += d * d;
+                }
+                s0[0] += t0;
+                s1[0] += t1;
+            }
+            continue;
+        }
         for (int64_t i = 0; i < m; i++) {
             int64_t ch = ch0 + (i0 + i) * step_ch;
             double v = bx[i];
@@ -261,6 +297,10 @@ static void mgrad_rows(void *vctx, int64_t r0, int64_t r1) {
     }
 }
 
+static int two_pass; /* mp_cpu_moments_two_pass: the two reads for every dtype (A/B, tests) */
+
+int mp_cpu_moments_two_pass(int on) { return __atomic_exchange_n(&two_pass, on != 0, __ATOMIC_RELAXED); }
+
 mp_status mp_cpu_batch_stats(mp_device dev, mp_stats_kind k, mp_dtype dt, mp_dtype sdt, const void *x, const void *y,
                              const void *mean, const void *g, void *out, int64_t outer, int64_t C, int64_t inner) {
     (void)dev;
@@ -272,7 +312,33 @@ mp_status mp_cpu_batch_stats(mp_device dev, mp_stats_kind k, mp_dtype dt, mp_dty
     double N = (double)outer * (double)inner;
     sums_ctx c = {SUM_X, dt, sdt, x, NULL, m, outer, C, inner, 0, NULL};
     mp_status st = MP_OK;
-    if (k == MP_STATS_MOMENTS) {
+    if (k == MP_STATS_MOMENTS && dt != MP_F64 && N > 0 && !__atomic_load_n(&two_pass, __ATOMIC_RELAXED)) {
+        /* one read: sums of d = x - K and d^2 in float64 with K the channel's first value, so
+         * mean = K + S1/N and var = S2/N - (S1/N)^2 lose nothing a float32 result keeps (K is
+         * a sample, |mean - K| ~ the standard deviation); float64 data keeps the two reads */
+        size_t es = mp_dtype_size(dt);
+        float kv;
+        for (int64_t ch = 0; ch < C; ch++) {
+            mp_load_f32(dt, (const char *)x + (inner == 1 ? ch : ch * inner) * (int64_t)es, &kv, 1);
+            m[ch] = (double)kv;
+        }
+        c.mode = SUM_SHIFTED;
+        if ((st = chan_sums(&c, s0, s1)) != MP_OK)
+            goto out;
+        int finite = 1;
+        for (int64_t ch = 0; ch < C; ch++)
+            finite &= isfinite(m[ch]) && isfinite(s0[ch]) && isfinite(s1[ch]);
+        if (finite) {
+            for (int64_t ch = 0; ch < C; ch++) {
+                double d = s0[ch] / N, v = s1[ch] / N - d * d;
+                put_stat(sdt, out, ch, m[ch] + d);
+                put_stat(sdt, out, C + ch, v < 0 ? 0.0 : v);
+            }
+            goto out;
+        }
+        c.mode = SUM_X; /* inf or NaN in x: the two reads, whose inf and NaN results TensorFlow's match */
+    }
+    if (k == MP_STATS_MOMENTS && c.mode == SUM_X) {
         if ((st = chan_sums(&c, s0, s1)) != MP_OK)
             goto out;
         for (int64_t ch = 0; ch < C; ch++)

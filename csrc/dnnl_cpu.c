@@ -249,8 +249,14 @@ static dnnl_status_t build_pool(entry *e, dnnl_primitive_attr_t attr) {
     CHK(act_md(&src, dt, w->nchw, w->n, w->c, w->h, w->w));
     CHK(act_md(&dst, dt, w->nchw, w->n, w->oc, w->oh, w->ow));
     if (e->key.kind == MP_POOL_MAX || e->key.kind == MP_POOL_AVG) {
-        CHK(dnnl_pooling_forward_primitive_desc_create(&e->pd, engine, dnnl_forward_inference, alg, src, dst, strides,
-                                                       ker, dil, pl, pr, attr));
+        /* post = 1: max pooling for a gradient (forward_training: the argmax workspace too) */
+        CHK(dnnl_pooling_forward_primitive_desc_create(&e->pd, engine,
+                                                       e->key.post ? dnnl_forward_training : dnnl_forward_inference,
+                                                       alg, src, dst, strides, ker, dil, pl, pr, attr));
+        if (e->key.post) {
+            const_dnnl_memory_desc_t ws = dnnl_primitive_desc_query_md(e->pd, dnnl_query_workspace_md, 0);
+            e->ws = ws ? dnnl_memory_desc_get_size(ws) : 0;
+        }
     } else {
         CHK(dnnl_pooling_forward_primitive_desc_create(&e->aux_pd, engine, dnnl_forward_training, alg, src, dst,
                                                        strides, ker, dil, pl, pr, attr));
@@ -495,23 +501,33 @@ out:
     return st;
 }
 
-static mp_status run_pool(entry *e, const void *a, const void *b, void *out) {
+/* kept: a max-pool workspace the caller holds (the forward training entry writes it, the
+ * backward reads it instead of running the forward again); NULL: scratch of our own. */
+static mp_status run_pool(entry *e, const void *a, const void *b, void *out, void *kept) {
     exec_ctx c = {0};
     dnnl_exec_arg_t args[8];
     int na = 0;
     mp_status st = MP_OK;
     const_dnnl_primitive_desc_t pd = e->pd;
+    int fwd = e->key.kind == MP_POOL_MAX || e->key.kind == MP_POOL_AVG;
     void *scratch = ctx_alloc(&c, e->scratch);
-    void *ascratch = ctx_alloc(&c, e->aux_scratch);
-    void *ws = ctx_alloc(&c, e->ws);
-    void *adst = ctx_alloc(&c, e->aux_dst);
-    if ((e->scratch && !scratch) || (e->aux_scratch && !ascratch) || (e->ws && !ws) || (e->aux_dst && !adst)) {
+    void *ascratch = kept ? NULL : ctx_alloc(&c, e->aux_scratch);
+    void *ws = kept ? kept : ctx_alloc(&c, e->ws);
+    void *adst = kept ? NULL : ctx_alloc(&c, e->aux_dst);
+    if ((e->scratch && !scratch) || (!kept && e->aux_scratch && !ascratch) || (e->ws && !ws) ||
+        (!kept && e->aux_dst && !adst)) {
         st = mp_error_set(MP_ERR_MEMORY, "out of memory for a pooling scratchpad");
         goto out;
     }
-    if (e->key.kind == MP_POOL_MAX || e->key.kind == MP_POOL_AVG) {
+    if (fwd) {
         ARG(DNNL_ARG_SRC, qmd(pd, dnnl_query_src_md), a);
         ARG(DNNL_ARG_DST, qmd(pd, dnnl_query_dst_md), out);
+        if (e->ws)
+            ARG(DNNL_ARG_WORKSPACE, qmd(pd, dnnl_query_workspace_md), ws);
+    } else if (kept) {
+        ARG(DNNL_ARG_WORKSPACE, qmd(e->aux_pd, dnnl_query_workspace_md), ws);
+        ARG(DNNL_ARG_DIFF_DST, qmd(pd, dnnl_query_diff_dst_md), b);
+        ARG(DNNL_ARG_DIFF_SRC, qmd(pd, dnnl_query_diff_src_md), out);
     } else {
         if (e->aux) { /* max: the forward again, for the workspace of argmax positions */
             ARG(DNNL_ARG_SRC, qmd(e->aux_pd, dnnl_query_src_md), a);
@@ -790,7 +806,7 @@ static mp_status native_post(int fam, int kind, int post, mp_dtype dt, const mp_
     MP_TRY(get_entry(&k, &e, unimpl));
     if (*unimpl)
         return MP_OK;
-    mp_status st = fam == FAM_CONV ? run_conv(e, a, b, bias, out) : run_pool(e, a, b, out);
+    mp_status st = fam == FAM_CONV ? run_conv(e, a, b, bias, out) : run_pool(e, a, b, out, NULL);
     entry_release(e);
     return st;
 }
@@ -881,6 +897,60 @@ mp_status mp_cpu_pool(mp_device dev, mp_pool_kind k, mp_dtype dt, const mp_windo
                       void *out) {
     (void)dev;
     return route(FAM_POOL, (int)k, dt, win, a, b, out);
+}
+
+/* The pool_workspace slot: max pooling run once for a gradient, its argmax workspace kept
+ * by the caller (the op layer puts it behind MaxPool's output) and handed to MaxPoolGrad.
+ * Only where the backward would run oneDNN natively on the same descriptors: float32,
+ * bfloat16 (float16 where oneDNN implements it), not the 16-bit overlapping windows the
+ * backward widens, not under dnnl_force_reference. Values are the pool slot's bit for bit:
+ * the same forward (forward_training computes the same maxima, NaN rules included) and the
+ * same backward primitive that pool's MAX_BWD runs after its own forward_training. */
+static int ws_route(mp_dtype dt, const mp_window *w) {
+    if (dt != MP_F32 && dt != MP_BF16 && dt != MP_F16)
+        return 0;
+    if (dt != MP_F32 && (w->kh > w->sh || w->kw > w->sw))
+        return 0;
+    return !__atomic_load_n(&force_fallback, __ATOMIC_RELAXED);
+}
+
+mp_status mp_cpu_pool_workspace(mp_device dev, mp_pool_kind kind, mp_dtype dt, const mp_window *w, const void *a,
+                                const void *b, void *out, void *ws, size_t *ws_bytes) {
+    (void)dev;
+    key_t_ k;
+    memset(&k, 0, sizeof k);
+    k.fam = FAM_POOL;
+    k.dt = (int)dt;
+    k.win = *w;
+    entry *e = NULL;
+    int unimpl = 1;
+    if (!ws) { /* the size query */
+        *ws_bytes = 0;
+        if (kind != MP_POOL_MAX || !ws_route(dt, w))
+            return MP_OK;
+        k.kind = MP_POOL_MAX, k.post = 1;
+        MP_TRY(get_entry(&k, &e, &unimpl));
+        if (unimpl)
+            return MP_OK;
+        *ws_bytes = e->ws;
+        entry_release(e);
+        return MP_OK;
+    }
+    if (kind != MP_POOL_MAX && kind != MP_POOL_MAX_BWD)
+        return mp_error_set(MP_ERR_INTERNAL, "pool_workspace: pooling kind %d keeps no workspace", (int)kind);
+    if (kind == MP_POOL_MAX_BWD && mp_ref_pool_first_nan(dt, w, a)) /* TensorFlow's leading-NaN rule */
+        return widened(FAM_POOL, MP_POOL_MAX_BWD, dt, MP_F64, w, a, b, out, &unimpl);
+    k.kind = (int)kind, k.post = kind == MP_POOL_MAX;
+    MP_TRY(get_entry(&k, &e, &unimpl));
+    if (unimpl || e->ws != *ws_bytes) {
+        if (e)
+            entry_release(e);
+        return mp_error_set(MP_ERR_INTERNAL, "pool_workspace: no kept workspace of %zu bytes for this window",
+                            *ws_bytes);
+    }
+    mp_status st = run_pool(e, a, b, out, ws);
+    entry_release(e);
+    return st;
 }
 
 /* y += bias per output channel, then ReLU when act; y (n, oc, oh, ow) in NCHW or NHWC of dt.

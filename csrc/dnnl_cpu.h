@@ -6,6 +6,10 @@ mp_status mp_cpu_conv(mp_device dev, mp_conv_kind k, mp_dtype dt, const mp_windo
                       void *out);
 mp_status mp_cpu_pool(mp_device dev, mp_pool_kind k, mp_dtype dt, const mp_window *win, const void *a, const void *b,
                       void *out);
+/* The pool_workspace slot (backend.def): max pooling's argmax workspace kept between the
+ * forward and its gradient. */
+mp_status mp_cpu_pool_workspace(mp_device dev, mp_pool_kind k, mp_dtype dt, const mp_window *win, const void *a,
+                                const void *b, void *out, void *ws, size_t *ws_bytes);
 /* y = act(conv(x, f) + bias) (the conv_bias_act slot): act 0 none, 1 ReLU. */
 mp_status mp_cpu_conv_bias_act(mp_device dev, mp_dtype dt, const mp_window *win, const void *x, const void *f,
                                const void *bias, int act, void *y);

@@ -277,16 +277,33 @@ mp_status mp_cpu_gemm(mp_device dev, mp_dtype dt, int ta, int tb, int64_t M, int
     return MP_OK;
 }
 
-mp_status mp_cpu_gemm_bias(mp_device dev, mp_dtype dt, int ta, int tb, int64_t M, int64_t N, int64_t K, const void *A,
-                           const void *B, const void *bias, void *C, int *done) {
-    (void)dev;
-    *done = 0;
-    if (M == 0 || N == 0 || K == 0 || !(dt == MP_BF16 || dt == MP_F16 || dt == MP_F32) || !mp_gemm_uses_onednn(dt))
+/* The gemm_bias_act slot (backend.def): oneDNN's products take the bias as oneDNN's bias
+ * argument (no pass over C); the others get the bias rows and the gemm with beta = 1 (what
+ * the op layer composes where a backend has no slot: the same values). ReLU is mixprec's own
+ * pass after it (oneDNN's ReLU post-op maps NaN to 0; TensorFlow's eager Relu keeps NaN). */
+mp_status mp_cpu_gemm_bias_act(mp_device dev, mp_dtype dt, int ta, int tb, int64_t M, int64_t N, int64_t K,
+                               const void *A, const void *B, const void *bias, int act, void *C) {
+    if (M <= 0 || N <= 0)
         return MP_OK;
+    if (K <= 0)
+        return mp_error_set(MP_ERR_INTERNAL, "gemm_bias_act: K must be >= 1 (the op layer handles K == 0)");
     MP_TRY(check_dims(M, N, K));
-    int unimpl = 0;
-    MP_TRY(mp_dnnl_gemm_bias(dt, ta, tb, M, N, K, A, B, bias, C, &unimpl));
-    *done = !unimpl;
+    int unimpl = 1;
+    if ((dt == MP_BF16 || dt == MP_F16 || dt == MP_F32) && mp_gemm_uses_onednn(dt)) {
+        if (bias)
+            MP_TRY(mp_dnnl_gemm_bias(dt, ta, tb, M, N, K, A, B, bias, C, &unimpl));
+        else
+            MP_TRY(mp_dnnl_gemm(dt, ta, tb, M, N, K, 1.0, A, B, 0.0, C, &unimpl));
+    }
+    if (unimpl) {
+        size_t row = (size_t)N * mp_dtype_size(dt);
+        if (bias)
+            for (int64_t r = 0; r < M; r++)
+                memcpy((char *)C + (size_t)r * row, bias, row);
+        MP_TRY(mp_cpu_gemm(dev, dt, ta, tb, M, N, K, 1.0, A, B, bias ? 1.0 : 0.0, C, 1, 0, 0, 0));
+    }
+    if (act)
+        MP_TRY(mp_cpu_unary(dev, MP_UNARY_RELU, dt, C, C, M * N, 0.0));
     return MP_OK;
 }
 

@@ -926,9 +926,15 @@ static mp_status g_conv2d_backprop_filter(const mp_node *n, mp_tensor *dy, const
     return finish(&a);
 }
 
+/* MaxPoolGrad(x, y, dy) with y this node's output: the argmax workspace MaxPool kept behind
+ * y (ops_window.c) spares MaxPoolGrad finding the maxima again */
 static mp_status g_max_pool(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
     arena a = {0};
-    mp_tensor *r = window(&a, MP_OP_MAX_POOL_GRAD, n->inputs[0], dy, n, NULL);
+    (void)need;
+    mp_attrs at = n->attrs;
+    at.i2 = 0;
+    mp_tensor *in[3] = {n->inputs[0], n->output, dy};
+    mp_tensor *r = run(&a, MP_OP_MAX_POOL_GRAD, 3, in, &at);
     if (r)
         dx[0] = out(r);
     return finish(&a);
@@ -943,25 +949,34 @@ static mp_tensor *zeros_as(arena *a, const mp_tensor *t) {
     return keep(a, st_, r);
 }
 
-/* MaxPoolGrad(x, dy): linear in dy, adjoint MaxPoolGradGrad(x, g); x gets zeros (as TF) */
+/* MaxPoolGrad(x, y, dy): linear in dy, adjoint MaxPoolGradGrad(x, g); x and y get zeros
+ * (as TF) */
 static mp_status g_max_pool_grad(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
     arena a = {0};
     mp_tensor *r;
     if (need[0] && (r = zeros_as(&a, n->inputs[0])))
         dx[0] = out(r);
-    if (need[1] && (r = window(&a, MP_OP_MAX_POOL_GRAD_GRAD, n->inputs[0], dy, n, NULL)))
+    if (need[1] && (r = zeros_as(&a, n->inputs[1])))
         dx[1] = out(r);
+    if (need[2] && (r = window(&a, MP_OP_MAX_POOL_GRAD_GRAD, n->inputs[0], dy, n, NULL)))
+        dx[2] = out(r);
     return finish(&a);
 }
 
-/* MaxPoolGradGrad(x, g): linear in g, adjoint MaxPoolGrad(x, dy); x gets zeros */
+/* MaxPoolGradGrad(x, g): linear in g, adjoint MaxPoolGrad(x, MaxPool(x), dy); x gets zeros */
 static mp_status g_max_pool_grad_grad(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
     arena a = {0};
     mp_tensor *r;
     if (need[0] && (r = zeros_as(&a, n->inputs[0])))
         dx[0] = out(r);
-    if (need[1] && (r = window(&a, MP_OP_MAX_POOL_GRAD, n->inputs[0], dy, n, NULL)))
-        dx[1] = out(r);
+    if (need[1]) {
+        mp_attrs at = n->attrs;
+        at.i2 = 0;
+        mp_tensor *y = run(&a, MP_OP_MAX_POOL, 1, &n->inputs[0], &at);
+        mp_tensor *in[3] = {n->inputs[0], y, dy};
+        if (y && (r = run(&a, MP_OP_MAX_POOL_GRAD, 3, in, &at)))
+            dx[1] = out(r);
+    }
     return finish(&a);
 }
 
@@ -1032,9 +1047,11 @@ static mp_tensor *stats_op(arena *a, mp_op op, mp_tensor *x, mp_tensor *y, mp_te
  * inv = rsqrt(var + eps): every input gets its gradient (training's batch statistics carry
  * theirs back into moments). dx = dy * A is one pass; the four per-channel gradients come
  * from one more (BatchNormGradSums: sum dy and sum dy (x - mean), in float64). */
-static mp_status g_batch_norm(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+static mp_status g_batch_norm(const mp_node *n, mp_tensor *dy_in, const int *need, mp_tensor **dx) {
     arena a = {0};
     mp_tensor *x = IN(0), *scale = IN(1), *mean = IN(3), *var = IN(4);
+    /* BatchNorm + ReLU (attr i2): ReluGrad from the output first, as Relu's rule */
+    mp_tensor *dy = n->attrs.i2 ? bin(&a, MP_OP_RELU_GRAD, Y, dy_in) : dy_in;
     int cf = n->attrs.i0 != 0;
     mp_tensor *inv = un(&a, MP_OP_RSQRT, bin(&a, MP_OP_ADD, var, scalar(&a, var, n->attrs.f0)));
     mp_tensor *A = bin(&a, MP_OP_MUL, scale, inv);

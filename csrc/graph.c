@@ -130,6 +130,7 @@ static void node_clear(mp_gnode *n) {
     if (n->host.free)
         n->host.free(n->host.ctx);
     mp_gloop_free(n->loop);
+    mp_gcall_free(n->call);
     memset(n, 0, sizeof *n);
 }
 
@@ -479,7 +480,8 @@ mp_status mp_graph_guard_effects(mp_graph *g, int from, mp_tensor *pred, int neg
         const mp_gnode *n = &g->nodes[i];
         if (!(n->flags & MP_GNODE_FLAG_EFFECT))
             continue;
-        if ((n->kind != MP_GNODE_VAR_ASSIGN && n->kind != MP_GNODE_HOST) || (n->flags & MP_GNODE_FLAG_GUARD))
+        if ((n->kind != MP_GNODE_VAR_ASSIGN && n->kind != MP_GNODE_HOST && n->kind != MP_GNODE_CALL) ||
+            (n->flags & MP_GNODE_FLAG_GUARD))
             return mp_error_set(MP_ERR_VALUE, "guard_effects: node %d (kind %d) cannot be gated", i, (int)n->kind);
     }
     mp_gedge e;
@@ -526,6 +528,82 @@ mp_status mp_graph_record_host(mp_ghost host, int n_in, mp_tensor *const *in) {
     n->n_in = n_in;
     n->host = host;
     n->flags |= MP_GNODE_FLAG_EFFECT;
+    return MP_OK;
+}
+
+void mp_gcall_free(mp_gcall *c) {
+    if (!c)
+        return;
+    for (int k = 0; c->results && k < c->n_out; k++)
+        mp_tensor_decref(c->results[k]);
+    if (c->free)
+        c->free(c->ctx);
+    free(c->results);
+    free(c->dtypes);
+    free(c->ndims);
+    free(c->shapes);
+    free(c->devices);
+    free(c);
+}
+
+void mp_graph_note_python_grad(void) {
+    for (mp_graph *g = rec; g; g = g->parent)
+        g->python_grads++;
+}
+
+mp_status mp_graph_record_call(mp_gcall *c, int n_in, mp_tensor *const *in, mp_tensor *const *outs) {
+    mp_graph *g = rec;
+    if (!g) {
+        mp_gcall_free(c);
+        return MP_OK;
+    }
+    size_t no = (size_t)(c->n_out ? c->n_out : 1);
+    if (!c->results)
+        c->results = calloc(no, sizeof *c->results);
+    free(c->ndims);
+    free(c->shapes);
+    free(c->devices);
+    c->ndims = calloc(no, sizeof *c->ndims);
+    c->shapes = calloc(no * MP_MAX_DIMS, sizeof *c->shapes);
+    c->devices = calloc(no, sizeof *c->devices);
+    mp_gedge *tmp = calloc((size_t)(n_in ? n_in : 1), sizeof *tmp);
+    if (!tmp || !c->results || !c->ndims || !c->shapes || !c->devices) {
+        free(tmp);
+        mp_gcall_free(c);
+        return mp_error_set(MP_ERR_MEMORY, "out of host memory recording a host call");
+    }
+    for (int k = 0; k < c->n_out; k++) {
+        c->ndims[k] = outs[k]->ndim;
+        c->devices[k] = mp_tensor_device(outs[k]);
+        memcpy(&c->shapes[(size_t)k * MP_MAX_DIMS], outs[k]->shape, sizeof(int64_t) * (size_t)outs[k]->ndim);
+    }
+    mp_status st = MP_OK;
+    for (int k = 0; k < n_in && st == MP_OK; k++)
+        st = edge_of(g, in[k], &tmp[k]);
+    int32_t idx = -1;
+    if (st == MP_OK)
+        st = push_node(g, MP_GNODE_CALL, 0, &idx);
+    if (st != MP_OK) {
+        free(tmp);
+        mp_gcall_free(c);
+        return st;
+    }
+    mp_gnode *n = &g->nodes[idx];
+    n->in = tmp;
+    n->n_in = n_in;
+    n->call = c;
+    n->flags |= MP_GNODE_FLAG_EFFECT | FLAG_DYNAMIC;
+    for (int k = 0; k < c->n_out; k++) {
+        int32_t o;
+        MP_TRY(push_node(g, MP_GNODE_CALL_OUT, 1, &o));
+        mp_gnode *out = &g->nodes[o];
+        out->in[0].node = idx;
+        out->in[0].output = k;
+        out->flags |= FLAG_DYNAMIC;
+        set_out(out, outs[k]);
+        MP_TRY(map_out(g, outs[k], o));
+    }
+    mp_graph_note_python_grad();
     return MP_OK;
 }
 
@@ -584,6 +662,7 @@ int mp_graph_note_host_read(const mp_tensor *x, const char *what) {
                       : n->kind == MP_GNODE_INPUT ? "an input"
                       : n->kind == MP_GNODE_VAR_READ ? "a variable read"
                       : n->kind == MP_GNODE_LOOP_OUT ? "a loop"
+                      : n->kind == MP_GNODE_CALL_OUT ? "a host call (tf.py_function)"
                                                       : "an optimizer step";
     char reason[sizeof g->break_reason];
     snprintf(reason, sizeof reason, "%s of a traced tensor (the output of %s)", what, src);
@@ -710,7 +789,26 @@ static void plan_folds(mp_graph *g) {
     }
 }
 
+/* A MaxPool node that a MaxPoolGrad of the same x reads (the trace recorded its gradient)
+ * keeps its argmax workspace for it (attr i2 = 1, ops_window.c); the others run as
+ * inference. Recomputed with the plan: passes and pruning may remove the gradient. */
+static void plan_pool_workspaces(mp_graph *g) {
+    for (int i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i].kind == MP_GNODE_OP && g->nodes[i].op == MP_OP_MAX_POOL)
+            g->nodes[i].attrs.i2 = 0;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const mp_gnode *n = &g->nodes[i];
+        if (n->kind != MP_GNODE_OP || n->op != MP_OP_MAX_POOL_GRAD || n->n_in != 3 || n->in[1].node < 0)
+            continue;
+        mp_gnode *p = &g->nodes[n->in[1].node];
+        if (p->kind == MP_GNODE_OP && p->op == MP_OP_MAX_POOL && p->in[0].node == n->in[0].node &&
+            p->in[0].output == n->in[0].output)
+            p->attrs.i2 = 1;
+    }
+}
+
 static void plan_last_uses(mp_graph *g) {
+    plan_pool_workspaces(g);
     for (int i = 0; i < g->n_nodes; i++)
         g->nodes[i].last_use = i;
     for (int i = 0; i < g->n_nodes; i++)
@@ -828,6 +926,11 @@ int mp_op_infer_dtype(mp_op op, int n_in, const mp_dtype *in, const mp_attrs *at
     case MP_OP_ANY: return MP_BOOL;
     case MP_OP_WHERE: return n_in == 3 && in[1] == in[2] ? (int)in[1] : -1;
     case MP_OP_BATCH_NORM: return n_in >= 1 ? (int)in[0] : -1; /* statistics are float32 */
+    /* batch statistics of x (float64 for float64 x, else float32); the moments' gradient has x's */
+    case MP_OP_BATCH_MOMENTS: return n_in == 1 ? (in[0] == MP_F64 ? MP_F64 : MP_F32) : -1;
+    case MP_OP_BATCH_NORM_GRAD_SUMS:
+        return n_in == 3 && in[1] == in[0] ? (in[0] == MP_F64 ? MP_F64 : MP_F32) : -1;
+    case MP_OP_BATCH_MOMENTS_GRAD: return n_in == 3 ? (int)in[0] : -1;
     case MP_OP_GATHER:      /* (params, integer indices) */
     case MP_OP_GATHER_GRAD: /* (dy, integer indices) */
     case MP_OP_INDEX_T:     /* (x, integer index) */
@@ -1120,6 +1223,54 @@ static mp_status guard_open(const mp_gnode *n, mp_tensor *const *args, int *open
     return MP_OK;
 }
 
+/* A host call node at a replay: the callback (Python: it takes the GIL), its results
+ * checked against the dtypes traced (a result's shape may change, as TensorFlow's
+ * py_function leaves it unknown). */
+static mp_status run_call(mp_gnode *n, mp_tensor *const *args) {
+    mp_gcall *c = n->call;
+    for (int k = 0; k < c->n_out; k++) {
+        mp_tensor_decref(c->results[k]);
+        c->results[k] = NULL;
+    }
+    int guarded = (n->flags & MP_GNODE_FLAG_GUARD) != 0, open = 1;
+    if (guarded)
+        MP_TRY(guard_open(n, args, &open));
+    if (!open) { /* a branch not taken: zeros of the traced shapes (its values are not selected) */
+        for (int k = 0; k < c->n_out; k++) {
+            mp_tensor *z = NULL;
+            mp_device cpu = {MP_DEV_CPU, 0};
+            mp_status st = mp_tensor_new(c->dtypes[k], c->ndims[k], &c->shapes[(size_t)k * MP_MAX_DIMS], cpu, &z);
+            if (st != MP_OK)
+                return st;
+            memset(mp_tensor_data(z), 0, mp_tensor_nbytes(z));
+            if (!mp_device_eq(c->devices[k], cpu)) { /* where the traced result lived */
+                st = mp_copy_to_device(z, c->devices[k], &c->results[k]);
+                mp_tensor_decref(z);
+                if (st != MP_OK)
+                    return st;
+            } else {
+                c->results[k] = z;
+            }
+        }
+        return MP_OK;
+    }
+    MP_TRY(c->fn(c->ctx, n->n_in - guarded, args, c->n_out, c->results));
+    for (int k = 0; k < c->n_out; k++) {
+        const mp_tensor *r = c->results[k];
+        if (!r || r->dtype != c->dtypes[k]) {
+            mp_status st = mp_error_set(MP_ERR_VALUE,
+                                        "a host call of a traced function returned %s for result %d, traced as %s",
+                                        r ? mp_dtype_name(r->dtype) : "nothing", k, mp_dtype_name(c->dtypes[k]));
+            for (int j = 0; j < c->n_out; j++) {
+                mp_tensor_decref(c->results[j]);
+                c->results[j] = NULL;
+            }
+            return st;
+        }
+    }
+    return MP_OK;
+}
+
 mp_status mp_graph_run(mp_graph *g, int n_in, mp_tensor *const *in, mp_tensor **outs) {
     return mp_graph_run_with(g, n_in, in, 0, NULL, NULL, outs);
 }
@@ -1221,6 +1372,13 @@ mp_status mp_graph_run_with(mp_graph *g, int n_in, mp_tensor *const *in, int n_s
             mp_gloop *l = g->nodes[n->in[0].node].loop;
             vals[i] = l->results[n->in[0].output];
             l->results[n->in[0].output] = NULL;
+            break;
+        }
+        case MP_GNODE_CALL: st = run_call(n, args); break;
+        case MP_GNODE_CALL_OUT: {
+            mp_gcall *c = g->nodes[n->in[0].node].call;
+            vals[i] = c->results[n->in[0].output];
+            c->results[n->in[0].output] = NULL;
             break;
         }
         default: st = mp_error_set(MP_ERR_INTERNAL, "graph: node %d has unknown kind %d", i, (int)n->kind);

@@ -33,6 +33,10 @@ typedef enum mp_gnode_kind {
                           * inputs, captures; no output of its own (its results are taken by
                           * the LOOP_OUT nodes that follow it) */
     MP_GNODE_LOOP_OUT,   /* result `in[0].output` of the loop node `in[0].node` -> one output */
+    MP_GNODE_CALL,       /* a host call with results (`call`: tf.py_function, tf.numpy_function),
+                          * given the input tensors at every replay; no output of its own (its
+                          * results are taken by the CALL_OUT nodes that follow it) */
+    MP_GNODE_CALL_OUT,   /* result `in[0].output` of the call node `in[0].node` -> one output */
     MP_GNODE_KIND_COUNT
 } mp_gnode_kind;
 
@@ -75,6 +79,20 @@ typedef struct mp_ghost {
 
 struct mp_gloop;
 
+/* A host call node: fn(ctx, n_in, inputs, n_out, outs) at every replay (inputs borrowed;
+ * outs[k] new references, checked against `dtypes`, the results as traced). */
+typedef struct mp_gcall {
+    mp_status (*fn)(void *ctx, int n_in, mp_tensor *const *in, int n_out, mp_tensor **outs);
+    void *ctx;
+    void (*free)(void *ctx);
+    int n_out;
+    mp_dtype *dtypes;     /* (n_out) */
+    int *ndims;           /* (n_out) the results' ranks and shapes as traced: a call gated */
+    int64_t *shapes;      /* (n_out * MP_MAX_DIMS) off by a traced `if` gives zeros of them */
+    mp_device *devices;   /* (n_out) (on the traced results' devices) */
+    mp_tensor **results;  /* (n_out) of the last run, taken by the CALL_OUT nodes */
+} mp_gcall;
+
 enum {
     MP_GNODE_FLAG_OUTPUT = 1, /* some graph output reads this node */
     MP_GNODE_FLAG_RANDOM = 2, /* a random op: its stream advances at every replay */
@@ -113,6 +131,7 @@ typedef struct mp_gnode {
     int flags;           /* MP_GNODE_FLAG_* */
     int32_t last_use;    /* index of the last node reading this one (replay frees after it) */
     int32_t fold_src, fold_inv; /* MP_GNODE_FLAG_FOLDED: the Mul's gradient and scalar inputs */
+    mp_gcall *call;      /* MP_GNODE_CALL (owned) */
 } mp_gnode;
 
 typedef struct mp_graph {
@@ -145,6 +164,10 @@ typedef struct mp_graph {
     int n_captured;
     mp_tensor **captured;    /* (n_captured) the parent's tensors, in input order (referenced) */
     struct mp_graph_capture *capture; /* its replay as a CUDA graph (graph_capture.c) or NULL */
+    /* nodes whose gradient is Python (tf.custom_gradient's outputs, host calls): a replay
+     * under a recording tape cannot give their gradients, so tf.function runs the Python
+     * function for such a call instead (counted on the recording graph and its parents) */
+    int python_grads;
 } mp_graph;
 
 mp_status mp_graph_new(mp_graph **out);
@@ -185,8 +208,16 @@ mp_status mp_graph_record_assign(mp_variable *v, mp_tensor *x);
 /* Returns the node index of the recorded step (or -1 when not recording). */
 int mp_graph_record_optim(const mp_goptim *o, mp_tensor *const *grads, mp_tensor *found_inf);
 mp_status mp_graph_record_host(mp_ghost host, int n, mp_tensor *const *inputs);
+/* Records a host call node (taking ownership of c, also on failure; c->n_out, c->dtypes
+ * set) reading `in`, whose results are `outs` (the tensors the call gave while tracing),
+ * followed by its CALL_OUT nodes. A call is a side effect (never pruned). */
+mp_status mp_graph_record_call(mp_gcall *c, int n_in, mp_tensor *const *in, mp_tensor *const *outs);
+void mp_gcall_free(mp_gcall *c); /* NULL-safe */
+/* Counts a node with a Python gradient (graph.h `python_grads`) on the recording graph
+ * and its parents. */
+void mp_graph_note_python_grad(void);
 /* Gates the side effects recorded in g since node `from` (variable writes, host
- * callbacks) on `pred`, a boolean scalar: at replay each runs only when pred is true
+ * callbacks, host calls — which give zeros of their traced shapes when off) on `pred`, a boolean scalar: at replay each runs only when pred is true
  * (neg: false). MP_ERR_VALUE when one of them cannot be gated (an optimizer step, a loop
  * with effects, a node gated already): the caller then breaks the graph. */
 mp_status mp_graph_guard_effects(mp_graph *g, int from, mp_tensor *pred, int neg);

@@ -90,7 +90,7 @@ static int capturable(const mp_graph *g, int n_in, mp_tensor *const *in, mp_devi
         const mp_gnode *n = &g->nodes[i];
         /* loops (graph_loop.c) run sub-graphs and host iterators: never captured */
         if (n->kind == MP_GNODE_HOST || n->kind == MP_GNODE_LOOP || n->kind == MP_GNODE_LOOP_OUT ||
-            n->kind >= MP_GNODE_KIND_COUNT || (n->flags & MP_GNODE_FLAG_RANDOM))
+            n->kind == MP_GNODE_CALL || n->kind == MP_GNODE_CALL_OUT || n->kind >= MP_GNODE_KIND_COUNT || (n->flags & MP_GNODE_FLAG_RANDOM))
             return 0;
         if (n->kind == MP_GNODE_OP && n->op == MP_OP_ALL_REDUCE) /* a collective: peers' timing */
             return 0;

@@ -1,7 +1,8 @@
 /* graph_fuse.c — the remapper's fusions on a traced graph (graph.h): Conv2D / MatMul
  * followed by the add of a channel bias (and a Relu) become one CONV2D_BIAS_ACT /
  * MATMUL_BIAS_ACT node, as TensorFlow's remapper makes _FusedConv2D / _FusedMatMul inside
- * tf.function; a fused op without activation read by one Relu takes the Relu in.
+ * tf.function; a fused op without activation read by one Relu takes the Relu in, and so
+ * does a BatchNorm (its act attr: scale, shift and ReLU in one pass).
  * It only rewires nodes through graph.h's pass API; it must not compute values
  * nor know how graph.c replays (the fused ops' arithmetic and backward live in the op layer). */
 #include <stdlib.h>
@@ -124,6 +125,21 @@ static void relu_took(mp_graph *g, int *readers, int a, int r) {
     readers[a] = 0;
 }
 
+/* Node r (the Relu) becomes BatchNorm + ReLU over batch-norm node b's five inputs. */
+static mp_status make_bn_relu(mp_gnode *r, const mp_gnode *b) {
+    mp_gedge *in = realloc(r->in, 5 * sizeof *in);
+    if (!in)
+        return mp_error_set(MP_ERR_MEMORY, "out of host memory fusing a graph node");
+    memcpy(in, b->in, 5 * sizeof *in);
+    r->in = in;
+    r->n_in = 5;
+    r->op = MP_OP_BATCH_NORM;
+    r->attrs = b->attrs;
+    r->attrs.i2 = 1;
+    r->flags |= b->flags & ~MP_GNODE_FLAG_OUTPUT;
+    return MP_OK;
+}
+
 static int fused_without_act(const mp_gnode *n) {
     return (is_op(n, MP_OP_CONV2D_BIAS_ACT) || is_op(n, MP_OP_MATMUL_BIAS_ACT)) && n->n_in == 3 && n->attrs.i2 == 0;
 }
@@ -146,6 +162,12 @@ mp_status mp_graph_fuse(mp_graph *g, int *n_fused) {
             if (st == MP_OK && r >= 0)
                 relu_took(g, readers, a, r);
             readers[c] = 0; /* the contraction has no reader left */
+        } else if (is_op(&g->nodes[a], MP_OP_BATCH_NORM) && g->nodes[a].n_in == 5 && g->nodes[a].attrs.i2 == 0 &&
+                   (r = match_relu(g, readers, a)) >= 0) {
+            /* batch normalization read by one Relu: one pass (the BatchNorm op's act) */
+            st = make_bn_relu(&g->nodes[r], &g->nodes[a]);
+            if (st == MP_OK)
+                relu_took(g, readers, a, r);
         } else if (fused_without_act(&g->nodes[a]) && (r = match_relu(g, readers, a)) >= 0) {
             /* a Keras Conv2D/Dense layer's fused op read by one Relu */
             const mp_gnode *fn = &g->nodes[a];

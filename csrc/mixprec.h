@@ -410,7 +410,7 @@ mp_status mp_backend_emulate_graphs(int on);
  * exports this table as the PyCapsule `mixprec._core._C_API` and a plugin calls through it.
  * NOTE: bump MP_C_API_VERSION whenever this struct, mp_backend or any struct they use
  * changes; a plugin built against another version refuses to register. */
-#define MP_C_API_VERSION 9
+#define MP_C_API_VERSION 10
 #define MP_C_API_CAPSULE "mixprec._core._C_API"
 typedef struct mp_c_api {
     int version;          /* MP_C_API_VERSION of the core */
@@ -627,6 +627,11 @@ int mp_optimizer_slots_per_var(mp_optim_kind kind, const mp_optim_hparams *hp);
 /* The dtype of a variable's optimizer slots: float64 for float64 variables (as TensorFlow),
  * float32 for the rest (16-bit variables keep float32 moments, unlike TensorFlow). */
 static inline mp_dtype mp_optim_slot_dtype(mp_dtype var_dtype) { return var_dtype == MP_F64 ? MP_F64 : MP_F32; }
+
+/* The orthonormal factor of a (m, n) row-major float64 host matrix (m >= n), in place: Q of
+ * its reduced QR decomposition with each column multiplied by the sign of R's diagonal
+ * (keras.initializers.Orthogonal; csrc/linalg_qr.c, LAPACK from the vendored OpenBLAS). */
+mp_status mp_linalg_qr_q(double *a, int64_t m, int64_t n);
 
 #ifdef __cplusplus
 }

@@ -514,11 +514,10 @@ done:
     return st;
 }
 
-/* MatMul + bias (+ ReLU): the backend's gemm_bias_act slot (one cuBLASLt call with the
- * bias / ReLU+bias epilogue on CUDA) when it has one and the product sums over something;
- * otherwise its gemm_bias slot where that has a route for the dtype (the CPU's oneDNN
- * products: the bias as oneDNN's bias argument), else out (M, N) filled with the bias rows
- * and out += op(a) op(b) by the gemm slot (beta = 1); then ReLU in place. */
+/* MatMul + bias (+ ReLU): the backend's fused-GEMM slot gemm_bias_act (the CPU: oneDNN's bias
+ * argument or its own composition; CUDA: one cuBLASLt call with the bias / ReLU+bias
+ * epilogue) when it has one and the product sums over something; otherwise out (M, N) filled
+ * with the bias rows and out += op(a) op(b) by the gemm slot (beta = 1), then ReLU in place. */
 static mp_status run_matmul_bias_act(mp_tensor *const *in, const mp_attrs *at, const mp_backend *be, mp_tensor **out) {
     mp_tensor *a = in[0], *b = in[1], *bias = in[2];
     MP_TRY(same_dtype(MP_OP_MATMUL_BIAS_ACT, in, 3));
@@ -551,13 +550,8 @@ static mp_status run_matmul_bias_act(mp_tensor *const *in, const mp_attrs *at, c
         sc.shape[0] = M, sc.shape[1] = N;
         sc.sstride[0] = 0, sc.sstride[1] = 1;
         sc.dstride[0] = N, sc.dstride[1] = 1;
-        int done = 0;
-        if (be->gemm_bias && Ka > 0)
-            st = BE_CALL(be, gemm_bias, dev, a->dtype, ta, tb, M, N, Ka, mp_tensor_data(a), mp_tensor_data(b),
-                         mp_tensor_data(bias), mp_tensor_data(*out), &done);
-        if (st == MP_OK && !done)
-            st = BE_CALL(be, strided_copy, dev, a->dtype, &sc, mp_tensor_data(bias), mp_tensor_data(*out));
-        if (st == MP_OK && !done && Ka > 0)
+        st = BE_CALL(be, strided_copy, dev, a->dtype, &sc, mp_tensor_data(bias), mp_tensor_data(*out));
+        if (st == MP_OK && Ka > 0)
             st = BE_CALL(be, gemm, dev, a->dtype, ta, tb, M, N, Ka, 1.0, mp_tensor_data(a), mp_tensor_data(b), 1.0,
                          mp_tensor_data(*out), 1, 0, 0, 0);
         if (st == MP_OK && at->i2)

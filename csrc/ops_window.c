@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ops_internal.h"
+#include "tape.h"
 
 #define NAME(op) (mp_op_get_info(op)->name)
 
@@ -89,6 +90,78 @@ static mp_status conv_bias_act(const mp_backend *be, mp_device dev, mp_dtype dt,
     return MP_OK;
 }
 
+/* ------------------------------------------------ max pooling's kept workspace
+ * MaxPool run where a gradient will be taken (a tape watches x, or a traced graph's
+ * MaxPoolGrad reads the node: attr i2 = 1, graph.c) asks the backend's pool_workspace slot
+ * for its argmax workspace and keeps it behind y in y's own storage (freed with y):
+ * [y, padded to 64 bytes][header, 64-padded][workspace]. MaxPoolGrad(x, y, dy) uses it
+ * only when the header names this x and this y (tensor ids are unique and tensors
+ * immutable, so the positions are x's), the dtype and the window; otherwise the pool slot
+ * finds the maxima again. The header is written and read through the copy slots. */
+typedef struct {
+    uint64_t magic;
+    int64_t x_id, y_id, dtype;
+    uint64_t ws_bytes;
+    mp_window win;
+} ws_header;
+
+static int64_t ws_uses;
+static int ws_keep = 1;
+int64_t mp_pool_workspace_uses(void) { return __atomic_load_n(&ws_uses, __ATOMIC_RELAXED); }
+int mp_pool_workspace_keep(int on) { return __atomic_exchange_n(&ws_keep, on != 0, __ATOMIC_RELAXED); }
+
+#define WS_MAGIC 0x6d7030776b737031ull
+#define WS_ROUND(n) (((size_t)(n) + 63) / 64 * 64)
+
+static mp_status pool_ws_bytes(const mp_backend *be, mp_device dev, mp_dtype dt, const mp_window *w, size_t *n) {
+    *n = 0;
+    if (mp_ops_skip_kernels || !be->pool_workspace)
+        return MP_OK;
+    return MP_BACKEND_CALL(be, pool_workspace, dev, MP_POOL_MAX, dt, w, NULL, NULL, NULL, NULL, n);
+}
+
+static mp_status max_pool_kept(const mp_backend *be, mp_device dev, mp_dtype dt, const mp_window *w, mp_tensor *x,
+                               const int64_t *ys, size_t ws_bytes, mp_tensor **out) {
+    size_t yb = WS_ROUND((size_t)(ys[0] * ys[1] * ys[2] * ys[3]) * mp_dtype_size(dt)), hb = WS_ROUND(sizeof(ws_header));
+    int64_t total = (int64_t)(yb + hb + ws_bytes);
+    mp_tensor *base, *y;
+    MP_TRY(mp_tensor_new(MP_U8, 1, &total, dev, &base));
+    mp_status st = mp_tensor_view(base, 0, dt, 4, ys, &y);
+    mp_tensor_decref(base);
+    MP_TRY(st);
+    char *p = mp_tensor_data(y);
+    st = MP_BACKEND_CALL(be, pool_workspace, dev, MP_POOL_MAX, dt, w, mp_tensor_data(x), NULL, p, p + yb + hb,
+                         &ws_bytes);
+    ws_header h;
+    memset(&h, 0, sizeof h);
+    h.magic = WS_MAGIC, h.x_id = x->id, h.y_id = y->id, h.dtype = (int64_t)dt, h.ws_bytes = ws_bytes, h.win = *w;
+    if (st == MP_OK)
+        st = MP_BACKEND_CALL(be, copy_h2d, dev, p + yb, &h, sizeof h);
+    if (st != MP_OK) {
+        mp_tensor_decref(y);
+        return st;
+    }
+    *out = y;
+    return MP_OK;
+}
+
+/* *ws: the workspace behind y when MaxPool kept one for this x, window and dtype, else NULL */
+static mp_status kept_ws(const mp_backend *be, mp_device dev, mp_dtype dt, const mp_window *w, const mp_tensor *x,
+                         const mp_tensor *y, size_t *ws_bytes, void **ws) {
+    *ws = NULL;
+    MP_TRY(pool_ws_bytes(be, dev, dt, w, ws_bytes));
+    size_t yb = WS_ROUND(mp_tensor_nbytes(y)), hb = WS_ROUND(sizeof(ws_header));
+    if (!*ws_bytes || y->offset != 0 || y->storage->deleter || y->storage->nbytes != yb + hb + *ws_bytes)
+        return MP_OK;
+    ws_header h;
+    char *p = mp_tensor_data(y);
+    MP_TRY(MP_BACKEND_CALL(be, copy_d2h, dev, &h, p + yb, sizeof h));
+    if (h.magic == WS_MAGIC && h.x_id == x->id && h.y_id == y->id && h.dtype == (int64_t)dt &&
+        h.ws_bytes == *ws_bytes && memcmp(&h.win, w, sizeof *w) == 0)
+        *ws = p + yb + hb;
+    return MP_OK;
+}
+
 /* The input, filter and output shapes of op, from its tensors and attrs, as NHWC/NCHW dims. */
 mp_status mp_run_window(mp_op op, mp_tensor *const *in, const mp_attrs *at, const mp_backend *be, mp_tensor **out) {
     char b0[128], b1[128];
@@ -110,7 +183,7 @@ mp_status mp_run_window(mp_op op, mp_tensor *const *in, const mp_attrs *at, cons
         break;
     case MP_OP_MAX_POOL:
     case MP_OP_AVG_POOL: xs = in[0]->shape; break;
-    case MP_OP_MAX_POOL_GRAD: xs = in[0]->shape, dy = in[1]; break;
+    case MP_OP_MAX_POOL_GRAD: xs = in[0]->shape, dy = in[2]; break;
     case MP_OP_MAX_POOL_GRAD_GRAD:
         xs = in[0]->shape;
         if (in[1]->ndim != 4 || memcmp(in[1]->shape, in[0]->shape, 4 * sizeof(int64_t)) != 0)
@@ -206,19 +279,37 @@ mp_status mp_run_window(mp_op op, mp_tensor *const *in, const mp_attrs *at, cons
     if (dy && memcmp(dy->shape, ys, sizeof ys) != 0)
         return mp_error_set(MP_ERR_SHAPE, "%s: the output gradient has shape %s but the forward's output is %s",
                             NAME(op), shp(dy->shape, 4, b0, sizeof b0), shp(ys, 4, b1, sizeof b1));
+    if (op == MP_OP_MAX_POOL_GRAD && (in[1]->ndim != 4 || memcmp(in[1]->shape, ys, sizeof ys) != 0))
+        return mp_error_set(MP_ERR_SHAPE, "%s: orig_output has shape %s but the forward's output is %s", NAME(op),
+                            shp(in[1]->shape, in[1]->ndim, b0, sizeof b0), shp(ys, 4, b1, sizeof b1));
     const int64_t *os =
         fwd || op == MP_OP_MAX_POOL || op == MP_OP_AVG_POOL || op == MP_OP_MAX_POOL_GRAD_GRAD ? ys
         : op == MP_OP_CONV2D_BACKPROP_FILTER                                                                 ? fs
                                                                                                              : xs;
     mp_tensor *r;
-    MP_TRY(mp_tensor_new(dt, 4, os, mp_tensor_device(first), &r));
     mp_device dev = mp_tensor_device(first);
     mp_status st = MP_OK;
     int empty_in = 0;
     for (int i = 0; i < n_in; i++)
         empty_in |= in[i]->numel == 0;
+    int64_t y_numel = ys[0] * ys[1] * ys[2] * ys[3];
+    size_t ws_bytes = 0;
+    void *ws = NULL;
+    if (op == MP_OP_MAX_POOL && !empty_in && y_numel > 0 && __atomic_load_n(&ws_keep, __ATOMIC_RELAXED) &&
+        (at->i2 == 1 || mp_tape_would_record(1, in))) {
+        MP_TRY(pool_ws_bytes(be, dev, dt, &w, &ws_bytes));
+        if (ws_bytes)
+            return max_pool_kept(be, dev, dt, &w, in[0], ys, ws_bytes, out);
+    }
+    if (op == MP_OP_MAX_POOL_GRAD && !empty_in && dy->numel > 0)
+        MP_TRY(kept_ws(be, dev, dt, &w, in[0], in[1], &ws_bytes, &ws));
+    MP_TRY(mp_tensor_new(dt, 4, os, dev, &r));
     if (r->numel == 0) {
         /* nothing to write */
+    } else if (ws) { /* MaxPoolGrad from the workspace MaxPool kept behind y */
+        __atomic_add_fetch(&ws_uses, 1, __ATOMIC_RELAXED);
+        st = BE_CALL(be, pool_workspace, dev, MP_POOL_MAX_BWD, dt, &w, mp_tensor_data(in[0]), mp_tensor_data(dy),
+                     mp_tensor_data(r), ws, &ws_bytes);
     } else if (op == MP_OP_CONV2D_BIAS_ACT) {
         st = conv_bias_act(be, dev, dt, &w, in, (int)at->i2, empty_in, r);
     } else if (empty_in || (dy && dy->numel == 0)) { /* sums over nothing */
@@ -272,6 +363,9 @@ mp_status mp_run_batch_norm(mp_tensor *const *in, const mp_attrs *at, const mp_b
     }
     if (!(at->f0 >= 0))
         return mp_error_set(MP_ERR_VALUE, "FusedBatchNormV3: epsilon must be >= 0, got %g", at->f0);
+    if (at->i2 != 0 && at->i2 != 1)
+        return mp_error_set(MP_ERR_VALUE, "FusedBatchNormV3: unknown activation code %lld (0 none, 1 relu)",
+                            (long long)at->i2);
     int64_t outer = 1, inner = 1;
     for (int d = 0; d < caxis; d++)
         outer *= x->shape[d];
@@ -283,7 +377,7 @@ mp_status mp_run_batch_norm(mp_tensor *const *in, const mp_attrs *at, const mp_b
     if (r->numel > 0)
         st = BE_CALL(be, batch_norm, mp_tensor_device(x), x->dtype, sdt, mp_tensor_data(x), mp_tensor_data(in[1]),
                      mp_tensor_data(in[2]), mp_tensor_data(in[3]), mp_tensor_data(in[4]), at->f0, mp_tensor_data(r),
-                     outer, C, inner);
+                     outer, C, inner, (int)at->i2);
     if (st != MP_OK) {
         mp_tensor_decref(r);
         return st;

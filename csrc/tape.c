@@ -346,6 +346,16 @@ mp_status mp_tape_record(mp_op op, int n_in, mp_tensor *const *in, const mp_attr
     return MP_OK;
 }
 
+int mp_tape_would_record(int n_in, mp_tensor *const *in) {
+    if (!mp_tape_recording())
+        return 0;
+    prune_dropped();
+    for (int i = first_recordable(); i < n_active; i++)
+        if (active[i]->recording && watches_an_input(active[i], n_in, in, NULL))
+            return 1;
+    return 0;
+}
+
 mp_status mp_tape_record_custom(int n_in, mp_tensor *const *in, const int64_t *in_ids, int n_out,
                                 mp_tensor *const *outs, mp_custom_backward_fn fn, mp_custom_ref_fn ref,
                                 void *ctx) {

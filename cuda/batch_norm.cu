@@ -70,11 +70,15 @@ static mp_status bn_launch(mp_cuda_ctx *c, mp_device dev, mp_dtype sdt, const vo
 
 extern "C" mp_status mp_cuda_batch_norm(mp_device dev, mp_dtype dt, mp_dtype sdt, const void *x, const void *scale,
                                         const void *offset, const void *mean, const void *var, double eps, void *y,
-                                        int64_t outer, int64_t C, int64_t inner) {
+                                        int64_t outer, int64_t C, int64_t inner, int act) {
     mp_cuda_ctx *c;
     MP_TRY(mp_cuda_ctx_get(dev, &c));
     if (outer * C * inner == 0)
         return MP_OK;
+    if (act) { // BatchNorm + ReLU (a fused graph node): the ReLU is a second pass here
+        MP_TRY(mp_cuda_batch_norm(dev, dt, sdt, x, scale, offset, mean, var, eps, y, outer, C, inner, 0));
+        return mp_cuda_unary(dev, MP_UNARY_RELU, dt, y, y, outer * C * inner, 0.0);
+    }
     MP_SWITCH_FLOAT(dt, bn_launch, c, dev, sdt, x, scale, offset, mean, var, eps, y, outer, C, inner)
     return MP_CUDA_FAIL(MP_ERR_DTYPE, "batch_norm on the GPU: no kernel for %s", mp_cuda_api->dtype_name(dt));
 }

@@ -272,7 +272,8 @@ extern "C" mp_status mp_cuda_gemm(mp_device dev, mp_dtype dt, int ta, int tb, in
 
 // ------------------------------------------------------------------ epilogues
 
-// C (M, N) = act(op(A) op(B) + bias) with bias (N) of dtype dt, act 0 none, 1 ReLU: one
+// C (M, N) = act(op(A) op(B) + bias) with bias (N) of dtype dt (NULL: none: the product and
+// the ReLU, no epilogue), act 0 none, 1 ReLU: one
 // cuBLASLt call (CUBLASLT_EPILOGUE_BIAS / RELU_BIAS: float32 accumulation, the bias added and
 // the ReLU applied before the one rounding). Shapes cuBLASLt has no epilogue algorithm for, an
 // unaligned bias, integers and K == 0 run the composition _FusedMatMul's op layer uses (bias
@@ -285,6 +286,12 @@ extern "C" mp_status mp_cuda_gemm_bias_act(mp_device dev, mp_dtype dt, int ta, i
     if (M <= 0 || N <= 0)
         return MP_OK;
     MP_TRY(mp_cuda_ctx_get(dev, &c));
+    if (!bias) { // no bias: the product, then ReLU in place
+        MP_TRY(mp_cuda_gemm(dev, dt, ta, tb, M, N, K, 1.0, A, B, 0.0, C, 1, 0, 0, 0));
+        if (act)
+            MP_TRY(mp_cuda_unary(dev, MP_UNARY_RELU, dt, C, C, M * N, 0.0));
+        return MP_OK;
+    }
     if (mp_is_float(dt) && K > 0 && alignment(bias, 0) >= 16) {
         std::lock_guard<std::mutex> lock(c->gemm_mu);
         gemm_key key;

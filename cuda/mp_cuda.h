@@ -158,7 +158,7 @@ mp_status mp_cuda_pool(mp_device dev, mp_pool_kind k, mp_dtype dt, const mp_wind
                        const void *b, void *out); // pool.cu
 mp_status mp_cuda_batch_norm(mp_device dev, mp_dtype dt, mp_dtype sdt, const void *x, const void *scale,
                              const void *offset, const void *mean, const void *var, double eps, void *y,
-                             int64_t outer, int64_t C, int64_t inner); // batch_norm.cu
+                             int64_t outer, int64_t C, int64_t inner, int act); // batch_norm.cu
 mp_status mp_cuda_gemm(mp_device dev, mp_dtype dt, int ta, int tb, int64_t M, int64_t N, int64_t K, double alpha,
                        const void *A, const void *B, double beta, void *C, int64_t batch, int64_t sa, int64_t sb,
                        int64_t sc);

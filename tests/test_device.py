@@ -308,8 +308,8 @@ def test_device_services_go_through_the_table(any_gpu):
 
 def test_the_cpu_table_fills_every_slot_of_backend_def():
     slots = _core._backend_slots(0)
-    # CUDA graphs, and the cuBLASLt epilogue (the CPU's fused MatMul composes gemm + bias + relu)
-    gpu_only = {"graph_capture_begin", "graph_capture_end", "graph_launch", "graph_destroy", "gemm_bias_act"}
+    # CUDA graphs
+    gpu_only = {"graph_capture_begin", "graph_capture_end", "graph_launch", "graph_destroy"}
     assert gpu_only <= set(slots) and not any(slots[k] for k in gpu_only)
     assert all(v for k, v in slots.items() if k not in gpu_only), [k for k, v in slots.items() if not v]
     assert {"copy_d2d", "memory_stats", "synchronize", "host_syncs", "conv"} <= set(slots)

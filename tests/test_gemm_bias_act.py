@@ -1,10 +1,12 @@
-"""The gemm_bias_act backend slot (csrc/backend.def): the fused MatMul + bias (+ ReLU) op and
-Keras' Dense forward reach it when the device's backend has it (cuBLASLt's bias / ReLU+bias
-epilogue on CUDA), and fall back to gemm + bias rows + ReLU through the NULL-checked funnel
-when it does not (the CPU). Dispatch is told apart on the emulated GPU, whose gemm_bias_act
-calls the CPU kernels directly: without its `gemm` slot the fused op still runs through
-gemm_bias_act, and without both it names the missing `gemm`. Skipped where a real GPU is
-registered (slots cannot be removed there; test_cuda_parity.py checks the real kernel)."""
+"""The gemm_bias_act backend slot (csrc/backend.def), the one fused-GEMM slot (bias and ReLU
+optional): the fused MatMul + bias (+ ReLU) op and Keras' Dense forward reach it when the
+device's backend has it (the CPU: oneDNN's bias argument or its own composition; cuBLASLt's
+bias / ReLU+bias epilogue on CUDA), and fall back to gemm + bias rows + ReLU through the
+NULL-checked funnel when it does not. Dispatch is told apart on the emulated GPU, which
+inherits the CPU's slot (it calls the CPU kernels directly): without its `gemm` slot the fused
+op still runs through gemm_bias_act, and without both it names the missing `gemm`. Skipped
+where a real GPU is registered (slots cannot be removed there; test_cuda_parity.py checks the
+real kernel)."""
 
 import gc
 
@@ -55,10 +57,11 @@ def _fused(A, B, c, ta, tb, act):
     return y.numpy()
 
 
-def test_slot_is_listed_for_the_emulated_gpu_not_the_cpu(emulated):
+def test_slot_is_listed_for_the_cpu_and_the_emulated_gpu(emulated):
     emulated()
     assert _core._backend_slots(1)["gemm_bias_act"] is True
-    assert _core._backend_slots(0)["gemm_bias_act"] is False  # the CPU composes gemm + bias + relu
+    assert _core._backend_slots(0)["gemm_bias_act"] is True
+    assert "gemm_bias" not in _core._backend_slots(0)  # folded into gemm_bias_act
 
 
 @pytest.mark.parametrize("dt", FLOATS)

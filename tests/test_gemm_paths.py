@@ -65,7 +65,7 @@ def test_large_products_with_b_packed_for_onednn(gemm_mode, dt, mode):
     # 512 rows and more with a B of 512x512 and up: oneDNN's route reorders B into its
     # blocked layout first (dnnl_cpu.c pack_b); from 2048 rows a transposed B is transposed
     # by mixprec first (whole 64x64 tiles and ragged edges); the fused Dense op adds the bias
-    # through oneDNN's bias argument (the gemm_bias slot) or the product's beta = 1
+    # through oneDNN's bias argument (the CPU's gemm_bias_act slot) or the product's beta = 1
     gemm_mode(dt, mode)
     rng = np.random.default_rng(2)
     # float32: small integers, so every route's sums are exact (normal values over K = 600

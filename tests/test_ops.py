@@ -1245,7 +1245,7 @@ def test_window_ops():
             g = run("avg_pool_grad", (tf.constant(dp),), (3, 2), x.shape)
             assert math.isclose(np.sum(p * dp), np.sum(x * g), rel_tol=1e-12)
         else:  # piecewise linear: the same identity holds at x
-            g = run("max_pool_grad", (tf.constant(x), tf.constant(dp)), (3, 2))
+            g = run("max_pool_grad", (tf.constant(x), tf.constant(p), tf.constant(dp)), (3, 2))
             assert math.isclose(np.sum(p * dp), np.sum(x * g), rel_tol=1e-12)
             gx = rng.standard_normal(x.shape)  # MaxPoolGradGrad is MaxPoolGrad's adjoint in dy
             gg = run("max_pool_grad_grad", (tf.constant(x), tf.constant(gx)), (3, 2))

@@ -4,6 +4,8 @@
  * GradientTape.gradient; it does no gradient arithmetic of its own. */
 #include "mp_py.h"
 
+#include "../graph.h"
+
 /* A Python exception raised by a custom backward, kept until GradientTape.gradient
  * re-raises it (the C walk only sees an mp_status). */
 static _Thread_local PyObject *pending_type, *pending_value, *pending_tb;
@@ -169,7 +171,10 @@ static PyObject *py_record_custom(PyObject *m, PyObject *args) {
         }
         mp_tensor *x = MpTensor_T(o), *y = NULL;
         mp_status st = mp_op_exec(MP_OP_IDENTITY, 1, &x, NULL, &y);
+        if (st == MP_OK && mp_graph_recording()) /* traced: the forward as recorded ops */
+            st = mp_graph_record_op(MP_OP_IDENTITY, 1, &x, NULL, y);
         if (st != MP_OK) {
+            mp_tensor_decref(y);
             Py_CLEAR(result);
             mp_py_raise(st);
             goto done;
@@ -184,6 +189,8 @@ static PyObject *py_record_custom(PyObject *m, PyObject *args) {
         PyList_SET_ITEM(result, j, w);
     }
     if (n_float) {
+        if (mp_graph_recording())
+            mp_graph_note_python_grad();
         mp_status st = mp_tape_record_custom((int)ni, in, ids, n_float, outs, call_backward, ctx_ref, fn);
         if (st != MP_OK) {
             Py_CLEAR(result);

@@ -3,6 +3,10 @@
 #include "mp_py.h"
 
 PyObject *mp_py_raise(mp_status st) {
+    if (mp_py_graph_call_reraise()) { /* a host call's Python exception (graph_call.c), as itself */
+        mp_error_clear();
+        return NULL;
+    }
     const char *msg = mp_error_message();
     if (!msg || !*msg)
         msg = "mixprec: operation failed";

@@ -164,7 +164,7 @@ static PyObject *g_run(PyObject *o, PyObject *args) {
      * callbacks (tf.print, hyperparameter refreshes) call Python */
     mp_status st = mp_graph_run_with(g, (int)n, in, (int)nsub, from, to, out);
     if (st != MP_OK) {
-        mp_py_raise(st);
+        mp_py_raise(st); /* (a host call's Python exception re-raised as itself) */
         goto done;
     }
     res = PyList_New(g->n_outputs);
@@ -247,7 +247,8 @@ static PyObject *g_fuse(PyObject *o, PyObject *unused) {
 
 static const char *kind_name(mp_gnode_kind k) {
     static const char *names[] = {"Input",          "Const", "Op",  "ReadVariable", "AssignVariable",
-                                  "OptimizerStep", "Host",  "Loop", "LoopOutput"};
+                                  "OptimizerStep", "Host",  "Loop", "LoopOutput", "HostCall",
+                                  "HostCallOutput"};
     _Static_assert(sizeof names / sizeof *names == MP_GNODE_KIND_COUNT, "a node kind without a name");
     return (int)k >= 0 && k < MP_GNODE_KIND_COUNT ? names[k] : "?";
 }
@@ -378,6 +379,11 @@ static PyMethodDef graph_methods[] = {
     {NULL},
 };
 
+static PyObject *get_python_grads(PyObject *o, void *c) {
+    (void)c;
+    return PyLong_FromLong(G(o)->python_grads);
+}
+
 static PyGetSetDef graph_getset[] = {
     {"broken", get_broken, NULL, NULL, NULL},
     {"polymorphic", get_polymorphic, set_polymorphic, "replay accepts other shapes (same dtype, rank)", NULL},
@@ -385,6 +391,7 @@ static PyGetSetDef graph_getset[] = {
     {"n_nodes", get_n_nodes, NULL, "nodes recorded so far", NULL},
     {"shape_reads", get_shape_reads, NULL, "reads of .shape of values computed from the inputs while recording", NULL},
     {"n_created_variables", get_created, NULL, NULL, NULL},
+    {"python_grads", get_python_grads, NULL, "nodes whose gradient is Python (custom gradients, host calls)", NULL},
     {"n_inputs", get_n_inputs, NULL, NULL, NULL},
     {"n_outputs", get_n_outputs, NULL, NULL, NULL},
     {NULL},

@@ -14,6 +14,7 @@ typedef struct {
     PyObject_HEAD
     mp_tensor *t;
     PyObject *weakreflist;
+    PyObject *keras_mask; /* tf-keras' `_keras_mask` (a bool Tensor or None); NULL when unset */
 } PyMpTensor;
 
 /* module-wide objects, set once at import (see module.c) */
@@ -73,6 +74,9 @@ extern PyMethodDef mp_py_functions[];
 PyObject *mp_py_binary_op(mp_op op, PyObject *a, PyObject *b);
 PyObject *mp_py_truediv(PyObject *a, PyObject *b);
 
+/* linalg.c: host linear-algebra helpers (qr_q) */
+int mp_py_linalg_init(PyObject *module);
+
 /* amp.c: the automatic-mixed-precision functions */
 int mp_py_amp_init(PyObject *module);
 
@@ -92,6 +96,9 @@ int mp_py_variable_type_init(PyObject *module);
 /* train.c */
 int mp_py_train_init(PyObject *module);
 int mp_py_custom_grad_init(PyObject *module);
+int mp_py_graph_call_init(PyObject *module);
+/* Re-raises a host call's pending Python exception (graph_call.c); 1 when it did. */
+int mp_py_graph_call_reraise(void);
 /* Re-raise the Python exception a custom gradient function raised (1), or 0 if none. */
 int mp_py_custom_grad_reraise(void);
 int mp_py_nn_init(PyObject *module);

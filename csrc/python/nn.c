@@ -5,6 +5,8 @@
 #include "numpy_api.h"
 
 #include "../dnnl_cpu.h"
+#include "../ops_internal.h"
+#include "../cpu_kernels.h"
 #include "mp_py.h"
 
 #include <string.h>
@@ -194,6 +196,28 @@ static PyObject *py_gemm_path(PyObject *m, PyObject *args) {
     return PyUnicode_FromString(mp_gemm_uses_onednn((mp_dtype)dt) ? "onednn" : "openblas");
 }
 
+static PyObject *py_pool_workspace_uses(PyObject *m, PyObject *unused) {
+    (void)m;
+    (void)unused;
+    return PyLong_FromLongLong((long long)mp_pool_workspace_uses());
+}
+
+static PyObject *py_pool_workspace_keep(PyObject *m, PyObject *arg) {
+    (void)m;
+    int on = PyObject_IsTrue(arg);
+    if (on < 0)
+        return NULL;
+    return PyBool_FromLong(mp_pool_workspace_keep(on));
+}
+
+static PyObject *py_batch_moments_two_pass(PyObject *m, PyObject *arg) {
+    (void)m;
+    int on = PyObject_IsTrue(arg);
+    if (on < 0)
+        return NULL;
+    return PyBool_FromLong(mp_cpu_moments_two_pass(on));
+}
+
 static PyMethodDef nn_methods[] = {
     {"gemm_path", py_gemm_path, METH_VARARGS,
      "gemm_path(dtype, mode=None): which library multiplies dtype on the CPU ('onednn' or 'openblas'); "
@@ -208,6 +232,14 @@ static PyMethodDef nn_methods[] = {
      "matmul_bias_act(a, b, bias, transpose_a, transpose_b, act): MatMul + bias (+ ReLU when act) as one op."},
     {"batch_stats", py_batch_stats, METH_VARARGS,
      "batch_stats(code, inputs, channels_first): BatchMoments, BatchMomentsGrad or BatchNormGradSums."},
+    {"pool_workspace_uses", py_pool_workspace_uses, METH_NOARGS,
+     "Debug counter: MaxPoolGrad calls that used the argmax workspace MaxPool kept (no second forward)."},
+    {"pool_workspace_keep", py_pool_workspace_keep, METH_O,
+     "pool_workspace_keep(on): whether MaxPool keeps its argmax workspace for MaxPoolGrad (default True; "
+     "False for A/B measurements); returns the previous setting."},
+    {"batch_moments_two_pass", py_batch_moments_two_pass, METH_O,
+     "batch_moments_two_pass(on): the CPU's BatchMoments in two reads (mean, then deviations) instead of one "
+     "(A/B measurements, tests); returns the previous setting."},
     {"dnnl_info", py_dnnl_info, METH_NOARGS, "oneDNN's version and the instruction set it dispatches to."},
     {"dnnl_force_reference", py_dnnl_force_reference, METH_O,
      "Route convolution and pooling through the float64 loop kernels (tests); returns the previous setting."},

@@ -111,7 +111,8 @@ def print(*inputs, output_stream=None, summarize=3, sep=" ", end="\n", name=None
 
 
 def _side_effect_nodes(g):
-    return sum(1 for n in g.nodes() if n["kind"] in ("AssignVariable", "OptimizerStep", "Host") or
+    return sum(1 for n in g.nodes() if n["kind"] in ("AssignVariable", "OptimizerStep", "Host",
+                                                      "HostCall") or
                n["kind"] == "Loop" and n["flags"] & _core.GNODE_FLAG_EFFECT)
 
 

@@ -2,7 +2,9 @@
 
 The forward runs eagerly; the floating outputs become tape nodes whose backward calls, once,
 the user's gradient function (csrc/python/custom_grad.c, the GIL taken there). No gradient
-arithmetic here. A traced function cannot replay a Python backward: it graph-breaks.
+arithmetic here. Inside a traced function the forward is recorded like any ops, and when
+``tape.gradient`` is traced the user's gradient function runs then: its ops are recorded,
+so a replay runs no Python (docs/function.md).
 """
 
 import functools
@@ -41,14 +43,7 @@ def _accepts_variables(grad_fn):
     return "variables" in spec.args or "variables" in spec.kwonlyargs or spec.varkw is not None
 
 
-def _graph_break_if_tracing(what):
-    if _core.graph_recording() is not None:
-        _core.graph_break("%s (a Python gradient function, called at the backward pass)"
-                          % what)
-
-
 def _record(f, args, kwargs, stop_outer=False, what="tf.custom_gradient"):
-    _graph_break_if_tracing(what)
     (result, grad_fn), watched = _watched_trainable_variables(lambda: f(*args, **kwargs),
                                                               stop_outer)
     flat_args = _nest.flatten(args)

@@ -573,6 +573,7 @@ class Function:
         if variables:
             shape_key += tuple(k for k in exact if k[0] == "V")
         call_args, call_kwargs = rebuild(bound)
+        self._tls.call = (call_args, call_kwargs)
         self._tls.vars = variables
         self._tls.names = (bound, inputs)
         self._tls.iters = [x for x in flat if isinstance(x, (_dataset_iterator(), _dataset()))] \
@@ -589,7 +590,8 @@ class Function:
             key = _fast_key(args, ts)
             if key is not None:
                 hit = self._fast.get(key)
-                if hit is not None and _core.graph_recording() is None:
+                if hit is not None and _core.graph_recording() is None and not (
+                        hit[1].python_grads and _core.graph_tape_recording()):
                     self._retracing.untraced()
                     return self._pack(hit[0], hit[1].run(ts))
         if eager:
@@ -709,6 +711,12 @@ class Function:
         return relaxed
 
     def _replay(self, trace, g, inputs):
+        if g.python_grads and _core.graph_tape_recording():
+            # a recording tape would take the replayed ops' own gradients where the function
+            # has Python ones (tf.custom_gradient, tf.py_function): this call runs the Python
+            # function, its ops and custom gradients on the tape (docs/function.md)
+            args, kwargs = getattr(self._tls, "call", ((), {}))
+            return self._run_eagerly(args, kwargs)
         for k, src in trace.gsources.get(id(g), ()):
             src.rebind(self._tls.iters[k])
         traced_vars = trace.gvars.get(id(g))
@@ -735,8 +743,14 @@ class Function:
         # or, when a registered predicate asks (a pass whose results must show from the first
         # call on), it traces dry and the call's results come from the first replay
         dry = any(p() for p in dry_first_trace)
-        g, result = self._trace_once(trace, call_args, call_kwargs, inputs, count=new_trace,
-                                     dry=dry)
+        # host calls (tf.py_function) of this trace: a dry trace after it takes their
+        # results instead of calling the Python function again (once per call)
+        log, _state.host_call_log = getattr(_state, "host_call_log", None), []
+        try:
+            g, result = self._trace_once(trace, call_args, call_kwargs, inputs,
+                                         count=new_trace, dry=dry)
+        finally:
+            calls, _state.host_call_log = _state.host_call_log, log
         self._variables_traced = True
         self._traces[tkey] = trace
         if g is None:
@@ -750,7 +764,12 @@ class Function:
             # TensorFlow traces a function that creates variables twice on its first call
             # (creating them again then is its ValueError); the second trace is dry: it
             # changes no state
-            g2, _ = self._trace_once(trace, call_args, call_kwargs, inputs, count=True, dry=True)
+            memo, _state.host_call_memo = getattr(_state, "host_call_memo", None), iter(calls)
+            try:
+                g2, _ = self._trace_once(trace, call_args, call_kwargs, inputs, count=True,
+                                         dry=True)
+            finally:
+                _state.host_call_memo = memo
             if g2 is None:
                 trace.eager = True
                 return self._run_eagerly(call_args, call_kwargs) if dry else result

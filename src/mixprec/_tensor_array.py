@@ -3,12 +3,16 @@ stacked into one tensor (TensorFlow's eager TensorArray semantics and messages).
 
 Owns the bookkeeping (which index holds which tensor, sizes, shape checks); stacking and
 slicing are the core's ops. It must not compute element values.
-NOTE: elements are held as a host-side list, so indices are read on the host: inside a
-traced loop over ``tf.range`` a write breaks the graph (the loop runs in Python, one
-warning), where TensorFlow keeps a TensorList in its while loop.
+NOTE: elements are held as a host-side list, so indices are read on the host. A TensorArray
+made while a function traces keeps that list per call and records each operation as a host
+call of the graph (src/mixprec/_tensor_array_host.py): writes at a traced index (a
+``tf.range`` loop's counter) trace and replay, where TensorFlow keeps a TensorList in its
+while loop; under a GradientTape it stays list-backed (a write at a traced index then breaks
+the graph).
 """
 
 from mixprec import _core
+from mixprec import _tensor_array_host
 from mixprec._dtypes import as_dtype
 from mixprec._shape import TensorShape
 
@@ -42,7 +46,15 @@ class TensorArray:
         self._shape = None if element_shape is None else (
             element_shape.as_list() if isinstance(element_shape, TensorShape)
             else [None if d is None else int(d) for d in element_shape])
-        self._items = [None] * (0 if size is None else _index(size))
+        if isinstance(size, _core.Variable):
+            size = size.read_value()
+        if isinstance(size, _core.Tensor) and _tensor_array_host.available():
+            # traced: a per-call host list, its size read at every call
+            self._items = [None] * _tensor_array_host.traced_size(size)
+            self._host = _tensor_array_host.begin(self, size)
+        else:
+            self._items = [None] * _index(size)
+            self._host = _tensor_array_host.begin(self)  # traced: a per-call host list
 
     # ------------------------------------------------------------------ properties
 
@@ -69,9 +81,13 @@ class TensorArray:
         return None
 
     def size(self, name=None):
+        if self._host is not None:
+            return _tensor_array_host.run(self, "size", [])
         return _core.constant(len(self._items), "int32")
 
     def identity(self):
+        if self._host is not None:
+            return self
         return self._copy(self._items)
 
     def close(self, name=None):
@@ -118,6 +134,8 @@ class TensorArray:
     # ------------------------------------------------------------------ writing
 
     def write(self, index, value, name=None):
+        if self._host is not None:
+            return _tensor_array_host.run(self, 'write', [index, value])
         i = _index(index)
         v = self._value(value)
         items = list(self._items)
@@ -137,6 +155,8 @@ class TensorArray:
         return out
 
     def unstack(self, value, name=None):
+        if self._host is not None:
+            return _tensor_array_host.run(self, 'unstack', [value])
         v = self._value_rows(value)
         n = v.shape.as_list()[0]
         if n > len(self._items) and not self._dynamic_size:
@@ -151,6 +171,8 @@ class TensorArray:
         return out
 
     def scatter(self, indices, value, name=None):
+        if self._host is not None:
+            return _tensor_array_host.run(self, 'scatter', [indices, value])
         v = self._value_rows(value)
         idx = [_index(i) for i in (indices.numpy().tolist() if isinstance(indices, _core.Tensor)
                                    else list(indices))]
@@ -160,6 +182,8 @@ class TensorArray:
         return out
 
     def split(self, value, lengths, name=None):
+        if self._host is not None:
+            return _tensor_array_host.run(self, 'split', [value, lengths])
         v = self._value_rows(value)
         sizes = [_index(x) for x in (lengths.numpy().tolist()
                                      if isinstance(lengths, _core.Tensor) else list(lengths))]
@@ -178,6 +202,8 @@ class TensorArray:
     # ------------------------------------------------------------------ reading
 
     def read(self, index, name=None):
+        if self._host is not None:
+            return _tensor_array_host.run(self, 'read', [index])
         i = _index(index)
         if i < 0 or i >= len(self._items):
             raise _core.InvalidArgumentError(
@@ -195,6 +221,8 @@ class TensorArray:
         return [self.read(i) for i in range(len(self._items))]
 
     def stack(self, name=None):
+        if self._host is not None:
+            return _tensor_array_host.run(self, 'stack', [])
         items = self._all()
         if not items:
             if self._shape is not None and None not in self._shape:
@@ -205,11 +233,15 @@ class TensorArray:
         return _ops.stack(items)
 
     def gather(self, indices, name=None):
+        if self._host is not None:
+            return _tensor_array_host.run(self, 'gather', [indices])
         from mixprec import _ops
         idx = indices.numpy().tolist() if isinstance(indices, _core.Tensor) else list(indices)
         return _ops.stack([self.read(i) for i in idx])
 
     def concat(self, name=None):
+        if self._host is not None:
+            return _tensor_array_host.run(self, 'concat', [])
         items = self._all()
         from mixprec import _ops
         if not items:
@@ -217,4 +249,5 @@ class TensorArray:
         return _ops.concat(items, 0)
 
     def __repr__(self):
-        return "<TensorArray dtype=%s size=%d>" % (self._dtype.name, len(self._items))
+        n = len(self._host.items) if self._host is not None else len(self._items)
+        return "<TensorArray dtype=%s size=%d>" % (self._dtype.name, n)

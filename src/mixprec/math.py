@@ -41,6 +41,8 @@ def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None):
     out = log(reduce_sum(exp(x - m), axis, True)) + m
     return out if keepdims else _core.reshape(out, reduce_sum(x, axis, False).shape)
 
+from mixprec._nn_more import l2_normalize  # noqa: E402,F401
+
 from mixprec import _unsupported  # noqa: E402
 
 __getattr__ = _unsupported.module_getattr(__name__)  # unsupported TF names: a clear error

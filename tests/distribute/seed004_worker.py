@@ -1,7 +1,9 @@
 """Seed 004 as written (its CNN, MirroredStrategy, distributed datasets, strategy.run/reduce
 in tf.function, metrics and a checkpoint created in the scope), on N logical CPUs and the
 Fashion-MNIST subset shipped with mixprec; prints the accuracies and the restored model's
-(restored without a strategy). Run by tests/distribute/test_seed004.py, one process per N."""
+(restored without a strategy). Run by tests/distribute/test_seed004.py, one process per N;
+with N = ``mpi`` under ``mpiexec -n 2``: MultiWorkerMirroredStrategy, one replica per
+process (each writes its checkpoint in its own directory)."""
 
 import os
 import sys
@@ -10,18 +12,25 @@ import numpy as np
 
 import mixprec as tf
 
-replicas, work = int(sys.argv[1]), sys.argv[2]
+mode, work = sys.argv[1], sys.argv[2]
 tf.random.set_seed(0)
-cpu = tf.config.list_physical_devices("CPU")
-tf.config.set_logical_device_configuration(cpu[0], [tf.config.LogicalDeviceConfiguration()] *
-                                           replicas)
+if mode != "mpi":
+    replicas = int(mode)
+    cpu = tf.config.list_physical_devices("CPU")
+    tf.config.set_logical_device_configuration(
+        cpu[0], [tf.config.LogicalDeviceConfiguration()] * replicas)
 (train_images, train_labels), (test_images, test_labels) = \
     tf.keras.datasets.fashion_mnist.load_embedded()
 train_images = train_images[:1536, ..., None] / np.float32(255)
 train_labels = train_labels[:1536]
 test_images = test_images[..., None] / np.float32(255)
 
-strategy = tf.distribute.MirroredStrategy()
+if mode == "mpi":
+    strategy = tf.distribute.MultiWorkerMirroredStrategy()
+    replicas = strategy.num_replicas_in_sync
+    work = os.path.join(work, "rank%d" % strategy.cluster_resolver.task_id)
+else:
+    strategy = tf.distribute.MirroredStrategy()
 assert strategy.num_replicas_in_sync == replicas
 BUFFER_SIZE = len(train_images)
 GLOBAL_BATCH_SIZE = 64
@@ -103,6 +112,8 @@ tf.train.Checkpoint(optimizer=tf.keras.optimizers.Adam(), model=new_model).resto
 eval_accuracy = tf.keras.metrics.SparseCategoricalAccuracy()
 for images, labels in test_dataset:
     eval_accuracy(labels, new_model(images, training=False))
+print("TRACED %d %d" % (distributed_train_step.experimental_get_tracing_count(),
+                        any(t.eager for t in distributed_train_step._traces.values())))
 print("RESULT %.6f %.6f %.6f %.6f" % (float(total_loss / num_batches),
                                        float(train_accuracy.result()),
                                        float(test_accuracy.result()),

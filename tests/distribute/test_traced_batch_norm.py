@@ -1,7 +1,7 @@
 """BatchNormalization in a traced strategy.run: each replica's batch statistics and the
 updates of its copy of the moving statistics are recorded in the graph (the copies are
 variables), so the step traces once and replays, with the eager strategy step's bits.
-synchronized=True still finishes such a call eagerly (tests/distribute/test_traced_run.py).
+With synchronized=True the cross-replica sums (and their gradients) are recorded too.
 
 TensorFlow 2.21 facts (2 logical CPUs): train_step's Python runs once per replica during
 the first trace only; the moving statistics read as the mean of the replicas' ON_READ
@@ -17,10 +17,10 @@ from tolerances import assert_bits_equal
 GB = 16
 
 
-def _bn_cnn(init=None):
+def _bn_cnn(init=None, synchronized=False):
     m = keras.Sequential([
         keras.layers.Conv2D(4, 3, input_shape=(8, 8, 1)),
-        keras.layers.BatchNormalization(),
+        keras.layers.BatchNormalization(synchronized=synchronized),
         keras.layers.Activation("relu"),
         keras.layers.MaxPooling2D(),
         keras.layers.Flatten(),
@@ -31,11 +31,11 @@ def _bn_cnn(init=None):
 
 
 class _Run:
-    def __init__(self, strategy, init, opt_kind, scaled, traced):
+    def __init__(self, strategy, init, opt_kind, scaled, traced, synchronized=False):
         self.s = strategy
         self.prints = {"outer": 0, "inner": []}
         with strategy.scope():
-            self.model = _bn_cnn(init)
+            self.model = _bn_cnn(init, synchronized)
             opt = keras.optimizers.SGD(0.1) if opt_kind == "sgd" else keras.optimizers.Adam()
             if scaled:
                 opt = keras.mixed_precision.LossScaleOptimizer(opt)
@@ -88,14 +88,17 @@ def _data(rng, n=48):
 
 @pytest.mark.parametrize("opt_kind", ["sgd", "adam"])
 @pytest.mark.parametrize("scaled", [False, True])
-def test_traced_batch_norm_step_equals_eager(two_cpus, rng, policy, opt_kind, scaled):
+@pytest.mark.parametrize("synchronized", [False, True])
+def test_traced_batch_norm_step_equals_eager(two_cpus, rng, policy, opt_kind, scaled,
+                                             synchronized):
     policy("mixed_float16" if scaled else "float32")
     x, y = _data(rng)
     init = [w.numpy() for w in _bn_cnn().weights]
     ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(GB)
     runs = {}
     for traced in (False, True):
-        run = _Run(tf.distribute.MirroredStrategy(two_cpus), init, opt_kind, scaled, traced)
+        run = _Run(tf.distribute.MirroredStrategy(two_cpus), init, opt_kind, scaled, traced,
+                   synchronized)
         dds = run.s.experimental_distribute_dataset(ds)
         losses = [run.step(b).numpy() for _ in range(2) for b in dds]
         infer = [np.concatenate([t.numpy() for t in
@@ -109,6 +112,7 @@ def test_traced_batch_norm_step_equals_eager(two_cpus, rng, policy, opt_kind, sc
     for a, b in zip(ti, ei):  # training=False: each replica its own copy
         assert_bits_equal(a, b)
     assert traced.step.experimental_get_tracing_count() == 1
+    assert not any(t.eager for t in traced.step._traces.values())  # replayed in C
     assert traced.prints == {"outer": 1, "inner": [0, 1]}
     assert eager.prints["outer"] == 6 and len(eager.prints["inner"]) == 12
     if scaled:

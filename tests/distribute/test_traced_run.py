@@ -9,6 +9,8 @@ after 4 steps. The epoch-in-a-function variant (``for x in dist_dataset`` inside
 1 trace and 2 inner prints over two epochs. A function returning ``strategy.run``'s result
 returns a PerReplica."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -314,25 +316,32 @@ def test_one_replica_strategies_trace(make):
     assert len(prints) == 1 and f.experimental_get_tracing_count() == 1
 
 
-def test_synchronized_batch_norm_under_a_trace_runs_eagerly(two_cpus, rng):
-    """A cross-replica sum on the tape needs the replicas at once: the traced run gives up
-    (a silent graph break) and the call finishes on the thread engine, with the eager
-    step's numbers."""
+@pytest.mark.parametrize("opt_kind", ["sgd", "adam"])
+def test_synchronized_batch_norm_under_a_trace_replays_with_the_eager_bits(two_cpus, rng,
+                                                                           opt_kind):
+    """The cross-replica sums of synchronized batch normalization are recorded (their
+    gradient too: the replicas hand over inside tape.gradient), so the traced step traces
+    once and replays in C with the eager step's bits; both equal one replica on the whole
+    global batch within the tolerance table."""
     x = rng.standard_normal((8, 3)).astype(np.float32)
     x[4:] += 3
     kernel = rng.standard_normal((3, 3)).astype(np.float32)
     results = []
-    for traced in (False, True):
-        s = tf.distribute.MirroredStrategy(two_cpus)
+    for traced in (False, True, None):  # None: one replica, the whole batch
+        s = tf.distribute.MirroredStrategy(two_cpus) if traced is not None else \
+            tf.distribute.OneDeviceStrategy("/cpu:0")
         with s.scope():
             m = keras.Sequential([keras.Input((3,)), keras.layers.Dense(3, use_bias=False),
                                   keras.layers.BatchNormalization(synchronized=True)])
             m.layers[0].kernel.assign(kernel)
-            opt = keras.optimizers.SGD(0.5)
+            opt = keras.optimizers.SGD(0.5) if opt_kind == "sgd" else keras.optimizers.Adam(0.1)
+            opt.build(m.trainable_variables)
 
         def step(v):
             with tf.GradientTape() as tape:
-                loss = tf.reduce_sum(m(v, training=True) ** 2) / 8.0
+                # (not a plain sum of squares of the normalised outputs: its gradient is
+                # rounding noise, which Adam would scale up)
+                loss = tf.reduce_sum((m(v, training=True) - 0.5 * v) ** 2) / 8.0
             opt.apply_gradients(zip(tape.gradient(loss, m.trainable_variables),
                                     m.trainable_variables))
             return loss
@@ -342,11 +351,20 @@ def test_synchronized_batch_norm_under_a_trace_runs_eagerly(two_cpus, rng):
 
         f = tf.function(dstep) if traced else dstep
         dds = s.experimental_distribute_dataset(tf.data.Dataset.from_tensor_slices(x).batch(8))
-        losses = [float(f(b)) for _ in range(2) for b in dds]
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            losses = [float(f(b)) for _ in range(3) for b in dds]
+        assert not w, [str(m.message) for m in w]
+        if traced:
+            assert f.experimental_get_tracing_count() == 1
+            assert not any(t.eager for t in f._traces.values())  # replayed, no graph break
         results.append((losses, m.get_weights()))
     assert results[0][0] == results[1][0]
     for a, b in zip(results[1][1], results[0][1]):
         assert_bits_equal(a, b)
+    assert_close(np.array(results[1][0]), np.array(results[2][0]), "float32", "replicas")
+    for a, b in zip(results[1][1], results[2][1]):
+        assert_close(a, b, "float32", "replicas")
 
 
 def test_slots_created_at_the_first_traced_call(two_cpus, rng):

@@ -175,10 +175,15 @@ class StrategyExtended:
     # -- running
     def _traces_replicas(self):
         """Can strategy.run inside a traced tf.function record its replicas into the graph?
-        Replicas on logical CPUs (one storage per variable), one process: yes. Over several
-        GPUs (a copy per GPU) and across processes (MPI) the signature runs eagerly."""
-        return self._mirrors is None and self._num_workers == 1 and \
-            type(self)._cross_worker_all_reduce is StrategyExtended._cross_worker_all_reduce
+        Replicas on logical CPUs (one storage per variable), one process, and one replica
+        per MPI process (its collectives are AllReduce ops of the graph): yes. Over several
+        GPUs (a copy per GPU) and over NCCL between processes the signature runs eagerly."""
+        return self._mirrors is None and self._traceable()
+
+    def _traceable(self):
+        """Hook of the multi-worker strategy: can its cross-worker collectives be recorded
+        (MPI: AllReduce ops in the graph)?"""
+        return True
 
     def _call_for_each_replica(self, fn, args, kwargs):
         n = self._num_local
@@ -343,11 +348,9 @@ class StrategyExtended:
         batch norm). One collective per tensor: for statistics, not for gradient buckets."""
         out = list(tensors)
         if isinstance(ctx._run, _traced.TracedRun):
-            # a collective on the tape needs the replicas at once: no trace (the call
-            # finishes eagerly on the thread engine)
-            _core.graph_break("tf.distribute: a cross-replica sum on the tape (synchronized "
-                              "batch normalization)")
-            raise _traced.Untraceable()
+            # replicas in turns: sums of ops in rank order, whose gradient is the same sums
+            # of the replicas' upstream gradients, handed over inside tape.gradient
+            return _traced.sums_on_tape(ctx, out)
         if self._num_local > 1:
             comm = self._local_comm()
             out = [_core.all_reduce(comm, ctx._replica_id, t) for t in out]
@@ -583,9 +586,19 @@ class Strategy:
             dt = total.dtype
             wide = total if dt.is_floating else _core.cast(total, "float64")
             extra = [_core.constant(float(count), "float64")]
+            traced = _core.graph_recording() is not None
+            if traced and axis is None:  # every worker has its replicas' values
+                extra, count = [], count * e._num_workers
             out = e._cross_worker_all_reduce([wide] + extra, ReduceOp.SUM)
             total = out[0] if dt.is_floating else _core.cast(out[0], dt)
-            count = int(float(out[1]))
+            if traced and extra:
+                # the rows of every worker, as a tensor of the graph (no host read)
+                if op != ReduceOp.MEAN:
+                    return total
+                rows = _core.cast(out[1], total.dtype)
+                return total / _core.maximum(rows, _core.fill([], 1, total.dtype))
+            if extra:
+                count = int(float(out[1]))
         if op == ReduceOp.MEAN:
             if count == 0:
                 return total

@@ -16,8 +16,9 @@ class ReplicaAborted(RuntimeError):
 
 
 class Untraceable(Exception):
-    """Raised in a traced replica by a construct that needs the replicas to run at once
-    (a collective on the tape: synchronized batch norm); strategy.run then runs eagerly."""
+    """Raised in a traced replica by a construct that needs the replicas to run at once;
+    strategy.run then runs eagerly (none left today: synchronized batch normalization
+    traces through sums_on_tape)."""
 
 
 class TracedRun(Rendezvous):
@@ -164,3 +165,23 @@ def rank_order_sums(strategy, gathered):
             total = _core.add(total, p)
         out.append(_core.cast(total, dt) if narrow else total)
     return out
+
+
+def sums_on_tape(ctx, tensors):
+    """The replicas' sums of ``tensors`` in a traced run, differentiable across replicas
+    (synchronized batch normalization): a ``tf.custom_gradient`` whose forward and whose
+    gradient are each a merge_call of ``rank_order_sums``. Every replica's tape.gradient
+    reaches the node once, so the replicas hand over inside their backward passes in the
+    same order as in their forward passes; the graph records the sums of both, and a replay
+    runs them without Python. The same arithmetic as the eager AllReduce op and its
+    gradient (csrc/grad.c), so traced and eager steps agree bit for bit."""
+    from mixprec._custom_gradient import custom_gradient
+
+    @custom_gradient
+    def summed(*xs):
+        ys = ctx.merge_call(rank_order_sums, args=(list(xs),))
+
+        def grad(*dys):
+            return list(ctx.merge_call(rank_order_sums, args=(list(dys),)))
+        return list(ys), grad
+    return list(summed(*tensors))

@@ -150,9 +150,16 @@ class _MultiWorkerExtended(StrategyExtended):
     def experimental_between_graph(self):
         return True
 
+    def _traceable(self):
+        """A traced tf.function records this worker's replica with its collectives as
+        AllReduce ops (MPI, host tensors); over NCCL the signature runs eagerly."""
+        return self._nccl is None
+
     def _cross_worker_all_reduce(self, tensors, op):
         if self._mpi is None or self._size == 1:
             return tensors
+        if _core.graph_recording() is not None and self._nccl is None:
+            return _traced_sums(self._mpi, self._rank, tensors)
         return self._route(tensors, lambda c, ts: _core.comm_all_reduce(c, self._rank, ts, 0))
 
     def _cross_worker_sum_on_tape(self, tensors):
@@ -168,6 +175,14 @@ class _MultiWorkerExtended(StrategyExtended):
     def _cross_worker_gather(self, tensor, axis):
         if self._mpi is None or self._size == 1:
             return tensor
+        if _core.graph_recording() is not None:
+            # the other workers' row counts are values of each call: a host call of the
+            # graph that gathers at every replay (a result whose rows may change)
+            from mixprec._script_ops import host_call
+            return host_call(lambda t: [self._gather_now(t, axis)], [tensor])[0]
+        return self._gather_now(tensor, axis)
+
+    def _gather_now(self, tensor, axis):
         rows = [0.0] * self._size
         rows[self._rank] = float(tensor.shape[axis])
         counts = self._cross_worker_all_reduce([_core.constant(rows, "float64")], None)[0].numpy()
@@ -179,6 +194,29 @@ class _MultiWorkerExtended(StrategyExtended):
             pieces.append(self._route([mine], lambda c, ts: _core.comm_broadcast(
                 c, self._rank, ts, r))[0])
         return _core.concat(pieces, axis)
+
+
+def _traced_sums(comm, rank, tensors):
+    """The workers' sums of ``tensors`` as ops a traced function records (its replays call
+    the MPI engine again): one AllReduce per dtype over the tensors flattened and
+    concatenated (a fused bucket, as the eager call), split back. The engine sums each
+    element in rank order, so the bits equal the eager collective's."""
+    from mixprec._array_ops import split
+
+    tensors = list(tensors)
+    out = [None] * len(tensors)
+    groups = {}
+    for i, t in enumerate(tensors):
+        groups.setdefault(t.dtype.name, []).append(i)
+    for idx in groups.values():
+        if len(idx) == 1:
+            out[idx[0]] = _core.all_reduce(comm, rank, tensors[idx[0]])
+            continue
+        flat = [_core.reshape(tensors[i], [-1]) for i in idx]
+        summed = _core.all_reduce(comm, rank, _core.concat(flat, 0))
+        for i, part in zip(idx, split(summed, [int(f.shape[0]) for f in flat])):
+            out[i] = _core.reshape(part, tensors[i].shape.as_list())
+    return out
 
 
 class MultiWorkerMirroredStrategy(Strategy):
@@ -198,7 +236,11 @@ class MultiWorkerMirroredStrategy(Strategy):
         """Every worker starts from worker 0's initial value (TensorFlow broadcasts too)."""
         e = self._extended
         if e._size > 1 and var.dtype.is_floating:
-            var.assign(e._broadcast_from_0([var._peek()])[0])
+            tok = _core.graph_suspend()  # (made while a function traces: once, not replayed)
+            try:
+                var.assign(e._broadcast_from_0([var._peek()])[0])
+            finally:
+                _core.graph_resume(tok)
 
     def __repr__(self):
         return "<MultiWorkerMirroredStrategy worker %d of %d>" % (self._extended._rank,
