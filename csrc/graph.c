@@ -1322,7 +1322,8 @@ mp_status mp_graph_run_with(mp_graph *g, int n_in, mp_tensor *const *in, int n_s
             if ((n->flags & MP_GNODE_FLAG_FOLDED) && !hooks)
                 break; /* computed inside the optimizer step that reads it (plan_folds) */
             mp_attrs at = n->attrs;
-            if (n->flags & MP_GNODE_FLAG_RANDOM)
+            /* (a stateless op, i2 == 1, draws the same numbers at every call) */
+            if ((n->flags & MP_GNODE_FLAG_RANDOM) && at.i2 != 1)
                 at.i1 = (int64_t)((uint64_t)at.i1 + ((uint64_t)g->n_replays << 32));
             if (g->kept)
                 mp_storage_offer(g->kept[i]);

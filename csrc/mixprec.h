@@ -375,7 +375,14 @@ typedef struct mp_backend {
 /* Records and returns MP_ERR_NOT_IMPLEMENTED for a slot `be` lacks on device dev. */
 mp_status mp_backend_missing_slot(const mp_backend *be, const char *slot, mp_device dev);
 
-enum { MP_RANDOM_UNIFORM = 0, MP_RANDOM_NORMAL = 1, MP_RANDOM_TRUNCATED_NORMAL = 2 };
+enum { MP_RANDOM_UNIFORM = 0, MP_RANDOM_NORMAL = 1, MP_RANDOM_TRUNCATED_NORMAL = 2,
+       /* TensorFlow's stateless conversions (csrc/philox_tf.h): floats are the standard
+        * draw (a, b ignored: the caller scales, as TensorFlow does); integers lo + bits %
+        * (b - a), or every bit when a == b == 0 */
+       MP_RANDOM_TF_UNIFORM = 3, MP_RANDOM_TF_NORMAL = 4, MP_RANDOM_TF_TRUNCATED_NORMAL = 5,
+       /* the same for a tf.random.Generator: the counter starts at a + b * 2^32 (a, b: its
+        * 32-bit halves), integers are every bit */
+       MP_RANDOM_TFG_UNIFORM = 6, MP_RANDOM_TFG_NORMAL = 7, MP_RANDOM_TFG_TRUNCATED_NORMAL = 8 };
 
 /* The table for a device type, or NULL when that backend is absent. */
 const mp_backend *mp_backend_get(int device_type);

@@ -1022,10 +1022,15 @@ static mp_status run_random(mp_op op, const mp_attrs *at, const mp_backend *be, 
     if (!mp_dtype_valid(at->dtype))
         return mp_error_set(MP_ERR_VALUE, "%s: invalid dtype code %d", OPNAME(op), at->dtype);
     mp_dtype dt = (mp_dtype)at->dtype;
+    /* TensorFlow's conversions (csrc/philox_tf.h): i2 == 1 stateless (a replay keeps the
+     * stream), 2 a tf.random.Generator's draw (its counter's start in f0, f1; a replay
+     * takes the next stream) */
+    int tf = at->i2 == 1 || at->i2 == 2;
     if (op == MP_OP_RANDOM_UNIFORM) {
         if (!mp_dtype_is_floating(dt) && dt != MP_I32 && dt != MP_I64)
             return mp_error_set(MP_ERR_DTYPE, "RandomUniform: unsupported dtype %s", mp_dtype_name(dt));
-        if (!mp_dtype_is_floating(dt) && !(at->f1 > at->f0))
+        if (!mp_dtype_is_floating(dt) && !(at->f1 > at->f0) && !(tf && at->f0 == 0 && at->f1 == 0) &&
+            at->i2 != 2)
             return mp_error_set(MP_ERR_VALUE, "RandomUniform: need minval < maxval, got minval=%g maxval=%g", at->f0,
                                 at->f1);
     } else {
@@ -1035,6 +1040,8 @@ static mp_status run_random(mp_op op, const mp_attrs *at, const mp_backend *be, 
     int dist = op == MP_OP_RANDOM_UNIFORM ? MP_RANDOM_UNIFORM
                : op == MP_OP_RANDOM_NORMAL ? MP_RANDOM_NORMAL
                                            : MP_RANDOM_TRUNCATED_NORMAL;
+    if (tf)
+        dist += at->i2 == 2 ? MP_RANDOM_TFG_UNIFORM : MP_RANDOM_TF_UNIFORM;
     mp_status st = BE_CALL(be, random, at->device, dist, dt, mp_tensor_data(*out), (*out)->numel, (uint64_t)at->i0,
                               (uint64_t)at->i1, at->f0, at->f1);
     if (st != MP_OK) {

@@ -34,6 +34,26 @@ mp_graph *mp_py_graph_take(PyObject *o) {
     return g;
 }
 
+/* A host callback's tf.errors exception (a traced assertion's InvalidArgumentError) and
+ * the core message recorded for it: the failed replay re-raises it as it was (its class
+ * and text, TensorFlow's), not as a ValueError. Per thread (the GIL is held). */
+static _Thread_local PyObject *pending_exc;
+static _Thread_local char *pending_msg;
+
+static void pending_clear(void) {
+    Py_CLEAR(pending_exc);
+    PyMem_Free(pending_msg);
+    pending_msg = NULL;
+}
+
+int mp_py_restore_host_error(const char *msg) {
+    int hit = pending_exc && pending_msg && msg && strstr(msg, pending_msg);
+    if (hit)
+        PyErr_SetObject((PyObject *)Py_TYPE(pending_exc), pending_exc);
+    pending_clear();
+    return hit;
+}
+
 /* The current Python exception as a core error (host callbacks run inside the core). */
 mp_status mp_py_status_from_pyerr(const char *what) {
     PyObject *type, *exc, *tb;
@@ -43,6 +63,16 @@ mp_status mp_py_status_from_pyerr(const char *what) {
     const char *msg = s ? PyUnicode_AsUTF8(s) : NULL;
     mp_status st = mp_error_set(MP_ERR_VALUE, "%s failed: %s: %s", what,
                                 type ? ((PyTypeObject *)type)->tp_name : "error", msg ? msg : "?");
+    pending_clear();
+    if (exc && MpExc_OpError && PyObject_IsInstance(exc, MpExc_OpError) == 1) {
+        const char *core = mp_error_message();
+        size_t n = core ? strlen(core) : 0;
+        pending_msg = PyMem_Malloc(n + 1);
+        if (pending_msg) {
+            memcpy(pending_msg, core ? core : "", n + 1);
+            pending_exc = Py_NewRef(exc);
+        }
+    }
     PyErr_Clear();
     Py_XDECREF(s);
     Py_XDECREF(type);

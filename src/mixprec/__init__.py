@@ -30,7 +30,7 @@ from mixprec import _dtypes, _shape, _tensor  # noqa: F401,E402  (registers the 
 from mixprec._logging import get_logger  # noqa: F401
 from mixprec._dtypes import (  # noqa: F401
     DType, as_dtype, bfloat16, bool, double, float16, float32, float64, half, int8, int32,
-    int64, uint8)
+    int64, uint8, int16, uint16, uint32, uint64)
 from mixprec._shape import TensorShape  # noqa: F401
 from mixprec._tensor import Tensor  # noqa: F401
 from mixprec._ops import *  # noqa: F401,F403
@@ -46,9 +46,20 @@ from mixprec._module import Module  # noqa: F401
 from mixprec._tensor_array import TensorArray  # noqa: F401
 from mixprec._control import cond, print, while_loop  # noqa: F401,A004
 from mixprec import _nest as nest  # noqa: F401
+from mixprec._scopes import (  # noqa: F401,A004
+    control_dependencies, executing_eagerly, get_current_name_scope, get_static_value,
+    gradients, group, hessians, init_scope, inside_function, name_scope, no_gradient, no_op,
+    timestamp, tuple)
+from mixprec import dtypes, version  # noqa: F401
+from mixprec._asserts import (  # noqa: F401
+    Assert, assert_equal, assert_greater, assert_less, assert_rank)
 from mixprec import config, data, debugging, distribute, errors, linalg, math, nn, random  # noqa: F401
 from mixprec import autograph, experimental  # noqa: F401
 from mixprec import keras, mixed_precision, train  # noqa: F401
+from mixprec._initializers import (  # noqa: F401
+    constant_initializer, ones_initializer, random_normal_initializer,
+    random_uniform_initializer, zeros_initializer)
+from mixprec.keras import initializers  # noqa: F401  (tf.initializers: Keras's, as TF 2.21)
 from mixprec import compat  # noqa: F401
 from mixprec._amp import state as _amp_state  # noqa: E402
 
