@@ -40,7 +40,7 @@ static const struct {
 
 /* Tripwire: a new op must also get its backward rule (grad.c), its binding
  * (csrc/python/functions.c) and a row in tests/test_ops.py; then bump this number. */
-_Static_assert(MP_OP_COUNT == 107, "ops.def changed: update grad.c, functions.c, tests/test_ops.py, then this count");
+_Static_assert(MP_OP_COUNT == 159, "ops.def changed: update grad.c, functions.c, tests/test_ops.py, then this count");
 
 const mp_op_info *mp_op_get_info(mp_op op) {
     if ((int)op < 0 || op >= MP_OP_COUNT)
@@ -241,7 +241,24 @@ static mp_status run_binary(mp_op op, mp_binary_kind k, int is_cmp, mp_tensor *a
     case MP_BINARY_GELU_TANH_GRAD:
     case MP_BINARY_RSQRT_GRAD:
     case MP_BINARY_SQRT_GRAD:
-    case MP_BINARY_LEAKY_RELU_GRAD: MP_TRY(need_float(op, dt)); break;
+    case MP_BINARY_LEAKY_RELU_GRAD:
+    case MP_BINARY_ATAN2:
+    case MP_BINARY_XLOGY:
+    case MP_BINARY_XDIVY:
+    case MP_BINARY_XLOG1PY:
+    case MP_BINARY_DIV_NO_NAN:
+    case MP_BINARY_MUL_NO_NAN:
+    case MP_BINARY_IGAMMA:
+    case MP_BINARY_IGAMMAC:
+    case MP_BINARY_IGAMMA_GRAD_A: MP_TRY(need_float(op, dt)); break;
+    case MP_BINARY_NEXTAFTER:
+    case MP_BINARY_ZETA:
+    case MP_BINARY_POLYGAMMA: /* TensorFlow's kernels: float32 and float64 only */
+        if (dt != MP_F32 && dt != MP_F64)
+            return mp_error_set(MP_ERR_DTYPE,
+                                "Value for attr 'T' of %s is not in the list of allowed values: double, float (%s)",
+                                mp_dtype_name(dt), OPNAME(op));
+        break;
     default: MP_TRY(need_numeric(op, dt)); break;
     }
     int n;
@@ -1143,6 +1160,23 @@ static mp_status dispatch(mp_op op, int n_in, mp_tensor *const *in, const mp_att
     case MP_OP_GATHER:
     case MP_OP_GATHER_GRAD: return mp_run_gather(op, in, at, be, out);
     case MP_OP_CUMSUM: return mp_run_cumsum(in[0], at, be, out);
+    case MP_OP_STRIDED_SLICE_T:
+    case MP_OP_SLICE_T:
+    case MP_OP_STRIDED_SLICE_T_GRAD: return mp_run_slice_t(op, n_in, in, at, out);
+    case MP_OP_CUMPROD:
+    case MP_OP_CUMULATIVE_LOGSUMEXP: return mp_run_scan(op, in[0], at, be, out);
+    case MP_OP_SEGMENT_REDUCE: return mp_run_segment_reduce(in, at, be, out);
+    case MP_OP_GATHER_ND:
+    case MP_OP_TENSOR_SCATTER_UPDATE:
+    case MP_OP_TENSOR_SCATTER_ADD:
+    case MP_OP_TENSOR_SCATTER_SUB:
+    case MP_OP_TENSOR_SCATTER_MIN:
+    case MP_OP_TENSOR_SCATTER_MAX:
+    case MP_OP_REVERSE:
+    case MP_OP_ROLL: return mp_run_array(op, in, at, be, out);
+    case MP_OP_TOP_K:
+    case MP_OP_UNIQUE:
+    case MP_OP_WHERE_INDICES: return mp_run_sort_op(op, in, at, be, out);
     case MP_OP_ONE_HOT: return run_one_hot(in[0], at, be, out);
     case MP_OP_RANDOM_UNIFORM:
     case MP_OP_RANDOM_NORMAL:

@@ -350,6 +350,23 @@ static PyObject *g_same_structure(PyObject *o, PyObject *other) {
     return PyBool_FromLong(mp_graph_same_structure(G(o), b));
 }
 
+static PyObject *get_value_baked(PyObject *o, void *c) {
+    (void)c;
+    return PyBool_FromLong(mp_graph_value_baked(G(o)));
+}
+static int set_value_baked(PyObject *o, PyObject *v, void *c) {
+    (void)c;
+    int f = v ? PyObject_IsTrue(v) : 0;
+    if (f < 0)
+        return -1;
+    G(o)->value_baked = f;
+    return 0;
+}
+static PyObject *get_value_shape_miss(PyObject *o, void *c) {
+    (void)c;
+    return PyBool_FromLong(G(o)->value_shape_miss);
+}
+
 static PyObject *get_shape_reads(PyObject *o, void *c) {
     (void)c;
     return PyLong_FromLong(G(o)->shape_reads);
@@ -419,6 +436,10 @@ static PyGetSetDef graph_getset[] = {
     {"polymorphic", get_polymorphic, set_polymorphic, "replay accepts other shapes (same dtype, rank)", NULL},
     {"break_reason", get_break_reason, NULL, NULL, NULL},
     {"n_nodes", get_n_nodes, NULL, "nodes recorded so far", NULL},
+    {"value_baked", get_value_baked, set_value_baked,
+     "the graph holds sizes taken from a tensor-bound slice's shape: replays check them", NULL},
+    {"value_shape_miss", get_value_shape_miss, NULL,
+     "the last replay stopped before any state change: a tensor-bound slice took another shape", NULL},
     {"shape_reads", get_shape_reads, NULL, "reads of .shape of values computed from the inputs while recording", NULL},
     {"n_created_variables", get_created, NULL, NULL, NULL},
     {"python_grads", get_python_grads, NULL, "nodes whose gradient is Python (custom gradients, host calls)", NULL},

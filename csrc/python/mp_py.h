@@ -68,6 +68,9 @@ PyObject *mp_py_to_numpy(mp_tensor *t);
 mp_status mp_py_run(mp_op op, int n_in, mp_tensor *const *in, const mp_attrs *at, mp_tensor **out);
 PyObject *mp_py_run_wrap(mp_op op, int n_in, mp_tensor *const *in, const mp_attrs *at);
 
+/* array_ops.c: _core.array_op(name, inputs, i0, i1, dtype, ints) */
+PyObject *mp_py_array_op(PyObject *m, PyObject *const *args, Py_ssize_t nargs);
+
 /* functions.c */
 extern PyMethodDef mp_py_functions[];
 /* Binary op with Python-operator conversion rules (used by the number protocol). */
@@ -102,6 +105,9 @@ int mp_py_graph_call_reraise(void);
 /* Re-raise the Python exception a custom gradient function raised (1), or 0 if none. */
 int mp_py_custom_grad_reraise(void);
 int mp_py_nn_init(PyObject *module);
+/* slicing.c: tensor-bound slice ops */
+int mp_py_slicing_init(PyObject *module);
+int mp_py_math_init(PyObject *module); /* math.c: tf.math scans and segments */
 
 /* collective.c: communicators (csrc/collective.h) */
 extern PyObject *MpExc_Unavailable;        /* UnavailableError(OpError, RuntimeError) */

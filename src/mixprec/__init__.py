@@ -34,12 +34,17 @@ from mixprec._dtypes import (  # noqa: F401
 from mixprec._shape import TensorShape  # noqa: F401
 from mixprec._tensor import Tensor  # noqa: F401
 from mixprec._ops import *  # noqa: F401,F403
+from mixprec._math_extra import (  # noqa: F401,E402 - TensorFlow's top-level math aliases
+    acos, acosh, asin, asinh, atan, atan2, atanh, cosh, scalar_mul, sinh, tan, truncatediv,
+    truncatemod)
 from mixprec._variable import (  # noqa: F401
     Variable, VariableAggregation, VariableSynchronization)
 from mixprec._tape import GradientTape, UnconnectedGradients  # noqa: F401
 from mixprec._custom_gradient import custom_gradient, recompute_grad  # noqa: F401
 from mixprec._clip import clip_by_global_norm, clip_by_norm  # noqa: F401
 from mixprec._einsum import einsum  # noqa: F401
+from mixprec._slicing import slice, strided_slice  # noqa: F401,A004
+from mixprec._array_extra import *  # noqa: F401,F403,E402
 from mixprec._script_ops import numpy_function, py_function  # noqa: F401
 from mixprec._function import TensorSpec, function  # noqa: F401
 from mixprec._module import Module  # noqa: F401
@@ -55,6 +60,8 @@ from mixprec._asserts import (  # noqa: F401
     Assert, assert_equal, assert_greater, assert_less, assert_rank)
 from mixprec import config, data, debugging, distribute, errors, linalg, math, nn, random  # noqa: F401
 from mixprec import autograph, experimental  # noqa: F401
+floor = math.floor  # TensorFlow's top-level aliases of tf.math names
+reduce_logsumexp = math.reduce_logsumexp
 from mixprec import keras, mixed_precision, train  # noqa: F401
 from mixprec._initializers import (  # noqa: F401
     constant_initializer, ones_initializer, random_normal_initializer,
