@@ -42,6 +42,7 @@ from mixprec._clip import clip_by_global_norm, clip_by_norm  # noqa: F401
 from mixprec._einsum import einsum  # noqa: F401
 from mixprec._script_ops import numpy_function, py_function  # noqa: F401
 from mixprec._function import TensorSpec, function  # noqa: F401
+from mixprec._execution import executing_eagerly  # noqa: F401
 from mixprec._module import Module  # noqa: F401
 from mixprec._tensor_array import TensorArray  # noqa: F401
 from mixprec._control import cond, print, while_loop  # noqa: F401,A004
