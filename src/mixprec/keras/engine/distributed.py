@@ -23,7 +23,9 @@ def record_strategy(model):
 
     s = _context._variable_strategy()
     if s is None:
-        for w in getattr(model, "weights", []):
+        from mixprec.keras.engine.base_layer import Layer
+
+        for w in Layer.weights.fget(model):  # an unbuilt Sequential: none (no ValueError)
             s = w.__dict__.get("_distribute_strategy")
             if s is not None:
                 break
