@@ -348,7 +348,14 @@ typedef struct mp_backend {
 /* Records and returns MP_ERR_NOT_IMPLEMENTED for a slot `be` lacks on device dev. */
 mp_status mp_backend_missing_slot(const mp_backend *be, const char *slot, mp_device dev);
 
-enum { MP_RANDOM_UNIFORM = 0, MP_RANDOM_NORMAL = 1, MP_RANDOM_TRUNCATED_NORMAL = 2 };
+enum { MP_RANDOM_UNIFORM = 0, MP_RANDOM_NORMAL = 1, MP_RANDOM_TRUNCATED_NORMAL = 2,
+       /* TensorFlow's stateless conversions (csrc/philox_tf.h): floats are the standard
+        * draw (a, b ignored: the caller scales, as TensorFlow does); integers lo + bits %
+        * (b - a), or every bit when a == b == 0 */
+       MP_RANDOM_TF_UNIFORM = 3, MP_RANDOM_TF_NORMAL = 4, MP_RANDOM_TF_TRUNCATED_NORMAL = 5,
+       /* the same for a tf.random.Generator: the counter starts at a + b * 2^32 (a, b: its
+        * 32-bit halves), integers are every bit */
+       MP_RANDOM_TFG_UNIFORM = 6, MP_RANDOM_TFG_NORMAL = 7, MP_RANDOM_TFG_TRUNCATED_NORMAL = 8 };
 
 /* The table for a device type, or NULL when that backend is absent. */
 const mp_backend *mp_backend_get(int device_type);
@@ -383,7 +390,7 @@ mp_status mp_backend_emulate_graphs(int on);
  * exports this table as the PyCapsule `mixprec._core._C_API` and a plugin calls through it.
  * NOTE: bump MP_C_API_VERSION whenever this struct, mp_backend or any struct they use
  * changes; a plugin built against another version refuses to register. */
-#define MP_C_API_VERSION 9
+#define MP_C_API_VERSION 10
 #define MP_C_API_CAPSULE "mixprec._core._C_API"
 typedef struct mp_c_api {
     int version;          /* MP_C_API_VERSION of the core */
@@ -597,6 +604,11 @@ int mp_optimizer_slots_per_var(mp_optim_kind kind, const mp_optim_hparams *hp);
 /* The dtype of a variable's optimizer slots: float64 for float64 variables (as TensorFlow),
  * float32 for the rest (16-bit variables keep float32 moments, unlike TensorFlow). */
 static inline mp_dtype mp_optim_slot_dtype(mp_dtype var_dtype) { return var_dtype == MP_F64 ? MP_F64 : MP_F32; }
+
+/* The orthonormal factor of a (m, n) row-major float64 host matrix (m >= n), in place: Q of
+ * its reduced QR decomposition with each column multiplied by the sign of R's diagonal
+ * (keras.initializers.Orthogonal; csrc/linalg_qr.c, LAPACK from the vendored OpenBLAS). */
+mp_status mp_linalg_qr_q(double *a, int64_t m, int64_t n);
 
 #ifdef __cplusplus
 }

@@ -30,6 +30,7 @@ static void tensor_dealloc(PyObject *o) {
     PyTypeObject *tp = Py_TYPE(o);
     if (self->weakreflist)
         PyObject_ClearWeakRefs(o);
+    Py_CLEAR(self->keras_mask);
     mp_tensor_decref(self->t);
     self->t = NULL;
     tp->tp_free(o);
@@ -60,6 +61,8 @@ static PyObject *get_shape(PyObject *o, void *c) {
     mp_graph *g = mp_graph_recording();
     if (g && mp_graph_is_dynamic(t)) /* tf.function: the graph may hold this size */
         g->shape_reads++;
+    if (g && mp_graph_is_value_shaped(t)) /* ... a size a tensor-bound slice gave */
+        g->value_baked |= MP_GRAPH_VALUE_READ;
     PyObject *tup = PyTuple_New(t->ndim);
     if (!tup)
         return NULL;
@@ -124,6 +127,30 @@ static PyObject *get_nbytes(PyObject *o, void *c) {
     return PyLong_FromSize_t(mp_tensor_nbytes(MpTensor_T(o)));
 }
 
+/* `_keras_mask`: the mask Keras layers attach to their outputs (tf-keras sets it on eager
+ * tensors); reading it unset raises AttributeError, as on a TensorFlow tensor. */
+static PyObject *get_keras_mask(PyObject *o, void *c) {
+    (void)c;
+    PyObject *m = ((PyMpTensor *)o)->keras_mask;
+    if (!m) {
+        PyErr_SetString(PyExc_AttributeError, "'mixprec.Tensor' object has no attribute '_keras_mask'");
+        return NULL;
+    }
+    return Py_NewRef(m);
+}
+
+static int set_keras_mask(PyObject *o, PyObject *v, void *c) {
+    (void)c;
+    PyMpTensor *self = (PyMpTensor *)o;
+    if (v == o) { /* a tensor that masks itself would keep itself alive */
+        PyErr_SetString(PyExc_ValueError, "a tensor cannot be its own _keras_mask");
+        return -1;
+    }
+    Py_XINCREF(v);
+    Py_XSETREF(self->keras_mask, v);
+    return 0;
+}
+
 static PyGetSetDef tensor_getset[] = {
     {"shape", get_shape, NULL, "The TensorShape of this tensor.", NULL},
     {"dtype", get_dtype, NULL, "The DType of this tensor.", NULL},
@@ -133,6 +160,7 @@ static PyGetSetDef tensor_getset[] = {
     {"_id", get_id, NULL, "Unique id (the tape keys gradients by it).", NULL},
     {"_numel", get_size, NULL, "Number of elements.", NULL},
     {"_nbytes", get_nbytes, NULL, "Bytes of storage this tensor covers.", NULL},
+    {"_keras_mask", get_keras_mask, set_keras_mask, "The Keras mask of this tensor (set by layers).", NULL},
     {NULL},
 };
 
@@ -304,6 +332,8 @@ static Py_ssize_t sq_length(PyObject *o) {
     mp_graph *g = mp_graph_recording();
     if (g && mp_graph_is_dynamic(t)) /* a size read while tracing, as .shape */
         g->shape_reads++;
+    if (g && mp_graph_is_value_shaped(t))
+        g->value_baked |= MP_GRAPH_VALUE_READ;
     return (Py_ssize_t)t->shape[0];
 }
 

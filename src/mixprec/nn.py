@@ -11,6 +11,9 @@ from mixprec._ops import _int_axis
 builtins_range = builtins.range
 
 from mixprec._array_ops import embedding_lookup  # noqa: E402,F401 - tf.nn.embedding_lookup
+from mixprec._math_extra import (  # noqa: E402,F401 - tf.nn's small losses and statistics
+    crelu, in_top_k, l2_loss, l2_normalize, log_poisson_loss, normalize_moments, selu, softsign,
+    sufficient_statistics, weighted_cross_entropy_with_logits, weighted_moments, zero_fraction)
 
 relu = _core.relu
 sigmoid = _core.sigmoid
@@ -302,7 +305,7 @@ def conv1d(input, filters, stride, padding, data_format="NWC", dilations=None,  
 
 def convolution(input, filters, strides=None, padding="VALID", data_format=None,  # noqa: A002
                 dilations=None, name=None):
-    """tf.nn.convolution: 1-D or 2-D by the input's rank (3 or 4)."""
+    """tf.nn.convolution: 1-D, 2-D or 3-D by the input's rank (3, 4 or 5)."""
     x = _core.convert_to_tensor(input)
     nchw = data_format is not None and str(data_format).startswith("NC")
     if x.ndim == 3:
@@ -311,8 +314,15 @@ def convolution(input, filters, strides=None, padding="VALID", data_format=None,
     if x.ndim == 4:
         return conv2d(x, filters, 1 if strides is None else strides, padding,
                       "NCHW" if nchw else "NHWC", dilations)
-    raise ValueError("`input` must have rank 3 (1-D) or 4 (2-D) for convolution, got rank %d "
-                     "(3-D convolutions are not implemented)" % x.ndim)
+    if x.ndim == 5:
+        from mixprec._nn_more import conv3d
+
+        s = _sequence(1 if strides is None else strides, 3, "strides", nchw)
+        d = _sequence(dilations, 3, "dilations", nchw)
+        wrap = (lambda v: [1, 1] + v) if nchw else (lambda v: [1] + v + [1])
+        return conv3d(x, filters, wrap(s), padding, "NCDHW" if nchw else "NDHWC", wrap(d))
+    raise ValueError("`input` must have rank 3 (1-D), 4 (2-D) or 5 (3-D) for convolution, got "
+                     "rank %d" % x.ndim)
 
 
 convolution_v2 = convolution
@@ -579,6 +589,9 @@ def dropout(x, rate, noise_shape=None, seed=None, name=None):
     keep = _random.uniform(shape, 0, 1, "float32", seed) >= rate_t
     return ret * _core.cast(keep, x.dtype)
 
+
+from mixprec._nn_more import (  # noqa: E402,F401
+    conv1d_transpose, conv2d_transpose, conv3d, l2_normalize, separable_conv2d)
 
 from mixprec import _unsupported  # noqa: E402
 

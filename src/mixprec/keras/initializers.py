@@ -342,6 +342,13 @@ def get(identifier):
         return identifier
     raise ValueError("Could not interpret initializer identifier: %r" % (identifier,))
 
+from mixprec.keras._initializers_more import Identity, Orthogonal  # noqa: E402
+
+_ALIASES.update(orthogonal=Orthogonal, identity=Identity)
+_CLASSES.update(Orthogonal=Orthogonal, Identity=Identity)
+orthogonal, identity = Orthogonal, Identity
+__all__ += ["Orthogonal", "Identity", "orthogonal", "identity"]
+
 from mixprec import _unsupported  # noqa: E402
 
 __getattr__ = _unsupported.module_getattr(__name__)  # unsupported TF names: a clear error

@@ -12,6 +12,7 @@ import warnings
 from mixprec import _core, _ops, errors
 from mixprec._dtypes import int64
 from mixprec.keras import activations, backend
+from mixprec.keras.engine import masking as _masking
 
 __all__ = ["Loss", "Reduction", "SparseCategoricalCrossentropy", "CategoricalCrossentropy",
            "BinaryCrossentropy", "MeanSquaredError", "MeanAbsoluteError",
@@ -96,6 +97,13 @@ class Loss:
         losses = self.call(y_true, y_pred)
         reduction = Reduction.SUM_OVER_BATCH_SIZE if self.reduction == Reduction.AUTO \
             else self.reduction
+        # a masked y_pred (its Keras mask) averages over the unmasked entries, as tf-keras
+        in_mask, out_mask = _masking.get_mask(y_pred), _masking.get_mask(losses)
+        mask = in_mask if out_mask is None else (
+            out_mask if in_mask is None else _core.logical_and(in_mask, out_mask))
+        if mask is not None:
+            losses = _tensor(losses)
+            sample_weight = _masking.apply_valid_mask(losses, sample_weight, mask, reduction)
         return _reduce(losses, reduction, sample_weight)
 
     def call(self, y_true, y_pred):

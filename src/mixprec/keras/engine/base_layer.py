@@ -20,6 +20,7 @@ from mixprec._variable import Variable
 from mixprec.keras import backend
 from mixprec.keras import initializers as _initializers
 from mixprec.keras import regularizers as _regularizers
+from mixprec.keras.engine import masking as _masking
 from mixprec.keras.engine.input_spec import assert_input_compatibility
 from mixprec.keras.engine.keras_tensor import KerasTensor
 from mixprec.keras.mixed_precision import policy as _policy
@@ -433,6 +434,16 @@ class Layer:
         (unknown dimensions as 1). See docs/architecture.md."""
         raise NotImplementedError
 
+    def compute_mask(self, inputs, mask=None):
+        """The output mask (tf-keras): ``mask`` passed on by a layer that supports masking,
+        None from one that does not."""
+        if not self.supports_masking:
+            if any(m is not None for m in _nest.flatten(mask)):
+                raise TypeError("Layer %s does not support masking, but was passed an "
+                                "input_mask: %s" % (self.name, mask))
+            return None
+        return mask
+
     def _symbolic_dtype(self, input_dtype):
         """The output dtype on an input of ``input_dtype``: the compute dtype when the layer
         casts that input (floating inputs of an autocasting layer), else the input's."""
@@ -505,6 +516,7 @@ class Layer:
         if _any_keras_tensor(args, kwargs):
             return self._functional_call(args, kwargs)
         inputs = args[0]
+        input_masks = _masking.implicit_masks(self, inputs, kwargs)
         compute = self._dtype_policy.compute_dtype
         floating = compute is not None and as_dtype(compute).is_floating
         if self._autocast and floating:
@@ -518,9 +530,11 @@ class Layer:
         name_scope = _NameScope(self)
         name_scope.__enter__()
         try:
-            return self._eager_call(inputs, args, kwargs, compute, floating)
+            outputs = self._eager_call(inputs, args, kwargs, compute, floating)
         finally:
             name_scope.__exit__(None, None, None)
+        _masking.set_output_masks(self, inputs, outputs, kwargs.get("mask", input_masks))
+        return outputs
 
     def _eager_call(self, inputs, args, kwargs, compute, floating):
         if not self.built:
@@ -595,6 +609,7 @@ class Layer:
         symbolic = self._symbolic_outputs(args, kwargs)
         if symbolic is None:
             symbolic = self._traced_outputs(args, kwargs)
+        _masking.set_symbolic_masks(self, args, kwargs, symbolic)
         node = Node(self, list(args), dict(kwargs), symbolic)
         self._inbound_nodes.append(node)
         for i, kt in enumerate(node.flat_outputs):

@@ -28,6 +28,7 @@ class Sequential(Model):
         super().__init__(name=name or backend.unique_object_name("sequential"))
         self._stack = []
         self._input_kt = None
+        self.supports_masking = True
         for layer in layers or []:
             self.add(layer)
 

@@ -27,6 +27,7 @@ from mixprec.keras.engine import compile_utils as _compile_utils
 from mixprec.keras.engine import distributed as _distributed
 from mixprec.keras.engine import data_streams as _data_streams
 from mixprec.keras.engine import functional_order
+from mixprec.keras.engine import masking as _masking
 from mixprec.keras.engine.base_layer import _shape_tuple  # noqa: F401
 from mixprec.keras.engine.base_layer import Layer
 from mixprec.keras.engine.input_layer import InputLayer
@@ -142,6 +143,7 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
                 self._layers.append(layer)
         self._is_graph_network = True
         self._autocast = False  # a functional model does not cast; its layers do
+        self.supports_masking = True  # its outputs carry the masks its layers give them
         self.built = True
 
     @property
@@ -187,7 +189,10 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
             if not isinstance(x, _core.Tensor):
                 x = _core.convert_to_tensor(x)
             if x.dtype != kt.dtype:  # tf-keras' _conform_to_reference_input: uint8 images too
+                mask = _masking.get_mask(x)
                 x = _core.cast(x, kt.dtype)
+                if mask is not None:
+                    x._keras_mask = mask
             if x.ndim != len(kt.shape):
                 raise ValueError(
                     "Input 0 of layer \"%s\" is incompatible with the layer: expected shape=%s, "
@@ -213,6 +218,19 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
                 values[id(kt)] = v
         return _nest.pack_sequence_as(self._nested_outputs,
                                       [values[id(t)] for t in self.outputs])
+
+    def compute_mask(self, inputs, mask=None):
+        """A functional model's output masks (None where an output has none): those of its
+        own outputs for KerasTensor inputs, else the masks of a run on ``inputs``."""
+        if not self._is_graph_network:
+            return super().compute_mask(inputs, mask)
+        if all(isinstance(x, KerasTensor) for x in _nest.flatten(inputs)):
+            outputs = self._nested_outputs
+        else:
+            if mask is not None:
+                inputs = _masking.attach_input_masks(inputs, mask)
+            outputs = self._run_graph(inputs)
+        return _nest.map_structure(_masking.get_mask, outputs)
 
     def build(self, input_shape):
         """A subclassed model: call() once on placeholder data so that its layers create
@@ -258,6 +276,8 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
 
     def call(self, inputs, training=None, mask=None):
         if self._is_graph_network:
+            if mask is not None:
+                inputs = _masking.attach_input_masks(inputs, mask)
             return self._run_graph(inputs, training)
         raise NotImplementedError("Model %s has no `call`: subclasses of keras.Model must "
                                   "implement call()" % self.name)
@@ -266,8 +286,10 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
         if self._is_graph_network and not any(isinstance(x, KerasTensor)
                                               for x in _nest.flatten(list(args))):
             training = kwargs.pop("training", None)
-            kwargs.pop("mask", None)
+            mask = kwargs.pop("mask", None)
             inputs = args[0] if args else kwargs.pop("inputs")
+            if mask is not None:  # tf-keras: the masks ride on the input tensors
+                inputs = _masking.attach_input_masks(inputs, mask)
             from mixprec.keras.engine import base_layer
 
             outer = getattr(base_layer._ctx, "training", None)
@@ -439,7 +461,8 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
                 missing = True
                 continue
             yt = _match_rank(yt, yp)
-            value = fn(yt, yp, sample_weight)
+            # a masked output: masked entries get weight 0 (tf-keras' LossesContainer)
+            value = fn(yt, yp, _masking.apply_mask(yp, sample_weight, _masking.get_mask(yp)))
             self._output_losses.append((i, value))
             if weights[i] is not None:
                 value = value * weights[i]
@@ -591,8 +614,11 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
         # tf-keras: compile's metrics ignore sample weights (and class weights); its
         # weighted_metrics use them
         for m, i, w in zip(self._metric_objs, self._metric_outputs, self._metric_weighted):
-            m.update_state(_match_rank(ys[i], yps[i]) if i < len(ys) else None, yps[i],
-                           sample_weight if w else None)
+            # a masked output: its mask weighs the metrics (times the sample weights for
+            # weighted_metrics), as tf-keras' MetricsContainer
+            mask = _masking.get_mask(yps[i])
+            sw = _masking.apply_mask(yps[i], sample_weight, mask) if w else mask
+            m.update_state(_match_rank(ys[i], yps[i]) if i < len(ys) else None, yps[i], sw)
 
     # ---------------------------------------------------------------- steps
 

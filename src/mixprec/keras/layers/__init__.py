@@ -22,6 +22,29 @@ from mixprec.keras.layers.pooling import (  # noqa: F401
     GlobalAveragePooling2D, GlobalAvgPool1D, GlobalAvgPool2D, GlobalMaxPool1D, GlobalMaxPool2D,
     GlobalMaxPooling1D, GlobalMaxPooling2D, MaxPool1D, MaxPool2D, MaxPooling1D, MaxPooling2D)
 from mixprec.keras.layers.reshaping import ZeroPadding2D  # noqa: F401
+from mixprec.keras.layers.masking import Masking  # noqa: F401
+from mixprec.keras.layers.convolutional_more import (  # noqa: F401
+    Conv1DTranspose, Conv2DTranspose, Conv3DTranspose, Convolution1DTranspose,
+    Convolution2DTranspose, Convolution3DTranspose,
+    DepthwiseConv1D, SeparableConv1D, SeparableConv2D, SeparableConvolution1D,
+    SeparableConvolution2D)
+from mixprec.keras.layers.conv3d import Conv3D, Convolution3D  # noqa: F401
+from mixprec.keras.layers.layers3d import (  # noqa: F401
+    Cropping3D, GlobalAveragePooling3D, GlobalAvgPool3D, GlobalMaxPool3D, GlobalMaxPooling3D,
+    UpSampling3D, ZeroPadding3D)
+from mixprec.keras.layers.pooling3d import (  # noqa: F401
+    AveragePooling3D, AvgPool3D, MaxPool3D, MaxPooling3D)
+from mixprec.keras.layers.resampling import (  # noqa: F401
+    Cropping1D, Cropping2D, UpSampling1D, UpSampling2D, ZeroPadding1D)
+from mixprec.keras.layers.dot import Dot, dot  # noqa: F401
+from mixprec.keras.layers.activation_more import PReLU, ThresholdedReLU  # noqa: F401
+from mixprec.keras.layers.regularization import (  # noqa: F401
+    ActivityRegularization, AlphaDropout, GaussianDropout, GaussianNoise, SpatialDropout1D,
+    SpatialDropout2D)
+from mixprec.keras.layers.normalization_more import (  # noqa: F401
+    GroupNormalization, UnitNormalization)
+from mixprec.keras.layers.time_distributed import TimeDistributed  # noqa: F401
+from mixprec.keras.layers.einsum_dense import EinsumDense  # noqa: F401
 from mixprec.keras.layers.serialization import deserialize, serialize  # noqa: F401
 from mixprec.keras.layers import experimental  # noqa: F401,E402  (SyncBatchNormalization)
 
@@ -35,7 +58,17 @@ __all__ = ["Layer", "Input", "InputLayer", "InputSpec", "Dense", "Activation", "
            "Multiply", "Average", "Maximum", "Minimum", "Concatenate", "add", "subtract",
            "multiply", "average", "maximum", "minimum", "concatenate", "serialize", "deserialize",
            "Softmax", "LeakyReLU", "ELU", "Identity", "Permute", "RepeatVector", "Rescaling",
-           "LayerNormalization", "Embedding"]
+           "LayerNormalization", "Embedding", "Masking", "Conv1DTranspose", "Conv2DTranspose",
+           "Convolution1DTranspose", "Convolution2DTranspose", "DepthwiseConv1D",
+           "SeparableConv1D", "SeparableConv2D", "SeparableConvolution1D",
+           "SeparableConvolution2D", "Cropping1D", "Cropping2D", "UpSampling1D", "UpSampling2D",
+           "ZeroPadding1D", "Dot", "dot", "PReLU", "ThresholdedReLU", "ActivityRegularization",
+           "AlphaDropout", "GaussianDropout", "GaussianNoise", "SpatialDropout1D",
+           "SpatialDropout2D", "GroupNormalization", "UnitNormalization", "TimeDistributed",
+           "EinsumDense", "Conv3D", "Convolution3D", "Cropping3D", "GlobalAveragePooling3D",
+           "GlobalAvgPool3D", "GlobalMaxPool3D", "GlobalMaxPooling3D", "UpSampling3D",
+           "ZeroPadding3D", "MaxPooling3D", "AveragePooling3D", "MaxPool3D", "AvgPool3D",
+           "Conv3DTranspose", "Convolution3DTranspose"]
 
 from mixprec import _unsupported  # noqa: E402
 

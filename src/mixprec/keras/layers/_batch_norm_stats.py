@@ -61,6 +61,24 @@ def sync_moments(x, axes, keepdims):
 _copies_lock = threading.Lock()
 
 
+def masked_moments(x, mask, axes, keepdims):
+    """tf.nn.weighted_moments with the mask (one rank below x) as frequency weights of
+    whole feature vectors, as tf-keras' masked BatchNormalization: the mean and (biased)
+    variance of the unmasked entries (0 where none is)."""
+    w = _core.cast(mask, x.dtype)
+    w = _core.reshape(w, list(w.shape) + [1])
+    count = _core.reduce_sum(_core.broadcast_to(w, list(x.shape)), axes, keepdims=True)
+    safe = _core.maximum(count, _core.cast(_core.constant(1e-30), x.dtype))
+    nonzero = _core.cast(count > 0.0, x.dtype)  # div_no_nan: 0 where no entry counts
+    mean = _core.reduce_sum(w * x, axes, keepdims=True) / safe * nonzero
+    dist = _core.reduce_sum(w * _core.squared_difference(x, _core.stop_gradient(mean)), axes,
+                            keepdims=True)
+    variance = dist / safe * nonzero
+    if not keepdims:
+        mean, variance = _squeeze(mean, axes), _squeeze(variance, axes)
+    return mean, variance
+
+
 def _replica():
     """(local replica index, local replica count, strategy extended), or None outside
     several replicas."""

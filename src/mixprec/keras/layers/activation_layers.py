@@ -19,8 +19,14 @@ class Softmax(Layer):
         self.supports_masking = True
         self.axis = axis
 
-    def call(self, inputs):
+    def call(self, inputs, mask=None):
         inputs = _core.convert_to_tensor(inputs)
+        if mask is not None:
+            # masked positions get a large negative logit (tf-keras: float16's min, else -1e9)
+            big = -65504.0 if inputs.dtype.name == "float16" else -1e9
+            adder = (1.0 - _core.cast(mask, inputs.dtype)) * \
+                _core.cast(_core.constant(big), inputs.dtype)
+            inputs = inputs + adder
         if isinstance(self.axis, (tuple, list)):
             # several axes: exp(x - max) / sum, as tf-keras
             shifted = inputs - _core.reduce_max(inputs, list(self.axis), True)

@@ -38,6 +38,7 @@ class Dense(Layer):
         self.bias_constraint = constraints.get(bias_constraint)
         self.kernel = None
         self.bias = None
+        self.supports_masking = True
 
     def build(self, input_shape):
         if not as_dtype(self.dtype).is_floating:  # as tf-keras
@@ -117,6 +118,7 @@ class Activation(Layer):
 
     def __init__(self, activation, **kwargs):
         super().__init__(**kwargs)
+        self.supports_masking = True
         self.activation = activations.get(activation)
 
     def call(self, inputs):
@@ -143,6 +145,7 @@ class Dropout(Layer):
         self.rate = float(rate)
         self.noise_shape = noise_shape
         self.seed = seed
+        self.supports_masking = True
 
     def call(self, inputs, training=None):
         if not training or self.rate == 0:
@@ -255,9 +258,32 @@ class Lambda(Layer):
         self.function = function
         self._output_shape = output_shape
         self.arguments = dict(arguments or {})
+        self.mask = mask
+        self.supports_masking = True
+        self._creates_masks = mask is not None
+        import inspect
 
-    def call(self, inputs):
-        return self.function(inputs, **self.arguments)
+        try:
+            params = inspect.signature(function).parameters
+        except (TypeError, ValueError):
+            params = {}
+        self._fn_expects_training = "training" in params
+        self._fn_expects_mask = "mask" in params
+
+    def call(self, inputs, mask=None, training=None):
+        kwargs = dict(self.arguments)
+        if self._fn_expects_mask:
+            kwargs["mask"] = mask
+        if self._fn_expects_training:
+            kwargs["training"] = training
+        return self.function(inputs, **kwargs)
+
+    def compute_mask(self, inputs, mask=None):
+        """tf-keras: ``mask`` (a callable of (inputs, mask), or a fixed mask) when given,
+        else the input mask passed on."""
+        if callable(self.mask):
+            return self.mask(inputs, mask)
+        return self.mask if self.mask is not None else mask
 
     def get_config(self):
         """tf-keras' format: the function as code (keras/saving/serialization_lib.py)."""

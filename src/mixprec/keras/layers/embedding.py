@@ -1,7 +1,8 @@
 """``keras.layers.Embedding`` as tf-keras 2.21: rows of a float32 table (the variable dtype,
 never autocast) picked by integer ids with tf.gather, cast to the compute dtype (float16
-under mixed_float16). ``compute_mask`` gives ``ids != 0`` when mask_zero (mixprec passes no
-masks between layers). The numbers are the core's gather and its gradient."""
+under mixed_float16). With mask_zero, ``compute_mask`` gives ``ids != 0``, the mask the
+layers downstream get (keras/engine/masking.py). The numbers are the core's gather and its
+gradient."""
 
 from mixprec import _core
 from mixprec.keras import constraints, initializers, regularizers
@@ -30,6 +31,7 @@ class Embedding(Layer):
         self.embeddings_constraint = constraints.get(embeddings_constraint)
         self.mask_zero = bool(mask_zero)
         self.supports_masking = self.mask_zero
+        self._creates_masks = self.mask_zero
         self.input_length = input_length
         self.sparse = False
         self.embeddings = None

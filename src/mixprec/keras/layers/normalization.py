@@ -7,6 +7,8 @@ channel axis first or last) and the biased one elsewhere. renorm, virtual batche
 Moments and normalisation are mixprec.nn's, renorm and synchronized statistics
 _batch_norm_stats'; this file only chooses and bookkeeps."""
 
+import warnings
+
 from mixprec import _core, _logging, _ops
 from mixprec import nn as _nn
 from mixprec._dtypes import as_dtype
@@ -221,7 +223,7 @@ class BatchNormalization(Layer):
         shape[self.axis[0]] = self._param_shape[0]
         return _core.reshape(v, shape)
 
-    def call(self, inputs, training=None):
+    def call(self, inputs, training=None, mask=None):
         if training is None:
             training = False  # tf-keras: the learning phase, 0 outside fit
         if not self.trainable:
@@ -251,7 +253,18 @@ class BatchNormalization(Layer):
                                          _core.convert_to_tensor(adj_bias), scale, offset)
             keep_dims = self.virtual_batch_size is not None or len(self.axis) > 1
             renorm_stats = _stats.renorm_snapshot(self) if self.renorm else None
-            if self.synchronized:
+            if mask is not None and self.fused:
+                warnings.warn("Masking is not supported with `fused=True`. You should either "
+                              "turn off fusing (`fused=False`) or you should not pass a `mask` "
+                              "argument when calling the layer. For the moment `mask` will be "
+                              "ignored for the normalization.")
+                mask = None
+            if mask is not None and self.virtual_batch_size is None:
+                if self.synchronized:
+                    raise NotImplementedError("mixprec: BatchNormalization(synchronized=True) "
+                                              "with a mask is not supported")
+                mean, variance = _stats.masked_moments(x, mask, reduction_axes, keep_dims)
+            elif self.synchronized:
                 mean, variance = _stats.sync_moments(x, reduction_axes, keep_dims)
             else:
                 mean, variance = _nn.moments(x, reduction_axes, keepdims=keep_dims)

@@ -171,11 +171,26 @@ class _GlobalPooling(Layer):
 
 
 class GlobalAveragePooling1D(_GlobalPooling):
+    """The mean over steps; with a mask, over the unmasked steps only."""
+
     _RANK, _REDUCE = 1, "reduce_mean"
 
     def __init__(self, data_format="channels_last", **kwargs):
         super().__init__(data_format=data_format, **kwargs)
         self.supports_masking = True
+
+    def call(self, inputs, mask=None):
+        if mask is None:
+            return super().call(inputs)
+        steps_axis = 1 if self.data_format == "channels_last" else 2
+        mask = _core.cast(mask, inputs.dtype)
+        mask = _core.reshape(mask, list(mask.shape) + [1] if self.data_format ==
+                             "channels_last" else [mask.shape[0], 1] + list(mask.shape[1:]))
+        total = _core.reduce_sum(inputs * mask, [steps_axis], self.keepdims)
+        return total / _core.reduce_sum(mask, [steps_axis], self.keepdims)
+
+    def compute_mask(self, inputs, mask=None):
+        return None
 
 
 class GlobalMaxPooling1D(_GlobalPooling):

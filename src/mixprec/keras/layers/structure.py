@@ -12,8 +12,7 @@ class Identity(Layer):
     """Returns its input."""
 
     def __init__(self, **kwargs):
-        super().__init__(**kwargs)
-        self.supports_masking = True
+        super().__init__(**kwargs)  # tf-keras: supports_masking False; the input's mask stays
 
     def call(self, inputs):
         return inputs
