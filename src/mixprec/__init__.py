@@ -48,6 +48,7 @@ from mixprec._control import cond, print, while_loop  # noqa: F401,A004
 from mixprec import _nest as nest  # noqa: F401
 from mixprec import config, data, debugging, distribute, errors, linalg, math, nn, random  # noqa: F401
 from mixprec import autograph, experimental  # noqa: F401
+from mixprec.linalg import eye, norm, tensordot  # noqa: F401,E402  (tf.eye, tf.norm, tf.tensordot)
 from mixprec import keras, mixed_precision, train  # noqa: F401
 from mixprec import compat  # noqa: F401
 from mixprec._amp import state as _amp_state  # noqa: E402
