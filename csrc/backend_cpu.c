@@ -605,6 +605,7 @@ const mp_backend mp_backend_cpu = {
     .gather = mp_cpu_gather,
     .scatter_add = mp_cpu_scatter_add,
     .cumsum = mp_cpu_cumsum,
+    .linalg = mp_cpu_linalg,
     .pool_workspace = mp_cpu_pool_workspace,
     .memory_stats = cpu_memory_stats,
     .synchronize = cpu_synchronize,

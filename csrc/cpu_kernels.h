@@ -55,6 +55,8 @@ mp_status mp_cpu_scatter_add(mp_device dev, mp_dtype dt, const int64_t *idx, con
                              int64_t n, int64_t nidx, int64_t inner);
 mp_status mp_cpu_cumsum(mp_device dev, mp_dtype dt, const void *x, void *y, int64_t outer, int64_t n, int64_t inner,
                         int exclusive, int reverse);
+mp_status mp_cpu_linalg(mp_device dev, mp_linalg_kind k, mp_dtype dt, int64_t batch, int64_t n, const void *a,
+                        void *out, int adjoint);
 /* Temporary host buffers for kernels (64-byte aligned); NULL on failure. */
 void *mp_cpu_scratch_alloc(size_t nbytes);
 void mp_cpu_scratch_free(void *p, size_t nbytes);

@@ -69,6 +69,7 @@ static void fill_table(void) {
     table.gather = mp_cuda_gather;
     table.scatter_add = mp_cuda_scatter_add;
     table.cumsum = mp_cuda_cumsum;
+    table.linalg = mp_cuda_linalg;
     table.random = mp_cuda_random;
     table.softmax_xent = mp_cuda_softmax_xent;
     table.finite_check = mp_cuda_finite_check;

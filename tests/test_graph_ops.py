@@ -134,6 +134,8 @@ CASES = {
     "gather_grad": (lambda d, i: _core.gather_grad(d, i, 0, 4) * 2.0,
                     [f32(3, 2), lambda: R.integers(0, 4, size=3).astype(np.int64)]),
     "cumsum": (lambda x: tf.cumsum(x, axis=1, exclusive=True) + 1.0, [f32(3, 5)]),
+    "matrix_inverse": (lambda x: tf.linalg.inv(x + 4.0 * tf.eye(3)) * 2.0, [f32(2, 3, 3)]),
+    "matrix_determinant": (lambda x: tf.linalg.det(x + 4.0 * tf.eye(3)) + 1.0, [f32(2, 3, 3)]),
     "random_uniform": (lambda x: x + tf.random.uniform([3, 4], seed=1), [f32(3, 4)]),
     "random_normal": (lambda x: x + tf.random.normal([3, 4], seed=2), [f32(3, 4)]),
     "truncated_normal": (lambda x: x + tf.random.truncated_normal([3, 4], seed=3),

@@ -1615,3 +1615,23 @@ def test_cumsum_op_matches_numpy():
         _core.cumsum(np.array([True]))
     with pytest.raises(tf.errors.InvalidArgumentError, match=r"range \[-3, 3\), but got 3"):
         _core.cumsum(x, 3)
+
+
+def test_linalg_ops_match_numpy():
+    """_core.matrix_inverse / matrix_determinant (tf.linalg.inv / det; the wider checks:
+    tests/test_linalg_lapack.py): LAPACK against NumPy's, batched, float32 and float64."""
+    from tolerances import assert_close
+
+    r = np.random.default_rng(3)
+    for dt in ("float32", "float64"):
+        x = (r.standard_normal((2, 3, 4, 4)) + 4 * np.eye(4)).astype(dt)
+        assert_close(_core.matrix_inverse(x).numpy(), np.linalg.inv(x.astype(np.float64)), dt, "matmul")
+        assert_close(_core.matrix_inverse(x, True).numpy(),
+                     np.swapaxes(np.linalg.inv(x.astype(np.float64)), -1, -2), dt, "matmul")
+        assert_close(_core.matrix_determinant(x).numpy(), np.linalg.det(x.astype(np.float64)), dt, "matmul")
+    with pytest.raises(tf.errors.InvalidArgumentError, match="MatrixInverse|allowed values"):
+        _core.matrix_inverse(np.eye(2, dtype=np.int32))
+
+
+DEDICATED["matrix_inverse"] = "test_linalg_ops_match_numpy"
+DEDICATED["matrix_determinant"] = "test_linalg_ops_match_numpy"

@@ -217,6 +217,12 @@ GRAD_CASES = {
         lambda t: tf.reduce_sum(tf.square(tf.gather(t, [1, 1, 0]))), x), [_away((3, 2), r)]),
                     ("direct", lambda d: _core.gather_grad(d, tf.constant([2, 0, 2]), 0, 4),
                      [_away((3, 2), r)])],
+    # MatrixInverse / MatrixDeterminant: well-conditioned batches (a + 4 I)
+    "matrix_inverse": [("batched", lambda x: tf.linalg.inv(x), [_away((2, 3, 3), r) + 4 * np.eye(3)]),
+                       ("adjoint", lambda x: tf.linalg.inv(x, adjoint=True), [_away((3, 3), r) + 4 * np.eye(3)])],
+    "matrix_determinant": [("batched", lambda x: tf.linalg.det(x), [_away((2, 3, 3), r) + 4 * np.eye(3)]),
+                           ("second order", lambda x: _second(lambda t: tf.linalg.det(t), x),
+                            [_away((3, 3), r) + 4 * np.eye(3)])],
     "cumsum": [("axis 1", lambda x: tf.cumsum(x, axis=1), [_away((2, 5), r)]),
                ("exclusive reverse", lambda x: tf.cumsum(x, axis=0, exclusive=True, reverse=True),
                 [_away((4, 3), r)]),

@@ -9,6 +9,7 @@ from mixprec._linalg_extra import (  # noqa: F401
     adjoint, band_part, cross, diag, diag_part, matrix_transpose, matvec, set_diag,
     tensor_diag, tensor_diag_part, trace)
 from mixprec.math import l2_normalize  # noqa: F401
+from mixprec._linalg_lapack import det, inv  # noqa: F401
 
 try:  # the top level's own (tf.eye / tf.norm / tf.tensordot) where they exist
     from mixprec._array_extra import eye, norm, tensordot  # noqa: F401
