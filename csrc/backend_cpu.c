@@ -12,6 +12,7 @@
 #include "cpu_kernels.h"
 #include "dnnl_cpu.h"
 #include "philox.h"
+#include "philox_tf.h"
 #include "scalar_cast.h"
 
 /* ------------------------------------------------------------------ memory */
@@ -560,10 +561,55 @@ static void rand_clamp_range(void *vctx, int64_t beg, int64_t end) {
     clamp_below(c->dt, (char *)c->y + beg * (int64_t)mp_dtype_size(c->dt), end - beg, c->b);
 }
 
+/* TensorFlow's streams (philox_tf.h), element by element: stateless (counter from 0) or a
+ * Generator's (counter from a + b * 2^32; integers every bit) */
+static void rand_tf_range(void *vctx, int64_t beg, int64_t end) {
+    rand_ctx *c = vctx;
+    int gen = c->dist >= MP_RANDOM_TFG_UNIFORM;
+    int d = c->dist - (gen ? MP_RANDOM_TFG_UNIFORM : MP_RANDOM_TF_UNIFORM); /* 0 uniform, 1 normal, 2 truncated */
+    uint64_t off = gen ? (uint64_t)c->a | ((uint64_t)c->b << 32) : 0;
+    int64_t lo = gen ? 0 : (int64_t)c->a;
+    uint64_t range = gen ? 0 : (uint64_t)((int64_t)c->b - lo);
+    uint64_t sd = c->seed, st = c->stream;
+    for (int64_t i = beg; i < end; i++) {
+        uint64_t k = (uint64_t)i;
+        switch (c->dt) {
+        case MP_F64:
+            ((double *)c->y)[i] = d == 0   ? mp_tf_uniform_f64(sd, st, off, k)
+                                  : d == 1 ? mp_tf_normal_f64(sd, st, off, k)
+                                           : mp_tf_truncated_f64(sd, st, off, k);
+            break;
+        case MP_F32:
+        case MP_F16:
+        case MP_BF16:
+            if (d == 0 && c->dt != MP_F32) {
+                ((uint16_t *)c->y)[i] = mp_tf_uniform_16(c->dt == MP_BF16, sd, st, off, k);
+            } else {
+                float v = d == 0   ? mp_tf_uniform_f32(sd, st, off, k)
+                          : d == 1 ? mp_tf_normal_f32(sd, st, off, k)
+                                   : mp_tf_truncated_f32(sd, st, off, k);
+                mp_store_f32(c->dt, &v, (char *)c->y + i * (int64_t)mp_dtype_size(c->dt), 1);
+            }
+            break;
+        default: { /* I32 / I64 uniform */
+            int64_t v = mp_tf_uniform_int(c->dt == MP_I64, sd, st, off, k, lo, range);
+            if (c->dt == MP_I64)
+                ((int64_t *)c->y)[i] = v;
+            else
+                ((int32_t *)c->y)[i] = (int32_t)v;
+        }
+        }
+    }
+}
+
 static mp_status cpu_random(mp_device dev, int dist, mp_dtype dt, void *y, int64_t n, uint64_t seed,
                             uint64_t stream, double a, double b) {
     (void)dev;
     rand_ctx c = {dist, dt, y, seed, stream, a, b};
+    if (dist >= MP_RANDOM_TF_UNIFORM) {
+        mp_parallel_for(n, 1 << 12, rand_tf_range, &c);
+        return MP_OK;
+    }
     mp_parallel_for(n, 1 << 14, rand_range, &c);
     if (dist == MP_RANDOM_UNIFORM && mp_dtype_is_floating(dt) && b > a)
         mp_parallel_for(n, MP_GRAIN * 4, rand_clamp_range, &c);
@@ -607,6 +653,8 @@ const mp_backend mp_backend_cpu = {
     .cumsum = mp_cpu_cumsum,
     .linalg = mp_cpu_linalg,
     .pool_workspace = mp_cpu_pool_workspace,
+    .scan = mp_cpu_scan,
+    .segment_reduce = mp_cpu_segment_reduce,
     .memory_stats = cpu_memory_stats,
     .synchronize = cpu_synchronize,
     .host_syncs = cpu_host_syncs,

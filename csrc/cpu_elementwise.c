@@ -52,10 +52,45 @@
     default: break;                                                                                            \
     }
 
+/* the kinds of special_math.h (and libm's inverse and hyperbolic functions) */
+#define UNARY_EXTRA_BODY(T, TAN, ASIN, ACOS, ATAN, SINH, COSH, ASINH, ACOSH, ATANH, ERF, ERFC, EXPM1, FABS)          \
+    switch (k) {                                                                                               \
+    case MP_UNARY_TAN: for (i = 0; i < n; i++) y[i] = TAN(x[i]); break;                                        \
+    case MP_UNARY_ASIN: for (i = 0; i < n; i++) y[i] = ASIN(x[i]); break;                                      \
+    case MP_UNARY_ACOS: for (i = 0; i < n; i++) y[i] = ACOS(x[i]); break;                                      \
+    case MP_UNARY_ATAN: for (i = 0; i < n; i++) y[i] = ATAN(x[i]); break;                                      \
+    case MP_UNARY_SINH: for (i = 0; i < n; i++) y[i] = SINH(x[i]); break;                                      \
+    case MP_UNARY_COSH: for (i = 0; i < n; i++) y[i] = COSH(x[i]); break;                                      \
+    case MP_UNARY_ASINH: for (i = 0; i < n; i++) y[i] = ASINH(x[i]); break;                                    \
+    case MP_UNARY_ACOSH: for (i = 0; i < n; i++) y[i] = ACOSH(x[i]); break;                                    \
+    case MP_UNARY_ATANH: for (i = 0; i < n; i++) y[i] = ATANH(x[i]); break;                                    \
+    case MP_UNARY_ERF: for (i = 0; i < n; i++) y[i] = ERF(x[i]); break;                                        \
+    case MP_UNARY_ERFC: for (i = 0; i < n; i++) y[i] = ERFC(x[i]); break;                                      \
+    case MP_UNARY_ERFINV: for (i = 0; i < n; i++) y[i] = (T)mp_erfinv_f64(x[i]); break;                        \
+    case MP_UNARY_NDTRI: for (i = 0; i < n; i++) y[i] = (T)mp_ndtri_f64(x[i]); break;                          \
+    case MP_UNARY_LGAMMA: for (i = 0; i < n; i++) y[i] = (T)mp_lgamma_f64(x[i]); break;                        \
+    case MP_UNARY_DIGAMMA: for (i = 0; i < n; i++) y[i] = (T)mp_digamma_f64(x[i]); break;                      \
+    case MP_UNARY_SOFTSIGN: for (i = 0; i < n; i++) y[i] = x[i] / ((T)1 + FABS(x[i])); break;                  \
+    case MP_UNARY_SELU:                                                                                        \
+        for (i = 0; i < n; i++)                                                                                \
+            y[i] = x[i] > 0 ? (T)MP_SELU_SCALE * x[i] : (T)(MP_SELU_SCALE * MP_SELU_ALPHA) * EXPM1(x[i]);     \
+        break;                                                                                                 \
+    case MP_UNARY_BESSEL_I0: for (i = 0; i < n; i++) y[i] = (T)mp_bessel_i_f64(0, x[i]); break;               \
+    case MP_UNARY_BESSEL_I0E: for (i = 0; i < n; i++) y[i] = (T)mp_bessel_ie_f64(0, x[i]); break;             \
+    case MP_UNARY_BESSEL_I1: for (i = 0; i < n; i++) y[i] = (T)mp_bessel_i_f64(1, x[i]); break;               \
+    case MP_UNARY_BESSEL_I1E: for (i = 0; i < n; i++) y[i] = (T)mp_bessel_ie_f64(1, x[i]); break;             \
+    default: break;                                                                                            \
+    }
+
 static void unary_f32(mp_unary_kind k, const float *x, float *y, int64_t n, double alpha) {
     int64_t i;
     if (k == MP_UNARY_EXP) { /* libmvec where the CPU has AVX2: ~8x the scalar expf */
         mp_vexpf(x, y, n);
+        return;
+    }
+    if (k >= MP_UNARY_TAN) {
+        UNARY_EXTRA_BODY(float, tanf, asinf, acosf, atanf, sinhf, coshf, asinhf, acoshf, atanhf, erff, erfcf, expm1f,
+                         fabsf)
         return;
     }
     UNARY_FLOAT_BODY(float, expf, logf, sqrtf, tanhf, floorf, ceilf, rintf, log1pf, expm1f, sinf, cosf, mp_sigmoid_f32,
@@ -63,6 +98,10 @@ static void unary_f32(mp_unary_kind k, const float *x, float *y, int64_t n, doub
 }
 static void unary_f64(mp_unary_kind k, const double *x, double *y, int64_t n, double alpha) {
     int64_t i;
+    if (k >= MP_UNARY_TAN) {
+        UNARY_EXTRA_BODY(double, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, erf, erfc, expm1, fabs)
+        return;
+    }
     UNARY_FLOAT_BODY(double, exp, log, sqrt, tanh, floor, ceil, rint, log1p, expm1, sin, cos, mp_sigmoid_f64, mp_softplus_f64,
                      fabs)
 }
@@ -234,7 +273,8 @@ mp_status mp_cpu_unary(mp_device dev, mp_unary_kind k, mp_dtype dt, const void *
         }                                                       \
     } while (0)
 
-#define BINARY_FLOAT_BODY(T, FLOOR, FMOD_, POW, TANHF, SIGM, ERF, EXP, SQRT)                              \
+#define BINARY_FLOAT_BODY(T, FLOOR, FMOD_, POW, TANHF, SIGM, ERF, EXP, SQRT, ATAN2, TRUNC, FMOD, LOG, LOG1P, \
+                          NEXTAFTER)                              \
     switch (k) {                                                                                          \
     case MP_BINARY_ADD: BLOOP(T, x + z); break;                                                           \
     case MP_BINARY_SUB: BLOOP(T, x - z); break;                                                           \
@@ -256,16 +296,32 @@ mp_status mp_cpu_unary(mp_device dev, mp_unary_kind k, mp_dtype dt, const void *
     case MP_BINARY_RSQRT_GRAD: BLOOP(T, z * (T)-0.5 * x * x * x); break;                                  \
     case MP_BINARY_SQRT_GRAD: BLOOP(T, z * (T)0.5 / x); break;                                            \
     case MP_BINARY_LEAKY_RELU_GRAD: BLOOP(T, x > 0 ? z : (T)alpha * z); break;                            \
+    case MP_BINARY_ATAN2: BLOOP(T, ATAN2(x, z)); break;                                                   \
+    case MP_BINARY_TRUNCATEDIV: BLOOP(T, TRUNC(x / z)); break;                                            \
+    case MP_BINARY_TRUNCATEMOD: BLOOP(T, FMOD(x, z)); break;                                              \
+    case MP_BINARY_XLOGY: BLOOP(T, MP_XLOGY(x, z, LOG)); break;                                           \
+    case MP_BINARY_XDIVY: BLOOP(T, MP_XDIVY(x, z)); break;                                                \
+    case MP_BINARY_XLOG1PY: BLOOP(T, MP_XLOGY(x, z, LOG1P)); break;                                       \
+    case MP_BINARY_DIV_NO_NAN: BLOOP(T, MP_NO_NAN(z, x / z)); break;                                      \
+    case MP_BINARY_MUL_NO_NAN: BLOOP(T, MP_NO_NAN(z, x * z)); break;                                      \
+    case MP_BINARY_NEXTAFTER: BLOOP(T, NEXTAFTER(x, z)); break;                                           \
+    case MP_BINARY_IGAMMA: BLOOP(T, (T)mp_igamma_f64(x, z)); break;                                       \
+    case MP_BINARY_IGAMMAC: BLOOP(T, (T)mp_igammac_f64(x, z)); break;                                     \
+    case MP_BINARY_ZETA: BLOOP(T, (T)mp_zeta_f64(x, z)); break;                                           \
+    case MP_BINARY_POLYGAMMA: BLOOP(T, (T)mp_polygamma_f64(x, z)); break;                                 \
+    case MP_BINARY_IGAMMA_GRAD_A: BLOOP(T, (T)mp_igamma_grad_a_f64(x, z)); break;                         \
     default: break;                                                                                       \
     }
 
 static void bin_f32(mp_binary_kind k, const float *a, int sa, const float *b, int sb, float *y, int64_t n,
                     double alpha) {
-    BINARY_FLOAT_BODY(float, floorf, mp_floormod_f32, powf, tanhf, mp_sigmoid_f32, erff, expf, sqrtf)
+    BINARY_FLOAT_BODY(float, floorf, mp_floormod_f32, powf, tanhf, mp_sigmoid_f32, erff, expf, sqrtf, atan2f, truncf,
+                      fmodf, logf, log1pf, nextafterf)
 }
 static void bin_f64(mp_binary_kind k, const double *a, int sa, const double *b, int sb, double *y, int64_t n,
                     double alpha) {
-    BINARY_FLOAT_BODY(double, floor, mp_floormod_f64, pow, tanh, mp_sigmoid_f64, erf, exp, sqrt)
+    BINARY_FLOAT_BODY(double, floor, mp_floormod_f64, pow, tanh, mp_sigmoid_f64, erf, exp, sqrt, atan2, trunc, fmod,
+                      log, log1p, nextafter)
 }
 
 #define CMP_BODY(T)                                                \
@@ -294,7 +350,8 @@ static void cmp_i64(mp_binary_kind k, const int64_t *a, int sa, const int64_t *b
 
 /* Returns nonzero on an integer error (division by zero, negative power). */
 static int bin_i64(mp_binary_kind k, const int64_t *a, int sa, const int64_t *b, int sb, int64_t *y, int64_t n) {
-    if (k == MP_BINARY_FLOORDIV || k == MP_BINARY_FLOORMOD || k == MP_BINARY_POW) {
+    if (k == MP_BINARY_FLOORDIV || k == MP_BINARY_FLOORMOD || k == MP_BINARY_POW || k == MP_BINARY_TRUNCATEDIV ||
+        k == MP_BINARY_TRUNCATEMOD) {
         int64_t nb = sb ? n : 1;
         for (int64_t i = 0; i < nb; i++) {
             if (k != MP_BINARY_POW && b[i] == 0)
@@ -310,6 +367,8 @@ static int bin_i64(mp_binary_kind k, const int64_t *a, int sa, const int64_t *b,
     case MP_BINARY_FLOORDIV: BLOOP(int64_t, mp_ifloordiv(x, z)); break;
     case MP_BINARY_FLOORMOD: BLOOP(int64_t, mp_ifloormod(x, z)); break;
     case MP_BINARY_POW: BLOOP(int64_t, mp_ipow(x, z)); break;
+    case MP_BINARY_TRUNCATEDIV: BLOOP(int64_t, mp_itruncdiv(x, z)); break;
+    case MP_BINARY_TRUNCATEMOD: BLOOP(int64_t, mp_itruncmod(x, z)); break;
     case MP_BINARY_MAXIMUM: BLOOP(int64_t, x > z ? x : z); break;
     case MP_BINARY_MINIMUM: BLOOP(int64_t, x < z ? x : z); break;
     case MP_BINARY_SQUARED_DIFFERENCE:

@@ -55,6 +55,11 @@ mp_status mp_cpu_scatter_add(mp_device dev, mp_dtype dt, const int64_t *idx, con
                              int64_t n, int64_t nidx, int64_t inner);
 mp_status mp_cpu_cumsum(mp_device dev, mp_dtype dt, const void *x, void *y, int64_t outer, int64_t n, int64_t inner,
                         int exclusive, int reverse);
+/* scan / segment_reduce slots (cpu_math.c): tf.math.cumprod, cumulative_logsumexp, segments */
+mp_status mp_cpu_scan(mp_device dev, int kind, mp_dtype dt, const void *x, void *y, int64_t outer, int64_t n,
+                      int64_t inner, int exclusive, int reverse);
+mp_status mp_cpu_segment_reduce(mp_device dev, int kind, mp_dtype dt, const int64_t *perm, const int64_t *offsets,
+                                const void *x, void *y, int64_t nseg, int64_t inner, int sorted);
 mp_status mp_cpu_linalg(mp_device dev, mp_linalg_kind k, mp_dtype dt, int64_t batch, int64_t n, const void *a,
                         void *out, int adjoint);
 /* Temporary host buffers for kernels (64-byte aligned); NULL on failure. */

@@ -87,4 +87,5 @@ MP_HD double mp_gelu_tanh_grad_f64(double x) {
 MP_HD double mp_gelu_grad_f64(double x) {
     return 0.5 * (1. + erf(x * MP_INV_SQRT_2)) + x * MP_INV_SQRT_2PI * exp(-0.5 * x * x);
 }
+#include "special_math.h"
 #endif

@@ -9,116 +9,8 @@
 
 #include "grad.h"
 
-/* ------------------------------------------------------------------ scratch arena */
-
-/* Temporaries of one rule; released together. The first failure sticks and turns every
- * later helper into a no-op returning NULL, so rules read as straight-line math. */
-typedef struct {
-    mp_tensor *t[48];
-    int n;
-    mp_status st;
-} arena;
-
-static mp_tensor *keep(arena *a, mp_status st, mp_tensor *t) {
-    if (st != MP_OK) {
-        if (a->st == MP_OK)
-            a->st = st;
-        return NULL;
-    }
-    if (a->n >= (int)(sizeof a->t / sizeof a->t[0])) {
-        mp_tensor_decref(t);
-        if (a->st == MP_OK)
-            a->st = mp_error_set(MP_ERR_INTERNAL, "backward rule used too many temporaries");
-        return NULL;
-    }
-    a->t[a->n++] = t;
-    return t;
-}
-
-static mp_status finish(arena *a) {
-    for (int i = 0; i < a->n; i++)
-        mp_tensor_decref(a->t[i]);
-    return a->st;
-}
-
-/* result for dx: a new reference that survives finish() */
-static mp_tensor *out(mp_tensor *t) {
-    mp_tensor_incref(t);
-    return t;
-}
-
-static mp_tensor *run(arena *a, mp_op op, int n, mp_tensor *const *in, const mp_attrs *at) {
-    if (a->st != MP_OK)
-        return NULL;
-    for (int i = 0; i < n; i++)
-        if (!in[i])
-            return NULL;
-    mp_tensor *r = NULL;
-    mp_status st_ = mp_op_run(op, n, in, at, &r);
-    return keep(a, st_, r);
-}
-
-static mp_tensor *bin(arena *a, mp_op op, mp_tensor *x, mp_tensor *y) {
-    mp_tensor *in[2] = {x, y};
-    return run(a, op, 2, in, NULL);
-}
-static mp_tensor *bin_a(arena *a, mp_op op, mp_tensor *x, mp_tensor *y, double alpha) {
-    mp_tensor *in[2] = {x, y};
-    mp_attrs at = {.f0 = alpha};
-    return run(a, op, 2, in, &at);
-}
-static mp_tensor *un(arena *a, mp_op op, mp_tensor *x) { return run(a, op, 1, &x, NULL); }
-
-/* a 0-d tensor of x's dtype and device */
-static mp_tensor *scalar(arena *a, mp_tensor *like, double v) {
-    if (a->st != MP_OK || !like)
-        return NULL;
-    mp_tensor *r = NULL;
-    mp_status st_ = mp_scalar(like->dtype, v, mp_tensor_device(like), &r);
-    return keep(a, st_, r);
-}
-
-static mp_tensor *reshape(arena *a, mp_tensor *x, int nd, const int64_t *shape) {
-    if (a->st != MP_OK || !x)
-        return NULL;
-    mp_tensor *r = NULL;
-    mp_status st_ = mp_reshape(x, nd, shape, &r);
-    return keep(a, st_, r);
-}
-
-static mp_tensor *sum_axes(arena *a, mp_tensor *x, int naxes, const int64_t *axes, int keepdims) {
-    if (a->st != MP_OK || !x)
-        return NULL;
-    mp_tensor *r = NULL;
-    mp_status st_ = mp_reduce_axes(MP_OP_SUM, x, naxes, axes, keepdims, &r);
-    return keep(a, st_, r);
-}
-
-/* dy summed over the dimensions that broadcasting added to `like`, reshaped to it. */
-static mp_tensor *unbroadcast(arena *a, mp_tensor *dy, const mp_tensor *like) {
-    if (a->st != MP_OK || !dy)
-        return NULL;
-    int same = dy->ndim == like->ndim;
-    for (int d = 0; same && d < dy->ndim; d++)
-        same = dy->shape[d] == like->shape[d];
-    if (same)
-        return dy;
-    int64_t axes[MP_MAX_DIMS];
-    int na = 0, lead = dy->ndim - like->ndim;
-    for (int d = 0; d < dy->ndim; d++)
-        if (d < lead || (like->shape[d - lead] == 1 && dy->shape[d] != 1))
-            axes[na++] = d;
-    mp_tensor *s = na ? sum_axes(a, dy, na, axes, 1) : dy;
-    return reshape(a, s, like->ndim, like->shape);
-}
-
-static mp_tensor *where(arena *a, mp_tensor *c, mp_tensor *x, mp_tensor *y) {
-    mp_tensor *in[3] = {c, x, y};
-    return run(a, MP_OP_WHERE, 3, in, NULL);
-}
-
-#define IN(k) (n->inputs[k])
-#define Y (n->output)
+#include "grad_arena.h"
+#include "grad_math.h"
 
 /* ------------------------------------------------------------------ elementwise */
 
@@ -737,6 +629,36 @@ static mp_status g_index_t(const mp_node *n, mp_tensor *dy, const int *need, mp_
     return finish(&a);
 }
 
+/* tensor-bound slices: dy into zeros of x's shape at the slice its spec tensors give at
+ * run time (the spec is an input of the gradient op, not read here, so a traced backward
+ * replays for other bounds); the gradient's adjoint is the slice again. */
+static mp_status g_strided_slice_t(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    if (!need[0])
+        return MP_OK;
+    mp_tensor *in[5] = {dy, IN(0), IN(1), IN(2), IN(3)};
+    mp_attrs at = n->attrs;
+    at.ints[5] = 0;
+    return mp_op_run(MP_OP_STRIDED_SLICE_T_GRAD, 5, in, &at, &dx[0]);
+}
+static mp_status g_slice_t(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    if (!need[0])
+        return MP_OK;
+    mp_tensor *in[4] = {dy, IN(0), IN(1), IN(2)};
+    mp_attrs at = {.n_ints = 6};
+    at.ints[5] = 1;
+    return mp_op_run(MP_OP_STRIDED_SLICE_T_GRAD, 4, in, &at, &dx[0]);
+}
+static mp_status g_strided_slice_t_grad(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    if (!need[0])
+        return MP_OK;
+    if (n->attrs.ints[5] == 1) {
+        mp_tensor *in[3] = {dy, IN(2), IN(3)};
+        return mp_op_run(MP_OP_SLICE_T, 3, in, NULL, &dx[0]);
+    }
+    mp_tensor *in[4] = {dy, IN(2), IN(3), IN(4)};
+    return mp_op_run(MP_OP_STRIDED_SLICE_T, 4, in, &n->attrs, &dx[0]);
+}
+
 /* tf.gather: dy's slices summed into zeros of params' shape (dense; TensorFlow's
  * IndexedSlices made dense), an op that reads the indices at every run. */
 static mp_status g_gather(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
@@ -1191,6 +1113,9 @@ static mp_status g_batch_norm_grad_sums(const mp_node *n, mp_tensor *G, const in
 #define GRAD_GATHER g_gather
 #define GRAD_GATHER_GRAD g_gather_grad
 #define GRAD_CUMSUM g_cumsum
+#define GRAD_STRIDED_SLICE_T g_strided_slice_t
+#define GRAD_SLICE_T g_slice_t
+#define GRAD_STRIDED_SLICE_T_GRAD g_strided_slice_t_grad
 #define GRAD_MATRIX_INVERSE g_matrix_inverse
 #define GRAD_MATRIX_DETERMINANT g_matrix_determinant
 #define GRAD_ONE_HOT NULL
@@ -1205,6 +1130,45 @@ static mp_status g_batch_norm_grad_sums(const mp_node *n, mp_tensor *G, const in
 #define GRAD_BATCH_MOMENTS_GRAD g_batch_moments_grad
 #define GRAD_BATCH_NORM_GRAD_SUMS g_batch_norm_grad_sums
 #define GRAD_ALL_REDUCE g_all_reduce
+/* tf.math (grad_math.c) */
+#define GRAD_TAN mp_g_tan
+#define GRAD_ASIN mp_g_asin
+#define GRAD_ACOS mp_g_acos
+#define GRAD_ATAN mp_g_atan
+#define GRAD_SINH mp_g_sinh
+#define GRAD_COSH mp_g_cosh
+#define GRAD_ASINH mp_g_asinh
+#define GRAD_ACOSH mp_g_acosh
+#define GRAD_ATANH mp_g_atanh
+#define GRAD_ERF mp_g_erf
+#define GRAD_ERFC mp_g_erfc
+#define GRAD_ERFINV mp_g_erfinv
+#define GRAD_NDTRI mp_g_ndtri
+#define GRAD_LGAMMA mp_g_lgamma
+#define GRAD_DIGAMMA mp_g_digamma
+#define GRAD_SOFTSIGN mp_g_softsign
+#define GRAD_SELU mp_g_selu
+#define GRAD_ATAN2 mp_g_atan2
+#define GRAD_TRUNCATEDIV NULL
+#define GRAD_TRUNCATEMOD NULL
+#define GRAD_XLOGY mp_g_xlogy
+#define GRAD_XDIVY mp_g_xdivy
+#define GRAD_XLOG1PY mp_g_xlog1py
+#define GRAD_DIV_NO_NAN mp_g_div_no_nan
+#define GRAD_MUL_NO_NAN mp_g_mul_no_nan
+#define GRAD_NEXTAFTER mp_g_nextafter
+#define GRAD_IGAMMA mp_g_igamma
+#define GRAD_IGAMMAC mp_g_igammac
+#define GRAD_ZETA mp_g_zeta
+#define GRAD_POLYGAMMA mp_g_polygamma
+#define GRAD_CUMPROD mp_g_cumprod
+#define GRAD_CUMULATIVE_LOGSUMEXP mp_g_cumulative_logsumexp
+#define GRAD_SEGMENT_REDUCE mp_g_segment_reduce
+#define GRAD_BESSEL_I0 mp_g_bessel_i0
+#define GRAD_BESSEL_I0E mp_g_bessel_i0e
+#define GRAD_BESSEL_I1 mp_g_bessel_i1
+#define GRAD_BESSEL_I1E mp_g_bessel_i1e
+#define GRAD_IGAMMA_GRAD_A NULL
 
 static const grad_fn rules[MP_OP_COUNT] = {
 #define MP_OP(NAME, tfname, pyname, nin, amp, family, kind) [MP_OP_##NAME] = GRAD_##NAME,

@@ -16,6 +16,8 @@ enum {
     FLAG_SHAPE_ONLY = 1 << 9, /* dynamic only through Shape ops: a function of the shapes a
                                * graph is specialised to, so a host read bakes it in (counted in
                                * shape_reads) instead of breaking the graph */
+    FLAG_VALUE_SHAPED = 1 << 10, /* its shape may follow the values of a tensor-bound slice's
+                                  * spec (STRIDED_SLICE_T, SLICE_T): replays may change it */
 };
 
 /* ------------------------------------------------------------------ id map */
@@ -238,7 +240,7 @@ static mp_status edge_of(mp_graph *g, mp_tensor *t, mp_gedge *e) {
     mp_graph *p = idx < 0 && g->parent ? ancestor_of(g, t, &pidx) : NULL;
     if (p && (p->nodes[pidx].flags & FLAG_DYNAMIC)) {
         MP_TRY(capture(g, t, &idx));
-        g->nodes[idx].flags |= p->nodes[pidx].flags & FLAG_SHAPE_ONLY;
+        g->nodes[idx].flags |= p->nodes[pidx].flags & (FLAG_SHAPE_ONLY | FLAG_VALUE_SHAPED);
     }
     if (idx < 0) {
         MP_TRY(push_node(g, MP_GNODE_CONST, 0, &idx));
@@ -321,6 +323,62 @@ static int is_random(mp_op op) {
     return op == MP_OP_RANDOM_UNIFORM || op == MP_OP_RANDOM_NORMAL || op == MP_OP_TRUNCATED_NORMAL;
 }
 
+/* Ops whose attributes hold sizes taken from shapes at trace time (a reshape's target, a
+ * gradient's broadcast, a static slice, a fill, a window's pads): fed by a value-shaped
+ * tensor, a replay at other slice bounds would use the traced sizes. */
+static int bakes_shapes(mp_op op) {
+    switch (op) {
+    case MP_OP_RESHAPE:
+    case MP_OP_BROADCAST_TO:
+    case MP_OP_FILL:
+    case MP_OP_RANGE:
+    case MP_OP_STRIDED_SLICE:
+    case MP_OP_STRIDED_SLICE_GRAD:
+    case MP_OP_GATHER_GRAD:
+    case MP_OP_RANDOM_UNIFORM:
+    case MP_OP_RANDOM_NORMAL:
+    case MP_OP_TRUNCATED_NORMAL:
+    case MP_OP_CONV2D:
+    case MP_OP_CONV2D_BACKPROP_INPUT:
+    case MP_OP_CONV2D_BACKPROP_FILTER:
+    case MP_OP_CONV2D_BIAS_ACT:
+    case MP_OP_MAX_POOL:
+    case MP_OP_MAX_POOL_GRAD:
+    case MP_OP_MAX_POOL_GRAD_GRAD:
+    case MP_OP_AVG_POOL:
+    case MP_OP_AVG_POOL_GRAD:
+    case MP_OP_BATCH_NORM:
+    case MP_OP_ALL_REDUCE: return 1;
+    default: return 0;
+    }
+}
+
+/* Value shapes: a tensor-bound slice's output, and what is computed from a value-shaped
+ * tensor (a Shape op's output has the rank's size; a slice gradient has x's shape). A
+ * value-shaped input to an op that bakes sizes marks the graph value_baked: its replays
+ * then check the slices' shapes (mp_graph_run_with). */
+static void note_value_shaped(mp_graph *g, mp_gnode *n) {
+    /* a size baked from a shape a backward rule read (a fill of IN(0)'s shape) is not an
+     * edge: any baking op next to a tensor-bound slice makes replays check (and a second
+     * recording that shows nothing was baked switches the checks off, _function.py) */
+    if (bakes_shapes(n->op))
+        g->value_baked |= MP_GRAPH_VALUE_BAKES;
+    int vs = n->op == MP_OP_STRIDED_SLICE_T || n->op == MP_OP_SLICE_T;
+    if (vs)
+        g->value_baked |= MP_GRAPH_VALUE_SLICE;
+    for (int k = 0; k < n->n_in && !vs; k++) {
+        if (n->op == MP_OP_SHAPE || (n->op == MP_OP_STRIDED_SLICE_T_GRAD && k != 1))
+            continue;
+        const mp_gnode *s = n->in[k].node >= 0 ? &g->nodes[n->in[k].node] : NULL;
+        vs = s && (s->flags & FLAG_VALUE_SHAPED);
+    }
+    if (!vs)
+        return;
+    n->flags |= FLAG_VALUE_SHAPED;
+    if (n->op != MP_OP_STRIDED_SLICE_T && n->op != MP_OP_SLICE_T && bakes_shapes(n->op))
+        g->value_baked |= MP_GRAPH_VALUE_READ;
+}
+
 mp_status mp_graph_record_op(mp_op op, int n_in, mp_tensor *const *in, const mp_attrs *at, mp_tensor *out) {
     mp_graph *g = rec;
     if (!g)
@@ -357,6 +415,7 @@ mp_status mp_graph_record_op(mp_op op, int n_in, mp_tensor *const *in, const mp_
         if (shape_only)
             n->flags |= FLAG_SHAPE_ONLY;
     }
+    note_value_shaped(g, n);
     return map_out(g, out, idx);
 }
 
@@ -629,6 +688,14 @@ int mp_graph_is_dynamic(const mp_tensor *x) {
         return 0;
     const mp_gnode *n = node_of(g, x);
     return n && (n->flags & FLAG_DYNAMIC);
+}
+
+int mp_graph_is_value_shaped(const mp_tensor *x) {
+    mp_graph *g = rec;
+    if (!g || !x)
+        return 0;
+    const mp_gnode *n = node_of(g, x);
+    return n && (n->flags & FLAG_VALUE_SHAPED);
 }
 
 int mp_graph_note_host_read(const mp_tensor *x, const char *what) {
@@ -920,6 +987,11 @@ int mp_op_infer_dtype(mp_op op, int n_in, const mp_dtype *in, const mp_attrs *at
     case MP_OP_GATHER_GRAD: /* (dy, integer indices) */
     case MP_OP_INDEX_T:     /* (x, integer index) */
         return n_in == 2 && (in[1] == MP_I32 || in[1] == MP_I64) ? (int)in[0] : -1;
+    case MP_OP_STRIDED_SLICE_T: /* (x, integer spec tensors...) */
+    case MP_OP_SLICE_T:
+        return n_in >= 3 && (in[1] == MP_I32 || in[1] == MP_I64) ? (int)in[0] : -1;
+    case MP_OP_STRIDED_SLICE_T_GRAD: /* (dy, x, integer spec tensors...) */
+        return n_in >= 4 ? (int)in[0] : -1; /* (x gives its shape only) */
     default: break;
     }
     if (n_in == 0)
@@ -1205,6 +1277,15 @@ static mp_status guard_open(const mp_gnode *n, mp_tensor *const *args, int *open
     return MP_OK;
 }
 
+static int same_shape(const mp_gnode *n, const mp_tensor *t) {
+    if (t->ndim != n->ndim)
+        return 0;
+    for (int d = 0; d < t->ndim; d++)
+        if (t->shape[d] != n->shape[d])
+            return 0;
+    return 1;
+}
+
 /* A host call node at a replay: the callback (Python: it takes the GIL), its results
  * checked against the dtypes traced (a result's shape may change, as TensorFlow's
  * py_function leaves it unknown). */
@@ -1282,6 +1363,8 @@ mp_status mp_graph_run_with(mp_graph *g, int n_in, mp_tensor *const *in, int n_s
     for (int i = 0; i < g->n_nodes; i++)
         if (g->nodes[i].n_in > max_in)
             max_in = g->nodes[i].n_in;
+    int effects_ran = 0; /* a value-shape miss after a state change cannot be undone */
+    g->value_shape_miss = 0;
     mp_tensor **args = calloc((size_t)max_in, sizeof *args);
     if (!args) {
         free(vals);
@@ -1304,12 +1387,21 @@ mp_status mp_graph_run_with(mp_graph *g, int n_in, mp_tensor *const *in, int n_s
             if ((n->flags & MP_GNODE_FLAG_FOLDED) && !hooks)
                 break; /* computed inside the optimizer step that reads it (plan_folds) */
             mp_attrs at = n->attrs;
-            if (n->flags & MP_GNODE_FLAG_RANDOM)
+            /* (a stateless op, i2 == 1, draws the same numbers at every call) */
+            if ((n->flags & MP_GNODE_FLAG_RANDOM) && at.i2 != 1)
                 at.i1 = (int64_t)((uint64_t)at.i1 + ((uint64_t)g->n_replays << 32));
             if (g->kept)
                 mp_storage_offer(g->kept[i]);
             st = hooks ? mp_op_run(n->op, n->n_in, args, &at, &vals[i]) : mp_op_exec(n->op, n->n_in, args, &at, &vals[i]);
             mp_storage_offer(NULL);
+            if (st == MP_OK && mp_graph_value_baked(g) && !effects_ran &&
+                (n->op == MP_OP_STRIDED_SLICE_T || n->op == MP_OP_SLICE_T) && !same_shape(n, vals[i])) {
+                /* the graph holds sizes of the traced slice: tf.function records it again */
+                g->value_shape_miss = 1;
+                st = mp_error_set(MP_ERR_VALUE, "graph: a tensor-bound slice (node %d) gave another shape than "
+                                                "traced, and the graph holds sizes taken from it",
+                                  i);
+            }
             if (st == MP_OK && g->kept)
                 keep_buffer(g, i, args, vals[i]);
             break;
@@ -1329,8 +1421,12 @@ mp_status mp_graph_run_with(mp_graph *g, int n_in, mp_tensor *const *in, int n_s
                     break;
             }
             st = mp_variable_assign(subst(&vs, n->var), args[0]);
+            effects_ran = 1;
             break;
-        case MP_GNODE_OPTIM: st = run_optim(g, n, vals, &vs, hooks, &vals[i]); break;
+        case MP_GNODE_OPTIM:
+            st = run_optim(g, n, vals, &vs, hooks, &vals[i]);
+            effects_ran = 1;
+            break;
         case MP_GNODE_HOST: {
             int open = 1, guarded = (n->flags & MP_GNODE_FLAG_GUARD) != 0;
             if (guarded)
@@ -1339,6 +1435,7 @@ mp_status mp_graph_run_with(mp_graph *g, int n_in, mp_tensor *const *in, int n_s
                 st = MP_OK;
             else if (st == MP_OK && open)
                 st = n->host.fn(n->host.ctx, n->n_in - guarded, args);
+            effects_ran = 1;
             break;
         }
         case MP_GNODE_LOOP: {
@@ -1348,6 +1445,7 @@ mp_status mp_graph_run_with(mp_graph *g, int n_in, mp_tensor *const *in, int n_s
                 l->results[k] = NULL;
             }
             st = mp_gloop_run(l, args, 0, 0, 1, vs.n, vs.from, vs.to, l->results);
+            effects_ran = 1;
             break;
         }
         case MP_GNODE_LOOP_OUT: {
@@ -1356,7 +1454,10 @@ mp_status mp_graph_run_with(mp_graph *g, int n_in, mp_tensor *const *in, int n_s
             l->results[n->in[0].output] = NULL;
             break;
         }
-        case MP_GNODE_CALL: st = run_call(n, args); break;
+        case MP_GNODE_CALL:
+            st = run_call(n, args);
+            effects_ran = 1; /* (a py_function may change state) */
+            break;
         case MP_GNODE_CALL_OUT: {
             mp_gcall *c = g->nodes[n->in[0].node].call;
             vals[i] = c->results[n->in[0].output];

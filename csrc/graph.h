@@ -158,6 +158,13 @@ typedef struct mp_graph {
                           * relaxed signature recorded the same graph */
     int shape_reads;     /* Python read the shape of a value this graph computes from its
                           * inputs (.shape while recording): a size may be baked in */
+    int value_baked;     /* MP_GRAPH_VALUE_* bits: an op that bakes sizes (a reshape, a
+                          * gradient's broadcast) or Python's .shape read a tensor whose shape
+                          * follows a tensor-bound slice's values (READ), or the graph has
+                          * both such a slice (SLICE) and a baking op (BAKES): replays then
+                          * check those slices' shapes (mp_graph_value_baked, graph.c) */
+    int value_shape_miss;/* the last replay stopped (before any state change) because such
+                          * a slice took another shape: tf.function records the call again */
     struct mp_graph *parent; /* while recording, else NULL */
     int n_captured;
     mp_tensor **captured;    /* (n_captured) the parent's tensors, in input order (referenced) */
@@ -168,7 +175,15 @@ typedef struct mp_graph {
     int python_grads;
 } mp_graph;
 
+enum { MP_GRAPH_VALUE_READ = 1, MP_GRAPH_VALUE_SLICE = 2, MP_GRAPH_VALUE_BAKES = 4 };
+static inline int mp_graph_value_baked(const mp_graph *g) {
+    return (g->value_baked & MP_GRAPH_VALUE_READ) ||
+           (g->value_baked & (MP_GRAPH_VALUE_SLICE | MP_GRAPH_VALUE_BAKES)) == (MP_GRAPH_VALUE_SLICE | MP_GRAPH_VALUE_BAKES);
+}
 mp_status mp_graph_new(mp_graph **out);
+/* Whether x (recorded in the graph recording on this thread) has a shape that follows a
+ * tensor-bound slice's values (see value_baked). */
+int mp_graph_is_value_shaped(const mp_tensor *x);
 void mp_graph_free(mp_graph *g); /* NULL-safe */
 
 /* --- recording (one graph per thread at a time) ---------------------------------- */

@@ -96,7 +96,8 @@ static int capturable(const mp_graph *g, int n_in, mp_tensor *const *in, mp_devi
             return 0;
         /* host values: a shape written from the stack, range bounds read back */
         if (n->kind == MP_GNODE_OP && (n->op == MP_OP_SHAPE || n->op == MP_OP_RANGE_T ||
-                                         n->op == MP_OP_INDEX_T ||
+                                         n->op == MP_OP_INDEX_T || n->op == MP_OP_STRIDED_SLICE_T ||
+                                         n->op == MP_OP_SLICE_T || n->op == MP_OP_STRIDED_SLICE_T_GRAD ||
                                          n->op == MP_OP_GATHER || n->op == MP_OP_GATHER_GRAD))
             return 0;
         if (n->flags & MP_GNODE_FLAG_GUARD) /* a branch's effect: its predicate is read back */

@@ -354,7 +354,14 @@ typedef struct mp_backend {
 /* Records and returns MP_ERR_NOT_IMPLEMENTED for a slot `be` lacks on device dev. */
 mp_status mp_backend_missing_slot(const mp_backend *be, const char *slot, mp_device dev);
 
-enum { MP_RANDOM_UNIFORM = 0, MP_RANDOM_NORMAL = 1, MP_RANDOM_TRUNCATED_NORMAL = 2 };
+enum { MP_RANDOM_UNIFORM = 0, MP_RANDOM_NORMAL = 1, MP_RANDOM_TRUNCATED_NORMAL = 2,
+       /* TensorFlow's stateless conversions (csrc/philox_tf.h): floats are the standard
+        * draw (a, b ignored: the caller scales, as TensorFlow does); integers lo + bits %
+        * (b - a), or every bit when a == b == 0 */
+       MP_RANDOM_TF_UNIFORM = 3, MP_RANDOM_TF_NORMAL = 4, MP_RANDOM_TF_TRUNCATED_NORMAL = 5,
+       /* the same for a tf.random.Generator: the counter starts at a + b * 2^32 (a, b: its
+        * 32-bit halves), integers are every bit */
+       MP_RANDOM_TFG_UNIFORM = 6, MP_RANDOM_TFG_NORMAL = 7, MP_RANDOM_TFG_TRUNCATED_NORMAL = 8 };
 
 /* The table for a device type, or NULL when that backend is absent. */
 const mp_backend *mp_backend_get(int device_type);
@@ -389,7 +396,7 @@ mp_status mp_backend_emulate_graphs(int on);
  * exports this table as the PyCapsule `mixprec._core._C_API` and a plugin calls through it.
  * NOTE: bump MP_C_API_VERSION whenever this struct, mp_backend or any struct they use
  * changes; a plugin built against another version refuses to register. */
-#define MP_C_API_VERSION 10
+#define MP_C_API_VERSION 11
 #define MP_C_API_CAPSULE "mixprec._core._C_API"
 typedef struct mp_c_api {
     int version;          /* MP_C_API_VERSION of the core */
@@ -398,6 +405,7 @@ typedef struct mp_c_api {
     mp_status (*error_set_at)(const char *file, int line, mp_status st, const char *fmt, ...);
     const char *(*error_message)(void);
     const char *(*dtype_name)(mp_dtype dt);
+    const mp_backend *backend_cpu; /* the CPU's table: a plugin's host fallbacks (cuda/linalg_host.cpp) */
 } mp_c_api;
 extern const mp_c_api mp_c_api_table;
 

@@ -40,7 +40,7 @@ static const struct {
 
 /* Tripwire: a new op must also get its backward rule (grad.c), its binding
  * (csrc/python/functions.c) and a row in tests/test_ops.py; then bump this number. */
-_Static_assert(MP_OP_COUNT == 109, "ops.def changed: update grad.c, functions.c, tests/test_ops.py, then this count");
+_Static_assert(MP_OP_COUNT == 150, "ops.def changed: update grad.c, functions.c, tests/test_ops.py, then this count");
 
 const mp_op_info *mp_op_get_info(mp_op op) {
     if ((int)op < 0 || op >= MP_OP_COUNT)
@@ -241,7 +241,24 @@ static mp_status run_binary(mp_op op, mp_binary_kind k, int is_cmp, mp_tensor *a
     case MP_BINARY_GELU_TANH_GRAD:
     case MP_BINARY_RSQRT_GRAD:
     case MP_BINARY_SQRT_GRAD:
-    case MP_BINARY_LEAKY_RELU_GRAD: MP_TRY(need_float(op, dt)); break;
+    case MP_BINARY_LEAKY_RELU_GRAD:
+    case MP_BINARY_ATAN2:
+    case MP_BINARY_XLOGY:
+    case MP_BINARY_XDIVY:
+    case MP_BINARY_XLOG1PY:
+    case MP_BINARY_DIV_NO_NAN:
+    case MP_BINARY_MUL_NO_NAN:
+    case MP_BINARY_IGAMMA:
+    case MP_BINARY_IGAMMAC:
+    case MP_BINARY_IGAMMA_GRAD_A: MP_TRY(need_float(op, dt)); break;
+    case MP_BINARY_NEXTAFTER:
+    case MP_BINARY_ZETA:
+    case MP_BINARY_POLYGAMMA: /* TensorFlow's kernels: float32 and float64 only */
+        if (dt != MP_F32 && dt != MP_F64)
+            return mp_error_set(MP_ERR_DTYPE,
+                                "Value for attr 'T' of %s is not in the list of allowed values: double, float (%s)",
+                                mp_dtype_name(dt), OPNAME(op));
+        break;
     default: MP_TRY(need_numeric(op, dt)); break;
     }
     int n;
@@ -1022,10 +1039,15 @@ static mp_status run_random(mp_op op, const mp_attrs *at, const mp_backend *be, 
     if (!mp_dtype_valid(at->dtype))
         return mp_error_set(MP_ERR_VALUE, "%s: invalid dtype code %d", OPNAME(op), at->dtype);
     mp_dtype dt = (mp_dtype)at->dtype;
+    /* TensorFlow's conversions (csrc/philox_tf.h): i2 == 1 stateless (a replay keeps the
+     * stream), 2 a tf.random.Generator's draw (its counter's start in f0, f1; a replay
+     * takes the next stream) */
+    int tf = at->i2 == 1 || at->i2 == 2;
     if (op == MP_OP_RANDOM_UNIFORM) {
         if (!mp_dtype_is_floating(dt) && dt != MP_I32 && dt != MP_I64)
             return mp_error_set(MP_ERR_DTYPE, "RandomUniform: unsupported dtype %s", mp_dtype_name(dt));
-        if (!mp_dtype_is_floating(dt) && !(at->f1 > at->f0))
+        if (!mp_dtype_is_floating(dt) && !(at->f1 > at->f0) && !(tf && at->f0 == 0 && at->f1 == 0) &&
+            at->i2 != 2)
             return mp_error_set(MP_ERR_VALUE, "RandomUniform: need minval < maxval, got minval=%g maxval=%g", at->f0,
                                 at->f1);
     } else {
@@ -1035,6 +1057,8 @@ static mp_status run_random(mp_op op, const mp_attrs *at, const mp_backend *be, 
     int dist = op == MP_OP_RANDOM_UNIFORM ? MP_RANDOM_UNIFORM
                : op == MP_OP_RANDOM_NORMAL ? MP_RANDOM_NORMAL
                                            : MP_RANDOM_TRUNCATED_NORMAL;
+    if (tf)
+        dist += at->i2 == 2 ? MP_RANDOM_TFG_UNIFORM : MP_RANDOM_TF_UNIFORM;
     mp_status st = BE_CALL(be, random, at->device, dist, dt, mp_tensor_data(*out), (*out)->numel, (uint64_t)at->i0,
                               (uint64_t)at->i1, at->f0, at->f1);
     if (st != MP_OK) {
@@ -1136,6 +1160,12 @@ static mp_status dispatch(mp_op op, int n_in, mp_tensor *const *in, const mp_att
     case MP_OP_GATHER:
     case MP_OP_GATHER_GRAD: return mp_run_gather(op, in, at, be, out);
     case MP_OP_CUMSUM: return mp_run_cumsum(in[0], at, be, out);
+    case MP_OP_STRIDED_SLICE_T:
+    case MP_OP_SLICE_T:
+    case MP_OP_STRIDED_SLICE_T_GRAD: return mp_run_slice_t(op, n_in, in, at, out);
+    case MP_OP_CUMPROD:
+    case MP_OP_CUMULATIVE_LOGSUMEXP: return mp_run_scan(op, in[0], at, be, out);
+    case MP_OP_SEGMENT_REDUCE: return mp_run_segment_reduce(in, at, be, out);
     case MP_OP_MATRIX_INVERSE:
     case MP_OP_MATRIX_DETERMINANT: return mp_run_linalg(op, in[0], at, be, out);
     case MP_OP_ONE_HOT: return run_one_hot(in[0], at, be, out);

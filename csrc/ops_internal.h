@@ -22,6 +22,8 @@ mp_status mp_run_all_reduce(mp_tensor *x, const mp_attrs *at, mp_tensor **out);
 mp_status mp_run_gather(mp_op op, mp_tensor *const *in, const mp_attrs *at, const mp_backend *be, mp_tensor **out);
 /* tf.cumsum (ops_gather.c): attrs i0 = axis, i1 = exclusive, i2 = reverse. */
 mp_status mp_run_cumsum(mp_tensor *x, const mp_attrs *at, const mp_backend *be, mp_tensor **out);
+/* tf.strided_slice / tf.slice with tensor bounds and their gradient (ops_slice_t.c). */
+mp_status mp_run_slice_t(mp_op op, int n_in, mp_tensor *const *in, const mp_attrs *at, mp_tensor **out);
 /* MatrixInverse / MatrixDeterminant (ops_linalg.c): the linalg slot on the innermost matrices. */
 mp_status mp_run_linalg(mp_op op, mp_tensor *x, const mp_attrs *at, const mp_backend *be, mp_tensor **out);
 /* Debug counter: MaxPoolGrad calls served from the workspace MaxPool kept (ops_window.c). */
@@ -29,4 +31,7 @@ int64_t mp_pool_workspace_uses(void);
 /* Whether MaxPool keeps it (default on; off: MaxPoolGrad runs the forward again, for A/B
  * measurements); returns the previous setting. */
 int mp_pool_workspace_keep(int on);
+/* tf.math.cumprod / cumulative_logsumexp and the segment reductions (ops_math.c). */
+mp_status mp_run_scan(mp_op op, mp_tensor *x, const mp_attrs *at, const mp_backend *be, mp_tensor **out);
+mp_status mp_run_segment_reduce(mp_tensor *const *in, const mp_attrs *at, const mp_backend *be, mp_tensor **out);
 #endif

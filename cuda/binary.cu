@@ -27,6 +27,18 @@ __device__ __forceinline__ float pow_(float a, float b) { return powf(a, b); }
 __device__ __forceinline__ double pow_(double a, double b) { return pow(a, b); }
 __device__ __forceinline__ float floor_(float a) { return floorf(a); }
 __device__ __forceinline__ double floor_(double a) { return floor(a); }
+__device__ __forceinline__ float atan2_(float a, float b) { return atan2f(a, b); }
+__device__ __forceinline__ double atan2_(double a, double b) { return atan2(a, b); }
+__device__ __forceinline__ float trunc_(float a) { return truncf(a); }
+__device__ __forceinline__ double trunc_(double a) { return trunc(a); }
+__device__ __forceinline__ float fmod_(float a, float b) { return fmodf(a, b); }
+__device__ __forceinline__ double fmod_(double a, double b) { return fmod(a, b); }
+__device__ __forceinline__ float log_(float a) { return logf(a); }
+__device__ __forceinline__ double log_(double a) { return log(a); }
+__device__ __forceinline__ float log1p_(float a) { return log1pf(a); }
+__device__ __forceinline__ double log1p_(double a) { return log1p(a); }
+__device__ __forceinline__ float nextafter_(float a, float b) { return nextafterf(a, b); }
+__device__ __forceinline__ double nextafter_(double a, double b) { return nextafter(a, b); }
 
 // NaN-propagating max/min (NumPy's maximum/minimum), as the CPU's PMAX/PMIN.
 template <typename T> __device__ __forceinline__ T pmax_(T x, T z) { return x > z || x != x ? x : z; }
@@ -55,6 +67,20 @@ template <typename T> __device__ __forceinline__ T fbin_(mp_binary_kind k, T x, 
     case MP_BINARY_RSQRT_GRAD: return z * (T)-0.5 * x * x * x;
     case MP_BINARY_SQRT_GRAD: return z * (T)0.5 / x;
     case MP_BINARY_LEAKY_RELU_GRAD: return x > 0 ? z : alpha * z;
+    case MP_BINARY_ATAN2: return atan2_(x, z);
+    case MP_BINARY_TRUNCATEDIV: return trunc_(x / z);
+    case MP_BINARY_TRUNCATEMOD: return fmod_(x, z);
+    case MP_BINARY_XLOGY: return MP_XLOGY(x, z, log_);
+    case MP_BINARY_XDIVY: return MP_XDIVY(x, z);
+    case MP_BINARY_XLOG1PY: return MP_XLOGY(x, z, log1p_);
+    case MP_BINARY_DIV_NO_NAN: return MP_NO_NAN(z, x / z);
+    case MP_BINARY_MUL_NO_NAN: return MP_NO_NAN(z, x * z);
+    case MP_BINARY_NEXTAFTER: return nextafter_(x, z);
+    case MP_BINARY_IGAMMA: return (T)mp_igamma_f64(x, z);
+    case MP_BINARY_IGAMMAC: return (T)mp_igammac_f64(x, z);
+    case MP_BINARY_ZETA: return (T)mp_zeta_f64(x, z);
+    case MP_BINARY_POLYGAMMA: return (T)mp_polygamma_f64(x, z);
+    case MP_BINARY_IGAMMA_GRAD_A: return (T)mp_igamma_grad_a_f64(x, z);
     default: return (T)0;
     }
 }
@@ -98,6 +124,18 @@ __device__ __forceinline__ int64_t ibin_(mp_binary_kind k, int64_t x, int64_t z,
             return 0;
         }
         return mp_ipow(x, z);
+    case MP_BINARY_TRUNCATEDIV:
+        if (z == 0) {
+            *err = 1;
+            return 0;
+        }
+        return mp_itruncdiv(x, z);
+    case MP_BINARY_TRUNCATEMOD:
+        if (z == 0) {
+            *err = 1;
+            return 0;
+        }
+        return mp_itruncmod(x, z);
     case MP_BINARY_MAXIMUM: return x > z ? x : z;
     case MP_BINARY_MINIMUM: return x < z ? x : z;
     case MP_BINARY_SQUARED_DIFFERENCE: return (int64_t)(((uint64_t)x - (uint64_t)z) * ((uint64_t)x - (uint64_t)z));
@@ -155,7 +193,8 @@ static mp_status binary_launch(mp_cuda_ctx *c, mp_binary_kind k, const mp_bcast 
                                void *y, double alpha) {
     typedef typename mp_dt<DT>::T T;
     const bool checked = !mp_is_float((mp_dtype)DT) &&
-                         (k == MP_BINARY_FLOORDIV || k == MP_BINARY_FLOORMOD || k == MP_BINARY_POW);
+                         (k == MP_BINARY_FLOORDIV || k == MP_BINARY_FLOORMOD || k == MP_BINARY_POW ||
+                          k == MP_BINARY_TRUNCATEDIV || k == MP_BINARY_TRUNCATEMOD);
     if (checked && mp_cuda_capturing(c)) // its error check reads back: not in a CUDA graph
         return mp_cuda_capture_refuse(c, "an integer division's error check");
     // one flag per device: another thread's checked op must not zero or set it between this

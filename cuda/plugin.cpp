@@ -69,6 +69,8 @@ static void fill_table(void) {
     table.gather = mp_cuda_gather;
     table.scatter_add = mp_cuda_scatter_add;
     table.cumsum = mp_cuda_cumsum;
+    table.scan = mp_cuda_scan;
+    table.segment_reduce = mp_cuda_segment_reduce;
     table.linalg = mp_cuda_linalg;
     table.random = mp_cuda_random;
     table.softmax_xent = mp_cuda_softmax_xent;

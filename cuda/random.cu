@@ -10,6 +10,7 @@
 
 #include "kernels.cuh"
 #include "philox.h"
+#include "philox_tf.h"
 
 __device__ __forceinline__ float draw(int dist, uint64_t seed, uint64_t stream, uint64_t i) {
     return dist == MP_RANDOM_UNIFORM  ? mp_philox_uniform(seed, stream, i)
@@ -86,12 +87,57 @@ static mp_status random_launch(mp_cuda_ctx *c, int dist, void *y, int64_t n, uin
     return MP_OK;
 }
 
+// TensorFlow's streams (philox_tf.h): d 0 uniform, 1 normal, 2 truncated normal; the counter
+// starts at off (a Generator's state; 0 stateless); floats are the standard draw, integers
+// lo + bits % range (range 0: every bit)
+static __global__ void random_tf_kernel(int d, int dt, void *y, int64_t n, uint64_t seed, uint64_t stream,
+                                        uint64_t off, int64_t lo, uint64_t range) {
+    MP_GRID_STRIDE(i, n) {
+        uint64_t k = (uint64_t)i;
+        if (dt == MP_F64) {
+            ((double *)y)[i] = d == 0   ? mp_tf_uniform_f64(seed, stream, off, k)
+                               : d == 1 ? mp_tf_normal_f64(seed, stream, off, k)
+                                        : mp_tf_truncated_f64(seed, stream, off, k);
+        } else if (dt == MP_F32 || dt == MP_F16 || dt == MP_BF16) {
+            if (d == 0 && dt != MP_F32) {
+                ((uint16_t *)y)[i] = mp_tf_uniform_16(dt == MP_BF16, seed, stream, off, k);
+                continue;
+            }
+            float v = d == 0   ? mp_tf_uniform_f32(seed, stream, off, k)
+                      : d == 1 ? mp_tf_normal_f32(seed, stream, off, k)
+                               : mp_tf_truncated_f32(seed, stream, off, k);
+            if (dt == MP_F32)
+                ((float *)y)[i] = v;
+            else
+                ((uint16_t *)y)[i] = dt == MP_F16 ? mp_cvt_f32_f16(v) : mp_cvt_f32_bf16(v);
+        } else {
+            int64_t v = mp_tf_uniform_int(dt == MP_I64, seed, stream, off, k, lo, range);
+            if (dt == MP_I64)
+                ((int64_t *)y)[i] = v;
+            else
+                ((int32_t *)y)[i] = (int32_t)v;
+        }
+    }
+}
+
 extern "C" mp_status mp_cuda_random(mp_device dev, int dist, mp_dtype dt, void *y, int64_t n, uint64_t seed,
                                     uint64_t stream, double a, double b) {
     mp_cuda_ctx *c;
     if (n <= 0)
         return MP_OK;
     MP_TRY(mp_cuda_ctx_get(dev, &c));
+    if (dist >= MP_RANDOM_TF_UNIFORM) {
+        if (dt != MP_F32 && dt != MP_F16 && dt != MP_BF16 && dt != MP_F64 && dt != MP_I32 && dt != MP_I64)
+            return MP_CUDA_FAIL(MP_ERR_DTYPE, "random numbers of dtype %s", mp_cuda_api->dtype_name(dt));
+        int gen = dist >= MP_RANDOM_TFG_UNIFORM;
+        uint64_t off = gen ? (uint64_t)a | ((uint64_t)b << 32) : 0;
+        int64_t lo = gen ? 0 : (int64_t)a;
+        random_tf_kernel<<<mp_cuda_grid(c, n), MP_THREADS, 0, c->stream>>>(
+            dist - (gen ? MP_RANDOM_TFG_UNIFORM : MP_RANDOM_TF_UNIFORM), (int)dt, y, n, seed, stream, off, lo,
+            gen ? 0 : (uint64_t)((int64_t)b - lo));
+        MP_LAUNCH_CHECK();
+        return MP_OK;
+    }
     switch (dt) {
     case MP_F32: return random_launch<MP_F32>(c, dist, y, n, seed, stream, a, b);
     case MP_F16: return random_launch<MP_F16>(c, dist, y, n, seed, stream, a, b);

@@ -35,6 +35,27 @@ __device__ __forceinline__ float f_(mp_unary_kind k, float x, float alpha) {
     case MP_UNARY_COS: return cosf(x);
     case MP_UNARY_LEAKY_RELU: return x > 0 ? x : alpha * x;
     case MP_UNARY_SCALE: return alpha * x;
+    case MP_UNARY_TAN: return tanf(x);
+    case MP_UNARY_ASIN: return asinf(x);
+    case MP_UNARY_ACOS: return acosf(x);
+    case MP_UNARY_ATAN: return atanf(x);
+    case MP_UNARY_SINH: return sinhf(x);
+    case MP_UNARY_COSH: return coshf(x);
+    case MP_UNARY_ASINH: return asinhf(x);
+    case MP_UNARY_ACOSH: return acoshf(x);
+    case MP_UNARY_ATANH: return atanhf(x);
+    case MP_UNARY_ERF: return erff(x);
+    case MP_UNARY_ERFC: return erfcf(x);
+    case MP_UNARY_ERFINV: return (float)mp_erfinv_f64(x);
+    case MP_UNARY_NDTRI: return (float)mp_ndtri_f64(x);
+    case MP_UNARY_LGAMMA: return (float)mp_lgamma_f64(x);
+    case MP_UNARY_DIGAMMA: return (float)mp_digamma_f64(x);
+    case MP_UNARY_SOFTSIGN: return x / (1.0f + fabsf(x));
+    case MP_UNARY_SELU: return x > 0 ? (float)MP_SELU_SCALE * x : (float)(MP_SELU_SCALE * MP_SELU_ALPHA) * expm1f(x);
+    case MP_UNARY_BESSEL_I0: return (float)mp_bessel_i_f64(0, x);
+    case MP_UNARY_BESSEL_I0E: return (float)mp_bessel_ie_f64(0, x);
+    case MP_UNARY_BESSEL_I1: return (float)mp_bessel_i_f64(1, x);
+    case MP_UNARY_BESSEL_I1E: return (float)mp_bessel_ie_f64(1, x);
     default: return x;
     }
 }
@@ -66,6 +87,27 @@ __device__ __forceinline__ double f_(mp_unary_kind k, double x, double alpha) {
     case MP_UNARY_COS: return cos(x);
     case MP_UNARY_LEAKY_RELU: return x > 0 ? x : alpha * x;
     case MP_UNARY_SCALE: return alpha * x;
+    case MP_UNARY_TAN: return tan(x);
+    case MP_UNARY_ASIN: return asin(x);
+    case MP_UNARY_ACOS: return acos(x);
+    case MP_UNARY_ATAN: return atan(x);
+    case MP_UNARY_SINH: return sinh(x);
+    case MP_UNARY_COSH: return cosh(x);
+    case MP_UNARY_ASINH: return asinh(x);
+    case MP_UNARY_ACOSH: return acosh(x);
+    case MP_UNARY_ATANH: return atanh(x);
+    case MP_UNARY_ERF: return erf(x);
+    case MP_UNARY_ERFC: return erfc(x);
+    case MP_UNARY_ERFINV: return mp_erfinv_f64(x);
+    case MP_UNARY_NDTRI: return mp_ndtri_f64(x);
+    case MP_UNARY_LGAMMA: return mp_lgamma_f64(x);
+    case MP_UNARY_DIGAMMA: return mp_digamma_f64(x);
+    case MP_UNARY_SOFTSIGN: return x / (1.0 + fabs(x));
+    case MP_UNARY_SELU: return x > 0 ? MP_SELU_SCALE * x : (MP_SELU_SCALE * MP_SELU_ALPHA) * expm1(x);
+    case MP_UNARY_BESSEL_I0: return mp_bessel_i_f64(0, x);
+    case MP_UNARY_BESSEL_I0E: return mp_bessel_ie_f64(0, x);
+    case MP_UNARY_BESSEL_I1: return mp_bessel_i_f64(1, x);
+    case MP_UNARY_BESSEL_I1E: return mp_bessel_ie_f64(1, x);
     default: return x;
     }
 }

@@ -421,6 +421,22 @@ def test_traced_size_ops(dt):
         assert_gpu_close(gpu, cpu, dt, "exact", err_msg="index_t %s [%d]" % (dt, i))
 
 
+covers("strided_slice_t", "slice_t", "strided_slice_t_grad")
+
+
+@pytest.mark.parametrize("dt", FLOATS + INTS)
+def test_tensor_bound_slices(dt):
+    """tf.strided_slice / tf.slice with tensor specs (read on the host) and their gradient."""
+    x = np.arange(24).reshape(4, 6).astype(NP_DTYPE[dt])
+    for f in (lambda: tf.strided_slice(tf.constant(x), [-1, 1], [0, 6], [-1, 2], end_mask=1),
+              lambda: tf.strided_slice(tf.constant(x), [1, 0, 2], [2, 0, 3], new_axis_mask=2,
+                                       shrink_axis_mask=1),
+              lambda: tf.slice(tf.constant(x), [1, 2], [-1, 3]),
+              lambda: _core.strided_slice_t_grad(tf.ones([2, 3], dt), tf.constant(x), [1, 0],
+                                                 [3, 6], [1, 2])):
+        assert_gpu_close(made_on(GPU, f), made_on(CPU, f), dt, "exact", err_msg="slices %s" % dt)
+
+
 covers("gather", "gather_grad", "cumsum")
 
 
@@ -453,6 +469,41 @@ def test_tile_pad_split_cumsum(dt):
     for name, fn, grad_kind in cases:
         check(fn, [x], dt, "exact" if name != "cumsum" or dt.startswith("int") else "reduction",
               grad=dt in FLOATS, grad_kind=grad_kind, err="%s %s" % (name, dt))
+
+
+covers("igamma_grad_a", "bessel_i0", "bessel_i0e", "bessel_i1", "bessel_i1e", "erfinv", "ndtri", "digamma", "igamma", "igammac", "zeta", "polygamma", "cumprod",
+       "cumulative_logsumexp", "segment_reduce")
+
+
+@pytest.mark.parametrize("dt", FLOATS)
+def test_math_special_scans_and_segments(dt):
+    """tf.math's special functions (special_math.h, shared by both backends), the scan slot and
+    the segment_reduce slot (rows grouped on the host) on the GPU as on the CPU."""
+    rng = np.random.default_rng(8)
+    u = rng.uniform(0.05, 0.95, (300,)).astype(NP_DTYPE[dt])
+    pos = rng.uniform(0.3, 6.0, (300,)).astype(NP_DTYPE[dt])
+    cases = [("erfinv", lambda t: tf.math.erfinv(t * 2.0 - 1.0), [u]),
+             ("ndtri", tf.math.ndtri, [u]),
+             ("digamma", tf.math.digamma, [pos]),
+             ("bessel_i0e", tf.math.bessel_i0e, [pos - 3.0]),
+             ("bessel_i1", tf.math.bessel_i1, [pos - 3.0])]
+    if dt in ("float32", "float64"):
+        cases += [("igamma", tf.math.igamma, [pos, pos[::-1].copy()]),
+                  ("igammac", lambda a, x: tf.math.igammac(tf.stop_gradient(a), x), [pos, pos[::-1].copy()]),
+                  ("zeta", lambda s, q: tf.math.zeta(tf.stop_gradient(s) + 1.5, q), [pos, pos[::-1].copy()]),
+                  ("polygamma", lambda x: tf.math.polygamma(tf.ones_like(x), x), [pos])]
+    for name, fn, xs in cases:
+        check(fn, xs, dt, "transcendental", grad=True, err="%s %s" % (name, dt))
+    x = rng.uniform(0.5, 1.5, (6, 40)).astype(NP_DTYPE[dt])
+    ids = np.array([0, 0, 1, 3, 3, 3])
+    for name, fn in [
+            ("cumprod", lambda t: tf.math.cumprod(t, axis=1, exclusive=True, reverse=True)),
+            ("cumulative_logsumexp", lambda t: tf.math.cumulative_logsumexp(t, axis=0)),
+            ("segment_sum", lambda t: tf.math.segment_sum(t, ids)),
+            ("segment_max", lambda t: tf.math.segment_max(t, ids)),
+            ("unsorted_segment_prod", lambda t: tf.math.unsorted_segment_prod(t, ids[::-1].copy(), 5)),
+            ("unsorted_segment_mean", lambda t: tf.math.unsorted_segment_mean(t, ids, 4))]:
+        check(fn, [x], dt, "reduction", grad=True, err="%s %s" % (name, dt))
 
 
 @pytest.mark.parametrize("dt", FLOATS + ("int32", "int64"))

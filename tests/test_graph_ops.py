@@ -40,6 +40,13 @@ BINARY = ["add", "subtract", "multiply", "realdiv", "floordiv", "floormod", "pow
 REDUCE = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod"]
 
 
+def _bound_slice_grad(x, i):
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = x[i, 1:]
+    return tape.gradient(y, x, output_gradients=tf.ones_like(y) * 2.0)
+
+
 def _slice_grad(x):
     with tf.GradientTape() as tape:
         tape.watch(x)
@@ -127,6 +134,13 @@ CASES = {
     "shape_op": (lambda x: tf.cast(tf.shape(x), tf.float32) + tf.reduce_sum(x), [f32(3, 4)]),
     "range_t": (lambda n: tf.range(n), [lambda: np.int32(R.integers(0, 6))]),
     "index_t": (lambda x, i: x[i] * 2.0, [f32(4, 3), lambda: np.int32(R.integers(-4, 4))]),
+    # tensor-bound slices: the bounds are inputs, another call's bounds give another slice
+    "strided_slice_t": (lambda x, i, j: x[i:j, ::2] * 2.0,
+                        [f32(5, 4), lambda: np.int32(R.integers(-5, 3)),
+                         lambda: np.int32(R.integers(2, 6))]),
+    "slice_t": (lambda x, b: tf.slice(x, b, [-1, 2]) + 1.0,
+                [f32(4, 5), lambda: R.integers(0, 4, size=2).astype(np.int32)]),
+    "strided_slice_t_grad": (_bound_slice_grad, [f32(4, 5), lambda: np.int32(R.integers(0, 4))]),
     "one_hot": (lambda i: tf.one_hot(i, 5), [ints(3)]),
     # the indices are read at every run: another call's indices give another gather
     "gather": (lambda x, i: tf.gather(x, i, axis=1) * 2.0,
@@ -172,6 +186,22 @@ for _n in BINARY:
         "pow", "rsqrt_grad", "sqrt_grad", "floormod", "floordiv") else [f32(3, 4), f32(1, 4)]))
 for _n in REDUCE:
     CASES.setdefault(_n, (lambda x, _f=getattr(tf, _n): _f(x, axis=1), [f32(3, 4)]))
+
+# tf.math's functions, scans and segment reductions
+for _n in ("tan", "atan", "sinh", "cosh", "asinh", "erf", "erfc", "softsign", "selu", "lgamma", "digamma",
+           "bessel_i0", "bessel_i0e", "bessel_i1", "bessel_i1e"):
+    CASES[_n] = (getattr(_core, _n), [f32(3, 4)])
+for _n in ("asin", "acos", "atanh", "erfinv"):
+    CASES[_n] = (getattr(_core, _n), [f32(3, 4, lo=-0.9, hi=0.9)])
+CASES["acosh"] = (lambda x: tf.math.acosh(x + 1.0), [pos(3, 4)])
+CASES["ndtri"] = (tf.math.ndtri, [f32(3, 4, lo=0.05, hi=0.95)])
+for _n in ("atan2", "truncatediv", "truncatemod", "xlogy", "xdivy", "xlog1py", "div_no_nan", "mul_no_nan",
+           "nextafter", "igamma", "igammac", "zeta", "polygamma", "igamma_grad_a"):
+    CASES[_n] = (getattr(_core, _n), [pos(3, 4), pos(3, 4)])
+CASES["cumprod"] = (lambda x: tf.math.cumprod(x, axis=1, exclusive=True) + 1.0, [f32(3, 5)])
+CASES["cumulative_logsumexp"] = (lambda x: tf.math.cumulative_logsumexp(x, axis=0, reverse=True), [f32(3, 5)])
+CASES["segment_reduce"] = (lambda x, i: tf.math.unsorted_segment_max(x, i, 3) + tf.math.segment_sum(x, [0, 0, 2]),
+                           [f32(3, 4), ints(3, hi=3)])
 
 OPS = [(row[2], row[1]) for row in _core.op_table()]
 RANDOM = {"random_uniform", "random_normal", "truncated_normal"}

@@ -4,6 +4,7 @@ the others, and a tripwire that fails when an op is added without a test."""
 
 import itertools
 import math
+import re
 import subprocess
 import sys
 
@@ -115,6 +116,38 @@ def sigmoid_ref(x):
     return 1.0 / (1.0 + np.exp(-x))
 
 
+SELU_SCALE = 1.0507009873554804934193349852946
+SELU_ALPHA = 1.6732632423543772848170429916717
+
+
+def _lgamma(v):
+    if math.isnan(v):
+        return v
+    if math.isinf(v) or (v <= 0 and v == math.floor(v)):
+        return math.inf
+    return math.lgamma(v)
+
+
+def truncatediv_ref(dt):
+    def ref(a, b):
+        if dt == "float64":
+            return np.trunc(a / b)
+        return np.trunc(a.astype(np.float32) / b.astype(np.float32)).astype(np.float64)
+    return ref
+
+
+def int_truncdiv(a, b):
+    a, b = a.astype(object), b.astype(object)
+    q = np.array([abs(x) // abs(y) * (1 if (x < 0) == (y < 0) else -1) for x, y in zip(a, b)], dtype=object)
+    return np.array([int(v) for v in q], dtype=np.int64) if len(q) else q
+
+
+def int_truncmod(a, b):
+    a64, b64 = a.astype(object), b.astype(object)
+    q = int_truncdiv(a, b).astype(object)
+    return np.array([int(x - y * z) for x, y, z in zip(a64, q, b64)], dtype=np.int64)
+
+
 class Row:
     """One elementwise op: how to call it, its float64 reference, its input domain, the
     dtypes it supports and the tolerance kind."""
@@ -200,6 +233,35 @@ ELEMENTWISE = [
     Row("sqrt_grad", lambda y, dy: dy * 0.5 / y, uniform(0.1, 4, False), "transcendental", 2),
     Row("leaky_relu_grad", lambda x, dy: np.where(x > 0, dy, 0.3 * dy), uniform(-10, 10, False),
         "elementwise", 2, call=lambda x, dy: _core.leaky_relu_grad(x, dy, alpha=0.3)),
+    # tf.math's functions (csrc/special_math.h); erfinv, ndtri, digamma and the two-argument
+    # special functions have no NumPy reference: test_special_functions_match_tensorflow
+    Row("tan", np.tan, uniform(-1.5, 1.5), "transcendental"),
+    Row("asin", np.arcsin, uniform(-1.2, 1.2), "transcendental"),
+    Row("acos", np.arccos, uniform(-1.2, 1.2), "transcendental"),
+    Row("atan", np.arctan, uniform(-100, 100), "transcendental"),
+    Row("sinh", np.sinh, uniform(-10, 10), "transcendental"),
+    Row("cosh", np.cosh, uniform(-10, 10), "transcendental"),
+    Row("asinh", np.arcsinh, uniform(-100, 100), "transcendental"),
+    Row("acosh", np.arccosh, uniform(0.5, 100), "transcendental"),
+    Row("atanh", np.arctanh, uniform(-1.2, 1.2), "transcendental"),
+    Row("erf", _erf, uniform(-5, 5), "transcendental"),
+    Row("erfc", np.vectorize(math.erfc, otypes=[np.float64]), uniform(-5, 9), "transcendental"),
+    Row("lgamma", lambda x: np.vectorize(_lgamma, otypes=[np.float64])(x), uniform(-10, 50), "transcendental"),
+    Row("softsign", lambda x: x / (1 + np.abs(x)), uniform(-100, 100), "elementwise"),
+    Row("selu", lambda x: SELU_SCALE * np.where(x > 0, x, SELU_ALPHA * np.expm1(x)), uniform(-10, 10),
+        "transcendental"),
+    Row("atan2", np.arctan2, uniform(-100, 100), "transcendental", 2),
+    Row("truncatediv", None, nonzero(-100, 100), "exact", 2, ints=INTS,
+        int_domain_=int_domain(nonzero_last=True), ref_by_dtype=truncatediv_ref, int_ref=int_truncdiv),
+    Row("truncatemod", np.fmod, nonzero(-100, 100), "elementwise", 2, ints=INTS,
+        int_domain_=int_domain(nonzero_last=True), int_ref=int_truncmod),
+    Row("xlogy", lambda a, b: np.where(a == 0, 0.0, a * np.log(b)), uniform(-1, 100), "transcendental", 2),
+    Row("xdivy", lambda a, b: np.where(a == 0, 0.0, a / b), uniform(-100, 100), "elementwise", 2),
+    Row("xlog1py", lambda a, b: np.where(a == 0, 0.0, a * np.log1p(b)), uniform(-1.5, 100), "transcendental", 2),
+    Row("div_no_nan", lambda a, b: np.where(b == 0, 0.0, a / b), uniform(-100, 100), "elementwise", 2),
+    Row("mul_no_nan", lambda a, b: np.where(b == 0, 0.0, a * b), uniform(-100, 100), "elementwise", 2),
+    Row("nextafter", None, uniform(-100, 100), "exact", 2, floats=("float32", "float64"),
+        ref_by_dtype=lambda dt: lambda a, b: np.nextafter(a.astype(dt), b.astype(dt)).astype(np.float64)),
 ]
 BOOL_ROWS = [
     Row("logical_not", np.logical_not, None, "exact", floats=(), bool_out=True),
@@ -1617,6 +1679,283 @@ def test_cumsum_op_matches_numpy():
         _core.cumsum(x, 3)
 
 
+def test_tensor_bound_slices():
+    """tf.strided_slice / tf.slice (STRIDED_SLICE_T, SLICE_T: the spec read from tensors) and
+    their gradient op: values and errors as TensorFlow 2.21 printed them (literals)."""
+    x = tf.reshape(tf.range(24, dtype=tf.float32), [4, 6])
+    xn = x.numpy()
+    ss = tf.strided_slice
+    cases = [  # (result, TensorFlow's shape, numpy reference)
+        (ss(x, [1, 0], [3, 6], [1, 2]), (2, 3), xn[1:3, 0:6:2]),
+        (ss(x, [1, 0], [3, 6]), (2, 6), xn[1:3]),
+        (ss(x, [1, 0], [2, 6], shrink_axis_mask=1), (6,), xn[1]),
+        (ss(x, [0, 1, 0], [0, 2, 6], new_axis_mask=1), (1, 1, 6), xn[None, 1:2]),
+        (ss(x, [0, 1], [0, 3], ellipsis_mask=1), (4, 2), xn[..., 1:3]),
+        (ss(x, [1, 2], [3, 4], begin_mask=1, end_mask=2), (3, 4), xn[:3, 2:]),
+        (ss(x, [-1, 0], [-5, 6], [-1, 3]), (4, 2), xn[::-1, ::3]),
+        (ss(x, [-1, 0], [0, 6], shrink_axis_mask=1), (6,), xn[-1]),
+        (ss(x, [1], [3]), (2, 6), xn[1:3]),
+        (ss(x, [-10, 2], [10, 100]), (4, 4), xn[:, 2:]),
+        (ss(x, [0, 1], [1, 2], new_axis_mask=1, shrink_axis_mask=1), (1, 1, 6), xn[None, 1:2]),
+        (ss(x, tf.constant([1], tf.int64), tf.constant([3], tf.int64), tf.constant([1], tf.int64)),
+         (2, 6), xn[1:3]),
+        (tf.slice(x, [1, 2], [2, 3]), (2, 3), xn[1:3, 2:5]),
+        (tf.slice(x, [1, 2], [-1, -1]), (3, 4), xn[1:, 2:]),
+        (tf.slice(x, tf.constant([1, 2]), tf.constant([1, 1])), (1, 1), xn[1:2, 2:3]),
+        (tf.slice(tf.zeros([0, 3]), [0, 1], [0, 2]), (0, 2), np.zeros((0, 2))),
+    ]
+    for got, shape, want in cases:
+        assert tuple(got.shape) == shape and got.dtype == tf.float32
+        np.testing.assert_array_equal(got.numpy(), want)
+    IA = tf.errors.InvalidArgumentError
+    bad = [
+        (lambda: tf.slice(x, [1, 2], [4, 1]), IA, "Expected size[0] in [0, 3], but got 4"),
+        (lambda: tf.slice(x, [-1, 2], [1, 1]), IA, "Expected begin[0] in [0, 4], but got -1"),
+        (lambda: tf.slice(x, [1, 2], [-2, 1]), IA, "Expected size[0] in [0, 3], but got -2"),
+        (lambda: tf.slice(x, [1], [1, 1]), IA, "Expected begin and size arguments to be 1-D tensors "
+         "of size 2, but got shapes [1] and [2] instead."),
+        (lambda: tf.slice(x, [1.0, 2.0], [1, 1]), IA, "Value for attr 'Index' of float is not in the "
+         "list of allowed values: int32, int64"),
+        (lambda: tf.slice(x, tf.constant([1, 2]), tf.constant([1, 1], tf.int64)), IA,
+         "cannot compute Slice as input #2(zero-based) was expected to be a int32 tensor but is a "
+         "int64 tensor"),
+        (lambda: tf.slice(tf.zeros([0, 3]), [1, 0], [0, 1]), IA,
+         "Expected begin[0] == 0 (got 1) and size[0] == 0 (got 0) when input.dim_size(0) == 0"),
+        (lambda: ss(x, [0, 0], [1, 1], [0, 1]), IA, "strides[0] must be non-zero"),
+        (lambda: ss(x, [0, 0], [1], [1, 1]), IA, "Expected begin, end, and strides to be 1D equal size "
+         "tensors, but got shapes [2], [1], and [2] instead."),
+        (lambda: ss(x, [9, 0], [10, 6], shrink_axis_mask=1), IA,
+         "slice index 9 of dimension 0 out of bounds."),
+        (lambda: ss(x, [0, 0], [1, 1], ellipsis_mask=3), IA, "Multiple ellipses in slice spec not allowed"),
+        (lambda: ss(x, [0, 0, 0], [1, 1, 1]), IA, "Index out of range using input dim 2; input has only 2 dims"),
+        (lambda: ss(x, [1.0], [3.0]), IA, "Value for attr 'Index' of float is not in the list of allowed "
+         "values: int16, int32, int64"),
+        (lambda: ss(x, 1, 3), IA, "but got shapes [], [], and [] instead."),
+        (lambda: ss(x, [[1]], [[3]]), IA, "but got shapes [1,1], [1,1], and [1,1] instead."),
+        (lambda: x[::0], IA, "strides[0] must be non-zero"),
+    ]
+    for f, exc, msg in bad:
+        with pytest.raises(exc, match=re.escape(msg)):
+            f()
+    # the gradient op: dy into zeros of x's shape at the slice (Slice's form: strides None)
+    dy = tf.ones([2, 3])
+    g = _core.strided_slice_t_grad(dy, x, [1, 0], [3, 6], [1, 2])
+    want = np.zeros((4, 6), np.float32)
+    want[1:3, 0:6:2] = 1
+    np.testing.assert_array_equal(g.numpy(), want)
+    g = _core.strided_slice_t_grad(dy, x, [1, 2], [2, 3])
+    want = np.zeros((4, 6), np.float32)
+    want[1:3, 2:5] = 1
+    np.testing.assert_array_equal(g.numpy(), want)
+
+
+DEDICATED["strided_slice_t"] = "test_tensor_bound_slices"
+DEDICATED["slice_t"] = "test_tensor_bound_slices"
+DEDICATED["strided_slice_t_grad"] = "test_tensor_bound_slices"
+# ------------------------------------------------------------------ tf.math special functions, scans, segments
+
+def test_special_functions_match_tensorflow():
+    """erfinv, ndtri, digamma, igamma(c), zeta and polygamma: TensorFlow 2.21's float32 outputs
+    (recorded) including its edge values, and float64 identities with libm's erf / lgamma."""
+    f32 = "float32"
+    cases = [
+        (_core.erfinv, ([-1.0, 1.0, 1.5, 0.0, np.nan, 0.5],), [-np.inf, np.inf, np.nan, 0.0, np.nan, 0.47693628]),
+        (_core.ndtri, ([0.0, 1.0, 1.5, 0.5, 0.025],), [-np.inf, np.inf, np.nan, 0.0, -1.9599639]),
+        (_core.digamma, ([0.0, -1.0, -0.5, 1.0, np.inf, -np.inf, -2.5, 1e-3],),
+         [np.nan, np.nan, 3.64899635e-02, -5.77215910e-01, np.inf, np.nan, 1.10315681e+00, -1.00057556e+03]),
+        (_core.lgamma, ([0.0, -1.0, -0.5, 1.0, np.inf, -np.inf, -2.5],),
+         [np.inf, np.inf, 1.2655121, 0.0, np.inf, np.inf, -0.05624371]),
+        (_core.polygamma, ([0.0, 1.0, 2.0, 1.5, -1.0, 1.0], [1.0, 0.0, 2.5, 2.0, 2.0, -1.5]),
+         [-0.5772159, np.inf, -0.23620404, np.nan, np.nan, 9.379247]),
+        (_core.zeta, ([2.0, 2.0, 3.0, 2.0, 1.0, 2.0, 7.0, -7.0], [1.0, 0.0, -2.5, -2.0, 2.0, np.inf, 2.0, 2.0]),
+         [1.644934, np.inf, 0.05410208, np.inf, np.inf, 0.0, 0.00834928, np.nan]),
+        (_core.igamma, ([1.0, 0.0, 2.0, 0.5, np.inf, 1.0, 7.0, 0.0], [1.0, 1.0, 0.0, np.inf, 2.0, -1.0, 2.0, 0.0]),
+         [0.6321205, np.nan, 0.0, 1.0, 0.0, np.nan, 0.00453381, 0.0]),
+        (_core.igammac, ([1.0, 0.0, 2.0, 0.5, np.inf, 1.0, 7.0], [1.0, 1.0, 0.0, np.inf, 2.0, -1.0, 2.0]),
+         [0.36787945, np.nan, 1.0, 0.0, 1.0, np.nan, 0.9954662]),
+    ]
+    for fn, args, want in cases:
+        got = fn(*[tf.constant(np.array(a, np.float32)) for a in args])
+        assert got.dtype.name == f32
+        np.testing.assert_allclose(got.numpy(), np.array(want, np.float32), rtol=4e-6, atol=1e-7,
+                                   err_msg=fn.__name__)
+    # IgammaGradA (float64, TensorFlow's values), the series and the continued-fraction regimes
+    got = _core.igamma_grad_a(tf.constant([0.5, 1.0, 2.5, 7.0, 3.0, 100.0, 0.2], "float64"),
+                              tf.constant([1.0, 1e-3, 4.0, 2.0, 50.0, 90.0, 30.0], "float64"))
+    np.testing.assert_allclose(got.numpy(), [-0.3898372643285106, -0.00732712545464492, -0.14765686908718975,
+                                             -0.006164942014766201, -7.552056917446361e-19, -0.02461191684397851,
+                                             -1.140501438159358e-14], rtol=1e-9)
+    x = np.linspace(-0.999999, 0.999999, 2001)
+    y = _core.erfinv(tf.constant(x)).numpy()
+    assert_close(_erf(y), x, "float64", "transcendental")
+    p = np.concatenate([np.logspace(-300, -1, 300), np.linspace(0.01, 0.99, 99)])
+    z = _core.ndtri(tf.constant(p)).numpy()
+    assert_close(0.5 * np.vectorize(math.erfc)(-z / SQRT2), p, "float64", "transcendental")
+    # digamma is lgamma's derivative; zeta(2, 1) = pi^2 / 6; polygamma(1, 1) = zeta(2)
+    xs = np.array([0.3, 1.7, 4.2, 12.5, -0.4, -3.7])
+    h = 1e-6
+    lg = np.vectorize(math.lgamma)
+    fd = (lg(xs + h) - lg(xs - h)) / (2 * h)
+    np.testing.assert_allclose(_core.digamma(tf.constant(xs)).numpy(), fd, rtol=1e-7, atol=1e-7)
+    assert abs(float(_core.zeta(tf.constant(2.0, "float64"), tf.constant(1.0, "float64"))) - math.pi**2 / 6) < 1e-14
+    # 16-bit: computed in float32, rounded once
+    for dt in ("float16", "bfloat16"):
+        got = _core.erfinv(tf.constant(np.array([0.5, -0.25], np_of(dt))))
+        assert got.dtype.name == dt
+        assert_close(got, round_to(np.array([0.47693628, -0.22531206]), dt), dt, "transcendental")
+    with pytest.raises(tf.errors.InvalidArgumentError, match="not in the list of allowed values"):
+        _core.zeta(tf.constant([2.0], "float16"), tf.constant([1.0], "float16"))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="not in the list of allowed values"):
+        _core.nextafter(tf.constant([2.0], "bfloat16"), tf.constant([1.0], "bfloat16"))
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        _core.erf(tf.constant([1, 2]))
+    with pytest.raises(ValueError, match="division by zero"):
+        tf.truncatediv(tf.constant([7]), tf.constant([0]))
+    np.testing.assert_array_equal(tf.truncatediv(tf.constant([-2**31], "int32"), tf.constant([-1], "int32")).numpy(),
+                                  [-2**31])
+
+
+def _math_op(name, *inputs_and_attrs):
+    code = {r[2]: r[0] for r in _core.op_table()}[name]
+    n = 2 if name == "segment_reduce" else 1
+    return _core.math_op(code, tuple(inputs_and_attrs[:n]), *inputs_and_attrs[n:])
+
+
+def test_scan_ops_match_numpy():
+    """Cumprod and CumulativeLogsumexp on every dtype they take, each axis, exclusive and
+    reverse; TensorFlow's errors."""
+    rng = np.random.default_rng(7)
+    x = rng.uniform(0.5, 1.5, (3, 4, 5))
+    for dt in FLOATS + ("int32", "int64", "int8", "uint8"):
+        xd = round_to(x, dt) if dt in FLOATS else rng.integers(1, 4, x.shape).astype(dt)
+        for axis in (0, 1, 2, -1):
+            for ex in (0, 1):
+                for rev in (0, 1):
+                    w = np.flip(xd, axis) if rev else xd
+                    if dt in FLOATS:
+                        w = w.astype(np.float64)
+                    want = np.cumprod(w, axis=axis, dtype=np.float64 if dt in FLOATS else np.int64)
+                    if ex:
+                        one = np.ones_like(np.take(want, [0], axis=axis))
+                        want = np.concatenate([one, np.delete(want, -1, axis=axis)], axis=axis)
+                    want = np.flip(want, axis) if rev else want
+                    got = _math_op("cumprod", tf.constant(xd), axis, ex, rev)
+                    assert got.dtype.name == dt
+                    if dt in FLOATS:
+                        assert_close(got, round_to(want, dt), dt, "reduction")
+                        if dt != "float64" or True:
+                            w2 = np.flip(xd, axis) if rev else xd
+                            lse = np.logaddexp.accumulate(w2.astype(np.float64), axis=axis)
+                            if ex:
+                                ninf = np.full_like(np.take(lse, [0], axis=axis), -np.inf)
+                                lse = np.concatenate([ninf, np.delete(lse, -1, axis=axis)], axis=axis)
+                            lse = np.flip(lse, axis) if rev else lse
+                            got = _math_op("cumulative_logsumexp", tf.constant(xd), axis, ex, rev)
+                            assert_close(got, round_to(lse, dt), dt, "reduction")
+                    else:
+                        np.testing.assert_array_equal(got.numpy(), want.astype(dt))
+    got = tf.math.cumulative_logsumexp(tf.constant([-np.inf, -np.inf, 1.0, np.inf, 2.0]))
+    np.testing.assert_array_equal(got.numpy(), [-np.inf, -np.inf, 1.0, np.inf, np.inf])
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"range \[-2, 2\), but got 2"):
+        tf.math.cumprod(tf.ones([2, 3]), axis=2)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="not in the list"):
+        tf.math.cumulative_logsumexp(tf.constant([1, 2]))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="not in the list"):
+        tf.math.cumprod(tf.constant([True]))
+
+
+def test_segment_reduce_op():
+    """Every kind, sorted and unsorted, against NumPy; TensorFlow's empty-segment values and
+    errors (recorded from TensorFlow 2.21)."""
+    rng = np.random.default_rng(5)
+    data = rng.uniform(-3, 3, (7, 3))
+    ids = np.array([0, 0, 2, 2, 2, 3, 5])
+    refs = {0: np.sum, 1: np.mean, 2: np.max, 3: np.min, 4: np.prod,
+            5: lambda v, axis: np.sum(v, axis) / np.sqrt(len(v))}
+    for dt in FLOATS + ("int32", "int64"):
+        d = round_to(data, dt) if dt in FLOATS else rng.integers(-5, 6, data.shape).astype(dt)
+        for kind, ref in refs.items():
+            if kind == 5 and dt not in FLOATS:
+                continue
+            for is_sorted in (1, 0):
+                nseg = 7
+                got = _math_op("segment_reduce", tf.constant(d), tf.constant(ids), kind, nseg, is_sorted)
+                rows = 6 if is_sorted else nseg
+                assert got.shape == (rows, 3) and got.dtype.name == dt
+                for s in range(rows):
+                    sel = d[ids == s]
+                    if len(sel) == 0:
+                        if kind == 4:
+                            want = np.ones(3)
+                        elif kind in (2, 3) and not is_sorted:
+                            info = ml_dtypes.finfo(np_of(dt)) if dt in FLOATS else np.iinfo(dt)
+                            want = np.full(3, info.min if kind == 2 else info.max,
+                                           np.float64 if dt in FLOATS else np.int64)
+                        else:
+                            want = np.zeros(3)
+                    elif dt in FLOATS:
+                        want = ref(sel.astype(np.float64), axis=0)
+                    else:
+                        want = np.trunc(np.sum(sel.astype(np.int64), 0) / len(sel)) if kind == 1 else \
+                            ref(sel.astype(np.int64), axis=0)
+                    if dt in FLOATS:
+                        assert_close(got.numpy()[s], round_to(np.asarray(want), dt), dt, "reduction")
+                    else:
+                        np.testing.assert_array_equal(got.numpy()[s], np.asarray(want).astype(dt))
+    # NaN: TensorFlow's max keeps a NaN only when it comes last
+    got = tf.math.unsorted_segment_max(tf.constant([np.nan, 1.0, 2.0, np.nan]), [0, 0, 1, 1], 2)
+    np.testing.assert_array_equal(np.isnan(got.numpy()), [False, True])
+    assert got.numpy()[0] == 1.0
+    with pytest.raises(tf.errors.InvalidArgumentError, match="segment ids are not increasing"):
+        tf.math.segment_sum(tf.ones([3, 2]), [1, 0, 2])
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"segment_ids\[1\] = 5 is out of range \[0, 2\)"):
+        tf.math.unsorted_segment_sum(tf.ones([3, 2]), [0, 5, 0], 2)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="does not start with"):
+        tf.math.unsorted_segment_sum(tf.ones([3, 2]), [0, 1], 2)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="must not be negative"):
+        tf.math.unsorted_segment_sum(tf.ones([3, 2]), [0, 1, 0], -1)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="same size as dimension 0"):
+        tf.math.segment_sum(tf.ones([3, 2]), [0, 0])
+
+
+DEDICATED["cumprod"] = "test_scan_ops_match_numpy"
+DEDICATED["cumulative_logsumexp"] = "test_scan_ops_match_numpy"
+DEDICATED["segment_reduce"] = "test_segment_reduce_op"
+for _n in ("erfinv", "ndtri", "digamma", "igamma", "igammac", "zeta", "polygamma", "igamma_grad_a"):
+    DEDICATED[_n] = "test_special_functions_match_tensorflow"
+
+
+def test_bessel_functions_match_tensorflow():
+    """bessel_i0 / i0e / i1 / i1e against TensorFlow 2.21's float64 outputs (recorded), the
+    series / asymptotic boundary at |x| = 30 included; +-inf as TF (i0, i1: NaN)."""
+    x = np.array([0.0, 0.5, -1.0, 30.0, -50.0, 700.0, 1e-3, np.inf, -np.inf, np.nan])
+    want = {
+        "bessel_i0": [1.0, 1.0634833707413238, 1.2660658777520082, 781672297823.9774, 2.9325537838493355e+20,
+                      1.5295933476718735e+302, 1.0000002500000156, np.nan, np.nan, np.nan],
+        "bessel_i0e": [1.0, 0.6450352704491502, 0.46575960759364043, 0.07314594648223728, 0.056561626647454184,
+                       0.015081295651531355, 0.9990007495835154, 0.0, 0.0, np.nan],
+        "bessel_i1": [0.0, 0.2578943053908962, -0.565159103992485, 768532038938.9568, -2.9030785901035566e+20,
+                      1.5285003902339004e+302, 0.0005000000625000026, np.nan, np.nan, np.nan],
+        "bessel_i1e": [0.0, 0.15642080318487162, -0.20791041534970844, 0.07191633059864753, -0.0559931238928954,
+                       0.015070519444716844, 0.0004995003123542213, 0.0, -0.0, np.nan],
+    }
+    for name, w in want.items():
+        got = getattr(_core, name)(tf.constant(x))
+        assert_close(got, np.array(w), "float64", "transcendental", err_msg=name)
+        for dt in ("float32", "float16", "bfloat16"):
+            xs = round_to(np.array([0.25, -2.0, 3.5]), dt)
+            ref = getattr(_core, name)(tf.constant(xs.astype(np.float64))).numpy()
+            got = getattr(_core, name)(tf.constant(xs))
+            assert got.dtype.name == dt
+            assert_close(got, round_to(ref, dt), dt, "transcendental", err_msg="%s %s" % (name, dt))
+    # continuous across the series / asymptotic switch at |x| = 30
+    for name in want:
+        a, b = getattr(_core, name)(tf.constant([30.0, np.nextafter(30.0, 31.0)])).numpy()
+        assert abs(a - b) <= 1e-13 * abs(a), name
+
+
+for _n in ("bessel_i0", "bessel_i0e", "bessel_i1", "bessel_i1e"):
+    DEDICATED[_n] = "test_bessel_functions_match_tensorflow"
 def test_linalg_ops_match_numpy():
     """_core.matrix_inverse / matrix_determinant (tf.linalg.inv / det; the wider checks:
     tests/test_linalg_lapack.py): LAPACK against NumPy's, batched, float32 and float64."""

@@ -206,6 +206,19 @@ GRAD_CASES = {
     "index_t": [("row", lambda x: _core.index_t(x, tf.constant(1)) * 2.0, [_away((3, 4), r)]),
                 ("from the end", lambda x: _core.index_t(x, tf.constant(-1, tf.int64)),
                  [_away((2, 2, 3), r)])],
+    # tensor-bound slices (tf.strided_slice / tf.slice of tensor specs, a traced x[i:j])
+    "strided_slice_t": [("masks, negative stride", lambda x: tf.strided_slice(
+        x, tf.constant([-1, 1]), tf.constant([0, 4]), tf.constant([-1, 2]), end_mask=1),
+        [_away((3, 5), r)]),
+                        ("shrink, new axis", lambda x: tf.strided_slice(
+                            x, [1, 0, 1], [2, 0, 3], new_axis_mask=2, shrink_axis_mask=1),
+                         [_away((3, 4), r)])],
+    "slice_t": [("size -1", lambda x: tf.slice(x, [1, 0], [-1, 2]), [_away((3, 4), r)])],
+    "strided_slice_t_grad": [("second derivative", lambda x: _second(
+        lambda v: tf.reduce_sum(tf.strided_slice(v, [0, 1], [2, 4], [1, 2]) ** 3), x), [_away((3, 5), r)]),
+                             ("Slice's", lambda x: _second(
+                                 lambda v: tf.reduce_sum(tf.slice(v, [1, 1], [2, -1]) ** 3), x),
+                              [_away((3, 4), r)])],
     # tf.gather: repeated indices sum their rows (the dense form of TF's IndexedSlices)
     "gather": [("axis 0 repeated", lambda x: tf.gather(x, [2, 0, 2, 1]), [_away((3, 4), r)]),
                ("axis 1 of 2-D indices", lambda x: tf.gather(x, [[1, 1], [0, 3]], axis=1),
@@ -302,6 +315,72 @@ GRAD_CASES = {
         [_away((1, 3, 4, 2), r)])],
 }
 
+# tf.math's functions, scans and segment reductions (csrc/grad_math.c), as TensorFlow's rules
+_P = r.uniform(0.15, 0.85, (5,))
+GRAD_CASES.update({
+    "tan": [("", tf.math.tan, [r.uniform(-1.2, 1.2, (5,))])],
+    "asin": [("", tf.math.asin, [r.uniform(-0.8, 0.8, (5,))])],
+    "acos": [("", tf.math.acos, [r.uniform(-0.8, 0.8, (5,))])],
+    "atan": [("", tf.math.atan, [_away((5,), r, hi=4.0)])],
+    "sinh": [("", tf.math.sinh, [_away((5,), r)])],
+    "cosh": [("", tf.math.cosh, [_away((5,), r)])],
+    "asinh": [("", tf.math.asinh, [_away((5,), r, hi=5.0)])],
+    "acosh": [("", tf.math.acosh, [r.uniform(1.2, 5.0, (5,))])],
+    "atanh": [("", tf.math.atanh, [r.uniform(-0.8, 0.8, (5,))])],
+    "erf": [("", tf.math.erf, [_away((5,), r)])],
+    "erfc": [("", tf.math.erfc, [_away((5,), r)])],
+    "erfinv": [("", tf.math.erfinv, [r.uniform(-0.9, 0.9, (5,))])],
+    "ndtri": [("", tf.math.ndtri, [_P])],
+    "lgamma": [("", tf.math.lgamma, [np.array([0.3, 1.7, 4.2, -0.4, -3.7])])],
+    "digamma": [("", tf.math.digamma, [np.array([0.3, 1.7, 4.2, -0.4, -3.7])])],
+    "softsign": [("", tf.nn.softsign, [_away((6,), r, hi=4.0)])],
+    "selu": [("", tf.nn.selu, [_away((6,), r)])],
+    "atan2": [("bcast", tf.math.atan2, [_away((2, 3), r), _away((3,), r)])],
+    "xlogy": [("bcast", tf.math.xlogy, [_away((2, 3), r), _away((3,), r, signed=False)])],
+    "xdivy": [("bcast", tf.math.xdivy, [_away((2, 3), r), _away((3,), r)])],
+    "xlog1py": [("bcast", tf.math.xlog1py, [_away((2, 3), r), r.uniform(-0.5, 2.0, (3,))])],
+    "div_no_nan": [("bcast", tf.math.divide_no_nan, [_away((2, 3), r), _away((3,), r)])],
+    "mul_no_nan": [("bcast", tf.math.multiply_no_nan, [_away((2, 3), r), _away((3,), r)])],
+    "nextafter": [("dy", lambda x: tf.math.nextafter(x, tf.constant(np.full(5, 10.0))) * x,
+                   [_away((5,), r)])],
+    "igamma": [("of x", lambda x: tf.math.igamma(tf.constant(np.array([0.5, 1.0, 2.5, 4.0, 7.0])), x),
+                [r.uniform(0.3, 6.0, (5,))]),
+               ("of a and x", tf.math.igamma, [r.uniform(0.3, 6.0, (5,)), np.array([0.2, 1.0, 3.0, 9.0, 30.0])])],
+    "igammac": [("of x", lambda x: tf.math.igammac(tf.constant(np.array([0.5, 1.0, 2.5, 4.0, 7.0])), x),
+                 [r.uniform(0.3, 6.0, (5,))]),
+                ("of a and x", tf.math.igammac, [r.uniform(0.3, 6.0, (5,)), np.array([0.2, 1.0, 3.0, 9.0, 30.0])])],
+    "zeta": [("of q", lambda q: tf.math.zeta(tf.constant(np.array([2.0, 3.0, 4.5, 2.5, 6.0])), q),
+              [r.uniform(0.5, 4.0, (5,))])],
+    "polygamma": [("of x", lambda x: tf.math.polygamma(tf.constant(np.array([0.0, 1.0, 2.0, 3.0, 1.0])), x),
+                   [r.uniform(0.5, 4.0, (5,))])],
+    "cumprod": [("axis 1", lambda x: tf.math.cumprod(x, axis=1), [_away((2, 4), r)]),
+                ("exclusive reverse", lambda x: tf.math.cumprod(x, 0, exclusive=True, reverse=True),
+                 [_away((3, 2), r)])],
+    "cumulative_logsumexp": [
+        ("axis 1", lambda x: tf.math.cumulative_logsumexp(x, axis=1), [_away((2, 4), r)]),
+        # exp: the exclusive scan's first output is -inf
+        ("exclusive reverse", lambda x: tf.exp(tf.math.cumulative_logsumexp(x, 0, exclusive=True, reverse=True)),
+         [_away((3, 2), r)])],
+    "bessel_i0": [("", tf.math.bessel_i0, [_away((5,), r, hi=4.0)])],
+    "bessel_i0e": [("", tf.math.bessel_i0e, [_away((5,), r, hi=4.0)])],
+    "bessel_i1": [("", tf.math.bessel_i1, [_away((5,), r, hi=4.0)])],
+    "bessel_i1e": [("", tf.math.bessel_i1e, [_away((5,), r, hi=4.0)])],
+    "segment_reduce": [
+        ("sum", lambda x: tf.math.segment_sum(x, [0, 0, 2, 2]), [_away((4, 3), r)]),
+        ("mean", lambda x: tf.math.segment_mean(x, [0, 1, 1, 1]), [_away((4, 3), r)]),
+        ("unsorted sum, dropped ids", lambda x: tf.math.unsorted_segment_sum(x, [[1, -1], [0, 1]], 3),
+         [_away((2, 2, 3), r)]),
+        ("unsorted mean", lambda x: tf.math.unsorted_segment_mean(x, [2, 0, 2], 4), [_away((3, 2), r)]),
+        ("sqrt_n", lambda x: tf.math.unsorted_segment_sqrt_n(x, [1, 0, 1, 1], 2), [_away((4, 2), r)]),
+        ("max", lambda x: tf.math.segment_max(x, [0, 0, 0, 1]), [_away((4, 3), r)]),
+        ("min", lambda x: tf.math.unsorted_segment_min(x, [1, 0, 1, 0], 2), [_away((4, 3), r)]),
+        ("prod", lambda x: tf.math.unsorted_segment_prod(x, [1, 0, 1, 0, 1], 2), [_away((5, 2), r)]),
+        ("prod with a zero", lambda x: tf.math.segment_prod(x, [0, 0, 0, 1]),
+         [np.array([[0.0, 1.5], [2.0, -1.2], [0.7, 0.0], [1.3, 0.4]])]),
+    ],
+})
+
+
 def _moments_loss(x, axes):
     m, v = tf.nn.moments(x, axes)
     return tf.reduce_sum(m * tf.cast(tf.range(m.shape[0]) + 1, m.dtype)) + tf.reduce_sum(v * v)
@@ -317,6 +396,8 @@ NON_DIFFERENTIABLE = {
     # no tensor inputs, or integer inputs
     "fill", "range", "one_hot", "random_uniform", "random_normal", "truncated_normal",
     "shape_op", "range_t",
+    # tf.math: no gradient in TensorFlow (TruncateDiv: None; TruncateMod: none registered)
+    "truncatediv", "truncatemod", "igamma_grad_a",
 }
 
 

@@ -10,6 +10,10 @@ PyObject *mp_py_raise(mp_status st) {
     const char *msg = mp_error_message();
     if (!msg || !*msg)
         msg = "mixprec: operation failed";
+    if (mp_py_restore_host_error(msg)) { /* a traced assertion's own error */
+        mp_error_clear();
+        return NULL;
+    }
     PyObject *exc;
     switch (st) {
     case MP_ERR_VALUE: exc = PyExc_ValueError; break;

@@ -10,6 +10,29 @@
 
 #include "mp_py.h"
 
+#include "../graph.h"
+
+/* tf.debugging.set_log_device_placement: every op run eagerly from Python writes
+ * TensorFlow's "Executing op <Name> in device ..." line to sys.stderr (GIL held). */
+static int log_placement;
+
+static void log_op_placement(mp_op op, const mp_tensor *out) {
+    if (!log_placement || !out || mp_graph_recording())
+        return;
+    mp_device d = mp_tensor_device(out);
+    PySys_FormatStderr("Executing op %s in device /job:localhost/replica:0/task:0/device:%s:%d\n",
+                       mp_op_get_info(op)->name, d.type == MP_DEV_CUDA ? "GPU" : "CPU", d.index);
+}
+
+static PyObject *py_set_log_device_placement(PyObject *m, PyObject *arg) {
+    (void)m;
+    int on = PyObject_IsTrue(arg);
+    if (on < 0)
+        return NULL;
+    log_placement = on;
+    Py_RETURN_NONE;
+}
+
 /* Work (elements touched) above which the GIL is released around an op. */
 #define GIL_RELEASE_ELEMENTS (1 << 16)
 
@@ -32,6 +55,8 @@ mp_status mp_py_run(mp_op op, int n_in, mp_tensor *const *in, const mp_attrs *at
     } else {
         st = mp_op_run(op, n_in, in, at, out);
     }
+    if (st == MP_OK)
+        log_op_placement(op, *out);
     return st;
 }
 
@@ -1133,14 +1158,19 @@ static PyObject *py_one_hot(PyObject *m, PyObject *const *args, Py_ssize_t nargs
     return run_and_drop(MP_OP_ONE_HOT, x, &at, failed);
 }
 
-/* _core.random(kind, shape, a, b, dtype, seed, stream): kind 0 uniform, 1 normal, 2 truncated */
-static const char *const random_names[] = {"kind", "shape", "a", "b", "dtype", "seed", "stream"};
+/* _core.random(kind, shape, a, b, dtype, seed, stream, tf=0): kind 0 uniform, 1 normal,
+ * 2 truncated; tf 1: TensorFlow's stateless conversions (seed, stream: its key and the
+ * counter's upper half, as signed 64-bit values), 2: the same for a Generator's draw */
+static const char *const random_names[] = {"kind", "shape", "a", "b", "dtype", "seed", "stream", "tf"};
 static PyObject *py_random(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
     (void)m;
-    PyObject *a[7];
-    if (parse_args("random", args, nargs, kw, random_names, 7, 7, a))
+    PyObject *a[8] = {NULL};
+    if (parse_args("random", args, nargs, kw, random_names, 8, 7, a))
         return NULL;
     int64_t kind, seed, stream;
+    int64_t tf = 0;
+    if (a[7] && a[7] != Py_None && mp_py_parse_int(a[7], &tf, "tf"))
+        return NULL;
     mp_attrs at = {.device = mp_py_current_device()};
     if (mp_py_parse_int(a[0], &kind, "kind") || mp_py_parse_shape(a[1], at.ints, &at.n_ints, "shape") ||
         parse_double(a[2], &at.f0, "a") || parse_double(a[3], &at.f1, "b") || mp_py_parse_int(a[5], &seed, "seed") ||
@@ -1152,6 +1182,7 @@ static PyObject *py_random(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
     at.dtype = dt;
     at.i0 = seed;
     at.i1 = stream;
+    at.i2 = tf;
     mp_op op = kind == 0 ? MP_OP_RANDOM_UNIFORM : kind == 1 ? MP_OP_RANDOM_NORMAL : MP_OP_TRUNCATED_NORMAL;
     return mp_py_run_wrap(op, 0, NULL, &at);
 }
@@ -1312,6 +1343,8 @@ PyMethodDef mp_py_functions[] = {
     FC("matrix_determinant", py_matrix_determinant, NULL),
     FC("one_hot", py_one_hot, NULL),
     FC("random", py_random, NULL),
+    {"set_log_device_placement", py_set_log_device_placement, METH_O,
+     "tf.debugging.set_log_device_placement: log each eagerly run op's device."},
     FC("convert_to_tensor", py_convert_to_tensor, NULL),
     FC("constant", py_constant, NULL),
     FC("sparse_softmax_cross_entropy_with_logits", py_sparse_xent, "Per-row -log softmax(logits)[label]."),

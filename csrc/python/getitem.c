@@ -42,6 +42,43 @@ static int whole_dim(mp_attrs *at, const mp_tensor *x, int d, int64_t *out_shape
     return 0;
 }
 
+/* a tensor the trace computes, or a variable (read at every replay) */
+static int is_dynamic(PyObject *o) {
+    return o && ((MpTensor_Check(o) && mp_graph_is_dynamic(MpTensor_T(o))) || MpVariable_Check(o));
+}
+
+/* Does the key hold a tensor a trace computes (an item, or a slice's start/stop/step)? */
+static int has_dynamic_bound(PyObject *key) {
+    Py_ssize_t n = PyTuple_Check(key) ? PyTuple_GET_SIZE(key) : 1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *it = PyTuple_Check(key) ? PyTuple_GET_ITEM(key, i) : key;
+        if (is_dynamic(it))
+            return 1;
+        if (PySlice_Check(it)) {
+            PySliceObject *sl = (PySliceObject *)it;
+            if (is_dynamic(sl->start) || is_dynamic(sl->stop) || is_dynamic(sl->step))
+                return 1;
+        }
+    }
+    return 0;
+}
+
+/* x[key] with traced bounds: TensorFlow's slice spec packed into tensors and one
+ * STRIDED_SLICE_T op that reads them at every run (src/mixprec/_slicing.py builds it). */
+static PyObject *getitem_t(PyObject *self, PyObject *key) {
+    static PyObject *fn;
+    if (!fn) {
+        PyObject *mod = PyImport_ImportModule("mixprec._slicing");
+        if (!mod)
+            return NULL;
+        fn = PyObject_GetAttrString(mod, "getitem_t");
+        Py_DECREF(mod);
+        if (!fn)
+            return NULL;
+    }
+    return PyObject_CallFunctionObjArgs(fn, self, key, NULL);
+}
+
 PyObject *mp_py_getitem(PyObject *self, PyObject *key) {
     mp_tensor *x = MpTensor_T(self);
     int nd = x->ndim;
@@ -52,6 +89,8 @@ PyObject *mp_py_getitem(PyObject *self, PyObject *key) {
         mp_tensor *in[2] = {x, MpTensor_T(key)};
         return mp_py_run_wrap(MP_OP_INDEX_T, 2, in, NULL);
     }
+    if (mp_graph_recording() && has_dynamic_bound(key))
+        return getitem_t(self, key);
     PyObject *items = PyTuple_Check(key) ? Py_NewRef(key) : PyTuple_Pack(1, key);
     if (!items)
         return NULL;
@@ -119,6 +158,16 @@ PyObject *mp_py_getitem(PyObject *self, PyObject *key) {
         }
         case IT_SLICE: {
             Py_ssize_t start, stop, step;
+            PyObject *pstep = ((PySliceObject *)PyTuple_GET_ITEM(items, i))->step;
+            if (pstep != Py_None && PyIndex_Check(pstep)) { /* TensorFlow's error, not Python's */
+                Py_ssize_t sv = PyNumber_AsSsize_t(pstep, NULL); /* (clipped: only 0 matters) */
+                if (sv == -1 && PyErr_Occurred())
+                    goto fail;
+                if (sv == 0) {
+                    PyErr_Format(MpExc_InvalidArgument, "strides[%zd] must be non-zero", i);
+                    goto fail;
+                }
+            }
             if (PySlice_Unpack(PyTuple_GET_ITEM(items, i), &start, &stop, &step) < 0)
                 goto fail;
             Py_ssize_t len = PySlice_AdjustIndices((Py_ssize_t)x->shape[d], &start, &stop, step);

@@ -34,6 +34,26 @@ mp_graph *mp_py_graph_take(PyObject *o) {
     return g;
 }
 
+/* A host callback's tf.errors exception (a traced assertion's InvalidArgumentError) and
+ * the core message recorded for it: the failed replay re-raises it as it was (its class
+ * and text, TensorFlow's), not as a ValueError. Per thread (the GIL is held). */
+static _Thread_local PyObject *pending_exc;
+static _Thread_local char *pending_msg;
+
+static void pending_clear(void) {
+    Py_CLEAR(pending_exc);
+    PyMem_Free(pending_msg);
+    pending_msg = NULL;
+}
+
+int mp_py_restore_host_error(const char *msg) {
+    int hit = pending_exc && pending_msg && msg && strstr(msg, pending_msg);
+    if (hit)
+        PyErr_SetObject((PyObject *)Py_TYPE(pending_exc), pending_exc);
+    pending_clear();
+    return hit;
+}
+
 /* The current Python exception as a core error (host callbacks run inside the core). */
 mp_status mp_py_status_from_pyerr(const char *what) {
     PyObject *type, *exc, *tb;
@@ -43,6 +63,16 @@ mp_status mp_py_status_from_pyerr(const char *what) {
     const char *msg = s ? PyUnicode_AsUTF8(s) : NULL;
     mp_status st = mp_error_set(MP_ERR_VALUE, "%s failed: %s: %s", what,
                                 type ? ((PyTypeObject *)type)->tp_name : "error", msg ? msg : "?");
+    pending_clear();
+    if (exc && MpExc_OpError && PyObject_IsInstance(exc, MpExc_OpError) == 1) {
+        const char *core = mp_error_message();
+        size_t n = core ? strlen(core) : 0;
+        pending_msg = PyMem_Malloc(n + 1);
+        if (pending_msg) {
+            memcpy(pending_msg, core ? core : "", n + 1);
+            pending_exc = Py_NewRef(exc);
+        }
+    }
     PyErr_Clear();
     Py_XDECREF(s);
     Py_XDECREF(type);
@@ -320,6 +350,23 @@ static PyObject *g_same_structure(PyObject *o, PyObject *other) {
     return PyBool_FromLong(mp_graph_same_structure(G(o), b));
 }
 
+static PyObject *get_value_baked(PyObject *o, void *c) {
+    (void)c;
+    return PyBool_FromLong(mp_graph_value_baked(G(o)));
+}
+static int set_value_baked(PyObject *o, PyObject *v, void *c) {
+    (void)c;
+    int f = v ? PyObject_IsTrue(v) : 0;
+    if (f < 0)
+        return -1;
+    G(o)->value_baked = f;
+    return 0;
+}
+static PyObject *get_value_shape_miss(PyObject *o, void *c) {
+    (void)c;
+    return PyBool_FromLong(G(o)->value_shape_miss);
+}
+
 static PyObject *get_shape_reads(PyObject *o, void *c) {
     (void)c;
     return PyLong_FromLong(G(o)->shape_reads);
@@ -389,6 +436,10 @@ static PyGetSetDef graph_getset[] = {
     {"polymorphic", get_polymorphic, set_polymorphic, "replay accepts other shapes (same dtype, rank)", NULL},
     {"break_reason", get_break_reason, NULL, NULL, NULL},
     {"n_nodes", get_n_nodes, NULL, "nodes recorded so far", NULL},
+    {"value_baked", get_value_baked, set_value_baked,
+     "the graph holds sizes taken from a tensor-bound slice's shape: replays check them", NULL},
+    {"value_shape_miss", get_value_shape_miss, NULL,
+     "the last replay stopped before any state change: a tensor-bound slice took another shape", NULL},
     {"shape_reads", get_shape_reads, NULL, "reads of .shape of values computed from the inputs while recording", NULL},
     {"n_created_variables", get_created, NULL, NULL, NULL},
     {"python_grads", get_python_grads, NULL, "nodes whose gradient is Python (custom gradients, host calls)", NULL},

@@ -102,6 +102,9 @@ int mp_py_graph_call_reraise(void);
 /* Re-raise the Python exception a custom gradient function raised (1), or 0 if none. */
 int mp_py_custom_grad_reraise(void);
 int mp_py_nn_init(PyObject *module);
+/* slicing.c: tensor-bound slice ops */
+int mp_py_slicing_init(PyObject *module);
+int mp_py_math_init(PyObject *module); /* math.c: tf.math scans and segments */
 
 /* collective.c: communicators (csrc/collective.h) */
 extern PyObject *MpExc_Unavailable;        /* UnavailableError(OpError, RuntimeError) */
@@ -124,6 +127,9 @@ void mp_py_note_host_read(const mp_tensor *t, const char *what);
 void mp_py_graph_break(const char *reason);
 /* The current Python exception as a core error (clears it): host callbacks in the core. */
 mp_status mp_py_status_from_pyerr(const char *what);
+/* Sets the tf.errors exception a host callback raised when `msg` (a core error message)
+ * carries the one recorded for it; 1 then, else 0. Clears the record either way. */
+int mp_py_restore_host_error(const char *msg);
 /* graph_loop.c: _core.graph_loop (a traced loop's node) */
 int mp_py_graph_loop_init(PyObject *module);
 /* The graph of a _core.Graph, taken out of it (the caller owns it; the object is emptied). */

@@ -61,6 +61,8 @@ static PyObject *get_shape(PyObject *o, void *c) {
     mp_graph *g = mp_graph_recording();
     if (g && mp_graph_is_dynamic(t)) /* tf.function: the graph may hold this size */
         g->shape_reads++;
+    if (g && mp_graph_is_value_shaped(t)) /* ... a size a tensor-bound slice gave */
+        g->value_baked |= MP_GRAPH_VALUE_READ;
     PyObject *tup = PyTuple_New(t->ndim);
     if (!tup)
         return NULL;
@@ -330,6 +332,8 @@ static Py_ssize_t sq_length(PyObject *o) {
     mp_graph *g = mp_graph_recording();
     if (g && mp_graph_is_dynamic(t)) /* a size read while tracing, as .shape */
         g->shape_reads++;
+    if (g && mp_graph_is_value_shaped(t))
+        g->value_baked |= MP_GRAPH_VALUE_READ;
     return (Py_ssize_t)t->shape[0];
 }
 

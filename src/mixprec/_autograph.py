@@ -642,6 +642,15 @@ def _library_dirs():
 
 _LIBRARY_DIRS = None
 _converted_cache = weakref.WeakKeyDictionary()  # function -> its converted form
+# code objects of functions marked do_not_convert ("in user code:" frames, _user_errors.py)
+no_convert_codes = set()
+
+
+def _library_dirs_cached():
+    global _LIBRARY_DIRS
+    if _LIBRARY_DIRS is None:
+        _LIBRARY_DIRS = _library_dirs()
+    return _LIBRARY_DIRS
 
 
 def _user_function(fn):
@@ -817,6 +826,9 @@ def do_not_convert(func=None):
             f.__ag_do_not_convert__ = True
         except AttributeError:
             pass
+        code = getattr(f, "__code__", None)
+        if code is not None:
+            no_convert_codes.add(code)
         return f
     return mark if func is None else mark(func)
 

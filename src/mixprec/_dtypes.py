@@ -12,7 +12,7 @@ import numpy as np
 
 __all__ = [
     "DType", "as_dtype", "float32", "float16", "bfloat16", "float64", "int32", "int64",
-    "uint8", "bool", "int8", "half", "double",
+    "uint8", "bool", "int8", "half", "double", "int16", "uint16", "uint32", "uint64",
 ]
 
 
@@ -57,11 +57,12 @@ class DType:
 
     @property
     def is_integer(self):
-        return self._name in ("int8", "int32", "int64", "uint8")
+        return self._name in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                              "uint64")
 
     @property
     def is_unsigned(self):
-        return self._name in ("uint8", "bool")
+        return self._name in ("uint8", "uint16", "uint32", "uint64", "bool")
 
     @property
     def is_bool(self):
@@ -147,13 +148,41 @@ int8 = DType("int8", 8, np.int8, 1)
 half = float16
 double = float64
 
+
+class _NamedOnlyDType(DType):
+    """A TensorFlow dtype the core cannot store (no C enum): it names, compares and converts
+    like TensorFlow's, but making a tensor of it raises a TypeError naming the tensor dtypes
+    (the C side reads ``_enum`` to pick the storage; docs/porting.md)."""
+
+    __slots__ = ()
+
+    def __init__(self, name, np_type, size):  # noqa: D107 - the parent's _enum slot stays unset
+        self._name = name
+        self._np = np_type
+        self._size = size
+
+    @property
+    def _enum(self):
+        raise TypeError(
+            "%s is a dtype without mixprec tensor storage: tensor dtypes are %s (cast to "
+            "one of them, e.g. int32 for int16/uint16 data, int64 for uint32)" % (
+                repr(self), ", ".join(d.name for d in _ALL)))
+
+
+int16 = _NamedOnlyDType("int16", np.int16, 2)
+uint16 = _NamedOnlyDType("uint16", np.uint16, 2)
+uint32 = _NamedOnlyDType("uint32", np.uint32, 4)
+uint64 = _NamedOnlyDType("uint64", np.uint64, 8)
+_NAMED_ONLY = (int16, uint16, uint32, uint64)
+
 # In C enum order (csrc/mixprec.h).
 _ALL = (float32, float16, bfloat16, float64, int32, int64, uint8, bool, int8)
 
 _BY_NAME = {d.name: d for d in _ALL}
 _BY_NAME.update({"half": float16, "float": float32, "double": float64})
+_BY_NAME.update({d.name: d for d in _NAMED_ONLY})
 
-_BY_NP = {np.dtype(d.as_numpy_dtype): d for d in _ALL}
+_BY_NP = {np.dtype(d.as_numpy_dtype): d for d in _ALL + _NAMED_ONLY}
 
 # TensorFlow's _PYTHON_TO_TF maps float to float32 (int goes through NumPy: int64)
 _PY_TYPES = {builtins.float: float32, builtins.int: int64, builtins.bool: bool}

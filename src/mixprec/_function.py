@@ -23,7 +23,7 @@ import weakref
 
 import numpy as np
 
-from mixprec import _core, _nest
+from mixprec import _core, _nest, _user_errors
 from mixprec._amp import graph_pass as _amp_pass
 from mixprec._amp import state as _amp_state
 from mixprec import _retracing
@@ -339,7 +339,7 @@ class _Trace:
     """One traced signature: its graph (or None when it broke) and the output template."""
 
     __slots__ = ("graph", "outputs", "n_out", "eager", "specs", "keepalive", "shapes", "gvars",
-                 "gkeep", "generic", "gsources")
+                 "gkeep", "generic", "gsources", "gvariants")
 
     def __init__(self):
         self.graph = None
@@ -356,7 +356,11 @@ class _Trace:
         # a relaxed signature's graph that two traces at different shapes recorded alike:
         # replayed for every shape (polymorphic) instead of running Python again
         self.generic = {}  # the inputs' ranks -> that graph (an unknown rank has several)
+        # shape key -> the graphs recorded for it at other tensor-bound slice shapes
+        self.gvariants = {}
 
+
+_MAX_VALUE_VARIANTS = 8  # graphs kept per signature for a function baking a slice's size
 
 _SINGLETON = (
     "tf.function only supports singleton tf.Variables created on the first call. Make sure "
@@ -592,8 +596,15 @@ class Function:
                 hit = self._fast.get(key)
                 if hit is not None and _core.graph_recording() is None and not (
                         hit[1].python_grads and _core.graph_tape_recording()):
-                    self._retracing.untraced()
-                    return self._pack(hit[0], hit[1].run(ts))
+                    try:
+                        outs = hit[1].run(ts)
+                    except Exception:
+                        if not hit[1].value_shape_miss:
+                            raise
+                        # a tensor-bound slice took another shape: the slow path below
+                    else:
+                        self._retracing.untraced()
+                        return self._pack(hit[0], outs)
         if eager:
             if self.input_signature is not None:
                 args, kwargs = self._apply_signature(args, kwargs), {}
@@ -641,7 +652,13 @@ class Function:
             g = trace.shapes.get(shape_key) if trace is not None and not trace.eager else None
             self._maybe_generic(tkey, trace, g, shape_key)
         else:
-            out = self._replay(trace, g, inputs)
+            try:
+                out = self._replay(trace, g, inputs)
+            except Exception:
+                if not g.value_shape_miss:
+                    raise
+                g, out = self._value_shape_variant(trace, g, shape_key, call_args, call_kwargs,
+                                                   inputs)
         if g is not None and not kwargs:
             ts = []
             key = _fast_key(args, ts)
@@ -649,6 +666,40 @@ class Function:
                     a is b for a, b in zip(ts, inputs)):
                 self._fast[key] = (trace, g)
         return out
+
+    def _value_shape_variant(self, trace, g, shape_key, call_args, call_kwargs, inputs):
+        """A replay of g stopped (before any state change) because a tensor-bound slice
+        (``x[i:j]`` of traced bounds) took another shape than traced, and g holds sizes
+        taken from it (a gradient's broadcast, a reshape). Replays another graph recorded
+        for this signature that fits, or records one more by running the Python function
+        again (not counted as a trace). When two such graphs are the same up to those
+        sizes, nothing was baked: the graph then replays every bound. (graph, outputs)."""
+        variants = trace.gvariants.setdefault(shape_key, [g])
+        for h in variants:
+            if h is g:
+                continue
+            try:
+                out = self._replay(trace, h, inputs)
+            except Exception:
+                if h.value_shape_miss:
+                    continue
+                raise
+            trace.shapes[shape_key] = h
+            return h, out
+        call_vars = list(getattr(self._tls, "vars", ()))
+        h, out = self._trace_once(trace, call_args, call_kwargs, inputs, count=False, dry=False)
+        if h is None:  # the graph broke: this call ran eagerly, and so will later ones
+            trace.eager = True
+            return None, out
+        trace.gvars[id(h)] = call_vars
+        if h.same_structure(g):
+            h.value_baked = False
+            variants[:] = [h]
+        else:
+            variants.append(h)
+            del variants[:-_MAX_VALUE_VARIANTS]
+        trace.shapes[shape_key] = h
+        return h, out
 
     def _maybe_generic(self, tkey, trace, g, shape_key):
         """A relaxed signature records a graph per concrete shape; when two of them (this
@@ -821,7 +872,16 @@ class Function:
         try:
             for x in inputs:  # (a distributed argument's components among them)
                 g.add_input(x)
-            out = fn(*call_args, **call_kwargs)
+            framed = None
+            try:
+                out = fn(*call_args, **call_kwargs)
+            except Exception as e:
+                # TensorFlow re-raises it framed: "in user code:", the user's frames
+                framed = _user_errors.in_user_code(e) if self._autograph else None
+                if framed is None:
+                    raise
+            if framed is not None:  # (raised outside the handler: no context chain)
+                raise framed
             if not g.broken:
                 out, keep = self._outputs(g, out)
         except BaseException:

@@ -314,6 +314,13 @@ class _Body:
         if g.broken:
             g.abort()
             return None, out
+        if g.value_baked:
+            # sizes taken from a tensor-bound slice, whose shape may change from one
+            # iteration to the next (x[:i] and its gradient): Python's loop
+            g.abort()
+            _core.graph_break("a loop body holding sizes taken from a slice with tensor "
+                              "bounds in %s" % self.what)
+            return None, out
         if self.kind == _core.GLOOP_SRC_NONE and len(self.values) == 1 and \
                 not isinstance(out, tuple):
             out = (out,)
@@ -529,7 +536,10 @@ def shape_free(g):
             # a slice of tf.shape's result (tf.shape(x)[0]): that vector's length is the
             # rank; a Range of tensor bounds reads them at every run; a reshape with a -1
             # infers that dimension at every run
+            # (a slice of tensor bounds, x[i] of a tensor i, read them at every run)
             if not (n["op"] == "StridedSlice" and src >= 0 and nodes[src]["op"] == "Shape"
+                    or n["op"] == "StridedSlice" and len(n["inputs"]) > 1
+                    or n["op"] == "StridedSliceGrad" and len(n["inputs"]) >= 4
                     or n["op"] == "Range" and n["inputs"]
                     or n["op"] == "Reshape" and n.get("infers_dim")):
                 return False

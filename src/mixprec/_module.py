@@ -38,16 +38,20 @@ def _is_layer(x):
 
 
 class _Scope:
-    """The module's name scope (``module.name_scope.name`` is ``"name/"``)."""
+    """The module's name scope (``module.name_scope.name`` is ``"name/"``, prefixed by the
+    ``tf.name_scope`` the module was created in): entering it names new variables
+    ``name/...`` as TensorFlow's."""
 
     def __init__(self, name):
         self.name = name
 
     def __enter__(self):
-        return self.name
+        from mixprec import _scopes
+        self._cm = _scopes.name_scope(self.name)  # absolute: the name ends with "/"
+        return self._cm.__enter__()
 
     def __exit__(self, *exc):
-        return False
+        return self._cm.__exit__(*exc)
 
 
 class Module:
@@ -60,8 +64,9 @@ class Module:
             raise ValueError(
                 "%r is not a valid module name. Module names must be valid Python identifiers "
                 "(e.g. a valid class name)." % (name,))
+        from mixprec import _scopes
         self._name = name
-        self._scope_name = name + "/"
+        self._scope_name = _scopes.current_prefix() + name + "/"
 
     @property
     def name(self):

@@ -95,6 +95,18 @@ def saturate_cast(value, dtype, name=None):
         return cast(value, dtype)
     if float(src.min) >= float(dtype.min) and float(src.max) <= float(dtype.max):
         return cast(value, dtype)
+    if src.is_floating and not dtype.is_floating:
+        # TensorFlow clamps in the source dtype, at the bounds rounded toward zero when the
+        # target's bound is not representable (float32 -> int32: 2147483520, not 2**31)
+        import numpy as np
+        npt = src.as_numpy_dtype
+        lo, hi = np.array(dtype.min, npt), np.array(dtype.max, npt)
+        if lo < dtype.min:
+            lo = np.nextafter(lo, np.array(0, npt))
+        if hi > dtype.max:
+            hi = np.nextafter(hi, np.array(0, npt))
+        return cast(_core.minimum(_core.maximum(value, _core.constant(lo, src)),
+                                  _core.constant(hi, src)), dtype)
     if dtype.is_floating:
         wide, lo, hi = cast(value, float64), float(dtype.min), float(dtype.max)
     elif src.is_integer:

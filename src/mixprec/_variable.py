@@ -9,7 +9,7 @@ import enum
 import sys
 import weakref
 
-from mixprec import _core
+from mixprec import _core, _scopes
 from mixprec._dtypes import as_dtype
 
 __all__ = ["Variable", "VariableAggregation", "VariableSynchronization", "autocast_scope",
@@ -56,7 +56,8 @@ def _init(self, initial_value=None, trainable=None, validate_shape=True, caching
             raise ValueError("Synchronization value can be set to VariableSynchronization.ON_READ "
                              "only for non-trainable variables.")
     self._initialize(value, True if trainable is None else bool(trainable))
-    self._name = ("Variable" if name is None else str(name).split(":")[0]) + ":0"
+    self._name = _scopes.current_prefix() + (
+        "Variable" if name is None else str(name).split(":")[0]) + ":0"  # tf.name_scope's prefix
     self._constraint = constraint
     self._synchronization = synchronization
     self._aggregation = aggregation

@@ -8,8 +8,26 @@ is the same as a context manager.
 
 from mixprec import _core
 
+from mixprec._asserts import (  # noqa: F401
+    Assert, assert_equal, assert_greater, assert_greater_equal, assert_integer, assert_less,
+    assert_less_equal, assert_near, assert_negative, assert_non_negative, assert_non_positive,
+    assert_none_equal, assert_positive, assert_proper_iterable, assert_rank,
+    assert_rank_at_least, assert_rank_in, assert_same_float_dtype, assert_scalar, assert_shapes,
+    assert_type, is_numeric_tensor)
+from mixprec._debug_flags import (  # noqa: F401
+    disable_traceback_filtering, enable_traceback_filtering, get_log_device_placement,
+    is_traceback_filtering_enabled, set_log_device_placement)
+
 __all__ = ["enable_check_numerics", "disable_check_numerics", "check_numerics",
-           "assert_all_finite", "is_check_numerics_enabled"]
+           "assert_all_finite", "is_check_numerics_enabled", "Assert", "assert_equal",
+           "assert_greater", "assert_greater_equal", "assert_integer", "assert_less",
+           "assert_less_equal", "assert_near", "assert_negative", "assert_non_negative",
+           "assert_non_positive", "assert_none_equal", "assert_positive",
+           "assert_proper_iterable", "assert_rank", "assert_rank_at_least", "assert_rank_in",
+           "assert_same_float_dtype", "assert_scalar", "assert_shapes", "assert_type",
+           "is_numeric_tensor", "disable_traceback_filtering", "enable_traceback_filtering",
+           "is_traceback_filtering_enabled", "get_log_device_placement",
+           "set_log_device_placement"]
 
 _enabled = False
 

@@ -8,6 +8,15 @@ from mixprec._ops import (  # noqa: F401
     reduce_mean, reduce_min, reduce_prod, reduce_sum, round, sigmoid, sign, sin, sqrt, square,
     squared_difference, subtract, tanh, truediv)
 from mixprec._array_ops import cumsum  # noqa: F401,E402 - tf.math.cumsum
+from mixprec._math_extra import (  # noqa: F401,E402 - tf.math's functions, scans, segments
+    accumulate_n, bessel_i0, bessel_i0e, bessel_i1, bessel_i1e, acos, acosh, asin, asinh, atan, atan2, atanh, bincount, confusion_matrix, cosh,
+    count_nonzero, cumprod, cumulative_logsumexp, digamma, divide_no_nan, erf, erfc, erfinv, igamma,
+    igammac, in_top_k, invert_permutation, is_non_decreasing, is_strictly_increasing, l2_normalize,
+    lbeta, lgamma, log_sigmoid, logical_xor, multiply_no_nan, ndtri, nextafter, polygamma, polyval,
+    reciprocal_no_nan, reduce_euclidean_norm, rint, scalar_mul, segment_max, segment_mean,
+    segment_min, segment_prod, segment_sum, selu, sinh, softsign, tan,
+    unsorted_segment_max, unsorted_segment_mean, unsorted_segment_min, unsorted_segment_prod,
+    unsorted_segment_sqrt_n, unsorted_segment_sum, xdivy, xlog1py, xlogy, zero_fraction, zeta)
 
 is_finite = _core.is_finite
 is_nan = _core.is_nan

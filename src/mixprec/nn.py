@@ -11,6 +11,9 @@ from mixprec._ops import _int_axis
 builtins_range = builtins.range
 
 from mixprec._array_ops import embedding_lookup  # noqa: E402,F401 - tf.nn.embedding_lookup
+from mixprec._math_extra import (  # noqa: E402,F401 - tf.nn's small losses and statistics
+    crelu, in_top_k, l2_loss, l2_normalize, log_poisson_loss, normalize_moments, selu, softsign,
+    sufficient_statistics, weighted_cross_entropy_with_logits, weighted_moments, zero_fraction)
 
 relu = _core.relu
 sigmoid = _core.sigmoid

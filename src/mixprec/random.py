@@ -84,6 +84,19 @@ def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=float32, seed=None, name
     return _core.random(2, _shape(shape), float(mean), float(stddev), as_dtype(dtype), key,
                         stream)
 
+from mixprec._random_stateless import (  # noqa: E402,F401
+    Algorithm, fold_in, split, stateless_binomial, stateless_categorical, stateless_normal,
+    stateless_truncated_normal, stateless_uniform)
+from mixprec._random_generator import (  # noqa: E402,F401
+    Generator, categorical, create_rng_state, gamma, get_global_generator, poisson,
+    set_global_generator, shuffle)
+from mixprec import _random_experimental as experimental  # noqa: E402,F401
+
+__all__ += ["Algorithm", "fold_in", "split", "stateless_binomial", "stateless_categorical",
+            "stateless_normal", "stateless_truncated_normal", "stateless_uniform", "Generator",
+            "categorical", "create_rng_state", "gamma", "get_global_generator", "poisson",
+            "set_global_generator", "shuffle", "experimental"]
+
 from mixprec import _unsupported  # noqa: E402
 
 __getattr__ = _unsupported.module_getattr(__name__)  # unsupported TF names: a clear error

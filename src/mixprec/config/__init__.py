@@ -12,12 +12,17 @@ from mixprec.config.experimental import (  # noqa: F401
     LogicalDeviceConfiguration, get_logical_device_configuration,
     set_logical_device_configuration)
 from mixprec._function import functions_run_eagerly, run_functions_eagerly  # noqa: F401
+from mixprec.config._placement import (  # noqa: F401
+    experimental_functions_run_eagerly, experimental_run_functions_eagerly,
+    get_soft_device_placement, set_soft_device_placement)
 
 __all__ = ["run_functions_eagerly", "functions_run_eagerly", "PhysicalDevice", "LogicalDevice",
            "list_physical_devices", "list_logical_devices", "get_visible_devices",
            "set_visible_devices", "experimental", "optimizer", "threading",
            "LogicalDeviceConfiguration", "set_logical_device_configuration",
-           "get_logical_device_configuration"]
+           "get_logical_device_configuration", "experimental_functions_run_eagerly",
+           "experimental_run_functions_eagerly", "get_soft_device_placement",
+           "set_soft_device_placement"]
 
 PhysicalDevice = collections.namedtuple("PhysicalDevice", ["name", "device_type"])
 LogicalDevice = collections.namedtuple("LogicalDevice", ["name", "device_type"])

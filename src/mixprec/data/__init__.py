@@ -4,10 +4,16 @@ The pipeline is host orchestration (which rows, in what order, how many per batc
 batches are gathered by NumPy in one call each and handed to the core as tensors.
 """
 
-from mixprec.data.dataset import AUTOTUNE, Dataset  # noqa: F401
+from mixprec.data.dataset import (  # noqa: F401
+    AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset, DatasetIterator)
+from mixprec.data._options import (  # noqa: F401
+    Iterator, NumpyIterator, Options, ThreadingOptions)
 from mixprec.data import experimental  # noqa: F401
 
-__all__ = ["Dataset", "AUTOTUNE", "experimental"]
+Iterator.register(DatasetIterator)
+
+__all__ = ["Dataset", "AUTOTUNE", "experimental", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY",
+           "Iterator", "NumpyIterator", "Options", "ThreadingOptions"]
 
 from mixprec import _unsupported  # noqa: E402
 

@@ -178,8 +178,17 @@ class Dataset:
         return n
 
     def as_numpy_iterator(self):
-        for elem in self:
-            yield _nest.map_structure(lambda t: t.numpy() if hasattr(t, "numpy") else t, elem)
+        from mixprec.data._options import NumpyIterator
+        return NumpyIterator(self)
+
+    def options(self):
+        """The pipeline's tf.data.Options (data/_options.py)."""
+        from mixprec.data import _options
+        return _options.options_of(self)
+
+    def with_options(self, options, name=None):
+        from mixprec.data import _options
+        return _options.with_options(self, options)
 
     @property
     def element_spec(self):
