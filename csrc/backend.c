@@ -84,6 +84,7 @@ const mp_c_api mp_c_api_table = {
     .error_set_at = mp_error_set_at,
     .error_message = mp_error_message,
     .dtype_name = mp_dtype_name,
+    .backend_cpu = &mp_backend_cpu,
 };
 
 /* ------------------------------------------------------------------ emulated GPU (tests) */

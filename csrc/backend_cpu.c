@@ -651,6 +651,7 @@ const mp_backend mp_backend_cpu = {
     .gather = mp_cpu_gather,
     .scatter_add = mp_cpu_scatter_add,
     .cumsum = mp_cpu_cumsum,
+    .linalg = mp_cpu_linalg,
     .pool_workspace = mp_cpu_pool_workspace,
     .scan = mp_cpu_scan,
     .segment_reduce = mp_cpu_segment_reduce,

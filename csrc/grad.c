@@ -692,6 +692,36 @@ static mp_status g_cumsum(const mp_node *n, mp_tensor *dy, const int *need, mp_t
 typedef mp_status (*grad_fn)(const mp_node *, mp_tensor *, const int *, mp_tensor **);
 
 /* One entry per op; NULL = not differentiable (never recorded). */
+
+/* MatrixInverse (TensorFlow's rule): y = x^-1: dx = -y^T dy y^T; adjoint (y = x^-H):
+ * dx = -y dy^T y. Built from MatMul, so it differentiates again. */
+static mp_status g_matrix_inverse(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    (void)need;
+    arena a = {0};
+    int adj = (int)n->attrs.i0;
+    mp_tensor *g = adj ? mm(&a, Y, mm(&a, dy, Y, 1, 0), 0, 0) : mm(&a, Y, mm(&a, dy, Y, 0, 1), 1, 0);
+    if ((dx[0] = un(&a, MP_OP_NEG, g)))
+        out(dx[0]);
+    return finish(&a);
+}
+
+/* MatrixDeterminant (TensorFlow's rule): dx = (dy det(x))[..., None, None] x^-T. */
+static mp_status g_matrix_determinant(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
+    (void)need;
+    arena a = {0};
+    mp_tensor *x = IN(0);
+    int64_t shape[MP_MAX_DIMS];
+    for (int i = 0; i < x->ndim - 2; i++)
+        shape[i] = x->shape[i];
+    shape[x->ndim - 2] = shape[x->ndim - 1] = 1;
+    mp_attrs adj = {.i0 = 1};
+    mp_tensor *s = reshape(&a, bin(&a, MP_OP_MUL, dy, Y), x->ndim, shape);
+    if ((dx[0] = bin(&a, MP_OP_MUL, s, run(&a, MP_OP_MATRIX_INVERSE, 1, &x, &adj))))
+        out(dx[0]);
+    return finish(&a);
+}
+
+
 #define GRAD_CAST g_cast
 #define GRAD_IDENTITY g_identity
 #define GRAD_STOP_GRADIENT NULL
@@ -1086,6 +1116,8 @@ static mp_status g_batch_norm_grad_sums(const mp_node *n, mp_tensor *G, const in
 #define GRAD_STRIDED_SLICE_T g_strided_slice_t
 #define GRAD_SLICE_T g_slice_t
 #define GRAD_STRIDED_SLICE_T_GRAD g_strided_slice_t_grad
+#define GRAD_MATRIX_INVERSE g_matrix_inverse
+#define GRAD_MATRIX_DETERMINANT g_matrix_determinant
 #define GRAD_ONE_HOT NULL
 #define GRAD_RANDOM_UNIFORM NULL
 #define GRAD_RANDOM_NORMAL NULL

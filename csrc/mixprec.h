@@ -351,6 +351,12 @@ typedef enum mp_pool_kind {
     MP_POOL_MAX_GRADGRAD    /* out (y's shape) from a = x, b = g (x's shape): g at each window's first maximum */
 } mp_pool_kind;
 
+/* The linalg slot's computations, each on `batch` square (n, n) row-major matrices. */
+typedef enum mp_linalg_kind {
+    MP_LINALG_INV = 0, /* out (batch, n, n) = a^-1 (a^-H when adjoint); MP_ERR_SHAPE "Input is not invertible." on a zero pivot */
+    MP_LINALG_DET      /* out (batch) = det(a) by LU with partial pivoting (0 for a singular a) */
+} mp_linalg_kind;
+
 /* One table per device type, its slots listed in backend.def. Kernels see raw pointers,
  * sizes and dtypes; the op layer (ops.c) has already validated shapes and dtypes and
  * allocated outputs.
@@ -417,7 +423,7 @@ mp_status mp_backend_emulate_graphs(int on);
  * exports this table as the PyCapsule `mixprec._core._C_API` and a plugin calls through it.
  * NOTE: bump MP_C_API_VERSION whenever this struct, mp_backend or any struct they use
  * changes; a plugin built against another version refuses to register. */
-#define MP_C_API_VERSION 12
+#define MP_C_API_VERSION 13
 #define MP_C_API_CAPSULE "mixprec._core._C_API"
 typedef struct mp_c_api {
     int version;          /* MP_C_API_VERSION of the core */
@@ -426,6 +432,7 @@ typedef struct mp_c_api {
     mp_status (*error_set_at)(const char *file, int line, mp_status st, const char *fmt, ...);
     const char *(*error_message)(void);
     const char *(*dtype_name)(mp_dtype dt);
+    const mp_backend *backend_cpu; /* the CPU's table: a plugin's host fallbacks (cuda/linalg_host.cpp) */
 } mp_c_api;
 extern const mp_c_api mp_c_api_table;
 

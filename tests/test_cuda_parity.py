@@ -621,3 +621,18 @@ def test_all_reduce_engines_take_their_memory():
         assert "takes host tensors" in str(e)
     else:
         np.testing.assert_array_equal(out.numpy(), x)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+def test_linalg_host_round_trip(dt):
+    """MatrixInverse / MatrixDeterminant on the GPU: the linalg slot copies to the host, runs
+    the CPU's LAPACK and copies back, so the GPU's results are the CPU's bit for bit."""
+    x = (np.random.default_rng(5).standard_normal((3, 4, 4)) + 4 * np.eye(4)).astype(NP_DTYPE[dt])
+    for fn in (lambda: _core.matrix_inverse(tf.constant(x)), lambda: _core.matrix_inverse(tf.constant(x), True),
+               lambda: _core.matrix_determinant(tf.constant(x))):
+        assert_gpu_close(made_on(GPU, fn), made_on(CPU, fn), dt, "exact", err_msg="linalg %s" % dt)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Input is not invertible."):
+        made_on(GPU, lambda: _core.matrix_inverse(tf.zeros([2, 2], dt)))
+
+
+covers("matrix_inverse", "matrix_determinant")

@@ -161,6 +161,8 @@ CASES = {
     "where_indices": (lambda x: tf.boolean_mask(x, x > 0.0) + 1.0, [f32(3, 4)]),
     "reverse": (lambda x: tf.reverse(x, [1]) * 2.0, [f32(3, 4)]),
     "roll": (lambda x: tf.roll(x, [2, -1], [1, 0]), [f32(3, 4)]),
+    "matrix_inverse": (lambda x: tf.linalg.inv(x + 4.0 * tf.eye(3)) * 2.0, [f32(2, 3, 3)]),
+    "matrix_determinant": (lambda x: tf.linalg.det(x + 4.0 * tf.eye(3)) + 1.0, [f32(2, 3, 3)]),
     "random_uniform": (lambda x: x + tf.random.uniform([3, 4], seed=1), [f32(3, 4)]),
     "random_normal": (lambda x: x + tf.random.normal([3, 4], seed=2), [f32(3, 4)]),
     "truncated_normal": (lambda x: x + tf.random.truncated_normal([3, 4], seed=3),

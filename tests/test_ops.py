@@ -2019,3 +2019,21 @@ def test_bessel_functions_match_tensorflow():
 
 for _n in ("bessel_i0", "bessel_i0e", "bessel_i1", "bessel_i1e"):
     DEDICATED[_n] = "test_bessel_functions_match_tensorflow"
+def test_linalg_ops_match_numpy():
+    """_core.matrix_inverse / matrix_determinant (tf.linalg.inv / det; the wider checks:
+    tests/test_linalg_lapack.py): LAPACK against NumPy's, batched, float32 and float64."""
+    from tolerances import assert_close
+
+    r = np.random.default_rng(3)
+    for dt in ("float32", "float64"):
+        x = (r.standard_normal((2, 3, 4, 4)) + 4 * np.eye(4)).astype(dt)
+        assert_close(_core.matrix_inverse(x).numpy(), np.linalg.inv(x.astype(np.float64)), dt, "matmul")
+        assert_close(_core.matrix_inverse(x, True).numpy(),
+                     np.swapaxes(np.linalg.inv(x.astype(np.float64)), -1, -2), dt, "matmul")
+        assert_close(_core.matrix_determinant(x).numpy(), np.linalg.det(x.astype(np.float64)), dt, "matmul")
+    with pytest.raises(tf.errors.InvalidArgumentError, match="MatrixInverse|allowed values"):
+        _core.matrix_inverse(np.eye(2, dtype=np.int32))
+
+
+DEDICATED["matrix_inverse"] = "test_linalg_ops_match_numpy"
+DEDICATED["matrix_determinant"] = "test_linalg_ops_match_numpy"

@@ -266,6 +266,12 @@ GRAD_CASES = {
     "roll": [("", lambda x: tf.roll(x, [1, -3], [0, 1]) * np.arange(4.0), [_away((3, 4), r)]),
              ("norm", lambda x: tf.norm(x, axis=1) + tf.norm(x, ord=1) + tf.norm(x, ord=3.0),
               [_away((3, 4), r)])],
+    # MatrixInverse / MatrixDeterminant: well-conditioned batches (a + 4 I)
+    "matrix_inverse": [("batched", lambda x: tf.linalg.inv(x), [_away((2, 3, 3), r) + 4 * np.eye(3)]),
+                       ("adjoint", lambda x: tf.linalg.inv(x, adjoint=True), [_away((3, 3), r) + 4 * np.eye(3)])],
+    "matrix_determinant": [("batched", lambda x: tf.linalg.det(x), [_away((2, 3, 3), r) + 4 * np.eye(3)]),
+                           ("second order", lambda x: _second(lambda t: tf.linalg.det(t), x),
+                            [_away((3, 3), r) + 4 * np.eye(3)])],
     "cumsum": [("axis 1", lambda x: tf.cumsum(x, axis=1), [_away((2, 5), r)]),
                ("exclusive reverse", lambda x: tf.cumsum(x, axis=0, exclusive=True, reverse=True),
                 [_away((4, 3), r)]),

@@ -1065,6 +1065,40 @@ static PyObject *py_gather_grad(PyObject *m, PyObject *const *args, Py_ssize_t n
     return gather_common(MP_OP_GATHER_GRAD, args, nargs, kw);
 }
 
+/* _core.matrix_inverse(x, adjoint=False) / _core.matrix_determinant(x): tf.linalg.inv / det. */
+static const char *const matrix_inverse_names[] = {"x", "adjoint"};
+static PyObject *py_matrix_inverse(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
+    (void)m;
+    PyObject *a[2];
+    if (parse_args("matrix_inverse", args, nargs, kw, matrix_inverse_names, 2, 1, a))
+        return NULL;
+    int adj = a[1] ? PyObject_IsTrue(a[1]) : 0;
+    if (adj < 0)
+        return NULL;
+    mp_tensor *x = NULL;
+    if (mp_py_to_tensor(a[0], MP_NO_DTYPE, 0, &x))
+        return NULL;
+    mp_attrs at = {.i0 = adj};
+    PyObject *r = mp_py_run_wrap(MP_OP_MATRIX_INVERSE, 1, &x, &at);
+    mp_tensor_decref(x);
+    return r;
+}
+
+static const char *const matrix_determinant_names[] = {"x"};
+static PyObject *py_matrix_determinant(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
+    (void)m;
+    PyObject *a[1];
+    if (parse_args("matrix_determinant", args, nargs, kw, matrix_determinant_names, 1, 1, a))
+        return NULL;
+    mp_tensor *x = NULL;
+    if (mp_py_to_tensor(a[0], MP_NO_DTYPE, 0, &x))
+        return NULL;
+    mp_attrs at = {0};
+    PyObject *r = mp_py_run_wrap(MP_OP_MATRIX_DETERMINANT, 1, &x, &at);
+    mp_tensor_decref(x);
+    return r;
+}
+
 /* _core.cumsum(x, axis=0, exclusive=False, reverse=False): tf.cumsum's running sums. */
 static const char *const cumsum_names[] = {"x", "axis", "exclusive", "reverse"};
 static PyObject *py_cumsum(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
@@ -1305,6 +1339,8 @@ PyMethodDef mp_py_functions[] = {
     FC("gather", py_gather, NULL),
     FC("gather_grad", py_gather_grad, NULL),
     FC("cumsum", py_cumsum, NULL),
+    FC("matrix_inverse", py_matrix_inverse, NULL),
+    FC("matrix_determinant", py_matrix_determinant, NULL),
     FC("one_hot", py_one_hot, NULL),
     FC("random", py_random, NULL),
     {"set_log_device_placement", py_set_log_device_placement, METH_O,
