@@ -60,6 +60,11 @@ mp_status mp_cpu_scan(mp_device dev, int kind, mp_dtype dt, const void *x, void 
                       int64_t inner, int exclusive, int reverse);
 mp_status mp_cpu_segment_reduce(mp_device dev, int kind, mp_dtype dt, const int64_t *perm, const int64_t *offsets,
                                 const void *x, void *y, int64_t nseg, int64_t inner, int sorted);
+/* scatter_nd / sort slots (cpu_scatter.c): row indices already checked by the op layer. */
+mp_status mp_cpu_scatter_nd(mp_device dev, int mode, mp_dtype dt, const int64_t *rows, const void *upd, void *y,
+                            int64_t nidx, int64_t inner);
+mp_status mp_cpu_sort(mp_device dev, mp_dtype dt, int descending, const void *x, int64_t rows, int64_t n, int64_t k,
+                      int64_t *work, mp_dtype idt, void *idx);
 /* Temporary host buffers for kernels (64-byte aligned); NULL on failure. */
 void *mp_cpu_scratch_alloc(size_t nbytes);
 void mp_cpu_scratch_free(void *p, size_t nbytes);

@@ -1137,6 +1137,17 @@ static mp_status g_batch_norm_grad_sums(const mp_node *n, mp_tensor *G, const in
 #define GRAD_BESSEL_I1 mp_g_bessel_i1
 #define GRAD_BESSEL_I1E mp_g_bessel_i1e
 #define GRAD_IGAMMA_GRAD_A NULL
+#define GRAD_GATHER_ND mp_grad_gather_nd
+#define GRAD_TENSOR_SCATTER_UPDATE mp_grad_tensor_scatter
+#define GRAD_TENSOR_SCATTER_ADD mp_grad_tensor_scatter
+#define GRAD_TENSOR_SCATTER_SUB mp_grad_tensor_scatter
+#define GRAD_TENSOR_SCATTER_MIN mp_grad_tensor_scatter
+#define GRAD_TENSOR_SCATTER_MAX mp_grad_tensor_scatter
+#define GRAD_TOP_K NULL
+#define GRAD_UNIQUE NULL
+#define GRAD_WHERE_INDICES NULL
+#define GRAD_REVERSE mp_grad_permute
+#define GRAD_ROLL mp_grad_permute
 
 static const grad_fn rules[MP_OP_COUNT] = {
 #define MP_OP(NAME, tfname, pyname, nin, amp, family, kind) [MP_OP_##NAME] = GRAD_##NAME,

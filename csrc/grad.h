@@ -28,4 +28,9 @@ int mp_grad_is_differentiable(mp_op op);
 /* dx[k] (new references or NULL) for the inputs with need[k] set, given dy = dL/d(output).
  * Each dx[k] has inputs[k]'s shape and dtype. Uses mp_op_run, so outer tapes record it. */
 mp_status mp_grad_apply(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx);
+
+/* The backward rules of the array ops (grad_array.c): GatherNd, TensorScatter*, ReverseV2, Roll. */
+mp_status mp_grad_gather_nd(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx);
+mp_status mp_grad_tensor_scatter(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx);
+mp_status mp_grad_permute(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx);
 #endif

@@ -986,12 +986,22 @@ int mp_op_infer_dtype(mp_op op, int n_in, const mp_dtype *in, const mp_attrs *at
     case MP_OP_GATHER:      /* (params, integer indices) */
     case MP_OP_GATHER_GRAD: /* (dy, integer indices) */
     case MP_OP_INDEX_T:     /* (x, integer index) */
+    case MP_OP_GATHER_ND:   /* (params, integer indices) */
         return n_in == 2 && (in[1] == MP_I32 || in[1] == MP_I64) ? (int)in[0] : -1;
     case MP_OP_STRIDED_SLICE_T: /* (x, integer spec tensors...) */
     case MP_OP_SLICE_T:
         return n_in >= 3 && (in[1] == MP_I32 || in[1] == MP_I64) ? (int)in[0] : -1;
     case MP_OP_STRIDED_SLICE_T_GRAD: /* (dy, x, integer spec tensors...) */
         return n_in >= 4 ? (int)in[0] : -1; /* (x gives its shape only) */
+    case MP_OP_TENSOR_SCATTER_UPDATE: /* (tensor, integer indices, updates of tensor's dtype) */
+    case MP_OP_TENSOR_SCATTER_ADD:
+    case MP_OP_TENSOR_SCATTER_SUB:
+    case MP_OP_TENSOR_SCATTER_MIN:
+    case MP_OP_TENSOR_SCATTER_MAX:
+        return n_in == 3 && in[0] == in[2] && (in[1] == MP_I32 || in[1] == MP_I64) ? (int)in[0] : -1;
+    case MP_OP_TOP_K: return at ? at->dtype : -1;
+    case MP_OP_UNIQUE: return at ? (at->i0 == 1 ? MP_I64 : at->dtype) : -1;
+    case MP_OP_WHERE_INDICES: return MP_I64;
     default: break;
     }
     if (n_in == 0)

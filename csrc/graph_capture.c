@@ -98,7 +98,12 @@ static int capturable(const mp_graph *g, int n_in, mp_tensor *const *in, mp_devi
         if (n->kind == MP_GNODE_OP && (n->op == MP_OP_SHAPE || n->op == MP_OP_RANGE_T ||
                                          n->op == MP_OP_INDEX_T || n->op == MP_OP_STRIDED_SLICE_T ||
                                          n->op == MP_OP_SLICE_T || n->op == MP_OP_STRIDED_SLICE_T_GRAD ||
-                                         n->op == MP_OP_GATHER || n->op == MP_OP_GATHER_GRAD))
+                                         n->op == MP_OP_GATHER || n->op == MP_OP_GATHER_GRAD ||
+                                         /* the array ops: indices/values read, rows uploaded */
+                                         n->op == MP_OP_GATHER_ND || n->op == MP_OP_UNIQUE ||
+                                         n->op == MP_OP_WHERE_INDICES || n->op == MP_OP_REVERSE ||
+                                         n->op == MP_OP_ROLL || (n->op >= MP_OP_TENSOR_SCATTER_UPDATE &&
+                                                                  n->op <= MP_OP_TENSOR_SCATTER_MAX)))
             return 0;
         if (n->flags & MP_GNODE_FLAG_GUARD) /* a branch's effect: its predicate is read back */
             return 0;

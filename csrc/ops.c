@@ -40,7 +40,7 @@ static const struct {
 
 /* Tripwire: a new op must also get its backward rule (grad.c), its binding
  * (csrc/python/functions.c) and a row in tests/test_ops.py; then bump this number. */
-_Static_assert(MP_OP_COUNT == 148, "ops.def changed: update grad.c, functions.c, tests/test_ops.py, then this count");
+_Static_assert(MP_OP_COUNT == 159, "ops.def changed: update grad.c, functions.c, tests/test_ops.py, then this count");
 
 const mp_op_info *mp_op_get_info(mp_op op) {
     if ((int)op < 0 || op >= MP_OP_COUNT)
@@ -1166,6 +1166,17 @@ static mp_status dispatch(mp_op op, int n_in, mp_tensor *const *in, const mp_att
     case MP_OP_CUMPROD:
     case MP_OP_CUMULATIVE_LOGSUMEXP: return mp_run_scan(op, in[0], at, be, out);
     case MP_OP_SEGMENT_REDUCE: return mp_run_segment_reduce(in, at, be, out);
+    case MP_OP_GATHER_ND:
+    case MP_OP_TENSOR_SCATTER_UPDATE:
+    case MP_OP_TENSOR_SCATTER_ADD:
+    case MP_OP_TENSOR_SCATTER_SUB:
+    case MP_OP_TENSOR_SCATTER_MIN:
+    case MP_OP_TENSOR_SCATTER_MAX:
+    case MP_OP_REVERSE:
+    case MP_OP_ROLL: return mp_run_array(op, in, at, be, out);
+    case MP_OP_TOP_K:
+    case MP_OP_UNIQUE:
+    case MP_OP_WHERE_INDICES: return mp_run_sort_op(op, in, at, be, out);
     case MP_OP_ONE_HOT: return run_one_hot(in[0], at, be, out);
     case MP_OP_RANDOM_UNIFORM:
     case MP_OP_RANDOM_NORMAL:

@@ -32,4 +32,11 @@ int mp_pool_workspace_keep(int on);
 /* tf.math.cumprod / cumulative_logsumexp and the segment reductions (ops_math.c). */
 mp_status mp_run_scan(mp_op op, mp_tensor *x, const mp_attrs *at, const mp_backend *be, mp_tensor **out);
 mp_status mp_run_segment_reduce(mp_tensor *const *in, const mp_attrs *at, const mp_backend *be, mp_tensor **out);
+/* GatherNd, TensorScatter*, ReverseV2, Roll (ops_array.c). */
+mp_status mp_run_array(mp_op op, mp_tensor *const *in, const mp_attrs *at, const mp_backend *be, mp_tensor **out);
+/* TopKV2's indices, Unique, Where(condition) (ops_sort.c). */
+mp_status mp_run_sort_op(mp_op op, mp_tensor *const *in, const mp_attrs *at, const mp_backend *be, mp_tensor **out);
+/* t as int64 on the host (a new reference); v (n int64 on the host) as a tensor on dev. */
+mp_status mp_array_host_i64(mp_tensor *t, mp_tensor **h);
+mp_status mp_array_upload_i64(const int64_t *v, int64_t n, mp_device dev, mp_tensor **out);
 #endif

@@ -176,6 +176,10 @@ mp_status mp_cuda_scan(mp_device dev, int kind, mp_dtype dt, const void *x, void
                        int64_t inner, int exclusive, int reverse); // math.cu
 mp_status mp_cuda_segment_reduce(mp_device dev, int kind, mp_dtype dt, const int64_t *perm, const int64_t *offsets,
                                  const void *x, void *y, int64_t nseg, int64_t inner, int sorted); // math.cu
+mp_status mp_cuda_scatter_nd(mp_device dev, int mode, mp_dtype dt, const int64_t *rows, const void *upd, void *y,
+                             int64_t nidx, int64_t inner); // scatter.cu
+mp_status mp_cuda_sort(mp_device dev, mp_dtype dt, int descending, const void *x, int64_t rows, int64_t n, int64_t k,
+                       int64_t *work, mp_dtype idt, void *idx); // scatter.cu
 mp_status mp_cuda_random(mp_device dev, int dist, mp_dtype dt, void *y, int64_t n, uint64_t seed, uint64_t stream,
                          double a, double b);
 mp_status mp_cuda_softmax_xent(mp_device dev, int sparse, mp_dtype dt, const void *logits, const void *labels,

@@ -71,6 +71,8 @@ static void fill_table(void) {
     table.cumsum = mp_cuda_cumsum;
     table.scan = mp_cuda_scan;
     table.segment_reduce = mp_cuda_segment_reduce;
+    table.scatter_nd = mp_cuda_scatter_nd;
+    table.sort = mp_cuda_sort;
     table.random = mp_cuda_random;
     table.softmax_xent = mp_cuda_softmax_xent;
     table.finite_check = mp_cuda_finite_check;

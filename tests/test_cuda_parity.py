@@ -455,6 +455,41 @@ def test_gather_and_its_gradient(dt):
               err="gather axis %d %s" % (axis, dt))
 
 
+covers("gather_nd", "tensor_scatter_update", "tensor_scatter_add", "tensor_scatter_sub",
+       "tensor_scatter_min", "tensor_scatter_max", "top_k_indices", "unique", "where_indices",
+       "reverse", "roll")
+
+
+@pytest.mark.parametrize("dt", ALL)
+def test_array_ops(dt):
+    """The array ops (csrc/ops_array.c, ops_sort.c): the gather, scatter_nd and sort slots and
+    the host-computed Unique / Where, on the GPU as on the CPU, gradients included (scatter_nd
+    runs the updates in index order on both, so even duplicate sums agree)."""
+    rng = np.random.default_rng(8)
+    x = rng.integers(-4, 5, (6, 50, 3)).astype(np.float64)
+    x = x > 0 if dt == "bool" else x.astype(NP_DTYPE[dt])
+    idx = np.stack([rng.integers(0, 6, 40), rng.integers(0, 50, 40)], -1)
+    upd = x[:4, :40].reshape(40, 4, 3)[:, 0]
+    grad = dt in FLOATS
+    check(lambda p: tf.gather_nd(p, tf.constant(idx)), [x], dt, "exact", grad=grad,
+          grad_kind="reduction", err="gather_nd %s" % dt)
+    check(lambda p: tf.reverse(p, [0, 2]), [x], dt, "exact", grad=grad, err="reverse %s" % dt)
+    check(lambda p: tf.roll(p, [7, -2], [1, 2]), [x], dt, "exact", grad=grad, err="roll %s" % dt)
+    check(lambda p: tf.where(p), [x], dt, "exact", err="where %s" % dt)
+    check(lambda p: tf.unique(tf.reshape(p, [-1])).y, [x], dt, "exact", err="unique %s" % dt)
+    modes = ("update",) if dt == "bool" else ("update", "add", "sub", "min", "max")
+    for mode in modes:
+        fn = getattr(tf, "tensor_scatter_nd_" + mode)
+        check(lambda p, u: fn(p, tf.constant(idx), u), [x, upd], dt, "exact" if mode != "add"
+              else "reduction", grad=grad, grad_kind="reduction", err="scatter %s %s" % (mode, dt))
+    if dt != "bool":
+        for direction in ("ASCENDING", "DESCENDING"):
+            check(lambda p: tf.argsort(p, axis=1, direction=direction), [x], "int32", "exact",
+                  err="argsort %s %s" % (direction, dt))
+        check(lambda p: tf.math.top_k(p[:, :, 0], 7).values, [x], dt, "exact", grad=grad,
+              err="top_k %s" % dt)
+
+
 @pytest.mark.parametrize("dt", FLOATS + ("int32", "int64"))
 def test_tile_pad_split_cumsum(dt):
     """The compositions of src/mixprec/_array_ops.py run on the GPU as on the CPU (their

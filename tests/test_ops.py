@@ -1648,7 +1648,7 @@ def test_gather_matches_numpy():
         tf.gather(x, tf.constant([0.5]))
     with pytest.raises(tf.errors.InvalidArgumentError):
         tf.gather(tf.constant(1.0), [0])
-    with pytest.raises(NotImplementedError, match="batch_dims"):
+    with pytest.raises(tf.errors.InvalidArgumentError, match="should be equal to indices.shape"):
         tf.gather(x, [[0]], batch_dims=1)
     with pytest.raises(tf.errors.InvalidArgumentError, match=r"indices\[0\] = 7 is not in \[0, 4\)"):
         tf.nn.embedding_lookup(x, [7])
@@ -1659,6 +1659,69 @@ def test_gather_matches_numpy():
 DEDICATED["gather"] = "test_gather_matches_numpy"
 DEDICATED["gather_grad"] = "test_gather_matches_numpy"
 DEDICATED["cumsum"] = "test_cumsum_op_matches_numpy"
+
+ARRAY_DTYPES = ("float16", "bfloat16", "float32", "float64", "int32", "int64", "uint8", "int8")
+
+
+def _arr(rng, shape, dt):
+    a = rng.integers(-3, 4, shape) if dt != "uint8" else rng.integers(0, 7, shape)
+    return a.astype(NP_DTYPE[dt]) if dt in NP_DTYPE else a.astype(dt)
+
+
+def test_array_ops_match_numpy():
+    """The array ops of csrc/ops_array.c and csrc/ops_sort.c on every dtype against NumPy
+    (the TensorFlow-facing checks: tests/test_array_extra.py): GatherNd, TensorScatter*,
+    TopKV2's stable order, Unique, Where, ReverseV2, Roll."""
+    rng = np.random.default_rng(11)
+    for dt in ARRAY_DTYPES:
+        p = _arr(rng, (4, 3, 2), dt)
+        i = np.array([[[3, 0], [1, 2]], [[0, 0], [3, 2]]])
+        got = tf.gather_nd(tf.constant(p), tf.constant(i))
+        assert got.dtype.name == dt
+        np.testing.assert_array_equal(np.asarray(got.numpy()), p[i[..., 0], i[..., 1]])
+        rows = np.array([[2], [0], [2], [3]])
+        upd = _arr(rng, (4, 3, 2), dt)
+        for mode, fn in (("update", None), ("add", np.add), ("sub", np.subtract),
+                         ("min", np.minimum), ("max", np.maximum)):
+            want = p.astype(np.float64)
+            for j, r in enumerate(rows[:, 0]):
+                want[r] = upd[j] if fn is None else fn(want[r], upd[j].astype(np.float64))
+            got = getattr(tf, "tensor_scatter_nd_" + mode)(tf.constant(p), tf.constant(rows),
+                                                            tf.constant(upd))
+            assert got.dtype.name == dt
+            if dt in ("float16", "bfloat16"):  # rounded after each update, as TensorFlow
+                assert_close(got.numpy(), want.astype(NP_DTYPE[dt]), dt, "reduction")
+            elif dt in ("uint8", "int8", "int32"):
+                np.testing.assert_array_equal(got.numpy(), want.astype(np.int64).astype(dt))
+            else:
+                np.testing.assert_array_equal(got.numpy(), want.astype(NP_DTYPE.get(dt, dt)))
+        x = _arr(rng, (3, 7), dt)
+        for desc in (0, 1):
+            key = -x.astype(np.float64) if desc else x.astype(np.float64)
+            want = np.argsort(key, axis=-1, kind="stable")
+            got = _core.array_op("top_k_indices", [tf.constant(x)], 7, desc, tf.int32, None)
+            assert got.dtype == tf.int32
+            np.testing.assert_array_equal(got.numpy(), want)
+        v = _arr(rng, (9,), dt)
+        y, idx = tf.unique(tf.constant(v))
+        first = sorted(np.unique(v.astype(np.float64), return_index=True)[1])
+        np.testing.assert_array_equal(np.asarray(y.numpy()), v[first])
+        np.testing.assert_array_equal(np.asarray(y.numpy())[idx.numpy()], v)
+        np.testing.assert_array_equal(tf.where(tf.constant(p)).numpy(), np.argwhere(p))
+        np.testing.assert_array_equal(np.asarray(tf.reverse(tf.constant(p), [0, 2]).numpy()),
+                                      p[::-1, :, ::-1])
+        np.testing.assert_array_equal(np.asarray(tf.roll(tf.constant(p), [5, -1], [0, 1]).numpy()),
+                                      np.roll(p, (5, -1), (0, 1)))
+    # NaN sorts above +inf in both directions' orders, ties keep their positions
+    x = tf.constant([1.0, np.nan, -np.inf, 1.0, np.inf])
+    np.testing.assert_array_equal(tf.argsort(x).numpy(), [2, 0, 3, 4, 1])
+    np.testing.assert_array_equal(tf.argsort(x, direction="DESCENDING").numpy(), [1, 4, 0, 3, 2])
+
+
+for _n in ("gather_nd", "tensor_scatter_update", "tensor_scatter_add", "tensor_scatter_sub",
+           "tensor_scatter_min", "tensor_scatter_max", "top_k_indices", "unique", "where_indices",
+           "reverse", "roll"):
+    DEDICATED[_n] = "test_array_ops_match_numpy"
 
 
 def test_cumsum_op_matches_numpy():

@@ -68,6 +68,9 @@ PyObject *mp_py_to_numpy(mp_tensor *t);
 mp_status mp_py_run(mp_op op, int n_in, mp_tensor *const *in, const mp_attrs *at, mp_tensor **out);
 PyObject *mp_py_run_wrap(mp_op op, int n_in, mp_tensor *const *in, const mp_attrs *at);
 
+/* array_ops.c: _core.array_op(name, inputs, i0, i1, dtype, ints) */
+PyObject *mp_py_array_op(PyObject *m, PyObject *const *args, Py_ssize_t nargs);
+
 /* functions.c */
 extern PyMethodDef mp_py_functions[];
 /* Binary op with Python-operator conversion rules (used by the number protocol). */

@@ -44,6 +44,7 @@ from mixprec._custom_gradient import custom_gradient, recompute_grad  # noqa: F4
 from mixprec._clip import clip_by_global_norm, clip_by_norm  # noqa: F401
 from mixprec._einsum import einsum  # noqa: F401
 from mixprec._slicing import slice, strided_slice  # noqa: F401,A004
+from mixprec._array_extra import *  # noqa: F401,F403,E402
 from mixprec._script_ops import numpy_function, py_function  # noqa: F401
 from mixprec._function import TensorSpec, function  # noqa: F401
 from mixprec._module import Module  # noqa: F401

@@ -45,9 +45,10 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
     del validate_indices, name
     batch_dims = _axis_int(batch_dims, "batch_dims")
     axis = batch_dims if axis is None else _axis_int(axis, "axis")
-    if batch_dims != 0:
-        raise NotImplementedError("mixprec: tf.gather supports batch_dims=0 only, got batch_dims=%d"
-                                  % batch_dims)
+    if batch_dims != 0:  # batch axes: a gather_nd (mixprec/_array_extra.py)
+        from mixprec._array_extra import gather_batched
+
+        return gather_batched(params, indices, axis, batch_dims)
     return _core.gather(params, indices, axis)
 
 

@@ -119,11 +119,10 @@ def saturate_cast(value, dtype, name=None):
 def where(condition, x=None, y=None, name=None):
     """``condition ? x : y`` elementwise with broadcasting; with only ``condition``, the
     int64 coordinates of its True elements (computed on the host)."""
-    if x is None and y is None:
-        import numpy as np
+    if x is None and y is None:  # the Where op (csrc/ops_sort.c): also in a trace
+        from mixprec._array_extra import where_indices
 
-        cond = convert_to_tensor(condition).numpy()
-        return constant(np.argwhere(np.asarray(cond, dtype=bool)).astype(np.int64))
+        return where_indices(condition)
     if x is None or y is None:
         raise ValueError("where: x and y must both be given or both be None")
     return _core.where(condition, x, y)

@@ -17,6 +17,7 @@ from mixprec._math_extra import (  # noqa: F401,E402 - tf.math's functions, scan
     segment_min, segment_prod, segment_sum, selu, sinh, softsign, tan,
     unsorted_segment_max, unsorted_segment_mean, unsorted_segment_min, unsorted_segment_prod,
     unsorted_segment_sqrt_n, unsorted_segment_sum, xdivy, xlog1py, xlogy, zero_fraction, zeta)
+from mixprec._array_extra import top_k  # noqa: F401,E402 - tf.math.top_k
 
 is_finite = _core.is_finite
 is_nan = _core.is_nan

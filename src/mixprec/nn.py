@@ -14,6 +14,7 @@ from mixprec._array_ops import embedding_lookup  # noqa: E402,F401 - tf.nn.embed
 from mixprec._math_extra import (  # noqa: E402,F401 - tf.nn's small losses and statistics
     crelu, in_top_k, l2_loss, l2_normalize, log_poisson_loss, normalize_moments, selu, softsign,
     sufficient_statistics, weighted_cross_entropy_with_logits, weighted_moments, zero_fraction)
+from mixprec._array_extra import depth_to_space, space_to_depth, top_k  # noqa: E402,F401
 
 relu = _core.relu
 sigmoid = _core.sigmoid

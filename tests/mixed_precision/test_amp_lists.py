@@ -17,11 +17,11 @@ TF_INFER = {"Add", "AddN", "AddV2", "AvgPool", "AvgPoolGrad", "BiasAdd", "BiasAd
 TF_DENY = {"Exp", "Expm1", "L2Loss", "Mean", "Pow", "SaveV2", "SoftmaxCrossEntropyWithLogits",
            "SparseSoftmaxCrossEntropyWithLogits", "Sum"}
 TF_CLEAR = {"Abs", "ArgMax", "ArgMin", "BroadcastTo", "Ceil", "ConcatV2", "Equal", "ExpandDims",
-            "Fill", "Floor", "GatherV2", "Greater", "GreaterEqual", "Identity", "IsFinite",
+            "Fill", "Floor", "GatherNd", "GatherV2", "Greater", "GreaterEqual", "Identity", "IsFinite",
             "IsInf", "IsNan", "Less", "LessEqual", "Max", "MaxPool", "MaxPoolGrad", "MaxPoolGradGrad", "Maximum", "Min", "Minimum",
             "Neg", "NotEqual", "OneHot", "Pack", "Pad", "Relu", "Relu6", "ReluGrad", "Reshape",
-            "Round", "Select", "SelectV2", "Shape", "Sign", "Slice", "Split", "Squeeze",
-            "StopGradient", "StridedSlice", "StridedSliceGrad", "Tile", "Transpose", "Where"}
+            "ReverseV2", "Round", "Select", "SelectV2", "Shape", "Sign", "Slice", "Split", "Squeeze",
+            "StopGradient", "StridedSlice", "StridedSliceGrad", "Tile", "TopKV2", "Transpose", "Where"}
 # ops TensorFlow has no kernel of their own for: the class of what TF computes them with
 # (batch statistics: what TF computes them with, Mean/SquaredDifference/Sum, deny; the fused
 # Conv2D/MatMul + bias ops carry the names TF's AMP pass sees, Conv2D and MatMul)
