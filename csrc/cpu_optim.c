@@ -1,5 +1,6 @@
 /* cpu_optim.c — the CPU backend's training-step tail: the non-finite check, the fused
- * optimizer updates (SGD, RMSprop, Adam) on float32 master weights and the step's end (the
+ * optimizer updates (SGD, RMSprop, Adam, Adagrad, Adadelta, Adamax, Nadam, Ftrl, Lion) on
+ * float32 master weights and the step's end (the
  * dynamic loss-scale state machine, the iteration count).
  * One pass per variable reads the gradient (unscaling it on the fly), updates the slots
  * and the weight, and writes the 16-bit copy layers will read next, so nothing is read
@@ -129,7 +130,7 @@ typedef struct {
     for (int64_t i = 0; i < n; i++)                                                                                    \
     mp_optim_rule_f32(&k, &w[i], g[i] * gs, S0, S1, S2)
 
-static inline __attribute__((always_inline)) void rule_f32_body(const upd_ctx *c, float *w, const float *g, float gs,
+static inline __attribute__((always_inline)) void rule_f32_kind(const upd_ctx *c, float *w, const float *g, float gs,
                                                                 float *s0, float *s1, float *s2, int64_t n) {
     mp_optim_rule k = c->rule;
     switch (c->rule.kind) {
@@ -163,7 +164,51 @@ static inline __attribute__((always_inline)) void rule_f32_body(const upd_ctx *c
         else
             RULE_LOOP(s0 + i, s1 + i, NULL);
         break;
+    case MP_OPTIM_ADAGRAD:
+        k.kind = MP_OPTIM_ADAGRAD;
+        if (k.eps_outside) {
+            k.eps_outside = 1;
+            RULE_LOOP(s0 + i, NULL, NULL);
+        } else {
+            k.eps_outside = 0;
+            RULE_LOOP(s0 + i, NULL, NULL);
+        }
+        break;
+    case MP_OPTIM_ADADELTA:
+        k.kind = MP_OPTIM_ADADELTA;
+        RULE_LOOP(s0 + i, s1 + i, NULL);
+        break;
+    case MP_OPTIM_ADAMAX:
+        k.kind = MP_OPTIM_ADAMAX;
+        RULE_LOOP(s0 + i, s1 + i, NULL);
+        break;
+    case MP_OPTIM_NADAM:
+        k.kind = MP_OPTIM_NADAM;
+        RULE_LOOP(s0 + i, s1 + i, NULL);
+        break;
+    case MP_OPTIM_FTRL:
+        k.kind = MP_OPTIM_FTRL;
+        RULE_LOOP(s0 + i, s1 + i, NULL);
+        break;
+    case MP_OPTIM_LION:
+        k.kind = MP_OPTIM_LION;
+        RULE_LOOP(s0 + i, NULL, NULL);
+        break;
     default: break;
+    }
+}
+
+/* The weight decay is a constant of the loop too (on or off for the whole variable). */
+static inline __attribute__((always_inline)) void rule_f32_body(const upd_ctx *c, float *w, const float *g, float gs,
+                                                                float *s0, float *s1, float *s2, int64_t n) {
+    if (c->rule.decay) {
+        upd_ctx d = *c;
+        d.rule.decay = 1;
+        rule_f32_kind(&d, w, g, gs, s0, s1, s2, n);
+    } else {
+        upd_ctx d = *c;
+        d.rule.decay = 0;
+        rule_f32_kind(&d, w, g, gs, s0, s1, s2, n);
     }
 }
 #undef RULE_LOOP
@@ -245,17 +290,16 @@ mp_status mp_cpu_optim_update(mp_device dev, mp_optim_kind kind, const mp_optim_
     double grad_scale = step->grad_scale;
     if (step->loss_scale)
         grad_scale = grad_scale / (double)*step->loss_scale;
-    double lr_t = hp->lr, lr_t32 = hp->lr;
-    if (kind == MP_OPTIM_ADAM) {
-        int64_t t = step->iterations ? mp_next_iteration(*step->iterations) : 1;
-        lr_t = hp->lr * sqrt(1.0 - pow(hp->beta_2, (double)t)) / (1.0 - pow(hp->beta_1, (double)t));
-        lr_t32 = (double)mp_adam_alpha_f32(hp->lr, hp->beta_1, hp->beta_2, t);
-    }
+    const int64_t t = step->iterations ? mp_next_iteration(*step->iterations) : 1;
+    mp_optim_rule r32, r64;
+    float uprod = 1.0f;
+    mp_optim_rule_make(&r32, kind, hp, t, 0, step->state, &uprod);
+    mp_optim_rule_make(&r64, kind, hp, t, 1, step->state, NULL);
     for (int i = 0; i < n; i++) {
         const mp_optim_var *v = &vars[i];
         if (v->cache && v->wdt != MP_F64 && v->cdt != MP_F16 && v->cdt != MP_BF16 && v->cdt != MP_F32)
             return mp_error_set(MP_ERR_INTERNAL, "optimizer: cannot refresh a %s copy", mp_dtype_name(v->cdt));
-        upd_ctx c = {{kind, hp->nesterov, v->wdt == MP_F64 ? lr_t : lr_t32, hp->momentum, hp->rho, hp->epsilon, hp->beta_1, hp->beta_2},
+        upd_ctx c = {v->wdt == MP_F64 ? r64 : r32,
                      grad_scale,
                      v->wdt,
                      v->w,
@@ -265,8 +309,11 @@ mp_status mp_cpu_optim_update(mp_device dev, mp_optim_kind kind, const mp_optim_
                      v->s[2],
                      v->cdt,
                      v->cache};
+        c.rule.decay = v->decay && hp->use_weight_decay;
         mp_parallel_for(v->n, MP_GRAIN, upd_range, &c);
     }
+    if (step->state) /* Nadam: the product advances once per applied step */
+        *step->state = uprod;
     return MP_OK;
 }
 

@@ -114,6 +114,8 @@ static void goptim_free(mp_goptim *o) {
     for (int i = 0; i < o->n_slots; i++)
         mp_variable_decref(o->slots[i]);
     mp_variable_decref(o->iterations);
+    mp_variable_decref(o->state);
+    free(o->no_decay);
     mp_loss_scale_decref(o->ls);
     if (o->refresh_free)
         o->refresh_free(o->refresh_ctx);
@@ -472,6 +474,19 @@ static mp_status goptim_copy(const mp_goptim *o, mp_goptim **out) {
         mp_variable_incref(c->slots[i]);
     }
     mp_variable_incref(c->iterations);
+    if (c->state)
+        mp_variable_incref(c->state);
+    c->no_decay = NULL;
+    if (o->no_decay) {
+        c->no_decay = malloc((size_t)(o->n_vars ? o->n_vars : 1));
+        if (!c->no_decay) {
+            c->refresh_free = NULL;
+            c->ls = NULL;
+            goptim_free(c); /* drops the references taken above */
+            return mp_error_set(MP_ERR_MEMORY, "out of host memory recording an optimizer step");
+        }
+        memcpy(c->no_decay, o->no_decay, (size_t)o->n_vars);
+    }
     if (c->ls)
         mp_loss_scale_incref(c->ls);
     c->refresh = NULL;
@@ -1147,6 +1162,8 @@ int mp_graph_same_structure(const mp_graph *a, const mp_graph *b) {
         case MP_GNODE_OPTIM:
             if (x->optim->kind != y->optim->kind || x->optim->n_vars != y->optim->n_vars ||
                 x->optim->ls != y->optim->ls || x->optim->iterations != y->optim->iterations ||
+                x->optim->state != y->optim->state || (x->optim->no_decay == NULL) != (y->optim->no_decay == NULL) ||
+                (x->optim->no_decay && memcmp(x->optim->no_decay, y->optim->no_decay, (size_t)x->optim->n_vars)) ||
                 memcmp(x->optim->vars, y->optim->vars, sizeof *x->optim->vars * (size_t)x->optim->n_vars))
                 return 0;
             break;
@@ -1245,7 +1262,8 @@ static mp_status run_optim(const mp_graph *g, mp_gnode *n, mp_tensor **vals, con
     if (factor >= 0)
         grad_scale = factor; /* o->grad_scale is 1: the kernel multiplies by (float)factor */
     if (st == MP_OK)
-        st = mp_optimizer_apply(o->kind, &o->hp, o->n_vars, vars, grads, o->slots, o->iterations, o->ls,
+        st = mp_optimizer_apply(o->kind, &o->hp, o->n_vars, vars, grads, o->slots, o->iterations, o->state,
+                                o->no_decay, o->ls,
                                 o->check_finite, grad_scale, o->unscale, n->n_out ? out : NULL);
     for (int k = 0; k < o->n_vars; k++)
         mp_tensor_decref(made[k]);

@@ -57,6 +57,8 @@ typedef struct mp_goptim {
     int n_slots;
     mp_variable **slots;    /* (n_slots) = n_vars * slots_per_var */
     mp_variable *iterations;/* or NULL */
+    mp_variable *state;     /* the rule's scalar state (Nadam), or NULL */
+    uint8_t *no_decay;      /* (n_vars) excluded from weight decay, or NULL */
     mp_loss_scale *ls;      /* or NULL */
     int check_finite;
     double grad_scale;

@@ -162,7 +162,7 @@ static mp_status fingerprint(const mp_graph *g, int *n_out, var_print **out) {
         if (n->kind == MP_GNODE_VAR_READ || n->kind == MP_GNODE_VAR_ASSIGN)
             cap++;
         else if (n->kind == MP_GNODE_OPTIM)
-            cap += n->optim->n_vars + n->optim->n_slots + 3;
+            cap += n->optim->n_vars + n->optim->n_slots + 4;
     }
     var_print *vp = calloc((size_t)(cap ? cap : 1), sizeof *vp);
     if (!vp)
@@ -184,6 +184,8 @@ static mp_status fingerprint(const mp_graph *g, int *n_out, var_print **out) {
                     m = add_var(vp, m, o->slots[k * per + s], has_grad);
             }
             m = add_var(vp, m, o->iterations, WRITE_UPDATE);
+            if (o->state)
+                m = add_var(vp, m, o->state, WRITE_UPDATE);
             if (o->ls) {
                 m = add_var(vp, m, o->ls->scale, WRITE_UPDATE);
                 m = add_var(vp, m, o->ls->good_steps, WRITE_UPDATE);
@@ -207,7 +209,10 @@ static int same_pointers(const var_print *a, const var_print *b, int n) {
 static int hp_equal(const mp_optim_hparams *a, const mp_optim_hparams *b) {
     return a->lr == b->lr && a->momentum == b->momentum && a->nesterov == b->nesterov && a->rho == b->rho &&
            a->epsilon == b->epsilon && a->centered == b->centered && a->beta_1 == b->beta_1 &&
-           a->beta_2 == b->beta_2 && a->amsgrad == b->amsgrad && a->use_momentum == b->use_momentum;
+           a->beta_2 == b->beta_2 && a->amsgrad == b->amsgrad && a->use_momentum == b->use_momentum &&
+           a->use_weight_decay == b->use_weight_decay && a->weight_decay == b->weight_decay &&
+           a->lr_power == b->lr_power && a->l1 == b->l1 && a->l2 == b->l2 && a->l2_shrinkage == b->l2_shrinkage &&
+           a->beta == b->beta && a->schedule_decay == b->schedule_decay && a->eps_outside == b->eps_outside;
 }
 
 static mp_status ensure_state(mp_graph *g, mp_device dev) {

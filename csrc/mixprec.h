@@ -212,20 +212,43 @@ typedef enum mp_reduce_kind {
     MP_REDUCE_COUNT
 } mp_reduce_kind;
 
-typedef enum mp_optim_kind { MP_OPTIM_SGD = 0, MP_OPTIM_RMSPROP, MP_OPTIM_ADAM, MP_OPTIM_COUNT } mp_optim_kind;
+/* NOTE: new kinds go at the end (the Python module exports the numbers). */
+typedef enum mp_optim_kind {
+    MP_OPTIM_SGD = 0,
+    MP_OPTIM_RMSPROP,
+    MP_OPTIM_ADAM,
+    MP_OPTIM_ADAGRAD,
+    MP_OPTIM_ADADELTA,
+    MP_OPTIM_ADAMAX,
+    MP_OPTIM_NADAM,
+    MP_OPTIM_FTRL,
+    MP_OPTIM_LION,
+    MP_OPTIM_COUNT
+} mp_optim_kind;
 
 typedef struct mp_optim_hparams {
     double lr;
     double momentum;  /* SGD, RMSprop */
     int nesterov;     /* SGD */
-    double rho;       /* RMSprop */
-    double epsilon;   /* RMSprop, Adam */
+    double rho;       /* RMSprop, Adadelta */
+    double epsilon;   /* RMSprop, Adam, Adagrad, Adadelta, Adamax, Nadam */
     int centered;     /* RMSprop */
-    double beta_1, beta_2; /* Adam */
+    double beta_1, beta_2; /* Adam, Adamax, Nadam, Lion */
     int amsgrad;      /* Adam */
     /* SGD, RMSprop: the momentum slot and rule are used (fixed when the optimizer is made,
      * as TensorFlow; the momentum value may be 0 and may change between steps) */
     int use_momentum;
+    /* tf-keras 2.21's decoupled weight decay (any rule; AdamW's): before the rule, every
+     * variable not excluded (mp_optimizer_apply's no_decay) is w -= w * weight_decay * lr */
+    int use_weight_decay;
+    double weight_decay;
+    /* Ftrl */
+    double lr_power, l1, l2, l2_shrinkage, beta;
+    /* Nadam's momentum schedule 0.96^(schedule_decay * t): 1 for tf-keras 2.21's Nadam,
+     * the legacy Nadam's decay (0.004) for keras.optimizers.legacy.Nadam */
+    double schedule_decay;
+    /* Adagrad: epsilon outside the root (the legacy optimizer's ResourceApplyAdagradV2) */
+    int eps_outside;
 } mp_optim_hparams;
 
 /* The per-step inputs of a fused optimizer update. The pointers are memory of the step's
@@ -241,6 +264,9 @@ typedef struct mp_optim_step {
     const float *loss_scale;   /* () float32, or NULL */
     const int64_t *iterations; /* () int64, or NULL */
     const uint8_t *found_inf;  /* () bool, or NULL */
+    /* Nadam's running product of its momentum schedule (u_product, float32 ()): read, and
+     * advanced once by a step that is not skipped; NULL for the other rules */
+    float *state;
 } mp_optim_step;
 
 /* One variable's share of a fused optimizer update (memory of the step's device). */
@@ -253,6 +279,7 @@ typedef struct mp_optim_var {
     int64_t n;
     mp_dtype cdt;    /* dtype of cache */
     void *cache;     /* (n) the low-precision copy layers read, refreshed from w; or NULL */
+    int decay;       /* weight decay applies to this variable (hp.use_weight_decay, not excluded) */
 } mp_optim_var;
 
 /* A read-only run of n elements of dtype dt (multi-tensor kernels take arrays of these). */
@@ -390,7 +417,7 @@ mp_status mp_backend_emulate_graphs(int on);
  * exports this table as the PyCapsule `mixprec._core._C_API` and a plugin calls through it.
  * NOTE: bump MP_C_API_VERSION whenever this struct, mp_backend or any struct they use
  * changes; a plugin built against another version refuses to register. */
-#define MP_C_API_VERSION 11
+#define MP_C_API_VERSION 12
 #define MP_C_API_CAPSULE "mixprec._core._C_API"
 typedef struct mp_c_api {
     int version;          /* MP_C_API_VERSION of the core */
@@ -595,11 +622,14 @@ mp_status mp_all_finite(int n, mp_tensor *const *ts, int *finite);
  * Gradients, variables and slots must share one device; iterations and the loss-scale state
  * are moved to it. When check_finite and found_inf is not NULL, *found_inf receives a new
  * reference to the bool scalar flag (true = the step was skipped; reading it synchronises);
- * otherwise *found_inf is set to NULL. */
+ * otherwise *found_inf is set to NULL.
+ * state: the rule's per-optimizer scalar (Nadam: u_product, a float32 () variable; NULL
+ * for the other rules). no_decay: (n) nonzero where a variable is excluded from weight
+ * decay, or NULL. */
 mp_status mp_optimizer_apply(mp_optim_kind kind, const mp_optim_hparams *hp, int n, mp_variable *const *vars,
                              mp_tensor *const *grads, mp_variable *const *slots, mp_variable *iterations,
-                             mp_loss_scale *ls, int check_finite, double grad_scale, int unscale,
-                             mp_tensor **found_inf);
+                             mp_variable *state, const uint8_t *no_decay, mp_loss_scale *ls, int check_finite,
+                             double grad_scale, int unscale, mp_tensor **found_inf);
 int mp_optimizer_slots_per_var(mp_optim_kind kind, const mp_optim_hparams *hp);
 /* The dtype of a variable's optimizer slots: float64 for float64 variables (as TensorFlow),
  * float32 for the rest (16-bit variables keep float32 moments, unlike TensorFlow). */

@@ -205,6 +205,12 @@ int mp_optimizer_slots_per_var(mp_optim_kind kind, const mp_optim_hparams *hp) {
     case MP_OPTIM_SGD: return hp->use_momentum ? 1 : 0;
     case MP_OPTIM_RMSPROP: return 1 + (hp->use_momentum != 0) + (hp->centered != 0);
     case MP_OPTIM_ADAM: return 2 + (hp->amsgrad != 0);
+    case MP_OPTIM_ADAGRAD:
+    case MP_OPTIM_LION: return 1;
+    case MP_OPTIM_ADADELTA:
+    case MP_OPTIM_ADAMAX:
+    case MP_OPTIM_NADAM:
+    case MP_OPTIM_FTRL: return 2;
     default: return 0;
     }
 }
@@ -222,18 +228,19 @@ static mp_status check_slot(const mp_variable *s, const mp_tensor *w, int i) {
 
 static mp_status optimizer_apply_exec(mp_optim_kind kind, const mp_optim_hparams *hp, int n,
                                       mp_variable *const *vars, mp_tensor *const *grads,
-                                      mp_variable *const *slots, mp_variable *iterations, mp_loss_scale *ls,
-                                      int check_finite, double grad_scale, int unscale, mp_tensor **found_inf);
+                                      mp_variable *const *slots, mp_variable *iterations, mp_variable *state,
+                                      const uint8_t *no_decay, mp_loss_scale *ls, int check_finite,
+                                      double grad_scale, int unscale, mp_tensor **found_inf);
 
 /* The step as a graph node while a function traces (graph.h); in a dry trace it is only
  * recorded, with a placeholder flag (false) as its output. */
 mp_status mp_optimizer_apply(mp_optim_kind kind, const mp_optim_hparams *hp, int n, mp_variable *const *vars,
                              mp_tensor *const *grads, mp_variable *const *slots, mp_variable *iterations,
-                             mp_loss_scale *ls, int check_finite, double grad_scale, int unscale,
-                             mp_tensor **found_inf) {
+                             mp_variable *state, const uint8_t *no_decay, mp_loss_scale *ls, int check_finite,
+                             double grad_scale, int unscale, mp_tensor **found_inf) {
     if (!mp_graph_recording())
-        return optimizer_apply_exec(kind, hp, n, vars, grads, slots, iterations, ls, check_finite, grad_scale,
-                                    unscale, found_inf);
+        return optimizer_apply_exec(kind, hp, n, vars, grads, slots, iterations, state, no_decay, ls, check_finite,
+                                    grad_scale, unscale, found_inf);
     if ((int)kind < 0 || kind >= MP_OPTIM_COUNT)
         return mp_error_set(MP_ERR_VALUE, "unknown optimizer kind %d", (int)kind);
     mp_tensor *flag = NULL;
@@ -245,8 +252,8 @@ mp_status mp_optimizer_apply(mp_optim_kind kind, const mp_optim_hparams *hp, int
             MP_TRY(mp_full(MP_BOOL, 0, NULL, 0.0, dev, &flag));
         }
     } else {
-        MP_TRY(optimizer_apply_exec(kind, hp, n, vars, grads, slots, iterations, ls, check_finite, grad_scale,
-                                    unscale, check_finite ? &flag : NULL));
+        MP_TRY(optimizer_apply_exec(kind, hp, n, vars, grads, slots, iterations, state, no_decay, ls, check_finite,
+                                    grad_scale, unscale, check_finite ? &flag : NULL));
     }
     mp_goptim o = {.kind = kind,
                    .hp = *hp,
@@ -255,6 +262,8 @@ mp_status mp_optimizer_apply(mp_optim_kind kind, const mp_optim_hparams *hp, int
                    .n_slots = n * mp_optimizer_slots_per_var(kind, hp),
                    .slots = (mp_variable **)slots,
                    .iterations = iterations,
+                   .state = state,
+                   .no_decay = (uint8_t *)no_decay,
                    .ls = ls,
                    .check_finite = check_finite,
                    .grad_scale = grad_scale,
@@ -273,8 +282,9 @@ mp_status mp_optimizer_apply(mp_optim_kind kind, const mp_optim_hparams *hp, int
 
 static mp_status optimizer_apply_exec(mp_optim_kind kind, const mp_optim_hparams *hp, int n,
                                       mp_variable *const *vars, mp_tensor *const *grads,
-                                      mp_variable *const *slots, mp_variable *iterations, mp_loss_scale *ls,
-                                      int check_finite, double grad_scale, int unscale, mp_tensor **found_inf) {
+                                      mp_variable *const *slots, mp_variable *iterations, mp_variable *state,
+                                      const uint8_t *no_decay, mp_loss_scale *ls, int check_finite,
+                                      double grad_scale, int unscale, mp_tensor **found_inf) {
     if (found_inf)
         *found_inf = NULL;
     if ((int)kind < 0 || kind >= MP_OPTIM_COUNT)
@@ -286,6 +296,15 @@ static mp_status optimizer_apply_exec(mp_optim_kind kind, const mp_optim_hparams
         if (it->dtype != MP_I64 || it->numel != 1)
             return mp_error_set(MP_ERR_DTYPE, "optimizer: iterations must be an int64 scalar variable, got %s with "
                                 "%lld element(s)", mp_dtype_name(it->dtype), (long long)it->numel);
+    }
+    if ((kind == MP_OPTIM_NADAM) != (state != NULL))
+        return mp_error_set(MP_ERR_VALUE, "optimizer: %s", state ? "only Nadam keeps a state variable"
+                                                                  : "Nadam needs its u_product state variable");
+    if (state) {
+        const mp_tensor *st = mp_variable_peek(state);
+        if (st->dtype != MP_F32 || st->numel != 1)
+            return mp_error_set(MP_ERR_DTYPE, "optimizer: Nadam's u_product must be a float32 scalar variable, got %s "
+                                "with %lld element(s)", mp_dtype_name(st->dtype), (long long)st->numel);
     }
     int nslots = mp_optimizer_slots_per_var(kind, hp);
     /* validate everything before touching anything; the step runs on the variables' device */
@@ -333,6 +352,7 @@ static mp_status optimizer_apply_exec(mp_optim_kind kind, const mp_optim_hparams
     /* The state follows the variables (an explicit copy, once); its pointers are taken
      * once: the updates read them, the step's end writes them, in stream order. */
     int64_t *it = NULL;
+    float *nstate = NULL;
     float *scale = NULL;
     int64_t *good = NULL;
     const float *scale_read = NULL;
@@ -341,6 +361,11 @@ static mp_status optimizer_apply_exec(mp_optim_kind kind, const mp_optim_hparams
         MP_TRY(mp_variable_move_to(iterations, dev));
         MP_TRY(mp_variable_data_for_write(iterations, &p));
         it = p;
+    }
+    if (state && m > 0) {
+        MP_TRY(mp_variable_move_to(state, dev));
+        MP_TRY(mp_variable_data_for_write(state, &p));
+        nstate = p;
     }
     if (ls && ls->dynamic) {
         MP_TRY(ls_state_for_write(ls, dev, &scale, &good));
@@ -376,7 +401,9 @@ static mp_status optimizer_apply_exec(mp_optim_kind kind, const mp_optim_hparams
         o->n = v->value->numel;
         o->cdt = refresh[i] ? v->cast_cache->dtype : MP_F32;
         o->cache = refresh[i] ? mp_tensor_data(v->cast_cache) : NULL;
-        /* slot order per rule: SGD (momentum); RMSprop (ms, momentum?, mg?); Adam (m, v, vhat?) */
+        o->decay = hp->use_weight_decay && !(no_decay && no_decay[i]);
+        /* slot order per rule: SGD (momentum); RMSprop (ms, momentum?, mg?); Adam (m, v, vhat?);
+         * the others their slots in order (optim_rule.h) */
         int k = 0;
         for (int s = 0; s < 3 && st == MP_OK; s++) {
             int used = kind == MP_OPTIM_SGD       ? s == 0 && nslots > 0
@@ -393,7 +420,8 @@ static mp_status optimizer_apply_exec(mp_optim_kind kind, const mp_optim_hparams
                               .grad_scale = grad_scale,
                               .loss_scale = unscale ? scale_read : NULL,
                               .iterations = it,
-                              .found_inf = flag ? mp_tensor_data(flag) : NULL};
+                              .found_inf = flag ? mp_tensor_data(flag) : NULL,
+                              .state = nstate};
         st = MP_BACKEND_CALL(be, optim_update, dev, kind, &step, m, ov);
     }
     if (st == MP_OK) {

@@ -1,9 +1,11 @@
 // optim_update.cu — the fused optimizer update of many variables in one launch (the backend's
 // optim_update slot): per element, the gradient times the step's multiplier, the rule (SGD,
-// RMSprop, Adam as TensorFlow's) on the float32 master weight and its float32 slots, and the
+// RMSprop, Adam, Adagrad, Adadelta, Adamax, Nadam, Ftrl, Lion as tf-keras', weight decay
+// first where asked) on the float32 master weight and its float32 slots, and the
 // low-precision copy refreshed. Everything the step depends on is read on the device: the
 // found-inf flag (skip), the loss scale (unscale) and the iteration count (Adam's bias
-// correction), so the host never waits.
+// correction; Nadam's running product, advanced by one more single-thread launch after the
+// updates), so the host never waits.
 // The rules are csrc/optim_rule.h, the CPU's own definition; with no FMA contraction
 // (CMakeLists.txt) the float32 results are the CPU's bits.
 // Only Adam's lr_t (double pow) may differ in its last bits before its rounding to float.
@@ -14,12 +16,14 @@
 #define CHUNK ((int64_t)1 << 16) // elements per block
 
 struct optim_args {
-    int n, kind, nesterov;
-    double lr, momentum, rho, epsilon, beta_1, beta_2, grad_scale;
+    int n, kind;
+    mp_optim_hparams hp;
+    double grad_scale;
     const float *loss_scale;   // () or NULL
     const int64_t *iterations; // () or NULL
     const uint8_t *found_inf;  // () or NULL
-    int wdt[MAX_VARS], cdt[MAX_VARS], cache_es[MAX_VARS];
+    const float *state;        // () Nadam's u_product, or NULL
+    int wdt[MAX_VARS], cdt[MAX_VARS], cache_es[MAX_VARS], decay[MAX_VARS];
     void *w[MAX_VARS];
     const void *g[MAX_VARS];
     void *s0[MAX_VARS], *s1[MAX_VARS], *s2[MAX_VARS]; // float32; float64 for float64 variables
@@ -45,21 +49,17 @@ __device__ __forceinline__ void store_f(int dt, void *p, int64_t i, float v) {
 
 static __global__ void optim_update_kernel(optim_args a) {
     __shared__ int skip;
-    __shared__ double lr_t, lr_t32, gs;
+    __shared__ double gs;
+    __shared__ mp_optim_rule r32, r64;
     if (threadIdx.x == 0) { // the step's scalars, from device memory, once per block
         skip = a.found_inf && *a.found_inf;
         double g = a.grad_scale;
         if (a.loss_scale)
             g = g / (double)*a.loss_scale;
         gs = g;
-        double lr = a.lr, lr32 = a.lr;
-        if (a.kind == MP_OPTIM_ADAM) {
-            int64_t t = a.iterations ? mp_next_iteration(*a.iterations) : 1;
-            lr = a.lr * sqrt(1.0 - pow(a.beta_2, (double)t)) / (1.0 - pow(a.beta_1, (double)t));
-            lr32 = (double)mp_adam_alpha_f32(a.lr, a.beta_1, a.beta_2, t);
-        }
-        lr_t = lr;
-        lr_t32 = lr32;
+        const int64_t t = a.iterations ? mp_next_iteration(*a.iterations) : 1;
+        mp_optim_rule_make(&r32, a.kind, &a.hp, t, 0, a.state, nullptr);
+        mp_optim_rule_make(&r64, a.kind, &a.hp, t, 1, a.state, nullptr);
     }
     __syncthreads();
     if (skip)
@@ -67,8 +67,8 @@ static __global__ void optim_update_kernel(optim_args a) {
     int k = 0;
     while (k + 1 < a.n && a.first_chunk[k + 1] <= (int64_t)blockIdx.x)
         k++;
-    const mp_optim_rule r = {a.kind, a.nesterov, a.wdt[k] == MP_F64 ? lr_t : lr_t32, a.momentum, a.rho,
-                             a.epsilon, a.beta_1, a.beta_2};
+    mp_optim_rule r = a.wdt[k] == MP_F64 ? r64 : r32;
+    r.decay = a.decay[k];
     const int64_t b = ((int64_t)blockIdx.x - a.first_chunk[k]) * CHUNK;
     const int64_t e = b + CHUNK < a.len[k] ? b + CHUNK : a.len[k];
     const int wdt = a.wdt[k], cdt = a.cdt[k];
@@ -101,6 +101,18 @@ static __global__ void optim_update_kernel(optim_args a) {
     }
 }
 
+// Nadam's u_product advances once per applied step (optim_rule.h's product, as the CPU).
+static __global__ void nadam_state_kernel(mp_optim_hparams hp, const int64_t *iterations, const uint8_t *found_inf,
+                                          float *state) {
+    if (found_inf && *found_inf)
+        return;
+    mp_optim_rule r;
+    float next = 1.0f;
+    const int64_t t = iterations ? mp_next_iteration(*iterations) : 1;
+    mp_optim_rule_make(&r, MP_OPTIM_NADAM, &hp, t, 0, state, &next);
+    *state = next;
+}
+
 extern "C" mp_status mp_cuda_optim_update(mp_device dev, mp_optim_kind kind, const mp_optim_step *step, int n,
                                           const mp_optim_var *vars) {
     mp_cuda_ctx *c;
@@ -117,13 +129,8 @@ extern "C" mp_status mp_cuda_optim_update(mp_device dev, mp_optim_kind kind, con
         optim_args a;
         memset(&a, 0, sizeof a);
         a.kind = kind;
-        a.nesterov = step->hp.nesterov;
-        a.lr = step->hp.lr;
-        a.momentum = step->hp.momentum;
-        a.rho = step->hp.rho;
-        a.epsilon = step->hp.epsilon;
-        a.beta_1 = step->hp.beta_1;
-        a.beta_2 = step->hp.beta_2;
+        a.hp = step->hp;
+        a.state = step->state;
         a.grad_scale = step->grad_scale;
         a.loss_scale = step->loss_scale;
         a.iterations = step->iterations;
@@ -143,6 +150,7 @@ extern "C" mp_status mp_cuda_optim_update(mp_device dev, mp_optim_kind kind, con
             a.s1[k] = v->s[1];
             a.s2[k] = v->s[2];
             a.cache[k] = v->cache;
+            a.decay[k] = v->decay && step->hp.use_weight_decay;
             a.len[k] = v->n;
             a.first_chunk[k] = chunks;
             chunks += (v->n + CHUNK - 1) / CHUNK;
@@ -153,6 +161,10 @@ extern "C" mp_status mp_cuda_optim_update(mp_device dev, mp_optim_kind kind, con
         if (chunks > INT32_MAX)
             return MP_CUDA_FAIL(MP_ERR_VALUE, "optimizer: %lld chunks exceed one launch", (long long)chunks);
         optim_update_kernel<<<(unsigned)chunks, MP_THREADS, 0, c->stream>>>(a);
+        MP_LAUNCH_CHECK();
+    }
+    if (step->state) { // after every update launch read it: stream order
+        nadam_state_kernel<<<1, 1, 0, c->stream>>>(step->hp, step->iterations, step->found_inf, step->state);
         MP_LAUNCH_CHECK();
     }
     return MP_OK;

@@ -26,6 +26,16 @@ cases = {
     "rmsprop_centered": lambda: keras.optimizers.RMSprop(momentum=0.5, centered=True),
     "adam": lambda: keras.optimizers.Adam(),
     "amsgrad": lambda: keras.optimizers.Adam(amsgrad=True),
+    "adagrad": lambda: keras.optimizers.Adagrad(0.1),
+    "adagrad_legacy": lambda: keras.optimizers.legacy.Adagrad(0.1),
+    "adadelta": lambda: keras.optimizers.Adadelta(1.0),
+    "adamax": lambda: keras.optimizers.Adamax(),
+    "nadam": lambda: keras.optimizers.Nadam(),
+    "adamw": lambda: keras.optimizers.AdamW(weight_decay=0.1),
+    "ftrl": lambda: keras.optimizers.Ftrl(0.1, l1_regularization_strength=0.01,
+                                          l2_shrinkage_regularization_strength=0.1),
+    "lion": lambda: keras.optimizers.Lion(weight_decay=0.5),
+    "sgd_decay": lambda: keras.optimizers.SGD(0.01, weight_decay=0.1),
 }
 for name, make in cases.items():
     opt = make()

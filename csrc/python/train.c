@@ -331,9 +331,11 @@ static PyType_Spec ls_spec = {.name = "mixprec._core.LossScale",
 /* ------------------------------------------------------------------ step functions */
 
 static int parse_hparams(PyObject *hpt, mp_optim_hparams *hp) {
-    return PyArg_ParseTuple(hpt, "ddpddpddpp:hparams", &hp->lr, &hp->momentum, &hp->nesterov, &hp->rho,
+    return PyArg_ParseTuple(hpt, "ddpddpddpp|pddddddddp:hparams", &hp->lr, &hp->momentum, &hp->nesterov, &hp->rho,
                             &hp->epsilon, &hp->centered, &hp->beta_1, &hp->beta_2, &hp->amsgrad,
-                            &hp->use_momentum)
+                            &hp->use_momentum, &hp->use_weight_decay, &hp->weight_decay, &hp->lr_power, &hp->l1,
+                            &hp->l2, &hp->l2_shrinkage, &hp->beta, &hp->schedule_decay,
+                            &hp->eps_outside)
                ? 0
                : -1;
 }
@@ -388,18 +390,21 @@ static void optim_refresh_free(void *ctx) {
 }
 
 /* optimizer_apply(kind, hparams, vars, grads, slots, iterations, loss_scale, check_finite, grad_scale,
- *                 unscale=False) -> applied
- * hparams = (lr, momentum, nesterov, rho, epsilon, centered, beta_1, beta_2, amsgrad, use_momentum).
+ *                 unscale=False, refresh=None, state=None, no_decay=None) -> applied
+ * hparams = (lr, momentum, nesterov, rho, epsilon, centered, beta_1, beta_2, amsgrad, use_momentum
+ *            [, use_weight_decay, weight_decay, lr_power, l1, l2, l2_shrinkage, beta, schedule_decay,
+ *             eps_outside]).
+ * state: Nadam's u_product variable; no_decay: per variable, excluded from weight decay.
  * applied: True when no finite check ran; otherwise a bool scalar tensor on the variables'
  * device, computed there (converting it to a Python bool waits for the device). */
 static PyObject *py_optimizer_apply(PyObject *m, PyObject *args) {
     (void)m;
     int kind, check_finite, unscale = 0;
-    PyObject *hpt, *vars, *grads, *slots, *iters, *lso, *refresh = Py_None;
+    PyObject *hpt, *vars, *grads, *slots, *iters, *lso, *refresh = Py_None, *stateo = Py_None, *nod = Py_None;
     double grad_scale;
-    if (!PyArg_ParseTuple(args, "iO!O!O!O!OOpd|pO:optimizer_apply", &kind, &PyTuple_Type, &hpt, &PyList_Type, &vars,
-                          &PyList_Type, &grads, &PyList_Type, &slots, &iters, &lso, &check_finite, &grad_scale,
-                          &unscale, &refresh))
+    if (!PyArg_ParseTuple(args, "iO!O!O!O!OOpd|pOOO:optimizer_apply", &kind, &PyTuple_Type, &hpt, &PyList_Type,
+                          &vars, &PyList_Type, &grads, &PyList_Type, &slots, &iters, &lso, &check_finite, &grad_scale,
+                          &unscale, &refresh, &stateo, &nod))
         return NULL;
     mp_optim_hparams hp = {0};
     if (parse_hparams(hpt, &hp))
@@ -435,14 +440,21 @@ static PyObject *py_optimizer_apply(PyObject *m, PyObject *args) {
         ls_here.good_steps = mp_py_replica_resolve(ls->good_steps);
         ls = &ls_here;
     }
-    mp_variable *it = NULL;
+    mp_variable *it = NULL, *state = NULL;
     if (iters != Py_None && as_variable(iters, &it, "iterations"))
         return NULL;
+    if (stateo != Py_None && as_variable(stateo, &state, "state"))
+        return NULL;
+    if (nod != Py_None && (!PyList_Check(nod) || PyList_GET_SIZE(nod) != n)) {
+        PyErr_Format(PyExc_ValueError, "optimizer_apply: no_decay must be a list of %zd bools", n);
+        return NULL;
+    }
     mp_variable **vs = PyMem_Calloc((size_t)n + 1, sizeof *vs);
     mp_tensor **gs = PyMem_Calloc((size_t)n + 1, sizeof *gs);
     mp_variable **ss = PyMem_Calloc((size_t)(n * k) + 1, sizeof *ss);
+    uint8_t *nd = nod != Py_None ? PyMem_Calloc((size_t)n + 1, 1) : NULL;
     PyObject *result = NULL;
-    if (!vs || !gs || !ss) {
+    if (!vs || !gs || !ss || (nod != Py_None && !nd)) {
         PyErr_NoMemory();
         goto done;
     }
@@ -456,13 +468,19 @@ static PyObject *py_optimizer_apply(PyObject *m, PyObject *args) {
     for (Py_ssize_t i = 0; i < n * k; i++)
         if (as_variable(PyList_GET_ITEM(slots, i), &ss[i], "slots"))
             goto done;
+    for (Py_ssize_t i = 0; nd && i < n; i++) {
+        int b = PyObject_IsTrue(PyList_GET_ITEM(nod, i));
+        if (b < 0)
+            goto done;
+        nd[i] = (uint8_t)b;
+    }
     mp_tensor *found_inf = NULL;
     /* NOTE: the GIL stays held. Variables change (values swapped on copy-on-write, storage
      * written in place) only under the GIL, so another thread's assign or read never meets a
      * half-done step or a freed value (ASan found both when this released the GIL). The
      * update itself still runs on the thread pool; on a GPU it is an asynchronous launch. */
-    mp_status st = mp_optimizer_apply((mp_optim_kind)kind, &hp, (int)n, vs, gs, ss, it, ls, check_finite,
-                                      grad_scale, unscale, &found_inf);
+    mp_status st = mp_optimizer_apply((mp_optim_kind)kind, &hp, (int)n, vs, gs, ss, it, state, nd, ls,
+                                      check_finite, grad_scale, unscale, &found_inf);
     if (st != MP_OK) {
         mp_py_raise(st);
         mp_tensor_decref(found_inf);
@@ -492,6 +510,7 @@ done:
     PyMem_Free(vs);
     PyMem_Free(gs);
     PyMem_Free(ss);
+    PyMem_Free(nd);
     return result;
 }
 
@@ -562,5 +581,11 @@ int mp_py_train_init(PyObject *module) {
     PyModule_AddIntConstant(module, "OPTIM_SGD", MP_OPTIM_SGD);
     PyModule_AddIntConstant(module, "OPTIM_RMSPROP", MP_OPTIM_RMSPROP);
     PyModule_AddIntConstant(module, "OPTIM_ADAM", MP_OPTIM_ADAM);
+    PyModule_AddIntConstant(module, "OPTIM_ADAGRAD", MP_OPTIM_ADAGRAD);
+    PyModule_AddIntConstant(module, "OPTIM_ADADELTA", MP_OPTIM_ADADELTA);
+    PyModule_AddIntConstant(module, "OPTIM_ADAMAX", MP_OPTIM_ADAMAX);
+    PyModule_AddIntConstant(module, "OPTIM_NADAM", MP_OPTIM_NADAM);
+    PyModule_AddIntConstant(module, "OPTIM_FTRL", MP_OPTIM_FTRL);
+    PyModule_AddIntConstant(module, "OPTIM_LION", MP_OPTIM_LION);
     return PyModule_AddFunctions(module, train_methods);
 }

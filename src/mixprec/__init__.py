@@ -47,6 +47,7 @@ from mixprec._slicing import slice, strided_slice  # noqa: F401,A004
 from mixprec._array_extra import *  # noqa: F401,F403,E402
 from mixprec._script_ops import numpy_function, py_function  # noqa: F401
 from mixprec._function import TensorSpec, function  # noqa: F401
+from mixprec._execution import executing_eagerly  # noqa: F401
 from mixprec._module import Module  # noqa: F401
 from mixprec._tensor_array import TensorArray  # noqa: F401
 from mixprec._control import cond, print, while_loop  # noqa: F401,A004

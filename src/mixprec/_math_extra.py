@@ -397,6 +397,13 @@ def in_top_k(targets, predictions, k, name=None):
     target; a row with a non-finite prediction, or a target out of range, is False)."""
     p = _t(predictions)
     if p.dtype != float32:
+        if isinstance(targets, _core.Tensor) and isinstance(predictions, _core.Tensor):
+            # TensorFlow: with every input a tensor the op's kernel lookup fails
+            names = {"float64": "double", "float16": "half", "bfloat16": "bfloat16"}
+            raise _core.InvalidArgumentError(
+                "cannot compute InTopKV2 as input #0(zero-based) was expected to be a float "
+                "tensor but is a %s tensor [Op:InTopKV2]" % names.get(p.dtype.name,
+                                                                     p.dtype.name))
         raise ValueError("Tensor conversion requested dtype float32 for Tensor with dtype %s"
                          % p.dtype.name)
     t = _t(targets)

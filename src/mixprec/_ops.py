@@ -327,6 +327,10 @@ def _parse_device(name):
 def device(device_name):
     """``with mixprec.device('/CPU:0'):`` places new tensors on that device."""
     spec = _parse_device(device_name)
+    if spec is not None and (spec[0] == 0 or _core.device_count(1) == 0):
+        # TensorFlow's soft placement (on by default): every CPU index (logical CPUs share
+        # the host) and, on a machine without GPUs, any GPU request run on CPU:0
+        spec = (0, 0)
     prev = _core.set_device(spec)
     try:
         yield

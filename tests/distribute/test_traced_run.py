@@ -40,6 +40,17 @@ def _cnn(init=None):
     return m
 
 
+OPTS = {"sgd": lambda: keras.optimizers.SGD(0.1), "adam": lambda: keras.optimizers.Adam(),
+        "adagrad": lambda: keras.optimizers.Adagrad(0.05),
+        "adadelta": lambda: keras.optimizers.Adadelta(1.0),
+        "adamax": lambda: keras.optimizers.Adamax(),
+        "nadam": lambda: keras.optimizers.Nadam(),
+        "adamw": lambda: keras.optimizers.AdamW(weight_decay=0.1),
+        "ftrl": lambda: keras.optimizers.Ftrl(0.05),
+        "lion": lambda: keras.optimizers.Lion(),
+        "legacy_nadam": lambda: keras.optimizers.legacy.Nadam()}
+
+
 class _Seed004:
     """Seed 004's objects and steps under a strategy; ``traced``: its steps decorated with
     tf.function (the tutorial), else the same Python run eagerly."""
@@ -49,7 +60,7 @@ class _Seed004:
         self.prints = {"outer": 0, "inner": []}
         with strategy.scope():
             self.model = _cnn(init)
-            opt = keras.optimizers.SGD(0.1) if opt_kind == "sgd" else keras.optimizers.Adam()
+            opt = OPTS[opt_kind]()
             if scaled:
                 opt = keras.mixed_precision.LossScaleOptimizer(opt)
             self.opt = opt
@@ -114,7 +125,7 @@ def policy():
     keras.mixed_precision.set_global_policy("float32")
 
 
-@pytest.mark.parametrize("opt_kind", ["sgd", "adam"])
+@pytest.mark.parametrize("opt_kind", sorted(OPTS))
 @pytest.mark.parametrize("scaled", [False, True])
 def test_traced_seed004_step_equals_eager(two_cpus, rng, policy, opt_kind, scaled):
     policy("mixed_float16" if scaled else "float32")

@@ -18,8 +18,19 @@ def _model(seed_weights=None):
     return model
 
 
+OPTS = {"sgd": lambda: keras.optimizers.SGD(0.1), "adam": lambda: keras.optimizers.Adam(0.01),
+        "adagrad": lambda: keras.optimizers.Adagrad(0.05),
+        "adadelta": lambda: keras.optimizers.Adadelta(1.0),
+        "adamax": lambda: keras.optimizers.Adamax(0.01),
+        "nadam": lambda: keras.optimizers.Nadam(0.01),
+        "adamw": lambda: keras.optimizers.AdamW(0.01, weight_decay=0.1),
+        "ftrl": lambda: keras.optimizers.Ftrl(0.05, l1_regularization_strength=0.01),
+        "legacy_nadam": lambda: keras.optimizers.legacy.Nadam(0.01),
+        "legacy_adagrad": lambda: keras.optimizers.legacy.Adagrad(0.05)}
+
+
 def _make_opt(kind, scaled):
-    opt = keras.optimizers.SGD(0.1) if kind == "sgd" else keras.optimizers.Adam(0.01)
+    opt = OPTS[kind]()
     if scaled:
         opt = keras.mixed_precision.LossScaleOptimizer(opt)
     return opt
@@ -39,7 +50,7 @@ def _step_fn(model, opt, loss_obj, scaled, global_batch):
     return step
 
 
-@pytest.mark.parametrize("kind", ["sgd", "adam"])
+@pytest.mark.parametrize("kind", sorted(OPTS))
 @pytest.mark.parametrize("scaled", [False, True])
 def test_two_replicas_equal_one_replica_on_the_global_batch(two_cpus, rng, kind, scaled):
     x = rng.standard_normal((64, 8)).astype(np.float32)

@@ -33,7 +33,7 @@ def _global_policy_is_mixed():
 
 def _wrap_optimizer(opt, loss_scale):
     from mixprec.keras.mixed_precision import loss_scale_optimizer as lso
-    from mixprec.keras.optimizers import Optimizer
+    from mixprec.keras.optimizers.optimizer import _BaseOptimizer as Optimizer
     from mixprec.mixed_precision.experimental import loss_scale as ls
 
     if isinstance(opt, lso._LossScaleOptimizerBase):

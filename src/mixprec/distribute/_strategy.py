@@ -473,7 +473,40 @@ _ReplicaAborted = _traced.ReplicaAborted
 
 # ----------------------------------------------------------------- the public strategies
 
+_EAGER_RUN_WARNINGS = [0]  # TensorFlow logs it for the first 5 eager calls of the process
+_QUIET = threading.local()  # Keras' own steps (tf-keras runs them in a tf.function)
+
+
+@contextlib.contextmanager
+def quiet_eager_run():
+    """``run`` calls inside do not log the eager-overhead warning (Keras' fit/evaluate/predict
+    steps, which tf-keras runs traced unless ``run_eagerly``)."""
+    prev = getattr(_QUIET, "on", False)
+    _QUIET.on = True
+    try:
+        yield
+    finally:
+        _QUIET.on = prev
+
+
+def _warn_eager_run(strategy, fn):
+    """TensorFlow's warning for ``run`` called outside a ``tf.function`` (mirrored strategies
+    only; a ``tf.function`` as ``fn`` is not warned about)."""
+    from mixprec import _function, _logging
+
+    if _function.tracing() or isinstance(fn, _function.Function) or _EAGER_RUN_WARNINGS[0] >= 5 \
+            or getattr(_QUIET, "on", False):
+        return
+    _EAGER_RUN_WARNINGS[0] += 1
+    _logging.get_logger().warning(
+        "Using %s eagerly has significant overhead currently. We will be working on improving "
+        "this in the future, but for now please wrap `call_for_each_replica` or "
+        "`experimental_run` or `run` inside a tf.function to get the best performance."
+        % type(strategy).__name__)
+
+
 class Strategy:
+    _warns_eager_run = False  # MirroredStrategy and MultiWorkerMirroredStrategy: True
     """Base of the strategies: scope, run, reduce, gather and the distributed inputs."""
 
     def __init__(self, extended):
@@ -509,6 +542,8 @@ class Strategy:
         if args is not None and not isinstance(args, (list, tuple)):
             raise ValueError("positional args must be a list or tuple, got %s" % type(args))
         ext = self._extended
+        if self._warns_eager_run and not ext._run_depth:
+            _warn_eager_run(self, fn)
         if ext._run_depth and ext._num_local > 1 and ext._mirrors is None:
             return _nested_run(ext, fn, tuple(args or ()), dict(kwargs or {}))
         ext._run_depth += 1
@@ -704,6 +739,8 @@ class MirroredStrategy(Strategy):
     default every logical GPU, else every logical CPU), variables created in ``scope()``
     mirrored, gradients summed across replicas before every update. Logical CPUs (set with
     ``tf.config.set_logical_device_configuration``) run as threads of this process."""
+
+    _warns_eager_run = True
 
     def __init__(self, devices=None, cross_device_ops=None):
         from mixprec import config

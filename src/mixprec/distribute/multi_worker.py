@@ -224,6 +224,8 @@ class MultiWorkerMirroredStrategy(Strategy):
     N workers of one replica each; gradients, ``reduce`` and metrics cross processes over
     MPI. Variables created in ``scope()`` start from worker 0's values."""
 
+    _warns_eager_run = True
+
     def __init__(self, cluster_resolver=None, communication_options=None):
         comm = mpi_world()
         size, rank = (_core.comm_info(comm)[1], _core.comm_info(comm)[2]) if comm else (1, 0)

@@ -41,10 +41,12 @@ def _full_name(obj):
 def serialize(root):
     """[(key, value)] of everything reachable from ``root``, the object graph last."""
     objects, _, edges, paths = _trackable.walk(root)
+    slot_refs = _trackable.legacy_slot_variables(objects, paths, edges)
     nodes, items = [], []
     for i, obj in enumerate(objects):
         n = _object_graph.Node()
         n.children = list(edges[i])
+        n.slot_variables = list(slot_refs.get(i, ()))
         if _trackable.is_leaf(obj):
             key = _object_graph.attribute_key(paths[i])
             n.attributes.append((VARIABLE_VALUE, _full_name(obj), key))
@@ -164,7 +166,28 @@ class _Restore:
                     continue
                 matched[cid] = kids[name]
                 queue.append(cid)
+        self._match_slots(matched)
         return matched
+
+    def _match_slots(self, matched):
+        """A legacy optimizer's slot nodes (its node's slot_variables) -> its slots of the
+        matched original variables, where they exist (made later: restored then)."""
+        from mixprec.keras.mixed_precision import loss_scale_optimizer as lso
+
+        for nid, obj in list(matched.items()):
+            refs = getattr(self.graph[nid], "slot_variables", None)
+            if not refs:
+                continue
+            opt = obj._optimizer if isinstance(obj, lso._LossScaleOptimizerBase) else obj
+            if not hasattr(opt, "_slots"):
+                continue
+            names = list(opt._slot_names_used())
+            for orig, slot_name, sid in refs:
+                var = matched.get(orig)
+                if (sid in matched or not isinstance(var, Variable) or var._id not in opt._slots
+                        or slot_name not in names):
+                    continue
+                matched[sid] = opt._slots[var._id][names.index(slot_name)]
 
     def pending_assignments(self, matched):
         """[(variable, value)] for matched leaves not assigned yet; a ValueError naming

@@ -50,7 +50,7 @@ def _is_trackable(obj):
     from mixprec.keras.engine.base_layer import Layer
     from mixprec.keras.metrics import Metric
     from mixprec.keras.mixed_precision import loss_scale_optimizer as lso
-    from mixprec.keras.optimizers.optimizer import Optimizer
+    from mixprec.keras.optimizers.optimizer import _BaseOptimizer as Optimizer
 
     return is_leaf(obj) or isinstance(obj, (Layer, Metric, Optimizer,
                                             lso._LossScaleOptimizerBase)) \
@@ -128,23 +128,28 @@ def _is_layer(obj):
 # tf-keras 2.21 optimizers' slot lists: (tf-keras attribute, mixprec slot name)
 _TF_SLOT_LISTS = {
     "Adam": (("_momentums", "m"), ("_velocities", "v"), ("_velocity_hats", "vhat")),
+    "AdamW": (("_momentums", "m"), ("_velocities", "v"), ("_velocity_hats", "vhat")),
     "SGD": (("momentums", "momentum"),),
     "RMSprop": (("_velocities", "rms"), ("_momentums", "momentum"),
                 ("_average_gradients", "mg")),
+    "Adagrad": (("_accumulators", "accumulator"),),
+    "Adadelta": (("_accumulated_grads", "accumulated_grad"),
+                 ("_accumulated_delta_vars", "accumulated_delta_var")),
+    "Adamax": (("_m", "m"), ("_u", "u")),
+    "Nadam": (("_momentums", "m"), ("_velocities", "v")),
+    "Ftrl": (("_accumulators", "accumulator"), ("_linears", "linear")),
+    "Lion": (("momentums", "m"),),
 }
 
 
 def tf_slot_order(opt):
     """[(variable, slot name, slot variable)] in the order tf-keras' ``_variables`` lists
-    them after ``iterations``: Adam builds m and v per variable in one loop (vhat after
-    all of them), RMSprop and SGD one slot kind after the other."""
+    them after ``iterations``: the optimizer's ``variables`` order (its build loops: Adam
+    builds m and v per variable in one loop and vhat after all of them, RMSprop one slot
+    kind after the other, Nadam, Adamax, Adadelta and Ftrl their slots per variable)."""
     names = list(opt._slot_names_used())
-    pairs = [(v, n, s) for v in opt._vars for n, s in zip(names, opt._slots[v._id])]
-    kind = type(opt).__name__
-    if kind == "Adam":
-        head = [p for p in pairs if p[1] in ("m", "v")]
-        return head + [p for p in pairs if p[1] == "vhat"]
-    return [p for n in names for p in pairs if p[1] == n]
+    owner = {id(s): (v, n) for v in opt._vars for n, s in zip(names, opt._slots[v._id])}
+    return [owner[id(s)] + (s,) for s in opt.variables if id(s) in owner]
 
 
 class _ZeroSlot:
@@ -178,8 +183,90 @@ def _zero_slots(opt):
     return out
 
 
+class _HyperLeaf:
+    """An OptimizerV2 hyperparameter variable (a float32 scalar, e.g. 'decay', 'beta_1') for
+    a value mixprec keeps as a number: saves it, and sets it back when restored."""
+
+    def __init__(self, opt, key):
+        self.opt, self.key = opt, key
+        self.name = "%s/%s" % (opt._name, key)
+
+    def _checkpoint_value(self):
+        import numpy as np
+
+        if self.key == "decay":
+            return np.float32(self.opt._initial_decay)
+        return np.float32(getattr(self.opt, self.key))
+
+    def _restore_value(self, value):
+        import numpy as np
+
+        if np.float32(value) == self._checkpoint_value():
+            return  # the same float32: keep the number given (the config shows it)
+        if self.key == "decay":
+            self.opt._initial_decay = float(value)
+        else:
+            setattr(self.opt, self.key, float(value))
+
+
+def _legacy_children(opt, extra=()):
+    """OptimizerV2's checkpoint children: 'iter', its hyperparameter variables in sorted
+    order (a schedule has none), the legacy Nadam's 'momentum_cache'; the slots are not
+    children but the optimizer node's slot_variables (legacy_slot_variables)."""
+    from mixprec.keras.optimizers import schedules
+
+    cache = opt.__dict__.setdefault("_checkpoint_hyper_leaves", {})
+    out = [("iter", opt._iterations)]
+    for key in sorted(opt._CKPT_HYPERS):
+        value = opt.__dict__.get("_hyper", {}).get(key)
+        if isinstance(value, schedules.LearningRateSchedule):
+            continue
+        if isinstance(value, Variable):
+            out.append((key, value))
+            continue
+        if key not in cache:
+            cache[key] = _HyperLeaf(opt, key)
+        out.append((key, cache[key]))
+    out.extend(("momentum_cache", v) for v in opt._extra_variables())
+    out.extend(extra)
+    return out
+
+
+def legacy_slot_variables(objects, paths, edges):
+    """Adds the slot variables of every legacy optimizer in ``objects`` (as TensorFlow:
+    by slot name, then by the original variable's node order) as extra nodes after the
+    others, keyed '<variable path>/.OPTIMIZER_SLOT/<optimizer path>/<slot>'; returns
+    {optimizer node: [(original node, slot name, slot node)]}."""
+    from mixprec.keras.mixed_precision import loss_scale_optimizer as lso
+
+    refs = {}
+    n = len(objects)
+    for i in range(n):
+        opt = objects[i]
+        if isinstance(opt, lso._LossScaleOptimizerBase):
+            opt = opt._optimizer
+        if not getattr(opt, "_IS_LEGACY", False) or not hasattr(opt, "_slots"):
+            continue
+        names = list(opt._slot_names_used())
+        for slot_name in names:
+            for j in range(n):
+                var = objects[j]
+                if not isinstance(var, Variable) or var._id not in opt._slots:
+                    continue
+                slot = opt._slots[var._id][names.index(slot_name)]
+                sid = len(objects)
+                objects.append(slot)
+                paths[sid] = "%s/.OPTIMIZER_SLOT/%s/%s" % (paths[j], paths[i], _esc(slot_name))
+                edges.append([])
+                refs.setdefault(i, []).append((j, slot_name, sid))
+    return refs
+
+
 def _optimizer_children(opt, extra=()):
     from mixprec.keras.optimizers import schedules
+
+    if opt._IS_LEGACY:
+        return _legacy_children(opt, extra)
 
     slots = tf_slot_order(opt)
     if type(opt).__name__ == "SGD" and not opt._slot_names_used():
@@ -193,6 +280,9 @@ def _optimizer_children(opt, extra=()):
         out.append(("_learning_rate", lr))
     out.extend(extra)  # a LossScaleOptimizer's loss_scale comes here, as in tf-keras
     out.append(("_index_dict", _Empty()))
+    u_product = opt.__dict__.get("_u_product")
+    if u_product is not None and not opt._IS_LEGACY:
+        out.append(("_u_product", u_product))  # Nadam's attribute variable
     lists = _TF_SLOT_LISTS.get(type(opt).__name__)
     names = list(dict.fromkeys(n for _, n, _ in slots))
     if lists is None:
@@ -208,7 +298,7 @@ def children(obj):
     from mixprec.keras.engine.training import Model
     from mixprec.keras.metrics import Metric
     from mixprec.keras.mixed_precision import loss_scale_optimizer as lso
-    from mixprec.keras.optimizers.optimizer import Optimizer
+    from mixprec.keras.optimizers.optimizer import _BaseOptimizer as Optimizer
 
     if _has_own_children(obj):
         return list(obj._trackable_children())

@@ -286,8 +286,12 @@ def test_get_by_name(name, cls):
 def test_get_passes_instances_and_configs():
     opt = keras.optimizers.Adam(0.5)
     assert keras.optimizers.get(opt) is opt
+    # tf-keras 2.21: a config without is_legacy_optimizer makes the legacy class
     o2 = keras.optimizers.get({"class_name": "SGD", "config": {"learning_rate": 0.2}})
-    assert type(o2) is keras.optimizers.SGD
+    assert type(o2) is keras.optimizers.legacy.SGD
+    o3 = keras.optimizers.get({"class_name": "SGD", "config": {"learning_rate": 0.2,
+                                                               "is_legacy_optimizer": False}})
+    assert type(o3) is keras.optimizers.SGD
     np.testing.assert_allclose(float(o2.learning_rate), 0.2, rtol=1e-6)
     with pytest.raises(ValueError, match="Unknown optimizer"):
         keras.optimizers.get("adamw2")

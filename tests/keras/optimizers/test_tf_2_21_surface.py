@@ -91,7 +91,9 @@ def test_serialize_dicts():
         "module": "keras.optimizers", "class_name": "SGD",
         "config": {"name": "SGD", "weight_decay": None, "clipnorm": None,
                    "global_clipnorm": None, "clipvalue": None, "use_ema": False,
-                   "ema_momentum": 0.99, "ema_overwrite_frequency": None, "jit_compile": False,
+                   "ema_momentum": 0.99, "ema_overwrite_frequency": None,
+                   # tf-keras keeps jit_compile=True only where a GPU is visible
+                   "jit_compile": bool(tf.config.list_physical_devices("GPU")),
                    "is_legacy_optimizer": False, "learning_rate": 0.009999999776482582,
                    "momentum": 0.0, "nesterov": False},
         "registered_name": None}

@@ -23,7 +23,9 @@ def record_strategy(model):
 
     s = _context._variable_strategy()
     if s is None:
-        for w in getattr(model, "weights", []):
+        from mixprec.keras.engine.base_layer import Layer
+
+        for w in Layer.weights.fget(model):  # an unbuilt Sequential: none (no ValueError)
             s = w.__dict__.get("_distribute_strategy")
             if s is not None:
                 break
@@ -69,6 +71,17 @@ def _split_batch(strategy, batch):
     return _nest.map_structure(cut, batch), [sizes[i] for i in mine]
 
 
+def _quiet(model):
+    """tf-keras runs its steps in a tf.function, so no eager-``run`` warning, unless
+    ``run_eagerly``."""
+    import contextlib
+
+    from mixprec.distribute import _strategy
+    if getattr(model, "run_eagerly", False):
+        return contextlib.nullcontext()
+    return _strategy.quiet_eager_run()
+
+
 def _logs(model):
     return {m.name: m.result() for m in model.metrics}
 
@@ -84,7 +97,8 @@ def train_step(model, batch):
             return _empty_train_step(model, data)
         return model.train_step(data)
 
-    strategy.run(step, args=(per_replica,))
+    with _quiet(model):
+        strategy.run(step, args=(per_replica,))
     return _logs(model)
 
 
@@ -116,8 +130,9 @@ def test_step(model, batch):
     if strategy is None:
         return model.test_step(batch)
     per_replica, _ = _split_batch(strategy, batch)
-    strategy.run(lambda data: model.test_step(data) if _rows(data) else None,
-                 args=(per_replica,))
+    with _quiet(model):
+        strategy.run(lambda data: model.test_step(data) if _rows(data) else None,
+                     args=(per_replica,))
     return _logs(model)
 
 
@@ -126,8 +141,9 @@ def predict_step(model, batch):
     if strategy is None:
         return model.predict_step(batch)
     per_replica, sizes = _split_batch(strategy, batch)
-    out = strategy.run(lambda data: model.predict_step(data) if _rows(data) else _EMPTY,
-                       args=(per_replica,))
+    with _quiet(model):
+        out = strategy.run(lambda data: model.predict_step(data) if _rows(data) else _EMPTY,
+                           args=(per_replica,))
     parts = [p for p in strategy.experimental_local_results(out) if p is not _EMPTY]
     if strategy.extended._num_workers > 1:
         # every worker returns the whole batch's predictions (tf-keras' multi-worker concat):

@@ -51,7 +51,26 @@ class KerasTensor:
             origin = " (created by layer '%s')" % self._keras_history[0].name
         return "<KerasTensor: shape=%s dtype=%s%s>" % (self._shape, self._dtype.name, origin)
 
-    __str__ = __repr__
+    def _from_input_layer(self):
+        from mixprec.keras.engine.input_layer import InputLayer
+
+        return self._keras_history is not None and isinstance(self._keras_history[0], InputLayer)
+
+    @property
+    def type_spec(self):
+        """tf-keras: a TensorSpec of the shape and dtype, named for an Input's tensor."""
+        from mixprec._function import TensorSpec
+
+        return TensorSpec(self._shape, self._dtype,
+                          name=self._name if self._from_input_layer() else None)
+
+    def __str__(self):
+        # tf-keras 2.21's str(); its layer outputs are named after graph ops ('dense/Relu:0'),
+        # which mixprec does not have: they show the layer's name
+        desc = ""
+        if self._keras_history is not None:
+            desc = ", description=\"created by layer '%s'\"" % self._keras_history[0].name
+        return "KerasTensor(type_spec=%r, name=%r%s)" % (self.type_spec, self._name, desc)
 
     def __hash__(self):
         return id(self)

@@ -244,6 +244,36 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
 
     build._is_default = True  # a first call builds the layers itself (tf-keras' @default)
 
+    def _assert_weights_created(self):
+        """tf-keras: a Sequential or a subclass with its own ``build`` that has not been built
+        yet has no weights to list: ValueError rather than a misleading empty list."""
+        if getattr(self, "dynamic", False) or self._is_graph_network:
+            return
+        if "build" in type(self).__dict__ and type(self) is not Model and not self.built:
+            raise ValueError(
+                "Weights for model '%s' have not yet been created. Weights are created when "
+                "the model is first called on inputs or `build()` is called with an "
+                "`input_shape`." % self.name)
+
+    @property
+    def trainable_weights(self):
+        self._assert_weights_created()
+        return Layer.trainable_weights.fget(self)
+
+    @property
+    def non_trainable_weights(self):
+        self._assert_weights_created()
+        return Layer.non_trainable_weights.fget(self)
+
+    @property
+    def weights(self):
+        self._assert_weights_created()
+        return Layer.weights.fget(self)
+
+    trainable_variables = trainable_weights
+    non_trainable_variables = non_trainable_weights
+    variables = weights
+
     def call(self, inputs, training=None, mask=None):
         if self._is_graph_network:
             if mask is not None:

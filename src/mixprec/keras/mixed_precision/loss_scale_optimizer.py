@@ -16,7 +16,8 @@ to a Python number (``float(opt.loss_scale)``, ``repr``) waits for the GPU.
 
 from mixprec import _core, _logging, _nest, _ops
 from mixprec._dtypes import float32, float64
-from mixprec.keras.optimizers.optimizer import Optimizer
+from mixprec.keras.optimizers import legacy as _legacy
+from mixprec.keras.optimizers.optimizer import Optimizer, _BaseOptimizer
 from mixprec.mixed_precision.experimental import loss_scale as _ls
 
 _SCALING_EXAMPLE = """
@@ -144,7 +145,7 @@ class _LossScaleOptimizerBase:
 
     def _mirrored_state(self):
         """The step's state variables (a strategy over GPUs keeps a copy of each per GPU)."""
-        out = [self._optimizer._iterations]
+        out = self._optimizer._mirrored_state()
         state = getattr(self._loss_scale_obj, "_state", None)
         if state is not None and hasattr(state, "variables"):
             out.extend(state.variables())
@@ -292,6 +293,11 @@ class _LossScaleOptimizerBase:
     def add_slot(self, var, slot_name, initializer="zeros"):
         return self._optimizer.add_slot(var, slot_name, initializer)
 
+    @property
+    def _IS_LEGACY(self):  # noqa: N802 - the optimizer family is the inner optimizer's
+        inner = self.__dict__.get("_optimizer")
+        return bool(getattr(inner, "_IS_LEGACY", False))
+
     def __getattr__(self, name):
         # only hyperparameters of the inner optimizer are delegated (tf-keras' rule)
         inner = self.__dict__.get("_optimizer")
@@ -311,7 +317,7 @@ class _LossScaleOptimizerBase:
 
 
 def _check_inner(inner, message):
-    if not isinstance(inner, Optimizer):
+    if not isinstance(inner, _BaseOptimizer):
         raise TypeError(message % (inner,))
 
 
@@ -320,7 +326,9 @@ class LossScaleOptimizer(_LossScaleOptimizerBase):
 
     As tf-keras 2.21 with its (new-style) optimizers, ``LossScaleOptimizer(opt)`` is an
     instance of the subclass ``LossScaleOptimizerV3`` (``type(opt).__name__``), and of
-    ``tf.keras.optimizers.Optimizer``.
+    ``tf.keras.optimizers.Optimizer``; wrapping a ``keras.optimizers.legacy`` optimizer it
+    is this class itself, an instance of ``legacy.Optimizer`` and not of
+    ``keras.optimizers.Optimizer`` (tf-keras' legacy LossScaleOptimizer).
 
     Args:
       inner_optimizer: the optimizer to wrap.
@@ -332,7 +340,8 @@ class LossScaleOptimizer(_LossScaleOptimizerBase):
     """
 
     def __new__(cls, *args, **kwargs):
-        if cls is LossScaleOptimizer:
+        inner = args[0] if args else kwargs.get("inner_optimizer")
+        if cls is LossScaleOptimizer and not getattr(inner, "_IS_LEGACY", False):
             cls = LossScaleOptimizerV3
         return object.__new__(cls)
 
@@ -362,8 +371,9 @@ class LossScaleOptimizer(_LossScaleOptimizerBase):
             ls = _FixedScale(float(initial_scale))
         self._wrap(inner_optimizer, ls)
         # tf-keras 2.21 creates the inner optimizer's slots outside its name scope
-        # ('m/dense/kernel:0', not 'Adam/m/dense/kernel:0')
-        inner_optimizer._unscoped_slots = True
+        # ('m/dense/kernel:0', not 'Adam/m/dense/kernel:0'); legacy ones keep their names
+        if not inner_optimizer._IS_LEGACY:
+            inner_optimizer._unscoped_slots = True
 
     def apply_gradients(self, grads_and_vars, name=None, experimental_aggregate_gradients=True):
         """Applies unscaled gradients if they are all finite, otherwise skips the step; in
@@ -448,7 +458,10 @@ class LossScaleOptimizerV3(LossScaleOptimizer):
 
 
 # tf-keras' loss-scale optimizers are optimizers: isinstance(lso, keras.optimizers.Optimizer)
+# (or legacy.Optimizer when the inner one is legacy: the family check is _APIMeta's)
 Optimizer.register(_LossScaleOptimizerBase)
+_BaseOptimizer.register(_LossScaleOptimizerBase)
+_legacy.Optimizer.register(_LossScaleOptimizerBase)
 
 
 class _FixedScale(_ls.FixedLossScale):
@@ -471,7 +484,7 @@ class LossScaleOptimizerV1(_LossScaleOptimizerBase):
         if isinstance(optimizer, _LossScaleOptimizerBase):
             raise TypeError("LossScaleOptimizer cannot wrap another LossScaleOptimizer, but got: "
                             "%s" % (optimizer,))
-        if not isinstance(optimizer, Optimizer):
+        if not isinstance(optimizer, _BaseOptimizer):
             raise ValueError('"optimizer" must be an instance of OptimizerV2, but got: %s'
                              % (optimizer,))
         if optimizer.clipnorm is not None:

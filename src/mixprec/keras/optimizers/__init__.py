@@ -1,12 +1,21 @@
-"""``tf.keras.optimizers``: SGD, RMSprop, Adam and the string/config lookups."""
+"""``tf.keras.optimizers``: SGD, RMSprop, Adam, Adagrad, Adadelta, Adamax, Nadam, AdamW,
+Ftrl, Lion, the ``legacy`` family and the string/config lookups."""
 
 from mixprec.keras.optimizers import experimental, schedules  # noqa: F401
+from mixprec.keras.optimizers.adaptive import (  # noqa: F401
+    Adadelta, Adagrad, Adamax, AdamW, Ftrl, Lion, Nadam)
 from mixprec.keras.optimizers.optimizer import SGD, Adam, Optimizer, RMSprop  # noqa: F401
+from mixprec.keras.optimizers import legacy  # noqa: F401,E402
 
-__all__ = ["Optimizer", "SGD", "RMSprop", "Adam", "get", "serialize", "deserialize", "schedules",
-           "experimental"]
+__all__ = ["Optimizer", "SGD", "RMSprop", "Adam", "Adagrad", "Adadelta", "Adamax", "Nadam",
+           "AdamW", "Ftrl", "Lion", "get", "serialize", "deserialize", "schedules",
+           "experimental", "legacy"]
 
-_BY_NAME = {"sgd": SGD, "rmsprop": RMSprop, "adam": Adam}
+# tf-keras 2.21's names for get('...'): Lion has none (get('lion') raises)
+_BY_NAME = {"sgd": SGD, "rmsprop": RMSprop, "adam": Adam, "adagrad": Adagrad,
+            "adadelta": Adadelta, "adamax": Adamax, "nadam": Nadam, "adamw": AdamW,
+            "ftrl": Ftrl}
+_CLASSES = (SGD, RMSprop, Adam, Adagrad, Adadelta, Adamax, Nadam, AdamW, Ftrl, Lion)
 
 
 def serialize(optimizer, use_legacy_format=False):
@@ -26,21 +35,33 @@ def deserialize(config, custom_objects=None):
     if found is not _reg._MISSING:
         return found
     name = config.get("class_name", "")
-    classes = {c.__name__: c for c in (SGD, RMSprop, Adam)}
+    inner = config.get("config") or {}
+    # tf-keras 2.21's rule: a non-empty config without is_legacy_optimizer (or with it
+    # true) makes the legacy class where there is one ('adam' with {} is the new Adam)
+    is_legacy = bool(inner) and inner.get("is_legacy_optimizer", True) is not False
+    classes = {}
+    for c in _CLASSES + (legacy._CLASSES if is_legacy else ()):
+        classes[c.__name__] = c
+        classes[c.__name__.lower()] = c
     classes.update(custom_objects or {})
-    cls = classes.get(name) or _BY_NAME.get(str(name).lower())
+    cls = classes.get(name) or classes.get(str(name).lower())
     if cls is None:
         from mixprec.keras.mixed_precision import loss_scale_optimizer as lso
 
         if name in ("LossScaleOptimizer", "LossScaleOptimizerV3", "LossScaleOptimizerV1"):
             return lso.LossScaleOptimizer.from_config(config.get("config", {}), custom_objects)
         raise ValueError("Unknown optimizer: %r" % (name,))
-    return cls.from_config(config.get("config", {}))
+    inner = dict(inner)
+    if getattr(cls, "_IS_LEGACY", False):
+        inner.pop("is_legacy_optimizer", None)
+    return cls.from_config(inner)
 
 
 def get(identifier):
     """An optimizer from an instance, a name ('adam', 'rmsprop', 'sgd') or a config dict."""
-    if isinstance(identifier, Optimizer) or hasattr(identifier, "apply_gradients"):
+    from mixprec.keras.optimizers.optimizer import _BaseOptimizer
+
+    if isinstance(identifier, _BaseOptimizer) or hasattr(identifier, "apply_gradients"):
         return identifier
     if isinstance(identifier, str):
         cls = _BY_NAME.get(identifier.lower())

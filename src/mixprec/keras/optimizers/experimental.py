@@ -1,9 +1,13 @@
 """``tf.keras.optimizers.experimental``: in tf-keras 2.21 the same classes as
 ``tf.keras.optimizers`` (the new-style optimizers); names only, no behaviour of its own."""
 
+from mixprec.keras.optimizers.adaptive import (  # noqa: F401
+    Adadelta, Adagrad, Adamax, AdamW, Ftrl, Nadam)
 from mixprec.keras.optimizers.optimizer import SGD, Adam, Optimizer, RMSprop  # noqa: F401
 
-__all__ = ["Optimizer", "SGD", "RMSprop", "Adam"]
+# tf-keras 2.21's experimental module: no Lion (and Adafactor, which mixprec lacks)
+__all__ = ["Optimizer", "SGD", "RMSprop", "Adam", "Adagrad", "Adadelta", "Adamax", "Nadam",
+           "AdamW", "Ftrl"]
 
 from mixprec import _unsupported  # noqa: E402
 

@@ -38,6 +38,15 @@ def _is_number(x):
     return isinstance(x, numbers.Real) and not isinstance(x, bool)
 
 
+def _gpu_visible():
+    try:
+        from mixprec import config as _config
+
+        return bool(_config.list_physical_devices("GPU"))
+    except Exception:  # noqa: BLE001 - no device query: no GPU
+        return False
+
+
 def _check_momentum(momentum):
     """TensorFlow's rule: numbers must lie in [0, 1]; a variable, tensor or callable is
     taken as is (and means the momentum slot is used)."""
@@ -51,15 +60,50 @@ def _check_momentum(momentum):
     raise ValueError("`momentum` must be between [0, 1]. Received: momentum=%s" % (momentum,))
 
 
-class Optimizer(metaclass=abc.ABCMeta):
+class _APIMeta(abc.ABCMeta):
+    """tf-keras 2.21 keeps two optimizer families apart: ``keras.optimizers.legacy.X()`` is
+    no ``keras.optimizers.Optimizer`` (nor ``keras.optimizers.X``) and a new one is no
+    ``legacy.Optimizer``. mixprec's legacy classes reuse the new ones' code (subclasses),
+    so instance checks compare the family (``_IS_LEGACY``, which a LossScaleOptimizer
+    takes from its inner optimizer) before the class."""
+
+    def __instancecheck__(cls, inst):
+        if bool(getattr(cls, "_IS_LEGACY", False)) != bool(getattr(inst, "_IS_LEGACY", False)):
+            return False
+        return super().__instancecheck__(inst)
+
+    def __subclasscheck__(cls, sub):
+        # a class whose family is per instance (a LossScaleOptimizer's property) is left
+        # to the instance check
+        flag = getattr(sub, "_IS_LEGACY", False) if isinstance(sub, type) else False
+        if isinstance(flag, bool) and bool(getattr(cls, "_IS_LEGACY", False)) != flag:
+            return False
+        return super().__subclasscheck__(sub)
+
+
+class _BaseOptimizer(metaclass=abc.ABCMeta):
+    """What every mixprec optimizer is (new-style and legacy): internal checks use this;
+    ``Optimizer`` below is the public, family-aware class."""
+
+
+class Optimizer(_BaseOptimizer, metaclass=_APIMeta):
     """Base class of mixprec's Keras optimizers (the OptimizerV2 API the guide uses)."""
 
     _KIND = None
     _SLOT_NAMES = ()
     _TF_SLOT_NAMES = {}  # slot kind -> tf-keras' name in the slot variables' names
+    _SLOT_INIT = {}  # slot kind -> the attribute holding its initial value (default 0)
+    _IS_LEGACY = False
 
     def __init__(self, name, learning_rate=0.001, clipnorm=None, clipvalue=None,
-                 global_clipnorm=None, decay=0.0, **kwargs):
+                 global_clipnorm=None, decay=0.0, weight_decay=None, use_ema=False,
+                 ema_momentum=0.99, ema_overwrite_frequency=None, jit_compile=True, **kwargs):
+        if use_ema:
+            raise NotImplementedError(
+                "use_ema=True (an exponential moving average of the weights) is not "
+                "implemented by mixprec's optimizers")
+        if weight_decay is not None and not _is_number(weight_decay):
+            raise ValueError("`weight_decay` must be a number, got %r" % (weight_decay,))
         allowed = {"lr", "epsilon"}
         unknown = set(kwargs) - allowed
         if unknown:
@@ -77,17 +121,35 @@ class Optimizer(metaclass=abc.ABCMeta):
         if not _is_number(decay) or decay < 0:
             raise ValueError("decay cannot be less than 0. Received: decay=%s." % (decay,))
         self._name = name
+        self.weight_decay = weight_decay
+        self.use_ema = False
+        self.ema_momentum = ema_momentum
+        self.ema_overwrite_frequency = ema_overwrite_frequency
+        # tf-keras 2.21 keeps jit_compile only where a GPU is visible (its XLA update step)
+        self.jit_compile = bool(jit_compile) and _gpu_visible()
         self.clipnorm = clipnorm
         self.clipvalue = clipvalue
         self.global_clipnorm = global_clipnorm
         self._initial_decay = float(decay)
-        self._iterations = Variable(0, dtype=int64, trainable=False, name="iteration")
+        self._iterations = Variable(0, dtype=int64, trainable=False, name=self._iter_name(name))
         self._hyper = {}
         self._set_hyper("learning_rate", learning_rate)
         self._slots = {}   # variable id -> list of slot Variables, in C order
         self._pending_slots = {}  # (variable id, slot name) -> saved value (load_weights)
         self._vars = []    # variables seen, in order
         self._is_wrapped = False
+
+    @staticmethod
+    def _iter_name(name):
+        return "iteration"
+
+    def _slot_var_name(self, slot, var_name):
+        """tf-keras' names: '<optimizer>/<slot>/<variable>', e.g. 'Adam/m/dense/kernel';
+        inside a LossScaleOptimizer(V3) without the optimizer's scope: 'm/dense/kernel'."""
+        name = "%s/%s" % (self._TF_SLOT_NAMES.get(slot, slot), var_name)
+        if not self.__dict__.get("_unscoped_slots", False):
+            name = "%s/%s" % (self._name, name)
+        return name
 
     # ---------------------------------------------------------------- hyperparameters
 
@@ -230,6 +292,39 @@ class Optimizer(metaclass=abc.ABCMeta):
         use_momentum)"""
         raise NotImplementedError
 
+    def _extra_hparams(self):
+        """The rule's (lr_power, l1, l2, l2_shrinkage, beta, schedule_decay, eps_outside)."""
+        return (0.0, 0.0, 0.0, 0.0, 0.0, 1.0, False)
+
+    def _all_hparams(self):
+        """The C core's hyperparameter tuple: the rule's, then the weight decay's."""
+        wd = self.weight_decay
+        return tuple(self._hparams()) + (wd is not None, float(wd or 0.0)) + \
+            tuple(self._extra_hparams())
+
+    def _state_variable(self):
+        """The rule's per-optimizer scalar state variable (Nadam's u_product), or None."""
+        return None
+
+    # ---------------------------------------------------------------- weight decay
+
+    def exclude_from_weight_decay(self, var_list=None, var_names=None):
+        """Excludes variables (or variables whose name matches one of the regular
+        expressions ``var_names``) from weight decay; only before the first step."""
+        if self._vars:
+            raise ValueError("`exclude_from_weight_decay()` can only be configued before the "
+                             "optimizer is built.")
+        object.__setattr__(self, "_exclude_ids", {v._id for v in (var_list or [])})
+        object.__setattr__(self, "_exclude_names", list(var_names or []))
+
+    def _use_weight_decay(self, variable):
+        import re
+
+        if variable._id in self.__dict__.get("_exclude_ids", ()):
+            return False
+        return not any(re.search(n, variable.name) is not None
+                       for n in self.__dict__.get("_exclude_names", ()))
+
     # ---------------------------------------------------------------- slots
 
     def _slots_for(self, var):
@@ -243,13 +338,10 @@ class Optimizer(metaclass=abc.ABCMeta):
             slots = []
             for n in names:
                 saved = self._pending_slots.pop((var._id, n), None)
-                init = _core.fill(shape, 0, dtype) if saved is None else \
+                fill = float(getattr(self, self._SLOT_INIT[n])) if n in self._SLOT_INIT else 0
+                init = _core.fill(shape, fill, dtype) if saved is None else \
                     _core.convert_to_tensor(saved, dtype)
-                # tf-keras' names: '<optimizer>/<slot>/<variable>', e.g. 'Adam/m/dense/kernel';
-                # inside a LossScaleOptimizer(V3) without the optimizer's scope: 'm/dense/kernel'
-                name = "%s/%s" % (self._TF_SLOT_NAMES.get(n, n), var.name.split(":")[0])
-                if not self.__dict__.get("_unscoped_slots", False):
-                    name = "%s/%s" % (self._name, name)
+                name = self._slot_var_name(n, var.name.split(":")[0])
                 slots.append(Variable(init, trainable=False, name=name))
             self._slots[var._id] = slots
             self._vars.append(var)
@@ -265,6 +357,7 @@ class Optimizer(metaclass=abc.ABCMeta):
             if v.trainable:
                 self._slots_for(v)
         if len(self._vars) != created:
+            self._state_variable()  # the rule's own state (Nadam) with the slots, as tf-keras
             _checkpoint.notify_created()
 
     def get_slot_names(self):
@@ -369,16 +462,20 @@ class Optimizer(metaclass=abc.ABCMeta):
         if len(self._vars) != created:
             _checkpoint.notify_created()  # a checkpoint restored earlier may hold them
         with _untraced():
-            hp = self._hparams()
+            hp = self._all_hparams()
         refresh = None
         if _core.graph_recording() is not None:
             # a traced step re-reads its hyperparameters (schedules, assigned rates) at
             # every replay, from the host, as this eager call just did
             def refresh(gs=float(grad_scale)):
-                return self._hparams(), gs
+                return self._all_hparams(), gs
+        no_decay = None
+        if self.weight_decay is not None:
+            no_decay = [not self._use_weight_decay(v) for v in variables]
         applied = _core.optimizer_apply(self._KIND, hp, list(variables), list(grads), slots,
                                         self._iterations, loss_scale, bool(check_finite),
-                                        float(grad_scale), bool(unscale), refresh)
+                                        float(grad_scale), bool(unscale), refresh,
+                                        self._state_variable(), no_decay)
         for v in variables:  # as tf-keras: a variable's constraint projects it after its update
             constraint = v.constraint
             if constraint is not None:
@@ -392,7 +489,13 @@ class Optimizer(metaclass=abc.ABCMeta):
 
         return _sync.apply_in_replica(grads_and_vars, self._apply_gradients_local,
                                       experimental_aggregate_gradients,
-                                      state=lambda: [self._iterations])
+                                      state=self._mirrored_state)
+
+    def _mirrored_state(self):
+        """The step's state variables (a strategy over GPUs keeps a copy of each per GPU):
+        iterations and the rule's own state (Nadam's u_product)."""
+        state = self._state_variable()
+        return [self._iterations] + ([state] if state is not None else [])
 
     def _apply_gradients_local(self, grads_and_vars):
         grads, variables = self._prepare(grads_and_vars)
@@ -425,13 +528,26 @@ class Optimizer(metaclass=abc.ABCMeta):
 
     # ---------------------------------------------------------------- state
 
+    # slots created in one build loop over the variables, loop after loop (tf-keras' build
+    # order: Adam's vhat come after every m and v); None: one loop, all of a variable's slots
+    _SLOT_GROUPS = None
+
     @property
     def variables(self):
         """iterations, then every slot variable (TensorFlow's order); a list."""
         out = _VariableList([self._iterations])
-        for v in self._vars:
-            out.extend(self._slots[v._id])
+        out.extend(self._extra_variables())
+        names = list(self._slot_names_used())
+        groups = self._SLOT_GROUPS or (tuple(names),)
+        for group in groups:
+            for v in self._vars:
+                slots = self._slots[v._id]
+                out.extend(slots[names.index(n)] for n in group if n in names)
         return out
+
+    def _extra_variables(self):
+        """Non-slot variables listed after iterations (the legacy Nadam's momentum_cache)."""
+        return []
 
     @property
     def weights(self):
@@ -472,11 +588,14 @@ class Optimizer(metaclass=abc.ABCMeta):
     def get_config(self):
         # tf-keras 2.21's keys, in its order (weight decay, EMA and XLA are not implemented
         # by mixprec: their defaults; from_config refuses other values)
-        config = {"name": self._name, "weight_decay": None, "clipnorm": self.clipnorm,
+        config = {"name": self._name, "weight_decay": self.weight_decay,
+                  "clipnorm": self.clipnorm,
                   "global_clipnorm": self.global_clipnorm, "clipvalue": self.clipvalue,
-                  "use_ema": False, "ema_momentum": 0.99,
-                  "ema_overwrite_frequency": self._EMA_OVERWRITE_FREQUENCY,
-                  "jit_compile": False, "is_legacy_optimizer": False}
+                  "use_ema": False, "ema_momentum": self.ema_momentum,
+                  "ema_overwrite_frequency": (self._EMA_OVERWRITE_FREQUENCY
+                                              if self.ema_overwrite_frequency is None
+                                              else self.ema_overwrite_frequency),
+                  "jit_compile": self.jit_compile, "is_legacy_optimizer": False}
         if self._initial_decay:
             config["decay"] = self._initial_decay
         return config
@@ -485,15 +604,15 @@ class Optimizer(metaclass=abc.ABCMeta):
     def from_config(cls, config, custom_objects=None):
         config = dict(config)
         # tf-keras 2.21's optimizer configs (its 'new' optimizers, the .keras file) carry
-        # arguments mixprec does not implement: accepted at their defaults, refused otherwise
-        for key, default in (("weight_decay", None), ("use_ema", False),
-                             ("ema_momentum", None), ("ema_overwrite_frequency", None),
-                             ("jit_compile", None), ("is_legacy_optimizer", None)):
+        # EMA arguments mixprec does not implement: accepted at their defaults, refused
+        # otherwise
+        for key, default in (("use_ema", False), ("ema_momentum", None),
+                             ("ema_overwrite_frequency", None), ("is_legacy_optimizer", None)):
             value = config.pop(key, default)
-            if key in ("weight_decay", "use_ema") and value not in (None, False, 0, 0.0):
+            if key == "use_ema" and value not in (None, False, 0, 0.0):
                 raise NotImplementedError(
                     "The optimizer config has %s=%r, which mixprec's optimizers do not "
-                    "implement (weight decay and EMA of weights)" % (key, value))
+                    "implement (EMA of weights)" % (key, value))
         if "lr" in config:
             config["learning_rate"] = config.pop("lr")
         if isinstance(config.get("learning_rate"), dict):
@@ -537,6 +656,7 @@ class RMSprop(Optimizer):
 
     _KIND = _core.OPTIM_RMSPROP
     _EMA_OVERWRITE_FREQUENCY = 100
+    _SLOT_GROUPS = (("rms",), ("momentum",), ("mg",))  # tf-keras builds one kind per loop
     _TF_SLOT_NAMES = {"rms": "velocity", "mg": "average_gradient"}
 
     def __init__(self, learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7, centered=False,
@@ -573,6 +693,7 @@ class Adam(Optimizer):
     the root, optional AMSGrad."""
 
     _KIND = _core.OPTIM_ADAM
+    _SLOT_GROUPS = (("m", "v"), ("vhat",))  # tf-keras builds vhat after every m and v
 
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, amsgrad=False,
                  name="Adam", **kwargs):

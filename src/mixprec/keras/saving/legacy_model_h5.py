@@ -43,8 +43,14 @@ def _optimizer_config(opt):
     if isinstance(opt, str):
         return opt
     if isinstance(opt, lso.LossScaleOptimizer):
-        return {"class_name": "LossScaleOptimizerV3", "config": opt.get_config()}
+        name = "LossScaleOptimizer" if opt._IS_LEGACY else "LossScaleOptimizerV3"
+        return {"class_name": name, "config": opt.get_config()}
     opt = getattr(opt, "inner_optimizer", opt)  # TF 2.1-2.3's experimental wrapper
+    if opt._IS_LEGACY:
+        # OptimizerV2: its plain class name and config (float32 hyperparameters as floats)
+        config = {k: float(v) if isinstance(v, np.floating) else v
+                  for k, v in opt.get_config().items()}
+        return {"class_name": type(opt).__name__, "config": config}
     config = dict(opt.get_config())
     config["is_legacy_optimizer"] = False
     return {"class_name": "Custom>" + type(opt).__name__, "config": config}
@@ -54,10 +60,15 @@ def _optimizer_state(model):
     """(inner optimizer, [(name, variable)]) in tf-keras' variable order."""
     opt = model.optimizer
     inner = getattr(opt, "inner_optimizer", opt)
-    variables = saving_lib._optimizer_variables(inner)
-    # the variables' own names, as tf-keras: 'iteration:0', 'Adam/m/dense/kernel:0' (under
-    # a LossScaleOptimizer 'm/dense/kernel:0')
-    names = ["iteration:0"] + [var.name for var in variables[1:]]
+    if inner._IS_LEGACY:
+        # OptimizerV2's weights: 'Adam/iter:0', then slot by slot ('Adam/dense/kernel/m:0')
+        variables = list(inner.variables)
+        names = [var.name for var in variables]
+    else:
+        variables = saving_lib._optimizer_variables(inner)
+        # the variables' own names, as tf-keras: 'iteration:0', 'Adam/m/dense/kernel:0'
+        # (under a LossScaleOptimizer 'm/dense/kernel:0')
+        names = ["iteration:0"] + [var.name for var in variables[1:]]
     seen, out = {}, []
     for n, v in zip(names, variables):
         if n in seen:  # unique dataset names
@@ -170,9 +181,10 @@ def load_model(filepath, custom_objects=None, compile=True):
             opt_cfg = opt_cfg["config"]["inner_optimizer"]  # a LossScaleOptimizer's
         legacy_opt = isinstance(opt_cfg, dict) and (opt_cfg.get("config") or {}).get(
             "is_legacy_optimizer", True)
-        if "optimizer_weights" in f and legacy_opt:
-            # TF < 2.11's optimizers (OptimizerV2) order their slots by kind (every m, then
-            # every v): assigning them in the new optimizers' order would be silently wrong
+        inner_opt = getattr(model.optimizer, "inner_optimizer", model.optimizer)
+        if "optimizer_weights" in f and legacy_opt and not inner_opt._IS_LEGACY:
+            # an OptimizerV2 state (slots by kind: every m, then every v) read into a new
+            # optimizer: assigning it in the new optimizers' order would be silently wrong
             _logging.get_logger().warning(
                 "The file's optimizer state comes from a legacy (TF < 2.11) optimizer, whose "
                 "variables mixprec does not map; the model starts with a freshly initialized "

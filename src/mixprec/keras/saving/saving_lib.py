@@ -41,7 +41,7 @@ def _kind(obj):
     from mixprec.keras.engine.base_layer import Layer
     from mixprec.keras.metrics import Metric
     from mixprec.keras.mixed_precision import loss_scale_optimizer as lso
-    from mixprec.keras.optimizers import Optimizer
+    from mixprec.keras.optimizers.optimizer import _BaseOptimizer as Optimizer
 
     if isinstance(obj, Layer):
         return "layer"
@@ -119,6 +119,8 @@ def _optimizer_variables(opt):
     per variable even without momentum: a zero array stands in for it (``_ZeroSlot``)."""
     from mixprec.train import _trackable
 
+    if opt._IS_LEGACY:
+        return []  # tf-keras' legacy optimizers have no save_own_variables: not stored
     slots = _trackable.tf_slot_order(opt)
     if type(opt).__name__ == "SGD" and not opt._slot_names_used():
         slots = _trackable._zero_slots(opt)

@@ -107,6 +107,7 @@ def _tables():
 
     mods = {"layers": layers, "initializers": initializers, "regularizers": regularizers,
             "constraints": constraints, "optimizers.schedules": schedules,
+            "optimizers.legacy": optimizers.legacy,
             "optimizers": optimizers, "losses": losses, "metrics": metrics,
             "activations": activations, "mixed_precision": mixed_precision}
     public, by_module = {}, {}
@@ -131,7 +132,8 @@ def _tables():
     for name in ("LossScaleOptimizer", "LossScaleOptimizerV3", "LossScaleOptimizerV2"):
         by_module["mixed_precision"][name] = lso.LossScaleOptimizer
     by_module["mixed_precision"]["LossScaleOptimizerV1"] = lso.LossScaleOptimizerV1
-    public[lso.LossScaleOptimizer] = _LSO
+    # LossScaleOptimizer(legacy optimizer) is tf-keras' legacy class, named so
+    public[lso.LossScaleOptimizer] = (_LSO[0], "LossScaleOptimizer")
     public[lso.LossScaleOptimizerV3] = _LSO
     from mixprec.keras.layers import tf_op_layer
 
