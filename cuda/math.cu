@@ -56,6 +56,10 @@ static mp_status scan_launch(mp_cuda_ctx *c, int kind, const void *x, void *y, i
 extern "C" mp_status mp_cuda_scan(mp_device dev, int kind, mp_dtype dt, const void *x, void *y, int64_t outer,
                                   int64_t n, int64_t inner, int exclusive, int reverse) {
     mp_cuda_ctx *c;
+    // the slot's contract (as cpu_math.c): log-sum-exp is floats only; the integer branch of
+    // scan_kernel would otherwise run a running product for kind 1 without a word
+    if (kind != 0 && !mp_is_float(dt))
+        return MP_CUDA_FAIL(MP_ERR_INTERNAL, "scan: unsupported dtype %d for kind %d", (int)dt, kind);
     if (outer <= 0 || n <= 0 || inner <= 0)
         return MP_OK;
     MP_TRY(mp_cuda_ctx_get(dev, &c));

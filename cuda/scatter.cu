@@ -15,6 +15,10 @@ static __global__ void scatter_nd_kernel(int mode, const int64_t *rows, const vo
     MP_GRID_STRIDE(i, inner) {
         for (int64_t j = 0; j < nidx; j++) {
             int64_t dst = rows[j] * inner + i;
+            if (mode == 0) { // a write moves the bits, as the CPU's memcpy (NaN payloads, bool bytes)
+                o[dst] = u[j * inner + i];
+                continue;
+            }
             C a = D::load(o, dst), b = D::load(u, j * inner + i);
             C r = mode == 0 ? b : mode == 1 ? a + b : mode == 2 ? a - b : mode == 3 ? (b < a ? b : a) : (b > a ? b : a);
             D::store(o, dst, r);

@@ -564,6 +564,37 @@ def test_random_streams_match(dt):
     assert differ.mean() < 1e-3
 
 
+@pytest.mark.parametrize("dt", FLOATS + ("int32", "int64"))
+def test_tensorflow_streams_match(dt):
+    """TensorFlow's Philox conversions (MP_RANDOM_TF_* and a Generator's MP_RANDOM_TFG_*,
+    random.cu's random_tf_kernel) give the CPU's numbers: stateless draws with a bounded and
+    an unbounded integer range, and a Generator's, whose counter starts at its state."""
+    def draws(device, kind):
+        with tf.device(device):
+            if kind == "uniform":
+                if dt in FLOATS:
+                    return tf.random.stateless_uniform([70001], [7, 11], dtype=dt).numpy()
+                return tf.random.stateless_uniform([70001], [7, 11], -50, 1000, dtype=dt).numpy()
+            if kind == "bits":
+                return tf.random.stateless_uniform([70001], [7, 11], minval=None, maxval=None, dtype=dt).numpy()
+            if kind == "generator":
+                g = tf.random.Generator.from_seed(5)
+                g.uniform([1000], dtype="float32")  # advances the counter
+                return g.uniform([70001], dtype=dt).numpy() if dt in FLOATS else g.uniform_full_int([70001], dtype=dt).numpy()
+            fn = tf.random.stateless_normal if kind == "normal" else tf.random.stateless_truncated_normal
+            return fn([70001], [7, 11], dtype=dt).numpy()
+
+    kinds = ("uniform", "generator") + (("normal", "truncated") if dt in FLOATS else ("bits",))
+    for kind in kinds:
+        g, c = draws(GPU, kind), draws(CPU, kind)
+        if kind in ("uniform", "bits", "generator"):
+            assert_gpu_close(g, c, dt, "exact", err_msg=kind)
+            continue
+        rtol, atol = gpu_tolerance(dt, "random_normal")
+        differ = ~np.isclose(g.astype(np.float64), c.astype(np.float64), rtol=rtol, atol=atol)
+        assert differ.mean() < 1e-3, kind
+
+
 # --------------------------------------------------------------------------- convolution, pooling, batch norm
 # cuDNN's convolutions, pool.cu and batch_norm.cu on a real GPU; the grid of shapes is
 # test_cuda_cnn.py's.
