@@ -590,8 +590,8 @@ def eye(num_rows, num_columns=None, batch_shape=None, dtype=float32, name=None):
     del name
     r = _static_int(num_rows, "num_rows")
     c = r if num_columns is None else _static_int(num_columns, "num_columns")
-    if r < 0 or c < 0:
-        raise _invalid("num_rows and num_columns must be non-negative")
+    if r < 0 or c < 0:  # TensorFlow's message (its eye builds the diagonal with Fill)
+        raise _invalid("Dimension %d must be >= 0" % (r if r < 0 else c))
     dt = as_dtype(dtype)
     rows = _core.reshape(_core.range(0, r, 1, int32), [r, 1])
     cols = _core.reshape(_core.range(0, c, 1, int32), [1, c])
