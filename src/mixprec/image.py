@@ -117,8 +117,7 @@ def resize(images, size, method=ResizeMethod.BILINEAR, preserve_aspect_ratio=Fal
 
 
 def _reverse(x, axis):
-    n = x.shape[axis]
-    return _core.gather(x, _core.constant(list(range(n - 1, -1, -1)), "int32"), axis)
+    return _tf().reverse(x, [axis])  # the core's ReverseV2
 
 
 def flip_left_right(image):

@@ -140,7 +140,5 @@ def _bucketed(pred, pos, neg, thresholds, dtype):
 
 
 def divide_no_nan(a, b):
-    """a / b, 0 where b == 0 (tf.math.divide_no_nan)."""
-    zero = _core.fill([], 0, a.dtype)
-    safe = _core.where(_core.equal(b, 0.0), _core.fill([], 1, b.dtype), b)
-    return _core.where(_core.equal(b, 0.0), zero, a / safe)
+    """a / b, 0 where b == 0 (the core's DivNoNan, as tf-keras' metrics use it)."""
+    return _core.div_no_nan(a, b)

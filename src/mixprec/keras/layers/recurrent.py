@@ -748,8 +748,7 @@ class Bidirectional(Layer):
             y, y_rev = y[0], y_rev[0]
         if self.return_sequences:
             time_axis = 0 if self.forward_layer.time_major else 1
-            idx = list(range(y_rev.shape[time_axis] - 1, -1, -1))
-            y_rev = _core.gather(y_rev, _core.constant(idx, "int32"), time_axis)
+            y_rev = _tf().reverse(y_rev, [time_axis])
         if self.merge_mode == "concat":
             out = _core.concat([y, y_rev], -1)
         elif self.merge_mode == "sum":

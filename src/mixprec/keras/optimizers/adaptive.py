@@ -88,7 +88,19 @@ class Adadelta(_PlainHypers):
         return self._config_with(rho=self.rho, epsilon=self.epsilon)
 
 
-class Adamax(_PlainHypers):
+class _BetasEpsilon(_PlainHypers):
+    """Adamax and Nadam: the rule reads beta_1, beta_2 and epsilon, and the config lists them
+    after the base keys."""
+
+    def _hparams(self):
+        return self._base_hparams(epsilon=_f(self.epsilon), beta_1=_f(self.beta_1),
+                                  beta_2=_f(self.beta_2))
+
+    def get_config(self):
+        return self._config_with(beta_1=self.beta_1, beta_2=self.beta_2, epsilon=self.epsilon)
+
+
+class Adamax(_BetasEpsilon):
     """Adamax (tf-keras 2.21): ``m += (g-m)(1-b1); u = max(b2*u, |g|);
     w -= lr*m / ((1 - b1^t)(u + eps))``."""
 
@@ -108,15 +120,8 @@ class Adamax(_PlainHypers):
         self.beta_2 = beta_2
         self.epsilon = epsilon
 
-    def _hparams(self):
-        return self._base_hparams(epsilon=_f(self.epsilon), beta_1=_f(self.beta_1),
-                                  beta_2=_f(self.beta_2))
 
-    def get_config(self):
-        return self._config_with(beta_1=self.beta_1, beta_2=self.beta_2, epsilon=self.epsilon)
-
-
-class Nadam(_PlainHypers):
+class Nadam(_BetasEpsilon):
     """Nadam (tf-keras 2.21): Adam with Nesterov momentum and the momentum schedule
     ``u_t = b1 (1 - 0.5 * 0.96^t)``; the running product of the u_t is one float32 scalar
     variable (not in ``variables``, as tf-keras), advanced once per applied step in C."""
@@ -138,10 +143,6 @@ class Nadam(_PlainHypers):
         self.beta_2 = beta_2
         self.epsilon = epsilon
 
-    def _hparams(self):
-        return self._base_hparams(epsilon=_f(self.epsilon), beta_1=_f(self.beta_1),
-                                  beta_2=_f(self.beta_2))
-
     def _extra_hparams(self):
         return (0.0, 0.0, 0.0, 0.0, 0.0, float(self._SCHEDULE_DECAY), False)
 
@@ -155,9 +156,6 @@ class Nadam(_PlainHypers):
 
     def _u_product_name(self):
         return "%s/Variable" % self._name
-
-    def get_config(self):
-        return self._config_with(beta_1=self.beta_1, beta_2=self.beta_2, epsilon=self.epsilon)
 
 
 class AdamW(_PlainHypers):
