@@ -263,3 +263,18 @@ def test_trace_export_and_graph(tmp_path):
     (gd,) = [e[4] for e in graph_events if 4 in e]
     assert [n[1] for n in _graph_nodes(gd)] == ["Placeholder", "Placeholder", "MatMul", "Const",
                                                  "AddV2", "Relu"]
+
+
+def test_tensorboard_callback_writes_weight_images(tmp_path):
+    model = keras.Sequential([keras.layers.Dense(3, input_shape=(5,)), keras.layers.Dense(1)])
+    model.compile("sgd", "mse")
+    cb = keras.callbacks.TensorBoard(str(tmp_path), histogram_freq=1, write_images=True)
+    model.fit(np.ones((4, 5)), np.ones((4, 1)), epochs=1, verbose=0, callbacks=[cb])
+    (path,) = glob.glob(os.path.join(str(tmp_path), "train", "events.out.tfevents.*.v2"))
+    vals = {tag: v for _, _, vs in _events_of(path) for tag, v in vs.items()}
+    images = sorted(t for t, v in vals.items() if v[0] == "images")
+    # the 1-unit bias squeezes to a scalar: no picture (tf-keras skips it too)
+    assert images == ["dense/bias_0/image", "dense/kernel_0/image", "dense_1/kernel_0/image"]
+    kernel = [vals[t] for t in images if "kernel" in t and vals[t][3][:2] == ["5", "3"]]
+    assert kernel  # the 5x3 kernel drawn 5 wide, 3 high (long side across)
+    assert _png_pixels(kernel[0][3][2]).shape == (3, 5, 1)
