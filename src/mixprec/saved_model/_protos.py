@@ -188,7 +188,7 @@ def encode_saved_model(proto, tf_version, git_version):
         info += pb_bytes(4, tag.encode())
     info += pb_bytes(5, tf_version.encode()) + pb_bytes(6, git_version.encode())
     info += pb_varint(7, 1)  # stripped_default_attrs
-    graph = pb_bytes(1, b"".join(pb_bytes(1, n.encode()) for n in proto.nodes))
+    graph = b"".join(pb_bytes(1, n.encode()) for n in proto.nodes)
     meta = pb_bytes(1, info)
     for name, spec in sorted(proto.signatures.items()):
         meta += pb_bytes(5, pb_bytes(1, name.encode()) + pb_bytes(2, _signature(spec)))
