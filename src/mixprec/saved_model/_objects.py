@@ -17,6 +17,7 @@ from mixprec.train import _bundle, _checkpoint, _object_graph, _trackable
 __all__ = ["save", "load", "restore_variables", "WithoutOptimizer", "Loaded"]
 
 SERVING = "serve"
+UNTRACED_FUNCTION = "_mixprec_untraced_function"
 DEFAULT_SIGNATURE = "serving_default"
 
 
@@ -129,13 +130,16 @@ def save(root, export_dir, signatures=None, metadata=None, keras_model=None,
             node = _protos.SavedObject(identifier=_user_identifier(obj, keras_identifier))
         node.children = list(edges[i])
         nodes.append(node)
-    # tf.function attributes: function nodes (no concrete functions: mixprec stores no graphs)
+    # tf.function attributes: placeholder user objects. NOTE: not 'function' nodes: TF's
+    # loader needs a function spec and concrete functions (traced graphs) for those, which
+    # mixprec does not have; TF revives these as empty objects, mixprec as callables that
+    # raise NotImplementedError saying why.
     for i, obj in enumerate(list(objects)):
         if _trackable.is_leaf(obj):
             continue
         for name, _fn in _function_attributes(obj):
             nodes[i].children.append((len(nodes), name))
-            nodes.append(_protos.SavedObject(kind="function"))
+            nodes.append(_protos.SavedObject(identifier=UNTRACED_FUNCTION))
     specs = _signature_specs(signatures, keras_model)
     records = metadata(objects, paths) if metadata else None
 
@@ -278,7 +282,8 @@ def load(export_dir, tags=None, options=None):
                 obj = Variable(np.zeros(v["shape"], dtype), trainable=v["trainable"],
                                name=v["name"] or None)
             built[nid] = obj
-        elif n.kind in ("function", "bare_concrete_function"):
+        elif n.kind in ("function", "bare_concrete_function") or (
+                n.identifier == UNTRACED_FUNCTION):
             built[nid] = _NotRestoredFunction(paths.get(nid, ""), export_dir)
         elif n.identifier == "trackable_list_wrapper":
             built[nid] = []
@@ -336,9 +341,15 @@ def load(export_dir, tags=None, options=None):
 
 def _attach_callables(root, proto, keras_model, export_dir):
     sigs = {}
+    if keras_model is None and isinstance(root.__dict__.get("__call__"), _NotRestoredFunction):
+        root.__dict__["_mixprec_call"] = root.__dict__["__call__"]  # raises, saying why
     if keras_model is not None:
         root.__dict__["_mixprec_call"] = keras_model.__call__
         root.__dict__["_mixprec_keras_model"] = keras_model
+        # TensorFlow's revived Keras object lists its variables (saved as list nodes)
+        for name in ("variables", "trainable_variables", "non_trainable_variables"):
+            if not isinstance(root.__dict__.get(name), list):
+                root.__dict__[name] = list(getattr(keras_model, name))
 
         def serving(*args, **kwargs):
             if kwargs and not args:
