@@ -56,6 +56,9 @@ def test_keras_model_callable_after_load(tmp_path):
     model = keras.Sequential([keras.Input((4,), name="inp"), keras.layers.Dense(3)])
     path = str(tmp_path / "k")
     tf.saved_model.save(model, path)
+    # as TensorFlow: no keras_metadata.pb file (the metadata sits in the object graph)
+    assert sorted(os.listdir(path)) == ["assets", "fingerprint.pb", "saved_model.pb",
+                                        "variables"]
     loaded = tf.saved_model.load(path)
     x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
     np.testing.assert_array_equal(loaded(x).numpy(), model(x).numpy())

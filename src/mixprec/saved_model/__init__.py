@@ -74,7 +74,9 @@ def save(obj, export_dir, signatures=None, options=None):
     if isinstance(obj, Model):
         from mixprec.keras.saving import saved_model_format
 
-        return saved_model_format.save_model(obj, export_dir, signatures=signatures)
+        saved_model_format.save_model(obj, export_dir, signatures=signatures,
+                                      metadata_file=False)
+        return None
     _objects.save(obj, export_dir, signatures=signatures)
 
 

@@ -117,8 +117,11 @@ def _signature_specs(signatures, keras_model):
 
 
 def save(root, export_dir, signatures=None, metadata=None, keras_model=None,
-         keras_identifier=None):
-    """Writes ``root``'s SavedModel directory; returns its absolute path."""
+         keras_identifier=None, metadata_file=True):
+    """Writes ``root``'s SavedModel directory; returns its absolute path. Keras metadata
+    goes to keras_metadata.pb (``model.save``) or, with ``metadata_file=False``
+    (``tf.saved_model.save``, which writes no such file in TF), into the nodes'
+    SavedUserObject.metadata, where tf-keras reads it too."""
     objects, _, edges, paths = _trackable.walk(root)
     if keras_model is not None:
         objects[0] = keras_model  # a WithoutOptimizer root stands for the model
@@ -142,6 +145,10 @@ def save(root, export_dir, signatures=None, metadata=None, keras_model=None,
             nodes.append(_protos.SavedObject(identifier=UNTRACED_FUNCTION))
     specs = _signature_specs(signatures, keras_model)
     records = metadata(objects, paths) if metadata else None
+    if records and not metadata_file:
+        for nid, _, _, meta in records:
+            nodes[nid].metadata = meta
+        records = None
 
     def fill(tmp):
         from mixprec import version
@@ -253,6 +260,8 @@ def load(export_dir, tags=None, options=None):
                          "SavedModel?); mixprec reads TF2 SavedModels only" % export_dir)
     keras_model = None
     records = _directory.read_metadata(export_dir)
+    if records is None and nodes[0].metadata:
+        records = True  # tf-keras' metadata inside the object graph
     if records and nodes[0].identifier.startswith("_tf_keras"):
         from mixprec.keras.saving import saved_model_format
 

@@ -86,7 +86,8 @@ class SavedObject:
         if self.kind == "user_object":
             # SavedUserObject: 1 identifier, 2 version {producer 1, min_consumer 1}
             out += pb_bytes(4, pb_bytes(1, self.identifier.encode())
-                            + pb_bytes(2, _version(1, 1)))
+                            + pb_bytes(2, _version(1, 1))
+                            + (pb_bytes(3, self.metadata.encode()) if self.metadata else b""))
         elif self.kind == "variable":
             v = self.variable
             body = (pb_varint(1, v["dtype"]) + pb_bytes(2, _shape(v["shape"]))

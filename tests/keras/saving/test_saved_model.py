@@ -9,6 +9,7 @@ import os
 import numpy as np
 import pytest
 
+import mixprec as tf
 from mixprec import errors, keras
 from mixprec.keras.saving import saved_model_format
 from mixprec.saved_model import _directory, _protos
@@ -185,10 +186,12 @@ def test_errors_are_tensorflows(tmp_path):
     open(meta, "wb").write(b"\x0a\x05\x12")
     with pytest.raises(OSError, match="keras_metadata.pb"):
         keras.models.load_model(path)
-    os.remove(meta)  # without Keras metadata: the generic tf.saved_model.load object
+    os.remove(meta)  # as a tf.saved_model.save directory of a Keras model: TF's ValueError
+    with pytest.raises(ValueError, match="lacks the TF-Keras metadata file"):
+        keras.models.load_model(path)
     os.remove(os.path.join(path, "variables", "variables.index"))
     with pytest.raises(errors.NotFoundError):
-        keras.models.load_model(path)
+        tf.saved_model.load(path)
 
 
 def test_truncated_variables_raise(tmp_path):

@@ -36,6 +36,8 @@ TF_SCRIPT = textwrap.dedent("""
     m = keras.models.load_model(os.path.join(d, "seq"))
     m.fit(data["seq"], np.ones((5, 3), np.float32), epochs=1, verbose=0)
     out["seq_trains"] = bool(np.isfinite(m.predict(data["seq"], verbose=0)).all())
+    k = keras.models.load_model(os.path.join(d, "tfsave"))  # metadata in the object graph
+    out["tfsave"] = k.predict(data["seq"], verbose=0).tolist()
     mod = tf.saved_model.load(os.path.join(d, "mod"))
     out["mod"] = {"w": mod.w.numpy().tolist(), "v": float(mod.sub.v.numpy())}
     print("RESULT" + json.dumps(out))
@@ -81,6 +83,7 @@ def test_mixprec_savedmodels_load_in_tensorflow(tmp_path):
     mod.sub = tf.Module()
     mod.sub.v = tf.Variable(5.0)
     tf.saved_model.save(mod, str(tmp_path / "mod"))
+    tf.saved_model.save(models["seq"], str(tmp_path / "tfsave"))
     np.savez(tmp_path / "x.npz", **xs)
     p = subprocess.run([tf_python(), "-c", TF_SCRIPT, str(tmp_path)], capture_output=True,
                        text=True, timeout=600)
@@ -94,4 +97,6 @@ def test_mixprec_savedmodels_load_in_tensorflow(tmp_path):
     assert res["mixed"]["optimizer"] == "LossScaleOptimizerV3"
     assert res["mixed"]["policies"] == ["mixed_float16", "mixed_float16", "float32"]
     assert res["seq_trains"]
+    assert_close(np.array(res["tfsave"], np.float32), models["seq"].predict(xs["seq"], verbose=0),
+                 "float32", "matmul", "tf.saved_model.save")
     assert res["mod"] == {"w": [[0.0, 1.0], [2.0, 3.0]], "v": 5.0}

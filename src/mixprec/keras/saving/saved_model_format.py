@@ -127,7 +127,7 @@ def metadata_records(objects, paths):
 
 
 def save_model(model, filepath, overwrite=True, include_optimizer=True, signatures=None,
-               options=None, save_traces=True):
+               options=None, save_traces=True, metadata_file=True):
     """``model.save(dir)``: a SavedModel directory (saved_model.pb with the object graph,
     keras_metadata.pb, variables/, assets/, fingerprint.pb), written crash-safely."""
     del options, save_traces  # mixprec stores no traces: configs are the architecture
@@ -141,7 +141,8 @@ def save_model(model, filepath, overwrite=True, include_optimizer=True, signatur
     root = model if include_optimizer else _objects.WithoutOptimizer(model)
     return _objects.save(root, filepath, signatures=signatures,
                          metadata=lambda objects, paths: metadata_records(objects, paths),
-                         keras_model=model, keras_identifier=identifier)
+                         keras_model=model, keras_identifier=identifier,
+                         metadata_file=metadata_file)
 
 
 # ------------------------------------------------------------------ loading
@@ -175,9 +176,18 @@ def load_model(filepath, custom_objects=None, compile=True, options=None):
     proto = _directory.read_saved_model(filepath)
     records = _directory.read_metadata(filepath)
     if records is None:
-        records = [(i, "", n.identifier, n.metadata) for i, n in enumerate(proto.nodes)
-                   if n.kind == "user_object" and n.identifier.startswith("_tf_keras")
-                   and n.metadata]
+        # older tf-keras (and tf.saved_model.save of a mixprec model): metadata in the nodes
+        keras_nodes = [(i, n) for i, n in enumerate(proto.nodes)
+                       if n.kind == "user_object" and n.identifier.startswith("_tf_keras")]
+        if any(not n.metadata for _, n in keras_nodes):
+            raise ValueError(
+                "Unable to create a TF-Keras model from SavedModel at %s. This SavedModel "
+                "was exported with `tf.saved_model.save`, and lacks the TF-Keras metadata "
+                "file. Please save your TF-Keras model by calling `model.save` or "
+                "`tf.keras.models.save_model`. Note that you can still load this SavedModel "
+                "with `tf.saved_model.load`." % filepath)
+        records = [(i, "root" if i == 0 else "", n.identifier, n.metadata)
+                   for i, n in keras_nodes]
     if not records:
         from mixprec.saved_model import load as _load
 
