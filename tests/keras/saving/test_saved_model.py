@@ -61,11 +61,10 @@ def test_golden_layouts_and_details():
     scale = reader.read("optimizer/loss_scale/current_loss_scale/.ATTRIBUTES/VARIABLE_VALUE")
     assert float(mixed.optimizer.loss_scale.numpy()) == float(scale)
     seq = keras.models.load_model(os.path.join(GOLDEN, "seq"))
-    m = reader_m = _bundle.BundleReader(os.path.join(GOLDEN, "seq", "variables", "variables"))
+    m = _bundle.BundleReader(os.path.join(GOLDEN, "seq", "variables", "variables"))
     np.testing.assert_array_equal(
         seq.optimizer.variables[1].numpy(),
         m.read("optimizer/_variables/1/.ATTRIBUTES/VARIABLE_VALUE"))
-    del reader_m
     seq.fit(e["x_seq"], np.ones((5, 3), np.float32), epochs=1, verbose=0)  # trains on
     assert int(seq.optimizer.iterations.numpy()) == 3
 

@@ -5,7 +5,6 @@ variables checkpoint (mixprec writes no traced graphs) and predicts what mixprec
 importable, by this interpreter or the one in MIXPREC_TF_PYTHON."""
 
 import json
-import os
 import subprocess
 import textwrap
 
