@@ -251,3 +251,52 @@ def test_damaged_files_raise_clear_exceptions(tmp_path, fname):
                 load(path)
             except (OSError, ValueError, errors.OpError):
                 pass
+
+
+@keras.saving.register_keras_serializable(package="smtest")
+class _Registered(keras.Model):
+    def __init__(self, units=2, **kwargs):
+        super().__init__(**kwargs)
+        self.units = units
+        self.d = keras.layers.Dense(units)
+
+    def call(self, x):
+        return self.d(x)
+
+    def get_config(self):
+        return {"units": self.units}
+
+
+class _NoConfig(keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.d = keras.layers.Dense(2)
+
+    def call(self, x):
+        return self.d(x)
+
+
+def test_subclassed_and_nested_models(tmp_path):
+    x = np.ones((2, 4), np.float32)
+    sub = _Registered(3)
+    sub(x)
+    sub.compile("adam", "mse")
+    sub.fit(x, np.zeros((2, 3), np.float32), verbose=0)
+    sub.save(str(tmp_path / "sub"))
+    meta = _directory.read_metadata(str(tmp_path / "sub"))
+    assert saved_model_format.decode_json(meta[0][3])["class_name"] == "smtest>_Registered"
+    loaded = keras.models.load_model(str(tmp_path / "sub"))
+    assert isinstance(loaded, _Registered) and loaded.units == 3
+    np.testing.assert_array_equal(loaded(x).numpy(), sub(x).numpy())
+    assert int(loaded.optimizer.iterations.numpy()) == 1
+    plain = _NoConfig()
+    plain(x)
+    plain.save(str(tmp_path / "noconfig"))
+    with pytest.raises(NotImplementedError, match="subclassed model .* without a config"):
+        keras.models.load_model(str(tmp_path / "noconfig"))
+    inner = keras.Sequential([keras.layers.Dense(3)], name="inner")
+    i = keras.Input((4,))
+    nested = keras.Model(i, keras.layers.Dense(2)(inner(i)))
+    keras.models.save_model(nested, str(tmp_path / "nested"), save_format="tf")
+    restored = keras.models.load_model(str(tmp_path / "nested"))
+    np.testing.assert_array_equal(restored(x).numpy(), nested(x).numpy())

@@ -53,6 +53,14 @@ def identifier(obj):
     return ""
 
 
+def _registered(obj, class_name):
+    """tf-keras writes a custom class under its registered name ('package>Name')."""
+    from mixprec.keras.saving import object_registration
+
+    name = object_registration.get_registered_name(type(obj))
+    return name if "Custom>" not in name and ">" in name else class_name
+
+
 def _layer_metadata(layer):
     from mixprec.keras.engine.training import Model
 
@@ -64,7 +72,7 @@ def _layer_metadata(layer):
             "batch_input_shape": None, "stateful": bool(getattr(layer, "stateful", False)),
             "must_restore_from_config": False,
             "preserve_input_structure_in_config": False, "autocast": True,
-            "class_name": doc["class_name"], "config": doc["config"]}
+            "class_name": _registered(layer, doc["class_name"]), "config": doc["config"]}
     build = model_config.layer_build_config(layer)
     if build and build.get("input_shape") is not None:
         meta["build_input_shape"] = build["input_shape"]
@@ -95,7 +103,7 @@ def _training_config(model):
 def _root_metadata(model):
     meta = _layer_metadata(model)
     doc = json.loads(model_config.model_to_json(model))
-    meta["class_name"] = doc["class_name"]
+    meta["class_name"] = _registered(model, doc["class_name"])
     meta["config"] = doc["config"]
     meta["keras_version"] = saving_lib.KERAS_VERSION
     meta["backend"] = "tensorflow"
