@@ -75,8 +75,7 @@ def test_model_checkpoint_arguments():
         keras.callbacks.ModelCheckpoint("w.npz", save_freq=0)
     with pytest.raises(ValueError, match="save_freq"):
         keras.callbacks.ModelCheckpoint("w.npz", save_freq="batch")
-    with pytest.warns(UserWarning, match="weights are saved"):
-        keras.callbacks.ModelCheckpoint("w.npz", save_weights_only=False)
+    assert keras.callbacks.ModelCheckpoint("w", save_weights_only=False)._whole_model
     with pytest.warns(UserWarning, match="fallback to auto"):
         keras.callbacks.ModelCheckpoint("w.npz", mode="sideways")
 

@@ -299,10 +299,9 @@ class ModelCheckpoint(Callback):
     (an int), always or only when ``monitor`` improves (``save_best_only``). ``filepath``
     may name ``{epoch}``, ``{batch}`` (with an int save_freq) and any logged metric.
 
-    ``save_weights_only=False`` (tf-keras' default) saves the whole model with ``model.save``
-    when ``filepath`` ends in ``.keras`` or ``.h5`` (docs/saving.md); for another path
-    tf-keras would write a SavedModel, which mixprec cannot: it warns and saves the
-    weights."""
+    ``save_weights_only=False`` (tf-keras' default) saves the whole model with ``model.save``:
+    a ``.keras`` or ``.h5`` file, or a SavedModel directory for another path, as tf-keras
+    (docs/saving.md)."""
 
     def __init__(self, filepath, monitor="val_loss", verbose=0, save_best_only=False,
                  save_weights_only=True, mode="auto", save_freq="epoch", options=None,
@@ -317,12 +316,7 @@ class ModelCheckpoint(Callback):
             raise ValueError("Unrecognized save_freq: %r. Expected 'epoch' or a positive number "
                              "of batches" % (save_freq,))
         self.save_freq = save_freq
-        self._whole_model = not save_weights_only and self.filepath.endswith(
-            (".keras", ".h5", ".hdf5"))
-        if not save_weights_only and not self._whole_model:
-            warnings.warn("ModelCheckpoint(save_weights_only=False): mixprec has no SavedModel; "
-                          "the model's weights are saved (Model.save_weights). hint: a "
-                          "filepath ending in '.keras' saves the whole model", stacklevel=2)
+        self._whole_model = not save_weights_only
         if mode not in ("auto", "min", "max"):
             warnings.warn("ModelCheckpoint mode %r is unknown, fallback to auto mode." % (mode,),
                           stacklevel=2)
