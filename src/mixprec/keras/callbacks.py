@@ -304,7 +304,7 @@ class ModelCheckpoint(Callback):
     (docs/saving.md)."""
 
     def __init__(self, filepath, monitor="val_loss", verbose=0, save_best_only=False,
-                 save_weights_only=True, mode="auto", save_freq="epoch", options=None,
+                 save_weights_only=False, mode="auto", save_freq="epoch", options=None,
                  initial_value_threshold=None, **kwargs):
         super().__init__()
         self.filepath = str(filepath)
@@ -316,6 +316,7 @@ class ModelCheckpoint(Callback):
             raise ValueError("Unrecognized save_freq: %r. Expected 'epoch' or a positive number "
                              "of batches" % (save_freq,))
         self.save_freq = save_freq
+        self.save_weights_only = bool(save_weights_only)
         self._whole_model = not save_weights_only
         if mode not in ("auto", "min", "max"):
             warnings.warn("ModelCheckpoint mode %r is unknown, fallback to auto mode." % (mode,),
@@ -353,6 +354,7 @@ class ModelCheckpoint(Callback):
         if batch is not None:
             fields["batch"] = batch + 1
         path = self.filepath.format(**fields)
+        from mixprec.keras.utils.progbar import _write
         if self.save_best_only:
             current = logs.get(self.monitor)
             if current is None:
@@ -360,10 +362,16 @@ class ModelCheckpoint(Callback):
                               % self.monitor, stacklevel=2)
                 return
             if not self._better(float(current), self.best):
+                if self.verbose > 0:
+                    _write("\nEpoch %d: %s did not improve from %.5f\n"
+                           % (epoch + 1, self.monitor, self.best))
                 return
+            if self.verbose > 0:
+                _write("\nEpoch %d: %s improved from %.5f to %.5f, saving model to %s\n"
+                       % (epoch + 1, self.monitor, self.best, float(current), path))
             self.best = float(current)
-        if self.verbose:
-            print("\nEpoch %d: saving model to %s" % (epoch + 1, path))
+        elif self.verbose > 0:
+            _write("\nEpoch %d: saving model to %s\n" % (epoch + 1, path))
         if self._whole_model:
             self.model.save(path, overwrite=True)
         else:
