@@ -150,10 +150,13 @@ static mp_status give_up(mp_comm *c, int k, const char *what, const char *detail
     nccl_impl *m = c->impl;
     char lost[512], msg[1024];
     int nlost = mp_comm_mpi_lost_peers(m->mpi, lost, sizeof lost);
-    snprintf(msg, sizeof msg, "NCCL %s on rank %d of %d failed: %s%s%s; the communicator was "
-             "aborted (ncclCommAbort)", what, c->rank >= 0 ? c->rank : k, c->size,
-             nlost ? "lost peer " : "", nlost ? lost : "",
-             nlost ? " (the process is gone)" : detail);
+    if (nlost)
+        snprintf(msg, sizeof msg, "NCCL %s on rank %d of %d failed: lost peer %s (the process is "
+                 "gone%s%s); the communicator was aborted (ncclCommAbort)", what,
+                 c->rank >= 0 ? c->rank : k, c->size, lost, *detail ? "; " : "", detail);
+    else
+        snprintf(msg, sizeof msg, "NCCL %s on rank %d of %d failed: %s; the communicator was "
+                 "aborted (ncclCommAbort)", what, c->rank >= 0 ? c->rank : k, c->size, detail);
     abort_all(c, msg);
     return mp_error_set(MP_ERR_UNAVAILABLE, "%s", msg);
 }

@@ -181,8 +181,22 @@ static void reduce_chunk(fake_comm *c, int type, int op, size_t off_bytes, size_
 
 /* ------------------------------------------------------------------ progress */
 
+/* Gone, or a zombie its launcher has not reaped yet (mpiexec -disable-auto-cleanup). */
 static int pid_gone(int64_t pid) {
-    return pid > 0 && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+    if (pid <= 0)
+        return 0;
+    if (kill((pid_t)pid, 0) != 0)
+        return errno == ESRCH;
+    char path[64], buf[256];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *close_paren = strrchr(buf, ')');
+    return close_paren && close_paren[1] == ' ' && (close_paren[2] == 'Z' || close_paren[2] == 'X');
 }
 
 static int peers_error(fake_comm *c) {
