@@ -101,6 +101,19 @@ def test_one_process_drives_two_gpus_and_a_missing_replica_times_out(fake_nccl, 
     assert "aborted earlier and cannot be used any more" in r.stdout.split("SECOND ", 1)[1]
 
 
+def test_mirrored_strategy_over_two_gpus_on_the_nccl_engine(fake_nccl, tmp_path):
+    """tests/distribute/test_gpu_mirrored.py's training, NaN and metric cases rerun with the
+    two emulated GPUs summed by the NCCL engine (one process: both communicators made in
+    one NCCL group, one replica thread each) instead of the thread engine."""
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                        os.path.join(HERE, "test_gpu_mirrored.py"), "-k",
+                        "equal_one_replica or nan_on_one_gpu or metrics_in_scope or one_copy_per_gpu"],
+                       capture_output=True, text=True, timeout=300,
+                       env=_env(fake_nccl, tmp_path, MIXPREC_EMULATE_GPU="0", MIXPREC_EXPECT_NCCL="1"))
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    assert "6 passed" in r.stdout, r.stdout[-1000:]
+
+
 def test_an_nccl_older_than_2_14_is_refused(fake_nccl, tmp_path):
     script = _script(tmp_path, """
         import sys
