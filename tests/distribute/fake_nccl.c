@@ -10,7 +10,10 @@
  * call spinning forever and a non-blocking communicator in ncclInProgress forever. Only
  * with FAKE_NCCL_REMOTE_ERROR=1 does it report ncclRemoteError for a peer whose process is
  * gone, as NCCL's network transports report a closed connection. FAKE_NCCL_VERSION sets
- * what ncclGetVersion says (default 2.27.3). */
+ * what ncclGetVersion says (default 2.27.3). Stricter than NCCL where NCCL's documented
+ * rules would otherwise go unchecked: a call on a non-blocking communicator whose last call
+ * said ncclInProgress, before ncclCommGetAsyncError said it is done, fails with
+ * ncclInvalidUsage (NCCL documents it as not allowed). */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -67,6 +70,7 @@ typedef struct {
     char *slots;
     size_t map_bytes;
     int nranks, rank, blocking, joining, unlinked;
+    int must_poll; /* a call said ncclInProgress: only ncclCommGetAsyncError until it is done */
     uint64_t seq;
     fake_op *q;
     int nq, capq;
@@ -264,8 +268,10 @@ static int progress(fake_comm *c) {
  * as NCCL); a non-blocking one's says ncclInProgress until ncclCommGetAsyncError says done. */
 static int finish(fake_comm *c) {
     int rc = progress(c);
-    if (!c->blocking)
+    if (!c->blocking) {
+        c->must_poll = rc == IN_PROGRESS;
         return rc;
+    }
     struct timespec ts = {0, 100000};
     while (rc == IN_PROGRESS) {
         nanosleep(&ts, NULL);
@@ -327,7 +333,8 @@ int ncclCommInitRankConfig(fake_comm **out, int nranks, fake_id id, int rank, co
     c->path[sizeof c->path - 1] = 0;
     c->nranks = nranks;
     c->rank = rank;
-    c->blocking = !(cfg && cfg->size >= sizeof *cfg && cfg->blocking == 0);
+    /* as NCCL: `blocking` is read from configs of version 2.14 and later only */
+    c->blocking = !(cfg && cfg->size >= sizeof *cfg && cfg->version >= 21400 && cfg->blocking == 0);
     c->map_bytes = sizeof(shared_head) + (size_t)nranks * SLOT_BYTES;
     int fd = open(c->path, O_RDWR | O_CREAT, 0600);
     if (fd < 0 || ftruncate(fd, (off_t)c->map_bytes) != 0) {
@@ -369,6 +376,8 @@ int ncclCommInitRank(fake_comm **out, int nranks, fake_id id, int rank) {
 static int enqueue(fake_comm *c, int kind, const void *in, void *out, size_t count, int type, int arg) {
     if (!c || (type != T_F16 && type != T_F32 && type != T_F64 && type != T_BF16))
         return INVALID_ARGUMENT;
+    if (c->must_poll || c->joining)
+        return INVALID_USAGE; /* the last call is still in progress (or the set-up) */
     if (kind == K_ALL_REDUCE && arg != OP_SUM && arg != OP_MAX && arg != OP_AVG)
         return INVALID_ARGUMENT;
     if (kind == K_BROADCAST && (arg < 0 || arg >= c->nranks))
@@ -419,6 +428,7 @@ int ncclGroupEnd(void) {
         int any_blocking = 0;
         for (int i = 0; i < group_n; i++) {
             int rc = progress(group_comms[i]);
+            group_comms[i]->must_poll = rc == IN_PROGRESS && !group_comms[i]->blocking;
             if (rc == IN_PROGRESS) {
                 pending = 1;
                 any_blocking |= group_comms[i]->blocking;
@@ -438,6 +448,8 @@ int ncclCommGetAsyncError(fake_comm *c, int *state) {
     if (!c)
         return INVALID_ARGUMENT;
     *state = progress(c);
+    if (*state != IN_PROGRESS)
+        c->must_poll = 0;
     return OK;
 }
 
