@@ -101,6 +101,36 @@ def test_one_process_drives_two_gpus_and_a_missing_replica_times_out(fake_nccl, 
     assert "aborted earlier and cannot be used any more" in r.stdout.split("SECOND ", 1)[1]
 
 
+def test_a_gpu_backend_without_stream_idle_fails_cleanly(fake_nccl, tmp_path):
+    """The watchdog needs the backend's stream_idle slot; without it each replica's call
+    raises UnavailableError (the communicator aborted), never waits unbounded or crashes."""
+    script = _script(tmp_path, """
+        import sys, threading
+        import mixprec as tf
+        from mixprec import _core
+        _core._emulate_gpu(2, "stream_idle")
+        comm = _core.comm_nccl(sys.argv[1], [0, 1], None, 30.0)
+        errs = {}
+        def replica(r):
+            try:
+                with tf.device("/GPU:%d" % r):
+                    _core.comm_all_reduce(comm, r, [tf.constant([1.0, 2.0])], 0)
+            except Exception as e:
+                errs[r] = "%s: %s" % (type(e).__name__, e)
+        ts = [threading.Thread(target=replica, args=(r,)) for r in range(2)]
+        [t.start() for t in ts]
+        [t.join() for t in ts]
+        for r in range(2):
+            print("ERR%d %s" % (r, errs.get(r)))
+    """)
+    r = subprocess.run([sys.executable, script, fake_nccl], capture_output=True, text=True,
+                       timeout=120, env=_env(fake_nccl, tmp_path, MIXPREC_EMULATE_GPU="0"))
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-3000:]
+    errs = [line for line in r.stdout.splitlines() if line.startswith("ERR")]
+    assert len(errs) == 2 and all("UnavailableError" in e for e in errs), r.stdout
+    assert any("stream_idle" in e for e in errs), r.stdout
+
+
 def test_mirrored_strategy_over_two_gpus_on_the_nccl_engine(fake_nccl, tmp_path):
     """tests/distribute/test_gpu_mirrored.py's training, NaN and metric cases rerun with the
     two emulated GPUs summed by the NCCL engine (one process: both communicators made in
