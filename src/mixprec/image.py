@@ -411,3 +411,12 @@ def psnr(a, b, max_val, name=None):
     mse = _core.reduce_mean(_core.squared_difference(a, b), [-3, -2, -1])
     mv = _core.cast(_core.convert_to_tensor(max_val), a.dtype)
     return 20.0 * _core.log(mv) / _math.log(10.0) - 10.0 / _math.log(10.0) * _core.log(mse)
+
+
+from mixprec._image_color import *  # noqa: E402,F401,F403  (colour spaces, hue, SSIM, Sobel)
+from mixprec._image_color import __all__ as _color_names  # noqa: E402
+
+__all__ += list(_color_names)
+from mixprec._image_sampling import crop_and_resize, extract_patches  # noqa: E402,F401
+
+__all__ += ["crop_and_resize", "extract_patches"]
