@@ -1398,8 +1398,12 @@ mp_status mp_graph_run_with(mp_graph *g, int n_in, mp_tensor *const *in, int n_s
         free(vals);
         return mp_error_set(MP_ERR_MEMORY, "out of host memory replaying a graph");
     }
+    const int prof = mp_graph_profile_on();
     for (int i = 0; i < g->n_nodes && st == MP_OK; i++) {
         mp_gnode *n = &g->nodes[i];
+        mp_graph_prof_mark pm;
+        if (prof)
+            mp_graph_profile_start(&pm);
         for (int k = 0; k < n->n_in; k++)
             args[k] = n->in[k].node >= 0 ? vals[n->in[k].node] : NULL;
         switch (n->kind) {
@@ -1493,6 +1497,15 @@ mp_status mp_graph_run_with(mp_graph *g, int n_in, mp_tensor *const *in, int n_s
             break;
         }
         default: st = mp_error_set(MP_ERR_INTERNAL, "graph: node %d has unknown kind %d", i, (int)n->kind);
+        }
+        if (prof && st == MP_OK && n->kind != MP_GNODE_INPUT && n->kind != MP_GNODE_CONST) {
+            static const char *kinds[] = {"(input)", "(const)", "", "(variable read)", "(variable assign)",
+                                          "(optimizer)", "(host)", "(loop)", "(loop out)", "(call)", "(call out)"};
+            const char *name = n->kind == MP_GNODE_OP ? mp_op_get_info(n->op)->name
+                               : (size_t)n->kind < sizeof kinds / sizeof kinds[0] ? kinds[n->kind]
+                                                                                 : "(node)";
+            if (n->kind != MP_GNODE_OP || !((n->flags & MP_GNODE_FLAG_FOLDED) && !hooks))
+                mp_graph_profile_stop(&pm, name, vals[i]);
         }
         /* free what no later node reads */
         for (int k = 0; k < n->n_in; k++) {

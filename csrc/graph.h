@@ -380,6 +380,20 @@ void mp_graph_capture_counts(int64_t *captures, int64_t *launches, int64_t *fail
 /* Debug: 1 when a captured graph is ready; *failures, *clean as kept. */
 int mp_graph_capture_info(const mp_graph *g, int *failures, int *clean);
 
+/* Opt-in per-op timing of replays (graph_profile.c; env MIXPREC_PROFILE=1 or
+ * _core.graph_profile): wall and process CPU seconds summed per (op, dtype, output shape). */
+typedef struct mp_graph_prof_mark {
+    double wall, cpu;
+} mp_graph_prof_mark;
+int mp_graph_profile_on(void);
+int mp_graph_profile_set(int on); /* returns the previous setting */
+void mp_graph_profile_start(mp_graph_prof_mark *m);
+void mp_graph_profile_stop(const mp_graph_prof_mark *m, const char *name, const mp_tensor *out);
+int mp_graph_profile_rows(void);
+int mp_graph_profile_row(int i, const char **name, int *dtype, int *ndim, const int64_t **shape, int64_t *count,
+                         double *wall, double *cpu);
+void mp_graph_profile_reset(void);
+
 #ifdef __cplusplus
 }
 #endif
