@@ -266,8 +266,13 @@ mp_status mp_graph_prune(mp_graph *g);
  * an AddV2 of a vector over its last axis (a bias), becomes CONV2D_BIAS_ACT / MATMUL_BIAS_ACT,
  * with the ReLU when one Relu is the sum's only reader (besides ReluGrads of the sum, which
  * then read the fused output); a fused op without activation read that way by one Relu takes
- * it in. *n_fused gets the number of fused nodes made. */
+ * it in; a BatchNorm read by one Relu takes it in; a ReluGrad over a MaxPoolGrad of the
+ * ReLU's output becomes one MaxPoolGrad with ReLU's gradient (attr i2 = 1). *n_fused gets
+ * the number of fused nodes made. */
 mp_status mp_graph_fuse(mp_graph *g, int *n_fused);
+/* Whether later passes make the MaxPoolGrad + ReluGrad fusion (default 1; A/B, tests);
+ * returns the previous setting. */
+int mp_graph_fuse_pool_relu(int on);
 /* 1 when a and b are the same graph up to the shapes of their values: the same nodes,
  * edges, attributes (random ops' streams aside), constants' values, variables and outputs;
  * 0 otherwise (loops never compare equal). Two traces of a relaxed signature that agree

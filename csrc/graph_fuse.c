@@ -188,6 +188,9 @@ static mp_status make_pool_relu_grad(mp_graph *g, int *readers, int r, int d) {
     return MP_OK;
 }
 
+static int pool_relu_on = 1; /* mp_graph_fuse_pool_relu: A/B measurements, tests */
+int mp_graph_fuse_pool_relu(int on) { return __atomic_exchange_n(&pool_relu_on, on != 0, __ATOMIC_RELAXED); }
+
 static int fused_without_act(const mp_gnode *n) {
     return (is_op(n, MP_OP_CONV2D_BIAS_ACT) || is_op(n, MP_OP_MATMUL_BIAS_ACT)) && n->n_in == 3 && n->attrs.i2 == 0;
 }
@@ -216,7 +219,7 @@ mp_status mp_graph_fuse(mp_graph *g, int *n_fused) {
             st = make_bn_relu(&g->nodes[r], &g->nodes[a]);
             if (st == MP_OK)
                 relu_took(g, readers, a, r);
-        } else if ((r = match_pool_relu_grad(g, readers, a)) >= 0) {
+        } else if (__atomic_load_n(&pool_relu_on, __ATOMIC_RELAXED) && (r = match_pool_relu_grad(g, readers, a)) >= 0) {
             /* ReLU's gradient after max pooling's: one pass */
             st = make_pool_relu_grad(g, readers, a, r);
         } else if (fused_without_act(&g->nodes[a]) && (r = match_relu(g, readers, a)) >= 0) {

@@ -662,7 +662,18 @@ static PyObject *py_graph_profile_report(PyObject *m, PyObject *arg) {
     return out;
 }
 
+static PyObject *py_graph_fuse_pool_relu(PyObject *m, PyObject *arg) {
+    (void)m;
+    int on = PyObject_IsTrue(arg);
+    if (on < 0)
+        return NULL;
+    return PyBool_FromLong(mp_graph_fuse_pool_relu(on));
+}
+
 static PyMethodDef graph_functions[] = {
+    {"graph_fuse_pool_relu", py_graph_fuse_pool_relu, METH_O,
+     "graph_fuse_pool_relu(on): whether functions traced from now on fuse ReluGrad into MaxPoolGrad (default "
+     "True; A/B measurements); returns the previous setting."},
     {"graph_profile", py_graph_profile, METH_O,
      "graph_profile(on): time every node of traced-graph replays (env MIXPREC_PROFILE=1 too); returns the "
      "previous setting."},
