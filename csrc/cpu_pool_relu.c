@@ -117,6 +117,10 @@ mp_status mp_cpu_max_pool_grad_relu(mp_device dev, mp_dtype dt, const mp_window 
         w->pl >= w->sw || w->n <= 0 || w->oh <= 0 || w->ow <= 0 || w->c <= 0 || w->h <= 0 || w->w <= 0 ||
         (w->oh - 1) * w->sh - w->pt >= w->h || (w->ow - 1) * w->sw - w->pl >= w->w)
         return MP_OK;
+    if (!x) { /* the query */
+        *done = 1;
+        return MP_OK;
+    }
     pr_ctx c = {w, x, dy, dx};
     int64_t band = w->sh * w->w * w->c;
     mp_parallel_for(w->n * w->oh, band >= MP_GRAIN ? 1 : MP_GRAIN / band, has_avx2() ? pr_rows_avx2 : pr_rows, &c);

@@ -857,8 +857,10 @@ static void plan_folds(mp_graph *g) {
 }
 
 /* A MaxPool node that a MaxPoolGrad of the same x reads (the trace recorded its gradient)
- * keeps its argmax workspace for it (attr i2 = 1, ops_window.c); the others run as
- * inference. Recomputed with the plan: passes and pruning may remove the gradient. */
+ * keeps its argmax workspace for it (attr i2 = 1, ops_window.c); i2 = 2 when its only such
+ * readers are MaxPoolGrads with ReLU's gradient (graph_fuse.c), whose one-pass kernel needs
+ * none where the backend has it (ops_window.c asks); the others run as inference.
+ * Recomputed with the plan: passes and pruning may remove the gradient. */
 static void plan_pool_workspaces(mp_graph *g) {
     for (int i = 0; i < g->n_nodes; i++)
         if (g->nodes[i].kind == MP_GNODE_OP && g->nodes[i].op == MP_OP_MAX_POOL)
@@ -869,8 +871,8 @@ static void plan_pool_workspaces(mp_graph *g) {
             continue;
         mp_gnode *p = &g->nodes[n->in[1].node];
         if (p->kind == MP_GNODE_OP && p->op == MP_OP_MAX_POOL && p->in[0].node == n->in[0].node &&
-            p->in[0].output == n->in[0].output)
-            p->attrs.i2 = 1;
+            p->in[0].output == n->in[0].output && p->attrs.i2 != 1)
+            p->attrs.i2 = n->attrs.i2 == 1 ? 2 : 1;
     }
 }
 

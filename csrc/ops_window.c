@@ -298,8 +298,13 @@ mp_status mp_run_window(mp_op op, mp_tensor *const *in, const mp_attrs *at, cons
     int64_t y_numel = ys[0] * ys[1] * ys[2] * ys[3];
     size_t ws_bytes = 0;
     void *ws = NULL;
+    /* attr i2 = 2 (graph.c's plan): the only gradient is a MaxPoolGrad with ReLU's, which needs
+     * no workspace where the backend's max_pool_grad_relu takes these arguments (its query) */
+    int fused_grad_only = 0;
+    if (op == MP_OP_MAX_POOL && at->i2 == 2 && be->max_pool_grad_relu && !mp_tape_would_record(1, in))
+        MP_TRY(BE_CALL(be, max_pool_grad_relu, dev, dt, &w, NULL, NULL, NULL, &fused_grad_only));
     if (op == MP_OP_MAX_POOL && !empty_in && y_numel > 0 && __atomic_load_n(&ws_keep, __ATOMIC_RELAXED) &&
-        (at->i2 == 1 || mp_tape_would_record(1, in))) {
+        !fused_grad_only && (at->i2 == 1 || at->i2 == 2 || mp_tape_would_record(1, in))) {
         MP_TRY(pool_ws_bytes(be, dev, dt, &w, &ws_bytes));
         if (ws_bytes)
             return max_pool_kept(be, dev, dt, &w, in[0], ys, ws_bytes, out);
