@@ -293,7 +293,9 @@ static dnnl_status_t build_matmul(entry *e, dnnl_primitive_attr_t attr) {
     dnnl_post_ops_t po = NULL;
     dnnl_primitive_attr_t rattr = NULL;
     dnnl_dims_t da = {M, K}, db = {K, N}, dc = {M, N};
-    dnnl_dims_t sa = {w->w ? 1 : K, w->w ? M : 1}, sb = {w->oc ? 1 : N, w->oc ? K : 1}, sc = {N, 1};
+    /* win.kh / win.kw: B's / C's row stride when not dense (a column block, mp_dnnl_mm_get) */
+    int64_t ldb = w->kh ? w->kh : N, ldc = w->kw ? w->kw : N;
+    dnnl_dims_t sa = {w->w ? 1 : K, w->w ? M : 1}, sb = {w->oc ? 1 : ldb, w->oc ? K : 1}, sc = {ldc, 1};
     double beta;
     memcpy(&beta, &w->pt, sizeof beta);
     CHK(dnnl_memory_desc_create_with_strides(&a, 2, da, t, sa));
@@ -623,6 +625,11 @@ int mp_gemm_set_mode(mp_dtype dt, int mode) {
     return __atomic_exchange_n(&gemm_mode[dt], mode, __ATOMIC_RELAXED);
 }
 
+int mp_gemm_get_mode(mp_dtype dt) {
+    pthread_once(&gemm_env_once, gemm_env);
+    return (int)dt < 0 || dt >= MP_DTYPE_COUNT ? MP_GEMM_AUTO : __atomic_load_n(&gemm_mode[dt], __ATOMIC_RELAXED);
+}
+
 int mp_gemm_uses_onednn(mp_dtype dt) {
     pthread_once(&gemm_env_once, gemm_env);
     if ((int)dt < 0 || dt >= MP_DTYPE_COUNT)
@@ -754,6 +761,74 @@ static mp_status dnnl_gemm_(mp_dtype dt, int ta, int tb, int64_t M, int64_t N, i
     mp_status st = run_matmul(e, (float)alpha, A, B, bias, C);
     entry_release(e);
     return st;
+}
+
+/* Products on the calling thread only (mp_dnnl_mm_*): oneDNN's OpenMP build reads the calling
+ * thread's OpenMP thread count when it creates and runs a primitive; it is set to 1 around
+ * both, then restored. libgomp is libdnnl's own dependency (weak: absent, no such route). */
+extern void omp_set_num_threads(int) __attribute__((weak));
+extern int omp_get_max_threads(void) __attribute__((weak));
+
+int mp_dnnl_mm_available(void) { return omp_set_num_threads && omp_get_max_threads; }
+
+static int one_thread_begin(void) {
+    int prev = omp_get_max_threads();
+    if (prev != 1)
+        omp_set_num_threads(1);
+    return prev;
+}
+static void one_thread_end(int prev) {
+    if (prev != 1)
+        omp_set_num_threads(prev);
+}
+
+struct mp_dnnl_mm {
+    entry *e;
+};
+
+mp_status mp_dnnl_mm_get(mp_dtype dt, int ta, int tb, int64_t M, int64_t N, int64_t K, int64_t ldb, int64_t ldc,
+                         int scaled, int bias, double beta, mp_dnnl_mm **out, int *unimpl) {
+    *out = NULL;
+    *unimpl = 1;
+    if (!mp_dnnl_mm_available())
+        return MP_OK;
+    key_t_ k;
+    memset(&k, 0, sizeof k);
+    k.fam = FAM_MATMUL;
+    k.kind = (scaled ? 1 : 0) | (bias ? 2 : 0) | 4; /* bit 2: made and run on one thread */
+    k.dt = (int)dt;
+    k.win.n = M, k.win.c = N, k.win.h = K, k.win.w = ta != 0, k.win.oc = tb != 0;
+    k.win.kh = !tb && ldb != N ? ldb : 0;
+    k.win.kw = ldc != N ? ldc : 0;
+    memcpy(&k.win.pt, &beta, sizeof beta);
+    entry *e = NULL;
+    int prev = one_thread_begin();
+    mp_status st = get_entry(&k, &e, unimpl);
+    one_thread_end(prev);
+    if (st != MP_OK || *unimpl)
+        return st;
+    mp_dnnl_mm *h = malloc(sizeof *h);
+    if (!h) {
+        entry_release(e);
+        return mp_error_set(MP_ERR_MEMORY, "out of host memory for a matmul handle");
+    }
+    h->e = e;
+    *out = h;
+    return MP_OK;
+}
+
+mp_status mp_dnnl_mm_run(mp_dnnl_mm *h, float alpha, const void *A, const void *B, const void *bias, void *C) {
+    int prev = one_thread_begin();
+    mp_status st = run_matmul(h->e, alpha, A, B, bias, C);
+    one_thread_end(prev);
+    return st;
+}
+
+void mp_dnnl_mm_release(mp_dnnl_mm *h) {
+    if (h) {
+        entry_release(h->e);
+        free(h);
+    }
 }
 
 mp_status mp_dnnl_gemm(mp_dtype dt, int ta, int tb, int64_t M, int64_t N, int64_t K, double alpha, const void *A,

@@ -261,6 +261,11 @@ mp_status mp_cpu_gemm(mp_device dev, mp_dtype dt, int ta, int tb, int64_t M, int
             MP_TRY(mp_dnnl_gemm(dt, ta, tb, M, N, K, alpha, a, b, beta, c, &unimpl));
             if (!unimpl)
                 continue;
+        } else if (dt == MP_F32 && mp_gemm_small_f32(M, N, K)) { /* a small batch side: gemm_small.c */
+            int unimpl = 0;
+            MP_TRY(mp_gemm_small_run(ta, tb, M, N, K, alpha, a, b, NULL, beta, c, &unimpl));
+            if (!unimpl)
+                continue;
         }
         switch (dt) {
         case MP_F32:
@@ -294,6 +299,8 @@ mp_status mp_cpu_gemm_bias_act(mp_device dev, mp_dtype dt, int ta, int tb, int64
             MP_TRY(mp_dnnl_gemm_bias(dt, ta, tb, M, N, K, A, B, bias, C, &unimpl));
         else
             MP_TRY(mp_dnnl_gemm(dt, ta, tb, M, N, K, 1.0, A, B, 0.0, C, &unimpl));
+    } else if (dt == MP_F32 && mp_gemm_small_f32(M, N, K)) {
+        MP_TRY(mp_gemm_small_run(ta, tb, M, N, K, 1.0, A, B, bias, 0.0, C, &unimpl));
     }
     if (unimpl) {
         size_t row = (size_t)N * mp_dtype_size(dt);

@@ -151,6 +151,7 @@ void mp_graph_free(mp_graph *g) {
         return;
     kept_clear(g);
     mp_graph_capture_free(g);
+    mp_graph_profile_free(g);
     if (rec == g)
         rec = g->parent;
     for (int i = 0; i < g->n_nodes; i++)
@@ -1398,6 +1399,8 @@ mp_status mp_graph_run_with(mp_graph *g, int n_in, mp_tensor *const *in, int n_s
         free(vals);
         return mp_error_set(MP_ERR_MEMORY, "out of host memory replaying a graph");
     }
+    mp_gprof *prof = g->prof && g->prof->n == g->n_nodes ? g->prof : NULL; /* graph_profile.c */
+    uint64_t t_run = prof ? mp_gprof_now() : 0, t_node = t_run;
     for (int i = 0; i < g->n_nodes && st == MP_OK; i++) {
         mp_gnode *n = &g->nodes[i];
         for (int k = 0; k < n->n_in; k++)
@@ -1494,6 +1497,11 @@ mp_status mp_graph_run_with(mp_graph *g, int n_in, mp_tensor *const *in, int n_s
         }
         default: st = mp_error_set(MP_ERR_INTERNAL, "graph: node %d has unknown kind %d", i, (int)n->kind);
         }
+        if (prof && !((n->flags & MP_GNODE_FLAG_FOLDED) && !hooks)) {
+            uint64_t t = mp_gprof_now();
+            mp_gprof_tick(prof, i, t_node, t);
+            t_node = t;
+        }
         /* free what no later node reads */
         for (int k = 0; k < n->n_in; k++) {
             int32_t s = n->in[k].node;
@@ -1508,6 +1516,8 @@ mp_status mp_graph_run_with(mp_graph *g, int n_in, mp_tensor *const *in, int n_s
         }
     }
     st = mp_graph_capture_post(g, st, vals, &cap);
+    if (prof && st == MP_OK)
+        mp_gprof_replay(prof, t_run, mp_gprof_now());
     if (st == MP_OK && !cap.retry) {
         for (int o = 0; o < g->n_outputs; o++) {
             mp_tensor *t = g->outputs[o].node >= 0 ? vals[g->outputs[o].node] : NULL;

@@ -175,6 +175,8 @@ typedef struct mp_graph {
      * under a recording tape cannot give their gradients, so tf.function runs the Python
      * function for such a call instead (counted on the recording graph and its parents) */
     int python_grads;
+    /* opt-in per-node replay timings (graph_profile.c; NULL: off, the replay reads no clock) */
+    struct mp_gprof *prof;
 } mp_graph;
 
 enum { MP_GRAPH_VALUE_READ = 1, MP_GRAPH_VALUE_SLICE = 2, MP_GRAPH_VALUE_BAKES = 4 };
@@ -379,6 +381,22 @@ void mp_graph_capture_free(mp_graph *g);
 void mp_graph_capture_counts(int64_t *captures, int64_t *launches, int64_t *failed);
 /* Debug: 1 when a captured graph is ready; *failures, *clean as kept. */
 int mp_graph_capture_info(const mp_graph *g, int *failures, int *clean);
+
+/* Opt-in replay timings (graph_profile.c): per node, wall clock of each execution. */
+typedef struct mp_gprof_node {
+    uint64_t sum_ns, min_ns, count; /* count: replays that ran the node */
+} mp_gprof_node;
+typedef struct mp_gprof {
+    int n;                 /* nodes when switched on (a pass that changes them resets it) */
+    mp_gprof_node *node;   /* (n) */
+    uint64_t replays, replay_sum_ns, replay_min_ns;
+} mp_gprof;
+/* on: a fresh table (timings start from zero); off: drops it (replays read no clock). */
+mp_status mp_graph_profile_set(mp_graph *g, int on);
+void mp_graph_profile_free(mp_graph *g);
+uint64_t mp_gprof_now(void);
+void mp_gprof_tick(mp_gprof *p, int i, uint64_t t0, uint64_t t1);
+void mp_gprof_replay(mp_gprof *p, uint64_t t0, uint64_t t1);
 
 #ifdef __cplusplus
 }
