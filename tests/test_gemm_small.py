@@ -96,3 +96,24 @@ def test_small_batch_dense_gradients_match_finite_differences():
             q[i] -= eps
             fd = (f64(p, w0) - f64(q, w0)) / (2 * eps) if arr is x0 else (f64(x0, p) - f64(x0, q)) / (2 * eps)
             assert_close(np.float32(g.numpy()[i]), np.float32(fd), "float32", "finite_difference")
+
+
+@pytest.mark.parametrize("dt", ["float16", "bfloat16"])
+@pytest.mark.parametrize("shape", SHAPES[:4], ids=str)
+def test_widened_16_bit_products_take_the_same_route(route, dt, shape):
+    """16-bit products widened to float32 (gemm_path(dt, 'widen')) multiply through the
+    float32 route in force: float32 accumulation, one rounding."""
+    from tolerances import NP_DTYPE, round_to
+    _core.gemm_path(dt, "widen")
+    try:
+        (m, k, n), ta, tb = shape
+        rng = np.random.default_rng(n + k)
+        a = round_to(rng.standard_normal((k, m) if ta else (m, k)) / np.sqrt(k), dt)
+        b = round_to(rng.standard_normal((n, k) if tb else (k, n)), dt)
+        got = tf.matmul(tf.constant(a.astype(NP_DTYPE[dt])), tf.constant(b.astype(NP_DTYPE[dt])),
+                        transpose_a=ta, transpose_b=tb)
+        assert got.dtype == dt
+        ref = (a.T if ta else a) @ (b.T if tb else b)
+        assert_close(got, round_to(ref, dt), dt, "matmul", err_msg=route)
+    finally:
+        _core.gemm_path(dt, "auto")
