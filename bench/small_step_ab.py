@@ -1,9 +1,10 @@
 """A/B of the small-batch training step (bench/train_step.py's 3x256 model, batch 32, the
-guide's custom loop) with the float32 small-batch GEMM route on (auto) and off (openblas),
-eager and traced, interleaved in one process: per round each variant runs --calls steps;
-reported: each variant's fastest step (wall) and its CPU time per step (process, all threads).
+guide's custom loop), eager and traced, interleaved in one process: per round each variant
+runs --calls steps; reported: each variant's fastest step (wall) and its CPU time per step
+(process, all threads). --switch gemm: the float32 small-batch GEMM route on (auto) and off
+(openblas); --switch spin: the thread pool polling --spin-us before sleeping, or not.
 
-    python bench/small_step_ab.py [--threads 2] [--policy float32] [--rounds 5] [--calls 40]
+    python bench/small_step_ab.py [--switch gemm|spin] [--threads 2] [--policy float32] [--rounds 5] [--calls 40]
 """
 import argparse
 import os
@@ -13,6 +14,8 @@ p.add_argument("--threads", type=int, default=os.cpu_count() or 1)
 p.add_argument("--policy", default="float32")
 p.add_argument("--rounds", type=int, default=5)
 p.add_argument("--calls", type=int, default=40)
+p.add_argument("--switch", choices=["gemm", "spin"], default="gemm")
+p.add_argument("--spin-us", type=int, default=50)
 ARGS = p.parse_args()
 os.environ["MIXPREC_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = str(ARGS.threads)
 for v in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
@@ -52,16 +55,22 @@ def main():
     rng = np.random.default_rng(0)
     x = tf.constant(rng.uniform(0.01, 1.0, (32, 784)).astype(np.float32))
     y = tf.constant(rng.integers(0, 10, 32).astype(np.int64))
-    steps = {(mode, traced): make_step(traced) for mode in ("auto", "openblas") for traced in (False, True)}
+    if ARGS.switch == "gemm":
+        modes = {"auto": lambda: _core.gemm_path("float32", "auto"),
+                 "openblas": lambda: _core.gemm_path("float32", "openblas")}
+    else:
+        modes = {"spin %d us" % ARGS.spin_us: lambda: _core.pool_spin_us(ARGS.spin_us),
+                 "no spin": lambda: _core.pool_spin_us(0)}
+    steps = {(mode, traced): make_step(traced) for mode in modes for traced in (False, True)}
     best = {k: float("inf") for k in steps}
     cpu = {k: 0.0 for k in steps}
     for k, s in steps.items():
-        _core.gemm_path("float32", k[0])
+        modes[k[0]]()
         for _ in range(3):
             float(s(x, y))
     for _ in range(ARGS.rounds):
         for k, s in steps.items():
-            _core.gemm_path("float32", k[0])
+            modes[k[0]]()
             c0 = time.process_time()
             for _ in range(ARGS.calls):
                 t0 = time.perf_counter()
@@ -69,11 +78,12 @@ def main():
                 best[k] = min(best[k], time.perf_counter() - t0)
             cpu[k] += time.process_time() - c0
     _core.gemm_path("float32", "auto")
+    _core.pool_spin_us(0)
     n = ARGS.rounds * ARGS.calls
     print("policy %s, %d threads, load %s" % (ARGS.policy, ARGS.threads, open("/proc/loadavg").read().split()[:3]))
-    print("| GEMM route | eager ms (CPU ms) | traced ms (CPU ms) | traced / eager (CPU) |")
+    print("| %s | eager ms (CPU ms) | traced ms (CPU ms) | traced / eager (CPU) |" % ARGS.switch)
     print("|---|---:|---:|---:|")
-    for mode in ("auto", "openblas"):
+    for mode in modes:
         e, t = (mode, False), (mode, True)
         print("| %s | %.3f (%.3f) | %.3f (%.3f) | %.2f (%.2f) |" % (
             mode, best[e] * 1e3, cpu[e] / n * 1e3, best[t] * 1e3, cpu[t] / n * 1e3,
