@@ -344,6 +344,8 @@ done:
     return s;
 }
 
+static mp_status build_entry(const key_t_ *k, entry **out, int *unimpl);
+
 /* The cached entry for k (a new reference), built on a miss. *unimpl is set when oneDNN
  * has no implementation for it (the caller takes another route). */
 static mp_status get_entry(const key_t_ *k, entry **out, int *unimpl) {
@@ -356,7 +358,19 @@ static mp_status get_entry(const key_t_ *k, entry **out, int *unimpl) {
         *out = e;
         return MP_OK;
     }
-    e = calloc(1, sizeof *e);
+    MP_TRY(build_entry(k, &e, unimpl));
+    if (e) {
+        cache_add(e);
+        *out = e;
+    }
+    return MP_OK;
+}
+
+/* A new entry for k (refs 1, not cached), or NULL and *unimpl. */
+static mp_status build_entry(const key_t_ *k, entry **out, int *unimpl) {
+    *out = NULL;
+    *unimpl = 0;
+    entry *e = calloc(1, sizeof *e);
     if (!e)
         return mp_error_set(MP_ERR_MEMORY, "out of memory for a oneDNN primitive");
     e->key = *k;
@@ -377,7 +391,6 @@ static mp_status get_entry(const key_t_ *k, entry **out, int *unimpl) {
         }
         return dnnl_err("primitive creation", s);
     }
-    cache_add(e);
     *out = e;
     return MP_OK;
 }
@@ -786,6 +799,52 @@ struct mp_dnnl_mm {
     entry *e;
 };
 
+/* The one-thread products' own cache (gemm_small.c's route runs float32 products, the
+ * default dtype's, so a model has many more such shapes than convolutions): 64 sets of 4
+ * entries by a hash of the key, round robin within a set. NOTE: a primitive costs ~0.4 ms
+ * to make against 4-60 us to run at these shapes: sharing the 64-entry cache above, a
+ * model with more distinct product shapes than that (a deep MLP, its last partial batch)
+ * would remake primitives every step and evict the convolutions'. */
+#define MM_SETS 64
+#define MM_WAYS 4
+static entry *mm_cache[MM_SETS][MM_WAYS];
+static int mm_next[MM_SETS];
+static pthread_mutex_t mm_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static unsigned mm_set(const key_t_ *k) {
+    const unsigned char *p = (const unsigned char *)k;
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < sizeof *k; i++)
+        h = (h ^ p[i]) * 1099511628211ull;
+    return (unsigned)(h >> 32) % MM_SETS;
+}
+
+static entry *mm_find(const key_t_ *k) {
+    unsigned s = mm_set(k);
+    entry *hit = NULL;
+    pthread_mutex_lock(&mm_lock);
+    for (int w = 0; w < MM_WAYS; w++)
+        if (mm_cache[s][w] && memcmp(&mm_cache[s][w]->key, k, sizeof *k) == 0) {
+            hit = mm_cache[s][w];
+            __atomic_add_fetch(&hit->refs, 1, __ATOMIC_ACQ_REL);
+            break;
+        }
+    pthread_mutex_unlock(&mm_lock);
+    return hit;
+}
+
+static void mm_add(entry *e) {
+    unsigned s = mm_set(&e->key);
+    __atomic_add_fetch(&e->refs, 1, __ATOMIC_ACQ_REL);
+    pthread_mutex_lock(&mm_lock);
+    entry *old = mm_cache[s][mm_next[s]];
+    mm_cache[s][mm_next[s]] = e;
+    mm_next[s] = (mm_next[s] + 1) % MM_WAYS;
+    pthread_mutex_unlock(&mm_lock);
+    if (old)
+        entry_release(old);
+}
+
 mp_status mp_dnnl_mm_get(mp_dtype dt, int ta, int tb, int64_t M, int64_t N, int64_t K, int64_t ldb, int64_t ldc,
                          int scaled, int bias, double beta, mp_dnnl_mm **out, int *unimpl) {
     *out = NULL;
@@ -801,12 +860,18 @@ mp_status mp_dnnl_mm_get(mp_dtype dt, int ta, int tb, int64_t M, int64_t N, int6
     k.win.kh = !tb && ldb != N ? ldb : 0;
     k.win.kw = ldc != N ? ldc : 0;
     memcpy(&k.win.pt, &beta, sizeof beta);
-    entry *e = NULL;
-    int prev = one_thread_begin();
-    mp_status st = get_entry(&k, &e, unimpl);
-    one_thread_end(prev);
-    if (st != MP_OK || *unimpl)
-        return st;
+    dnnl_stream_t st_;
+    MP_TRY(get_stream(&st_));
+    *unimpl = 0;
+    entry *e = mm_find(&k);
+    if (!e) {
+        int prev = one_thread_begin();
+        mp_status st = build_entry(&k, &e, unimpl);
+        one_thread_end(prev);
+        if (st != MP_OK || *unimpl)
+            return st;
+        mm_add(e);
+    }
     mp_dnnl_mm *h = malloc(sizeof *h);
     if (!h) {
         entry_release(e);
