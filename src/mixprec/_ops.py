@@ -213,6 +213,8 @@ def unstack(value, num=None, axis=0, name=None):
 def _fill_as(shape, value, dtype):
     # 0/1 spelled False/True for bool: a Python int does not convert to a bool tensor
     dtype = as_dtype(dtype)
+    if dtype.name == "string" and value == 0:  # zeros of strings: empty strings, as TensorFlow
+        value = b""
     return fill(shape, builtins.bool(value) if dtype.is_bool else value, dtype)
 
 
