@@ -53,7 +53,8 @@ mp_status mp_str_broadcast_index(mp_tensor *a, mp_tensor *b, mp_tensor **ia, mp_
 
 /* strings_text.c: tf.strings element-wise ops (host loops over elements). */
 mp_status mp_str_length(mp_tensor *x, int utf8, mp_tensor **out);
-mp_status mp_str_case(mp_tensor *x, int upper, mp_tensor **out);
+/* mode bit 0: upper (else lower); bit 1: all of Unicode in UTF-8 (else ASCII letters only). */
+mp_status mp_str_case(mp_tensor *x, int mode, mp_tensor **out);
 mp_status mp_str_strip(mp_tensor *x, mp_tensor **out);
 /* Element-wise join of n same-shape string tensors with sep. */
 mp_status mp_str_join(int n, mp_tensor *const *in, const char *sep, size_t sep_len, mp_tensor **out);
@@ -83,7 +84,10 @@ mp_status mp_str_regex_replace(mp_tensor *x, const char *pattern, const char *re
 /* strings_hash.c: FarmHash Fingerprint64 and SipHash-2-4 (TensorFlow's fast/strong buckets). */
 uint64_t mp_fingerprint64(const char *s, size_t len);
 uint64_t mp_siphash24(const char *s, size_t len, uint64_t k0, uint64_t k1);
-/* strong: key (k0, k1) SipHash; else Fingerprint64. Bucket = hash % buckets (int64 out). */
+/* TensorFlow's legacy Hash64 (a MurmurHash64A variant, seed 0xDECAFCAFFE; tf.strings.to_hash_bucket). */
+uint64_t mp_tf_hash64(const char *s, size_t len);
+/* strong: 0 Fingerprint64, 1 SipHash with key (k0, k1), 2 legacy Hash64.
+ * Bucket = hash % buckets (int64 out). */
 mp_status mp_str_hash_bucket(mp_tensor *x, int64_t buckets, int strong, uint64_t k0, uint64_t k1,
                              mp_tensor **out);
 

@@ -162,6 +162,31 @@ uint64_t mp_siphash24(const char *s, size_t len, uint64_t key0, uint64_t key1) {
     return v0 ^ v1 ^ v2 ^ v3;
 }
 
+uint64_t mp_tf_hash64(const char *s, size_t n) {
+    const uint64_t m = 0xc6a4a7935bd1e995ULL;
+    const int r = 47;
+    uint64_t h = 0xDECAFCAFFEULL ^ (n * m);
+    while (n >= 8) {
+        uint64_t k = fetch64(s);
+        s += 8;
+        n -= 8;
+        k *= m;
+        k ^= k >> r;
+        k *= m;
+        h ^= k;
+        h *= m;
+    }
+    if (n > 0) {
+        for (size_t i = n; i-- > 0;)
+            h ^= (uint64_t)(unsigned char)s[i] << (8 * i);
+        h *= m;
+    }
+    h ^= h >> r;
+    h *= m;
+    h ^= h >> r;
+    return h;
+}
+
 mp_status mp_str_hash_bucket(mp_tensor *x, int64_t buckets, int strong, uint64_t key0, uint64_t key1,
                              mp_tensor **out) {
     if (x->dtype != MP_STRING)
@@ -174,7 +199,9 @@ mp_status mp_str_hash_bucket(mp_tensor *x, int64_t buckets, int strong, uint64_t
     for (int64_t i = 0; i < x->numel; i++) {
         int64_t n;
         const char *p = mp_str_at(x, i, &n);
-        uint64_t h = strong ? mp_siphash24(p, (size_t)n, key0, key1) : mp_fingerprint64(p, (size_t)n);
+        uint64_t h = strong == 1   ? mp_siphash24(p, (size_t)n, key0, key1)
+                     : strong == 2 ? mp_tf_hash64(p, (size_t)n)
+                                   : mp_fingerprint64(p, (size_t)n);
         o[i] = (int64_t)(h % (uint64_t)buckets);
     }
     return MP_OK;

@@ -2,7 +2,10 @@
  * strip, join, substr, to_number, as_string, split and the UTF-8 splits/decoding.
  * Each op is one loop over the elements building a new tensor; it must not know about
  * Python or about shapes beyond "same element count" (the Python face arranges layouts). */
+#define _GNU_SOURCE
 #include <ctype.h>
+#include <locale.h>
+#include <wctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -78,8 +81,55 @@ static mp_status map_elems(mp_tensor *x, elem_fn f, const void *ctx, mp_tensor *
     return mp_strb_finish(&b, out);
 }
 
+static locale_t utf8_locale(void) {
+    static locale_t loc;
+    static int tried;
+    if (!__atomic_load_n(&tried, __ATOMIC_ACQUIRE)) {
+        locale_t l = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+        loc = l;
+        __atomic_store_n(&tried, 1, __ATOMIC_RELEASE);
+    }
+    return loc;
+}
+
+static int utf8_len(const unsigned char *p, const unsigned char *e, uint32_t *cp);
+
+static mp_status put_utf8(mp_strb *b, uint32_t v) {
+    char o[4];
+    size_t n;
+    if (v < 0x80) {
+        o[0] = (char)v, n = 1;
+    } else if (v < 0x800) {
+        o[0] = (char)(0xC0 | (v >> 6)), o[1] = (char)(0x80 | (v & 0x3F)), n = 2;
+    } else if (v < 0x10000) {
+        o[0] = (char)(0xE0 | (v >> 12)), o[1] = (char)(0x80 | ((v >> 6) & 0x3F)), o[2] = (char)(0x80 | (v & 0x3F));
+        n = 3;
+    } else {
+        o[0] = (char)(0xF0 | (v >> 18)), o[1] = (char)(0x80 | ((v >> 12) & 0x3F));
+        o[2] = (char)(0x80 | ((v >> 6) & 0x3F)), o[3] = (char)(0x80 | (v & 0x3F)), n = 4;
+    }
+    return mp_strb_append(b, o, n);
+}
+
 static mp_status case_fn(mp_strb *b, const char *p, int64_t n, const void *ctx) {
-    int upper = *(const int *)ctx;
+    int upper = *(const int *)ctx & 1, uni = *(const int *)ctx & 2;
+    locale_t loc = uni ? utf8_locale() : (locale_t)0;
+    if (loc) { /* code point by code point; malformed bytes are kept as they are */
+        const unsigned char *q = (const unsigned char *)p, *e = q + n;
+        while (q < e) {
+            uint32_t cp;
+            int m = utf8_len(q, e, &cp);
+            if (!m) {
+                MP_TRY(mp_strb_append(b, (const char *)q, 1));
+                q++;
+                continue;
+            }
+            wint_t w = upper ? towupper_l((wint_t)cp, loc) : towlower_l((wint_t)cp, loc);
+            MP_TRY(put_utf8(b, (uint32_t)w));
+            q += m;
+        }
+        return MP_OK;
+    }
     size_t start = b->len;
     MP_TRY(mp_strb_append(b, p, (size_t)n));
     for (size_t k = start; k < b->len; k++) {
@@ -90,9 +140,9 @@ static mp_status case_fn(mp_strb *b, const char *p, int64_t n, const void *ctx) 
     return MP_OK;
 }
 
-mp_status mp_str_case(mp_tensor *x, int upper, mp_tensor **out) {
-    MP_TRY(need_string(x, upper ? "StringUpper" : "StringLower"));
-    return map_elems(x, case_fn, &upper, out);
+mp_status mp_str_case(mp_tensor *x, int mode, mp_tensor **out) {
+    MP_TRY(need_string(x, mode & 1 ? "StringUpper" : "StringLower"));
+    return map_elems(x, case_fn, &mode, out);
 }
 
 static int is_space(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
@@ -424,7 +474,7 @@ mp_status mp_str_split(mp_tensor *x, const char *sep, size_t sep_len, int64_t ma
                 st = add_piece(&a, base, s, q - s);
                 made++;
             }
-        } else if (n > 0) {
+        } else {
             const char *s = p;
             while (st == MP_OK) {
                 const char *hit = NULL;

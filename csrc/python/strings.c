@@ -218,13 +218,13 @@ static PyObject *py_str_length(PyObject *m, PyObject *args) {
 static PyObject *py_str_case(PyObject *m, PyObject *args) {
     (void)m;
     PyObject *xo;
-    int upper;
-    if (!PyArg_ParseTuple(args, "Op", &xo, &upper))
+    int upper, utf8 = 0;
+    if (!PyArg_ParseTuple(args, "Op|p", &xo, &upper, &utf8))
         return NULL;
     mp_tensor *x, *o = NULL;
     if (arg_string(xo, &x))
         return NULL;
-    mp_status st = mp_str_case(x, upper, &o);
+    mp_status st = mp_str_case(x, upper | (utf8 << 1), &o);
     mp_tensor_decref(x);
     return wrap_str(st, o);
 }
@@ -322,8 +322,10 @@ static PyObject *py_str_substr(PyObject *m, PyObject *args) {
         return NULL;
     mp_tensor *x = NULL, *p = NULL, *l = NULL, *o = NULL;
     PyObject *res = NULL;
-    if (!arg_string(xo, &x) && !host_i64(po, &p) && !host_i64(lo, &l))
-        res = wrap_str(mp_str_substr(x, p, l, utf8, &o), o);
+    if (!arg_string(xo, &x) && !host_i64(po, &p) && !host_i64(lo, &l)) {
+        mp_status st = mp_str_substr(x, p, l, utf8, &o);
+        res = wrap_str(st, o);
+    }
     mp_tensor_decref(x);
     mp_tensor_decref(p);
     mp_tensor_decref(l);
@@ -447,7 +449,7 @@ static PyObject *py_str_hash_bucket(PyObject *m, PyObject *args) {
     long long buckets;
     int strong;
     unsigned long long k0, k1;
-    if (!PyArg_ParseTuple(args, "OLpKK", &xo, &buckets, &strong, &k0, &k1))
+    if (!PyArg_ParseTuple(args, "OLiKK", &xo, &buckets, &strong, &k0, &k1))
         return NULL;
     mp_tensor *x, *o = NULL;
     if (arg_string(xo, &x))

@@ -122,12 +122,19 @@ class RaggedTensor:
         return [vals[s[i]:s[i + 1]].tolist() for i in range(len(s) - 1)]
 
     def numpy(self):
+        """As TensorFlow: a regular array when all rows have one length, else an object
+        array of row arrays."""
         s = self._splits_np()
         vals = self._values.numpy()
-        out = np.empty(len(s) - 1, dtype=object)
-        for i in range(len(s) - 1):
-            out[i] = vals[s[i]:s[i + 1]]
-        return out
+        rows = [vals[s[i]:s[i + 1]] for i in range(len(s) - 1)]
+        if not rows:
+            return np.zeros((0, 0) + vals.shape[1:], dtype=vals.dtype)
+        if any(len(r) != len(rows[0]) for r in rows):
+            out = np.empty(len(rows), dtype=object)
+            for i, r in enumerate(rows):
+                out[i] = r
+            return out
+        return np.array(rows)
 
     def __getitem__(self, key):
         if isinstance(key, (int, np.integer)):
@@ -158,9 +165,18 @@ class RaggedTensor:
             yield self[i]
 
     def __repr__(self):
-        return "<tf.RaggedTensor %s>" % (self.to_list(),)
+        with np.printoptions(formatter={"all": _formatter}):
+            text = _formatter(self.numpy())
+        return "<tf.RaggedTensor %s>" % text
 
     __str__ = __repr__
+
+
+def _formatter(x):
+    # TensorFlow's eager repr: NumPy's layout with elements separated by commas
+    if isinstance(x, np.ndarray):
+        return np.array2string(x, separator=", ") if x.size else repr(x.tolist())
+    return str(x)
 
 
 def constant(pylist, dtype=None, ragged_rank=None, inner_shape=None, name=None, row_splits_dtype=None):

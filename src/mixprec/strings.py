@@ -13,7 +13,7 @@ from mixprec import _core, _dtypes, _ragged
 __all__ = [
     "as_string", "bytes_split", "format", "join", "length", "lower", "reduce_join",
     "regex_full_match", "regex_replace", "split", "strip", "substr", "to_hash_bucket_fast",
-    "to_hash_bucket_strong", "to_number", "unicode_decode", "unicode_split", "upper",
+    "to_hash_bucket", "to_hash_bucket_strong", "to_number", "unicode_decode", "unicode_split", "upper",
 ]
 
 _UNITS = ("BYTE", "UTF8_CHAR")
@@ -46,14 +46,22 @@ def length(input, unit="BYTE", name=None):  # noqa: A002 - TensorFlow's argument
     return _core.str_length(_str(input), _unit(unit, "StringLength"))
 
 
+def _utf8_case(encoding):
+    if encoding in ("", None):
+        return False
+    if str(encoding).lower().replace("-", "") == "utf8":
+        return True
+    raise _core.InvalidArgumentError("Unsupported encoding: %s" % (encoding,))
+
+
 def lower(input, encoding="", name=None):  # noqa: A002
-    """ASCII letters to lower case (other bytes unchanged)."""
-    return _core.str_case(_str(input), False)
+    """Letters to lower case: ASCII only, or all of Unicode with encoding="utf-8"."""
+    return _core.str_case(_str(input), False, _utf8_case(encoding))
 
 
 def upper(input, encoding="", name=None):  # noqa: A002
-    """ASCII letters to upper case (other bytes unchanged)."""
-    return _core.str_case(_str(input), True)
+    """Letters to upper case: ASCII only, or all of Unicode with encoding="utf-8"."""
+    return _core.str_case(_str(input), True, _utf8_case(encoding))
 
 
 def strip(input, name=None):  # noqa: A002
@@ -159,7 +167,12 @@ def as_string(input, precision=-1, scientific=False, shortest=False, width=-1, f
 
 def to_hash_bucket_fast(input, num_buckets, name=None):  # noqa: A002
     """FarmHash Fingerprint64 of each element modulo ``num_buckets`` (int64)."""
-    return _core.str_hash_bucket(_str(input), int(num_buckets), False, 0, 0)
+    return _core.str_hash_bucket(_str(input), int(num_buckets), 0, 0, 0)
+
+
+def to_hash_bucket(string_tensor, num_buckets, name=None):
+    """TensorFlow's legacy (non-fingerprint) Hash64 of each element modulo ``num_buckets``."""
+    return _core.str_hash_bucket(_str(string_tensor), int(num_buckets), 2, 0, 0)
 
 
 def to_hash_bucket_strong(input, num_buckets, key, name=None):  # noqa: A002
@@ -167,7 +180,7 @@ def to_hash_bucket_strong(input, num_buckets, key, name=None):  # noqa: A002
     k = [int(v) for v in key]
     if len(k) != 2:
         raise _core.InvalidArgumentError("Key must have 2 elements")
-    return _core.str_hash_bucket(_str(input), int(num_buckets), True, k[0] & (2**64 - 1),
+    return _core.str_hash_bucket(_str(input), int(num_buckets), 1, k[0] & (2**64 - 1),
                                  k[1] & (2**64 - 1))
 
 
