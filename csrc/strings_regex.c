@@ -10,58 +10,120 @@
 
 static const mp_device host = {MP_DEV_CPU, 0};
 
-/* RE2 pattern -> POSIX ERE: \d -> [0-9], \D -> [^0-9] (inside brackets \d -> 0-9). */
+/* One RE2 bracket expression [...] starting at pat[i] == '[' -> a POSIX one appended at o+k:
+ * ']' first, ranges and plain characters, then '[', '^', '-' last, as POSIX requires; RE2's
+ * escapes (\d \s \w, \] \\ \- ...) become members. Returns the index after the closing ']'. */
+static size_t bracket(const char *pat, size_t n, size_t i, char *o, size_t *k) {
+    char set[256] = {0};
+    char ranges[512];
+    size_t nr = 0;
+    int neg = 0;
+    size_t j = i + 1;
+    if (j < n && pat[j] == '^')
+        neg = 1, j++;
+    int first = 1;
+    while (j < n && (pat[j] != ']' || first)) {
+        first = 0;
+        unsigned char c = (unsigned char)pat[j];
+        if (c == '[' && j + 1 < n && pat[j + 1] == ':') { /* [:alpha:] kept as it is */
+            const char *e = strstr(pat + j + 2, ":]");
+            if (e) {
+                size_t len = (size_t)(e + 2 - (pat + j));
+                if (nr + len < sizeof ranges) {
+                    memcpy(ranges + nr, pat + j, len);
+                    nr += len;
+                }
+                j += len;
+                continue;
+            }
+        }
+        if (c == '\\' && j + 1 < n) {
+            char d = pat[j + 1];
+            j += 2;
+            if (d == 'd')
+                for (int x = '0'; x <= '9'; x++) set[x] = 1;
+            else if (d == 's')
+                set[' '] = set['\t'] = set['\n'] = set['\r'] = set['\f'] = set['\v'] = 1;
+            else if (d == 'w') {
+                for (int x = '0'; x <= '9'; x++) set[x] = 1;
+                for (int x = 'a'; x <= 'z'; x++) set[x] = set[x - 32] = 1;
+                set['_'] = 1;
+            } else if (d == 'n') set['\n'] = 1;
+            else if (d == 't') set['\t'] = 1;
+            else if (d == 'r') set['\r'] = 1;
+            else set[(unsigned char)d] = 1;
+            continue;
+        }
+        if (j + 2 < n && pat[j + 1] == '-' && pat[j + 2] != ']') { /* a range lo-hi */
+            unsigned char lo = c, hi = (unsigned char)pat[j + 2];
+            size_t adv = 3;
+            if (hi == '\\' && j + 3 < n)
+                hi = (unsigned char)pat[j + 3], adv = 4;
+            for (int x = lo; x <= hi; x++)
+                set[x] = 1;
+            j += adv;
+            continue;
+        }
+        set[c] = 1;
+        j++;
+    }
+    int only_caret = set['^'] && nr == 0;
+    for (int x = 1; x < 256 && only_caret; x++)
+        if (x != '^' && set[x])
+            only_caret = 0;
+    if (only_caret && !neg) { /* "[^]" would be a negation: a lone caret is an escaped literal */
+        o[(*k)++] = '\\';
+        o[(*k)++] = '^';
+        return j < n ? j + 1 : j;
+    }
+    o[(*k)++] = '[';
+    if (neg)
+        o[(*k)++] = '^';
+    if (set[']'])
+        o[(*k)++] = ']';
+    memcpy(o + *k, ranges, nr);
+    *k += nr;
+    for (int x = 1; x < 256; x++)
+        if (set[x] && x != ']' && x != '[' && x != '^' && x != '-')
+            o[(*k)++] = (char)x;
+    if (set['['])
+        o[(*k)++] = '[';
+    if (set['^'])
+        o[(*k)++] = '^';
+    if (set['-'])
+        o[(*k)++] = '-';
+    o[(*k)++] = ']';
+    return j < n ? j + 1 : j;
+}
+
+/* RE2 pattern -> POSIX ERE: \d -> [0-9], \D -> [^0-9]; bracket expressions rewritten. */
 static char *translate(const char *pat) {
     size_t n = strlen(pat);
-    char *o = malloc(n * 6 + 1);
+    char *o = malloc(n * 72 + 300); /* a bracket may list up to 256 members */
     if (!o)
         return NULL;
     size_t k = 0;
-    int in_br = 0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n;) {
         char c = pat[i];
         if (c == '\\' && i + 1 < n) {
             char d = pat[i + 1];
-            if (d == 'd' || d == 'D') {
-                const char *r = in_br ? (d == 'd' ? "0-9" : "") : (d == 'd' ? "[0-9]" : "[^0-9]");
+            const char *r = d == 'd' ? "[0-9]" : d == 'D' ? "[^0-9]" : NULL;
+            if (r) {
                 memcpy(o + k, r, strlen(r));
                 k += strlen(r);
-                i++;
-                continue;
+            } else {
+                o[k++] = c;
+                o[k++] = d;
             }
-            if (in_br && (d == 's' || d == 'w')) {
-                const char *r = d == 's' ? " \t\n\r\f\v" : "A-Za-z0-9_";
-                memcpy(o + k, r, strlen(r));
-                k += strlen(r);
-                i++;
-                continue;
-            }
-            if (in_br && (d == '\\' || d == ']' || d == '-' || d == '[')) { /* a literal in brackets */
-                if (d == ']' || d == '-') { /* POSIX: only literal at fixed places; approximate */
-                    o[k++] = d == ']' ? ']' : '-';
-                } else {
-                    o[k++] = d;
-                }
-                i++;
-                continue;
-            }
-            o[k++] = c;
-            o[k++] = d;
-            i++;
+            i += 2;
             continue;
         }
-        if (c == '[' && !in_br) {
-            in_br = 1;
-            o[k++] = c;
-            if (i + 1 < n && pat[i + 1] == '^')
-                o[k++] = pat[++i];
-            if (i + 1 < n && pat[i + 1] == ']')
-                o[k++] = pat[++i];
+        if (c == '[') {
+            i = bracket(pat, n, i, o, &k);
             continue;
         }
-        if (c == ']' && in_br)
-            in_br = 0;
         o[k++] = c;
+        i++;
     }
     o[k] = 0;
     return o;
