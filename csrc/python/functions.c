@@ -47,6 +47,12 @@ mp_status mp_py_run(mp_op op, int n_in, mp_tensor *const *in, const mp_attrs *at
     }
     if (op == MP_OP_MATMUL)
         work *= 64;
+    if (mp_graph_recording())
+        for (int i = 0; i < n_in; i++)
+            if (in[i]->dtype == MP_STRING) { /* host-only elements: csrc/strings.c */
+                mp_py_graph_break("string tensors run eagerly on the host");
+                break;
+            }
     mp_status st;
     if (work >= GIL_RELEASE_ELEMENTS) {
         Py_BEGIN_ALLOW_THREADS

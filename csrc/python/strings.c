@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "mp_py.h"
+#include "../graph.h"
 #include "../strings.h"
 
 static const mp_device host = {MP_DEV_CPU, 0};
@@ -170,7 +171,14 @@ PyObject *mp_py_str_to_numpy(mp_tensor *t) {
 
 /* ------------------------------------------------------------------ bindings */
 
+/* String ops are host loops outside the op table: a function being traced runs eagerly. */
+static void no_graph(void) {
+    if (mp_graph_recording())
+        mp_py_graph_break("tf.strings ops and string lookups run eagerly on the host (string tensors)");
+}
+
 static int arg_string(PyObject *o, mp_tensor **t) {
+    no_graph();
     if (mp_py_to_tensor(o, MP_NO_DTYPE, 0, t))
         return -1;
     if ((*t)->dtype != MP_STRING) {
@@ -469,6 +477,7 @@ static PyObject *py_fingerprint64(PyObject *m, PyObject *arg) {
 }
 
 static int keys_arg(PyObject *o, mp_tensor **t) {
+    no_graph();
     mp_tensor *a;
     if (mp_py_to_tensor(o, MP_NO_DTYPE, 0, &a))
         return -1;

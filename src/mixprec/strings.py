@@ -11,7 +11,7 @@ import numpy as np
 from mixprec import _core, _dtypes, _ragged
 
 __all__ = [
-    "as_string", "bytes_split", "format", "join", "length", "lower", "reduce_join",
+    "as_string", "bytes_split", "format", "join", "length", "lower", "ngrams", "reduce_join",
     "regex_full_match", "regex_replace", "split", "strip", "substr", "to_hash_bucket_fast",
     "to_hash_bucket", "to_hash_bucket_strong", "to_number", "unicode_decode", "unicode_split", "upper",
 ]
@@ -271,3 +271,22 @@ def format(template, inputs, placeholder="{}", summarize=3, name=None):  # noqa:
                               summarize))
         out.append(p)
     return _core.convert_to_tensor("".join(out), "string")
+
+
+def ngrams(data, ngram_width, separator=" ", pad_values=None, padding_width=None,
+           preserve_short_sequences=False, name=None):
+    """n-grams of a 1-D token tensor (a Tensor) or of each row of a RaggedTensor: all grams
+    of the first width, then of the next ... (no padding)."""
+    from mixprec.keras.layers._text_preprocessing import _ngram_rows
+    if pad_values is not None or preserve_short_sequences:
+        raise NotImplementedError("mixprec's tf.strings.ngrams has no padding options")
+    widths = (ngram_width,) if isinstance(ngram_width, int) else tuple(ngram_width)
+    if isinstance(data, _ragged.RaggedTensor):
+        values, splits = _ngram_rows(data.values, data._splits_np(), widths, separator)
+        return _ragged.RaggedTensor(values, _core.constant(splits, "int64"))
+    x = _str(data)
+    if x.ndim != 1:
+        raise NotImplementedError("mixprec's tf.strings.ngrams takes a 1-D Tensor or a "
+                                  "RaggedTensor of rows")
+    values, _ = _ngram_rows(x, np.array([0, x.shape[0]], dtype=np.int64), widths, separator)
+    return values
