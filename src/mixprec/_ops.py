@@ -29,7 +29,18 @@ __all__ = [
 
 constant = _core.constant
 convert_to_tensor = _core.convert_to_tensor
-cast = _core.cast
+def cast(x, dtype, name=None):
+    """``tf.cast``; a cast to or from tf.string is TensorFlow's UnimplementedError (use
+    tf.strings.to_number / as_string)."""
+    try:
+        return _core.cast(x, dtype, name)
+    except NotImplementedError as e:
+        if str(e).startswith("Cast "):
+            from mixprec import errors
+            raise errors.UnimplementedError(None, "Cast", str(e)) from None
+        raise
+
+
 identity = _core.identity
 stop_gradient = _core.stop_gradient
 add = _core.add
