@@ -183,7 +183,8 @@ int mp_str_involved(mp_op op, int n_in, mp_tensor *const *in, const mp_attrs *at
     for (int i = 0; i < n_in; i++)
         if (in[i]->dtype == MP_STRING)
             return 1;
-    return at && at->dtype == MP_STRING && (op == MP_OP_CAST || op == MP_OP_FILL || n_in == 0);
+    (void)op;
+    return at && at->dtype == MP_STRING; /* a string target dtype (cast, fill, one_hot ...) */
 }
 
 static int is_layout_op(mp_op op) {
@@ -352,6 +353,8 @@ mp_status mp_str_op_exec(mp_op op, int n_in, mp_tensor *const *in, const mp_attr
         MP_TRY(mp_strb_init(&b, at->n_ints, shape, 0));
         return mp_strb_finish(&b, out);
     }
+    if (op == MP_OP_ONE_HOT && at->dtype == MP_STRING) /* TensorFlow converts on_value first */
+        return mp_error_set(MP_ERR_TYPE, "Cannot convert %g to EagerTensor of dtype string", at->f0);
     if (op == MP_OP_ADD || op == MP_OP_EQUAL || op == MP_OP_NOT_EQUAL)
         return run_pairwise(op, in[0], in[1], out);
     if (is_layout_op(op)) {
