@@ -325,6 +325,51 @@ static mp_status run_pairwise(mp_op op, mp_tensor *a, mp_tensor *b, mp_tensor **
     return st;
 }
 
+/* Unique on a 1-D string tensor (ops.def UNIQUE's attrs): the vocabulary table of x itself
+ * maps each element to its first occurrence. */
+static mp_status run_unique(mp_tensor *x, const mp_attrs *at, mp_tensor **out) {
+    if (x->ndim != 1)
+        return mp_error_set(MP_ERR_SHAPE, "unique expects a 1D vector. [Op:Unique]");
+    mp_str_table *t;
+    MP_TRY(mp_str_table_new(x, &t));
+    mp_tensor *first = NULL;
+    mp_status st = mp_str_table_lookup(t, x, 0, -1, &first);
+    mp_str_table_free(t);
+    MP_TRY(st);
+    const int64_t *f = mp_tensor_data(first);
+    int64_t n = x->numel, nu = 0;
+    int64_t *rank = malloc((size_t)(n ? n : 1) * sizeof *rank), *cnt = calloc((size_t)(n ? n : 1), sizeof *cnt);
+    int64_t *pos = malloc((size_t)(n ? n : 1) * sizeof *pos);
+    if (!rank || !cnt || !pos) {
+        st = mp_error_set(MP_ERR_MEMORY, "out of host memory for unique of %lld strings", (long long)n);
+    } else {
+        for (int64_t i = 0; i < n; i++)
+            if (f[i] == i) {
+                pos[nu] = i;
+                rank[i] = nu++;
+            }
+        for (int64_t i = 0; i < n; i++)
+            cnt[rank[f[i]]]++;
+        int mode = (int)at->i0;
+        mp_dtype dt = mode == 1 ? MP_I64 : (mp_dtype)at->dtype;
+        int64_t len = mode == 0 ? n : nu;
+        st = dt == MP_I32 || dt == MP_I64 ? mp_tensor_new(dt, 1, &len, host, out)
+                                          : mp_error_set(MP_ERR_DTYPE, "unique: index dtype must be int32 or int64");
+        for (int64_t i = 0; st == MP_OK && i < len; i++) {
+            int64_t v = mode == 0 ? rank[f[i]] : mode == 1 ? pos[i] : cnt[i];
+            if (dt == MP_I32)
+                ((int32_t *)mp_tensor_data(*out))[i] = (int32_t)v;
+            else
+                ((int64_t *)mp_tensor_data(*out))[i] = v;
+        }
+    }
+    free(rank);
+    free(cnt);
+    free(pos);
+    mp_tensor_decref(first);
+    return st;
+}
+
 mp_status mp_str_op_exec(mp_op op, int n_in, mp_tensor *const *in, const mp_attrs *at, mp_tensor **out) {
     static const mp_attrs none;
     if (!at)
@@ -355,6 +400,8 @@ mp_status mp_str_op_exec(mp_op op, int n_in, mp_tensor *const *in, const mp_attr
     }
     if (op == MP_OP_ONE_HOT && at->dtype == MP_STRING) /* TensorFlow converts on_value first */
         return mp_error_set(MP_ERR_TYPE, "Cannot convert %g to EagerTensor of dtype string", at->f0);
+    if (op == MP_OP_UNIQUE && in[0]->dtype == MP_STRING)
+        return run_unique(in[0], at, out);
     if (op == MP_OP_ADD || op == MP_OP_EQUAL || op == MP_OP_NOT_EQUAL)
         return run_pairwise(op, in[0], in[1], out);
     if (is_layout_op(op)) {

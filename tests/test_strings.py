@@ -88,6 +88,15 @@ def test_add_and_comparisons():
         [[True, False], [False, True]]
 
 
+def test_unique_of_strings():
+    y, idx = tf.unique(tf.constant(["b", "a", "b", "c", "a"]))
+    eq(y, S("b", "a", "c"))
+    assert idx.dtype == tf.int32 and idx.numpy().tolist() == [0, 1, 0, 2, 1]
+    y, idx, count = tf.unique_with_counts(tf.constant(["x", "x", "y"]), out_idx=tf.int64)
+    eq(y, S("x", "y"))
+    assert idx.numpy().tolist() == [0, 0, 1] and count.numpy().tolist() == [2, 1]
+
+
 def test_numeric_ops_refuse_strings():
     with pytest.raises(tf.errors.InvalidArgumentError,
                        match="Value for attr 'T' of string is not in the list of allowed values"):
