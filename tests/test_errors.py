@@ -198,7 +198,9 @@ def test_unknown_dtype_names(fn):
     (np.array([None, None]), TypeError, r"dtype\('O'\)"),
     (["a", 1], ValueError, r"mixed types"),
     ([["a"], ["b", "c"]], ValueError, r"non-rectangular"),
-    (None, TypeError, r"Cannot convert None"),
+    (None, ValueError, r"^Attempt to convert a value \(None\) with an unsupported type "
+                       r"\(<class 'NoneType'>\) to a Tensor\.$"),
+    (None, TypeError, r"unsupported type"),  # also a TypeError, as mixprec raised before
     ({}, TypeError, r"dict"),
     (object(), TypeError, r"object"),
     (1 + 2j, TypeError, r"complex128"),
