@@ -12,13 +12,15 @@
 static const size_t dtype_size[MP_DTYPE_COUNT] = {
     [MP_F32] = 4, [MP_F16] = 2, [MP_BF16] = 2, [MP_F64] = 8, [MP_I32] = 4,
     [MP_I64] = 8, [MP_U8] = 1,  [MP_BOOL] = 1, [MP_I8] = 1,
+    [MP_STRING] = 16, /* an (offset, length) record into the tensor's arena */
 };
 static const char *const dtype_name[MP_DTYPE_COUNT] = {
     [MP_F32] = "float32", [MP_F16] = "float16", [MP_BF16] = "bfloat16",
     [MP_F64] = "float64", [MP_I32] = "int32",   [MP_I64] = "int64",
     [MP_U8] = "uint8",    [MP_BOOL] = "bool",   [MP_I8] = "int8",
+    [MP_STRING] = "string",
 };
-_Static_assert(MP_DTYPE_COUNT == 9, "new dtype: extend the tables in dtype.c, _dtypes.py and convert.c");
+_Static_assert(MP_DTYPE_COUNT == 10, "new dtype: extend the tables in dtype.c, _dtypes.py and convert.c");
 
 int mp_dtype_valid(int dt) { return dt >= 0 && dt < MP_DTYPE_COUNT; }
 size_t mp_dtype_size(mp_dtype dt) { return mp_dtype_valid(dt) ? dtype_size[dt] : 0; }

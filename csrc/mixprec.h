@@ -72,6 +72,7 @@ typedef enum mp_dtype {
     MP_U8 = 6,
     MP_BOOL = 7,
     MP_I8 = 8,
+    MP_STRING = 9, /* variable-length byte strings, host only: csrc/strings.h */
     MP_DTYPE_COUNT
 } mp_dtype;
 
@@ -148,6 +149,9 @@ typedef struct mp_tensor {
     int64_t numel;
     int64_t id;         /* unique per tensor; the tape keys gradients by it */
     int amp_lowered;    /* a float32 value autocast computed in float16/bfloat16 (amp.c) */
+    /* MP_STRING only: the byte arena the (offset, length) element records point into;
+     * shared by views and by tensors gathered from this one (csrc/strings.h). */
+    mp_storage *arena;
 } mp_tensor;
 
 static inline void *mp_tensor_data(const mp_tensor *t) {

@@ -10,6 +10,7 @@
 
 #include "graph.h"
 #include "mixprec.h"
+#include "strings.h"
 #include "amp.h"
 #include "ops_internal.h"
 #include "tape.h"
@@ -1241,6 +1242,8 @@ mp_status mp_op_exec(mp_op op, int n_in, mp_tensor *const *in, const mp_attrs *a
         return mp_error_set(MP_ERR_VALUE, "%s takes %d inputs, got %d", info->name, info->n_inputs, n_in);
     if (!at)
         at = &no_attrs;
+    if (mp_str_involved(op, n_in, in, at)) /* host-only string elements: csrc/strings.c */
+        return mp_str_op_exec(op, n_in, in, at, out);
     mp_device dev = n_in > 0 ? mp_tensor_device(in[0]) : at->device;
     for (int i = 1; i < n_in; i++) {
         if (!mp_device_eq(mp_tensor_device(in[i]), dev)) {
@@ -1385,7 +1388,7 @@ mp_status mp_reduce_axes(mp_op op, mp_tensor *x, int naxes, const int64_t *axes,
 
 mp_status mp_copy_to_device(mp_tensor *x, mp_device dev, mp_tensor **out) {
     mp_device src = mp_tensor_device(x);
-    if (mp_device_eq(src, dev)) {
+    if (mp_device_eq(src, dev) || x->dtype == MP_STRING) { /* string tensors stay on the host */
         mp_tensor_incref(x);
         *out = x;
         return MP_OK;

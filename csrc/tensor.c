@@ -118,6 +118,10 @@ mp_status mp_tensor_view(mp_tensor *base, size_t offset, mp_dtype dt, int ndim, 
     t->storage = base->storage;
     __atomic_add_fetch(&t->storage->refcount, 1, __ATOMIC_RELAXED);
     t->offset = offset;
+    if (base->arena && dt == base->dtype) { /* a view of string records reads the same arena */
+        t->arena = base->arena;
+        __atomic_add_fetch(&t->arena->refcount, 1, __ATOMIC_RELAXED);
+    }
     *out = t;
     return MP_OK;
 }
@@ -172,6 +176,8 @@ void mp_tensor_decref(mp_tensor *t) {
     if (__atomic_sub_fetch(&t->refcount, 1, __ATOMIC_ACQ_REL) != 0)
         return;
     storage_decref(t->storage);
+    if (t->arena)
+        storage_decref(t->arena);
     free(t);
 }
 

@@ -73,7 +73,7 @@ def test_as_dtype_accepts_every_spelling():
 
 
 # (int16/uint16/uint32/uint64 are DTypes without tensor storage: tests/test_dtypes_module.py)
-@pytest.mark.parametrize("bad", [None, "float8", "string", np.complex64, object, 3,
+@pytest.mark.parametrize("bad", [None, "float8", "strings", np.complex64, str, bytes, 3,
                                  [1], {"a": 1}, "Float32", "", "f2"])
 def test_as_dtype_type_error(bad):
     with pytest.raises(TypeError, match="Cannot convert .* to a mixprec DType"):

@@ -27,6 +27,7 @@ static int dtype_from_name(const char *s) {
         {"float32", MP_F32}, {"float", MP_F32},   {"float16", MP_F16}, {"half", MP_F16},
         {"bfloat16", MP_BF16}, {"float64", MP_F64}, {"double", MP_F64}, {"int32", MP_I32},
         {"int64", MP_I64},   {"uint8", MP_U8},    {"bool", MP_BOOL},   {"int8", MP_I8},
+        {"string", MP_STRING},
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcmp(s, names[i].name) == 0)
@@ -494,6 +495,13 @@ int mp_py_to_tensor(PyObject *o, int dtype, int strict, mp_tensor **out) {
     }
     if (MpVariable_Check(o))
         return variable_value(o, dtype, strict, out);
+    if (dtype == MP_STRING)
+        return mp_py_str_convert(o, dtype, out);
+    if (PyUnicode_Check(o) || PyBytes_Check(o) || mp_py_is_string_array(o) || mp_py_is_object_string_array(o)) {
+        if (dtype != MP_NO_DTYPE)
+            return conv_error(o, (mp_dtype)dtype);
+        return mp_py_str_convert(o, dtype, out);
+    }
     /* NumPy scalars keep their dtype. NOTE: before the Python float check, since
      * numpy.float64 is a subclass of float. */
     if (PyArray_IsScalar(o, Generic)) {
@@ -534,10 +542,6 @@ int mp_py_to_tensor(PyObject *o, int dtype, int strict, mp_tensor **out) {
     }
     if (PyArray_Check(o))
         return convert_array(o, (PyArrayObject *)o, dtype, 0, out);
-    if (PyUnicode_Check(o) || PyBytes_Check(o)) {
-        PyErr_Format(PyExc_TypeError, "Cannot convert %R to a mixprec tensor: string tensors are not supported", o);
-        return -1;
-    }
     int from_python = PyList_Check(o) || PyTuple_Check(o);
     PyObject *arr = PyArray_FromAny(o, NULL, 0, 0, NPY_ARRAY_DEFAULT, NULL);
     if (!arr) {
@@ -551,6 +555,14 @@ int mp_py_to_tensor(PyObject *o, int dtype, int strict, mp_tensor **out) {
             Py_XDECREF(ev);
         }
         return -1;
+    }
+    if (from_python && (mp_py_is_string_array(arr) || mp_py_is_object_string_array(arr)) &&
+        PyArray_NDIM((PyArrayObject *)arr) > 0) {
+        /* a sequence of str/bytes: a string tensor (mixed types or ragged rows are refused there) */
+        Py_DECREF(arr);
+        if (dtype != MP_NO_DTYPE)
+            return conv_error(o, (mp_dtype)dtype);
+        return mp_py_str_convert(o, dtype, out);
     }
     if (PyArray_NDIM((PyArrayObject *)arr) == 0 && PyArray_DESCR((PyArrayObject *)arr)->type_num == NPY_OBJECT) {
         Py_DECREF(arr);
@@ -569,6 +581,8 @@ int mp_py_to_tensor(PyObject *o, int dtype, int strict, mp_tensor **out) {
 
 PyObject *mp_py_to_numpy(mp_tensor *t) {
     mp_py_note_host_read(t, "reading the value on the host (numpy(), float(), bool() ...)");
+    if (t->dtype == MP_STRING)
+        return mp_py_str_to_numpy(t);
     mp_tensor *host = t;
     if (mp_tensor_device(t).type != MP_DEV_CPU) {
         mp_status st = mp_copy_to_device(t, (mp_device){MP_DEV_CPU, 0}, &host);

@@ -47,6 +47,11 @@ mp_status mp_py_run(mp_op op, int n_in, mp_tensor *const *in, const mp_attrs *at
     }
     if (op == MP_OP_MATMUL)
         work *= 64;
+    int strings = 0;
+    for (int i = 0; i < n_in; i++)
+        strings |= in[i]->dtype == MP_STRING;
+    if (strings && mp_graph_recording()) /* host-only elements: csrc/strings.c */
+        mp_py_graph_break("string tensors run eagerly on the host");
     mp_status st;
     if (work >= GIL_RELEASE_ELEMENTS) {
         Py_BEGIN_ALLOW_THREADS
@@ -54,6 +59,16 @@ mp_status mp_py_run(mp_op op, int n_in, mp_tensor *const *in, const mp_attrs *at
         Py_END_ALLOW_THREADS
     } else {
         st = mp_op_run(op, n_in, in, at, out);
+    }
+    if (st == MP_OK && strings && (*out)->dtype != MP_STRING) {
+        /* a numeric result of a string op (Equal, Shape) goes where numbers live */
+        mp_device dev = mp_py_current_device();
+        if (!mp_device_eq(dev, mp_tensor_device(*out))) {
+            mp_tensor *moved;
+            st = mp_copy_to_device(*out, dev, &moved);
+            mp_tensor_decref(*out);
+            *out = st == MP_OK ? moved : NULL;
+        }
     }
     if (st == MP_OK)
         log_op_placement(op, *out);

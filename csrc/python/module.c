@@ -404,7 +404,7 @@ PyMODINIT_FUNC PyInit__core(void) {
     if (mp_py_tensor_type_init(m) < 0 || mp_py_variable_type_init(m) < 0 || mp_py_train_init(m) < 0 || mp_py_custom_grad_init(m) < 0 || mp_py_graph_call_init(m) < 0 ||
         mp_py_graph_init(m) < 0 || mp_py_graph_loop_init(m) < 0 || mp_py_amp_init(m) < 0 || mp_py_nn_init(m) < 0 ||
         mp_py_collective_init(m) < 0 || mp_py_replica_vars_init(m) < 0 || mp_py_slicing_init(m) < 0 ||
-        mp_py_linalg_init(m) < 0 || mp_py_math_init(m) < 0)
+        mp_py_linalg_init(m) < 0 || mp_py_math_init(m) < 0 || mp_py_strings_init(m) < 0)
         goto fail;
     PyObject *b = PyTuple_Pack(2, MpExc_OpError, PyExc_ValueError);
     MpExc_InvalidArgument =

@@ -77,6 +77,13 @@ extern PyMethodDef mp_py_functions[];
 PyObject *mp_py_binary_op(mp_op op, PyObject *a, PyObject *b);
 PyObject *mp_py_truediv(PyObject *a, PyObject *b);
 
+/* strings.c: string tensors from Python values and to NumPy object arrays, _core.str_* */
+int mp_py_str_convert(PyObject *o, int dtype, mp_tensor **out);
+int mp_py_is_string_array(PyObject *o);
+/* an object ndarray that is empty or whose first element is str/bytes */
+int mp_py_is_object_string_array(PyObject *o);
+PyObject *mp_py_str_to_numpy(mp_tensor *t);
+int mp_py_strings_init(PyObject *module);
 /* linalg.c: host linear-algebra helpers (qr_q) */
 int mp_py_linalg_init(PyObject *module);
 

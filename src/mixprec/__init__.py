@@ -30,7 +30,7 @@ from mixprec import _dtypes, _shape, _tensor  # noqa: F401,E402  (registers the 
 from mixprec._logging import get_logger  # noqa: F401
 from mixprec._dtypes import (  # noqa: F401
     DType, as_dtype, bfloat16, bool, double, float16, float32, float64, half, int8, int32,
-    int64, uint8, int16, uint16, uint32, uint64)
+    int64, uint8, int16, uint16, uint32, uint64, string)
 from mixprec._shape import TensorShape  # noqa: F401
 from mixprec._tensor import Tensor  # noqa: F401
 from mixprec._ops import *  # noqa: F401,F403
@@ -61,6 +61,8 @@ from mixprec._asserts import (  # noqa: F401
     Assert, assert_equal, assert_greater, assert_less, assert_rank)
 from mixprec import config, data, debugging, distribute, errors, linalg, math, nn, random  # noqa: F401
 from mixprec import image, io, summary  # noqa: F401,E402
+from mixprec import ragged, strings  # noqa: F401,E402
+from mixprec._ragged import RaggedTensor  # noqa: F401,E402
 from mixprec import autograph, experimental  # noqa: F401
 floor = math.floor  # TensorFlow's top-level aliases of tf.math names
 reduce_logsumexp = math.reduce_logsumexp

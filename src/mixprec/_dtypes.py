@@ -12,7 +12,7 @@ import numpy as np
 
 __all__ = [
     "DType", "as_dtype", "float32", "float16", "bfloat16", "float64", "int32", "int64",
-    "uint8", "bool", "int8", "half", "double", "int16", "uint16", "uint32", "uint64",
+    "uint8", "bool", "int8", "half", "double", "int16", "uint16", "uint32", "uint64", "string",
 ]
 
 
@@ -145,6 +145,24 @@ int64 = DType("int64", 5, np.int64, 8)
 uint8 = DType("uint8", 6, np.uint8, 1)
 bool = DType("bool", 7, np.bool_, 1)  # noqa: A001 - TensorFlow's public name
 int8 = DType("int8", 8, np.int8, 1)
+
+
+class _StringDType(DType):
+    """tf.string: variable-length byte strings (csrc/strings.h); NumPy's object dtype holds
+    them (elements are ``bytes``). Not numeric: no min/max, never floating or integer."""
+
+    __slots__ = ()
+
+    @property
+    def min(self):
+        raise TypeError("Cannot find minimum value of %s with type %s." % (self, self))
+
+    @property
+    def max(self):
+        raise TypeError("Cannot find maximum value of %s with type %s." % (self, self))
+
+
+string = _StringDType("string", 9, object, 0)
 half = float16
 double = float64
 
@@ -176,13 +194,13 @@ uint64 = _NamedOnlyDType("uint64", np.uint64, 8)
 _NAMED_ONLY = (int16, uint16, uint32, uint64)
 
 # In C enum order (csrc/mixprec.h).
-_ALL = (float32, float16, bfloat16, float64, int32, int64, uint8, bool, int8)
+_ALL = (float32, float16, bfloat16, float64, int32, int64, uint8, bool, int8, string)
 
 _BY_NAME = {d.name: d for d in _ALL}
 _BY_NAME.update({"half": float16, "float": float32, "double": float64})
 _BY_NAME.update({d.name: d for d in _NAMED_ONLY})
 
-_BY_NP = {np.dtype(d.as_numpy_dtype): d for d in _ALL + _NAMED_ONLY}
+_BY_NP = {np.dtype(d.as_numpy_dtype): d for d in _ALL + _NAMED_ONLY}  # object -> string
 
 # TensorFlow's _PYTHON_TO_TF maps float to float32 (int goes through NumPy: int64)
 _PY_TYPES = {builtins.float: float32, builtins.int: int64, builtins.bool: bool}

@@ -29,7 +29,18 @@ __all__ = [
 
 constant = _core.constant
 convert_to_tensor = _core.convert_to_tensor
-cast = _core.cast
+def cast(x, dtype, name=None):
+    """``tf.cast``; a cast to or from tf.string is TensorFlow's UnimplementedError (use
+    tf.strings.to_number / as_string)."""
+    try:
+        return _core.cast(x, dtype, name)
+    except NotImplementedError as e:
+        if str(e).startswith("Cast "):
+            from mixprec import errors
+            raise errors.UnimplementedError(None, "Cast", str(e)) from None
+        raise
+
+
 identity = _core.identity
 stop_gradient = _core.stop_gradient
 add = _core.add
@@ -213,6 +224,8 @@ def unstack(value, num=None, axis=0, name=None):
 def _fill_as(shape, value, dtype):
     # 0/1 spelled False/True for bool: a Python int does not convert to a bool tensor
     dtype = as_dtype(dtype)
+    if dtype.name == "string" and value == 0:  # zeros of strings: empty strings, as TensorFlow
+        value = b""
     return fill(shape, builtins.bool(value) if dtype.is_bool else value, dtype)
 
 

@@ -1,7 +1,7 @@
 """What a public module answers for a TensorFlow name mixprec does not have yet.
 
 Each public module ends with ``__getattr__ = _unsupported.module_getattr(__name__)``: a miss
-on a public name (``tf.strings``, ``keras.layers.Foo``) becomes an AttributeError that says the
+on a public name (``tf.sparse``, ``keras.layers.Foo``) becomes an AttributeError that says the
 name is not supported yet and points to docs/porting.md. Private and dunder names keep the
 plain message, because ``hasattr``, pickling, copy and IPython completion probe them. This
 module must not import anything of mixprec's (every module imports it first).

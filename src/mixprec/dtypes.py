@@ -7,12 +7,12 @@ not define dtypes of its own.
 
 from mixprec._dtypes import (  # noqa: F401
     DType, as_dtype, bfloat16, bool, double, float16, float32, float64, half, int8, int16,
-    int32, int64, uint8, uint16, uint32, uint64)
+    int32, int64, uint8, uint16, uint32, uint64, string)
 from mixprec._ops import cast, saturate_cast  # noqa: F401
 
 __all__ = ["DType", "as_dtype", "cast", "saturate_cast", "bfloat16", "bool", "double",
            "float16", "float32", "float64", "half", "int8", "int16", "int32", "int64", "uint8",
-           "uint16", "uint32", "uint64"]
+           "uint16", "uint32", "uint64", "string"]
 
 from mixprec import _unsupported  # noqa: E402
 

@@ -88,11 +88,17 @@ BAD_NAME = ("Cannot convert value {} to a mixed precision Policy. Valid policies
 
 @BOTH
 @pytest.mark.parametrize("name", ["abc", "", "Float32", "mixed_float32", "float16 ",
-                                  # TensorFlow dtypes mixprec does not have:
-                                  "complex64", "string"])
+                                  # a TensorFlow dtype mixprec does not have:
+                                  "complex64"])
 def test_bad_name(cls, name):
     err = raises_exactly(ValueError, BAD_NAME.format(name), cls, name)
     assert err.__suppress_context__  # as TF's raise_from(..., None): no as_dtype traceback
+
+
+@BOTH
+def test_string_policy_constructs_as_tensorflow(cls):
+    p = cls("string")  # TF 2.21: <Policy "string"> with string compute and variable dtypes
+    assert (p.name, p.compute_dtype, p.variable_dtype) == ("string", "string", "string")
 
 
 @BOTH

@@ -92,7 +92,8 @@ class Sequential(Model):
                 if not self._is_graph_network:
                     x = args[0]
                     x = x if isinstance(x, _core.Tensor) else _core.convert_to_tensor(x)
-                    dtype = x.dtype.name if x.dtype.is_floating else None
+                    dtype = x.dtype.name if x.dtype.is_floating or x.dtype.name == "string" \
+                        else None
                     self._input_kt = Input(batch_shape=(None,) + tuple(x.shape[1:]), dtype=dtype,
                                            name=self._input_name())
                     self._rebuild()

@@ -51,6 +51,8 @@ from mixprec.keras.layers.recurrent import (  # noqa: F401
     StackedRNNCells)
 from mixprec.keras.layers.attention import (  # noqa: F401
     AdditiveAttention, Attention, MultiHeadAttention)
+from mixprec.keras.layers._text_preprocessing import (  # noqa: F401
+    Hashing, IntegerLookup, StringLookup, TextVectorization)
 from mixprec.keras.layers.preprocessing import (  # noqa: F401
     CategoryEncoding, CenterCrop, Discretization, Normalization, RandomBrightness, RandomContrast,
     RandomCrop, RandomFlip, Resizing)
