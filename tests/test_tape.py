@@ -436,6 +436,8 @@ NON_DIFFERENTIABLE = {
     "truncatediv", "truncatemod", "igamma_grad_a",
     # the array ops' integer results (sort/top_k values are a gather_nd of them)
     "top_k_indices", "unique", "where_indices",
+    # ImageProjectiveTransformV3: no gradient in mixprec (augmentation layers, before weights)
+    "image_projective_transform",
 }
 
 
