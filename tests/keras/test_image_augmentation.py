@@ -42,6 +42,17 @@ def test_projective_and_output_shape_match_tensorflow(fill, interp):
     assert_close(got, G["proj_%s_%s" % (fill.upper(), interp.upper())], "float32", "exact")
 
 
+@pytest.mark.parametrize("fill,interp", [("reflect", "bilinear"), ("constant", "nearest")])
+def test_gradient_is_tensorflows(fill, interp):
+    """TensorFlow's rule: dy warped back by the inverse transforms (not the exact adjoint)."""
+    x = tf.constant(G["images"])
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = transform(x, G["transforms"], fill, 0.5, interp)
+    g = tape.gradient(y, x, output_gradients=tf.constant(G["grad_w"]))
+    assert_close(g, G["grad_%s_%s" % (fill.upper(), interp.upper())], "float32", "matmul")
+
+
 def test_shared_transform_integers_and_matrices():
     assert_close(transform(G["images"], G["transforms"][1:2]), G["shared"], "float32", "exact")
     u8 = transform(tf.cast(tf.abs(tf.constant(G["images"])) * 20, tf.uint8), G["transforms"])

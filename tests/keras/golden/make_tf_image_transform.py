@@ -1,6 +1,6 @@
 """Writes tf_image_transform.npz: TensorFlow 2.21's ImageProjectiveTransformV3 on fixed
 images/transforms for every fill mode x interpolation x dtype (and a projective, a shared
-transform and an output-size case), the transform matrices tf-keras' get_rotation_matrix /
+transform and an output-size case), its gradient, the transform matrices tf-keras' get_rotation_matrix /
 get_zoom_matrix / get_translation_matrix build, and the configs of the augmentation layers.
 For tests/keras/test_image_augmentation.py. Not run by the tests (it needs TensorFlow):
 ``python tests/keras/golden/make_tf_image_transform.py`` with tensorflow 2.21 and tf-keras 2.21."""
@@ -51,6 +51,16 @@ def main():
     out["uint8"] = op(images=tf.cast(tf.abs(images) * 20, tf.uint8), transforms=t,
                       output_shape=[7, 6], fill_value=0.0, interpolation="BILINEAR",
                       fill_mode="REFLECT").numpy()
+    # TensorFlow's gradient (the inverse transform of dy) of sum(y * w)
+    w = np.random.default_rng(12).standard_normal((3, 7, 6, 2)).astype("float32")
+    for fill, interp in (("REFLECT", "BILINEAR"), ("CONSTANT", "NEAREST")):
+        x = tf.constant(images)
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = op(images=x, transforms=t, output_shape=[7, 6], fill_value=0.5,
+                   interpolation=interp, fill_mode=fill)
+        out["grad_%s_%s" % (fill, interp)] = tape.gradient(y, x, output_gradients=w).numpy()
+    out["grad_w"] = w
     angles = np.array([0.3, -1.2, 2.5], "float32")
     out["rotation_matrix"] = ip.get_rotation_matrix(angles, 7.0, 6.0).numpy()
     zooms = np.array([[0.8, 1.3], [1.1, 0.7], [1.0, 1.0]], "float32")
