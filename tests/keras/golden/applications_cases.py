@@ -40,6 +40,9 @@ CASES = {
     "efficientnetb3": ("efficientnet.EfficientNetB3", {}),
     "efficientnetb0_notop": ("efficientnet.EfficientNetB0",
                              dict(include_top=False, input_shape=(64, 64, 3), pooling="avg")),
+    "xception": ("xception.Xception", {}),
+    "xception_notop_avg": ("xception.Xception",
+                           dict(include_top=False, input_shape=(71, 90, 3), pooling="avg")),
     "densenet121": ("densenet.DenseNet121", {}),
     "densenet169": ("densenet.DenseNet169", {}),
     "densenet121_notop": ("densenet.DenseNet121",
@@ -47,7 +50,7 @@ CASES = {
 }
 
 PREPROCESS_FAMILIES = ["resnet", "resnet_v2", "mobilenet", "mobilenet_v2", "vgg16", "vgg19",
-                       "efficientnet", "densenet"]
+                       "efficientnet", "densenet", "xception"]
 
 
 def preprocess_image():
