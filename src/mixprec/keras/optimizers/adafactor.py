@@ -115,6 +115,10 @@ class Adafactor(Optimizer):
             for v in variables:
                 self._slots_for(v)
             lr, scheduled = self._lr_tensor()
+            # the hyperparameters live on the CPU (Optimizer._set_hyper): one copy to the
+            # variables' device per step
+            with tf.device(variables[0].device if variables else None):
+                lr = tf.identity(lr)
             if self.weight_decay is not None:
                 for v in variables:
                     if self._use_weight_decay(v):
