@@ -281,6 +281,28 @@ static void upd_range(void *vctx, int64_t b, int64_t e) {
     }
 }
 
+/* Every variable of a step as one range of elements (variable k owns [off[k], off[k+1])):
+ * one parallel pass for the whole step instead of one per variable. */
+typedef struct {
+    const upd_ctx *c;
+    const int64_t *off;
+    int n;
+} multi_ctx;
+
+static void multi_range(void *vctx, int64_t b, int64_t e) {
+    const multi_ctx *m = vctx;
+    int k = 0;
+    while (k < m->n && m->off[k + 1] <= b)
+        k++;
+    for (; k < m->n && m->off[k] < e; k++) {
+        int64_t lo = b > m->off[k] ? b : m->off[k], hi = e < m->off[k + 1] ? e : m->off[k + 1];
+        if (lo < hi)
+            upd_range((void *)&m->c[k], lo - m->off[k], hi - m->off[k]);
+    }
+}
+
+#define MULTI_MAX 256 /* variables of a step updated in one pass (more: one pass each) */
+
 mp_status mp_cpu_optim_update(mp_device dev, mp_optim_kind kind, const mp_optim_step *step, int n,
                               const mp_optim_var *vars) {
     (void)dev;
@@ -295,6 +317,13 @@ mp_status mp_cpu_optim_update(mp_device dev, mp_optim_kind kind, const mp_optim_
     float uprod = 1.0f;
     mp_optim_rule_make(&r32, kind, hp, t, 0, step->state, &uprod);
     mp_optim_rule_make(&r64, kind, hp, t, 1, step->state, NULL);
+    /* NOTE: one pass over all the step's elements (multi_range): the rules are elementwise,
+     * so the bits are those of one pass per variable; a small-batch step's variables (the
+     * 3x256 model: 8, three of them split across threads) then wake the pool once. */
+    upd_ctx multi[MULTI_MAX];
+    int64_t off[MULTI_MAX + 1];
+    int one_pass = n > 1 && n <= MULTI_MAX;
+    off[0] = 0;
     for (int i = 0; i < n; i++) {
         const mp_optim_var *v = &vars[i];
         if (v->cache && v->wdt != MP_F64 && v->cdt != MP_F16 && v->cdt != MP_BF16 && v->cdt != MP_F32)
@@ -310,7 +339,16 @@ mp_status mp_cpu_optim_update(mp_device dev, mp_optim_kind kind, const mp_optim_
                      v->cdt,
                      v->cache};
         c.rule.decay = v->decay && hp->use_weight_decay;
-        mp_parallel_for(v->n, MP_GRAIN, upd_range, &c);
+        if (one_pass) {
+            multi[i] = c;
+            off[i + 1] = off[i] + v->n;
+        } else {
+            mp_parallel_for(v->n, MP_GRAIN, upd_range, &c);
+        }
+    }
+    if (one_pass) {
+        multi_ctx m = {multi, off, n};
+        mp_parallel_for(off[n], MP_GRAIN, multi_range, &m);
     }
     if (step->state) /* Nadam: the product advances once per applied step */
         *step->state = uprod;

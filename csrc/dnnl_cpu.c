@@ -293,7 +293,9 @@ static dnnl_status_t build_matmul(entry *e, dnnl_primitive_attr_t attr) {
     dnnl_post_ops_t po = NULL;
     dnnl_primitive_attr_t rattr = NULL;
     dnnl_dims_t da = {M, K}, db = {K, N}, dc = {M, N};
-    dnnl_dims_t sa = {w->w ? 1 : K, w->w ? M : 1}, sb = {w->oc ? 1 : N, w->oc ? K : 1}, sc = {N, 1};
+    /* win.kh / win.kw: B's / C's row stride when not dense (a column block, mp_dnnl_mm_get) */
+    int64_t ldb = w->kh ? w->kh : N, ldc = w->kw ? w->kw : N;
+    dnnl_dims_t sa = {w->w ? 1 : K, w->w ? M : 1}, sb = {w->oc ? 1 : ldb, w->oc ? K : 1}, sc = {ldc, 1};
     double beta;
     memcpy(&beta, &w->pt, sizeof beta);
     CHK(dnnl_memory_desc_create_with_strides(&a, 2, da, t, sa));
@@ -342,6 +344,8 @@ done:
     return s;
 }
 
+static mp_status build_entry(const key_t_ *k, entry **out, int *unimpl);
+
 /* The cached entry for k (a new reference), built on a miss. *unimpl is set when oneDNN
  * has no implementation for it (the caller takes another route). */
 static mp_status get_entry(const key_t_ *k, entry **out, int *unimpl) {
@@ -354,7 +358,19 @@ static mp_status get_entry(const key_t_ *k, entry **out, int *unimpl) {
         *out = e;
         return MP_OK;
     }
-    e = calloc(1, sizeof *e);
+    MP_TRY(build_entry(k, &e, unimpl));
+    if (e) {
+        cache_add(e);
+        *out = e;
+    }
+    return MP_OK;
+}
+
+/* A new entry for k (refs 1, not cached), or NULL and *unimpl. */
+static mp_status build_entry(const key_t_ *k, entry **out, int *unimpl) {
+    *out = NULL;
+    *unimpl = 0;
+    entry *e = calloc(1, sizeof *e);
     if (!e)
         return mp_error_set(MP_ERR_MEMORY, "out of memory for a oneDNN primitive");
     e->key = *k;
@@ -375,7 +391,6 @@ static mp_status get_entry(const key_t_ *k, entry **out, int *unimpl) {
         }
         return dnnl_err("primitive creation", s);
     }
-    cache_add(e);
     *out = e;
     return MP_OK;
 }
@@ -623,6 +638,11 @@ int mp_gemm_set_mode(mp_dtype dt, int mode) {
     return __atomic_exchange_n(&gemm_mode[dt], mode, __ATOMIC_RELAXED);
 }
 
+int mp_gemm_get_mode(mp_dtype dt) {
+    pthread_once(&gemm_env_once, gemm_env);
+    return (int)dt < 0 || dt >= MP_DTYPE_COUNT ? MP_GEMM_AUTO : __atomic_load_n(&gemm_mode[dt], __ATOMIC_RELAXED);
+}
+
 int mp_gemm_uses_onednn(mp_dtype dt) {
     pthread_once(&gemm_env_once, gemm_env);
     if ((int)dt < 0 || dt >= MP_DTYPE_COUNT)
@@ -754,6 +774,126 @@ static mp_status dnnl_gemm_(mp_dtype dt, int ta, int tb, int64_t M, int64_t N, i
     mp_status st = run_matmul(e, (float)alpha, A, B, bias, C);
     entry_release(e);
     return st;
+}
+
+/* Products on the calling thread only (mp_dnnl_mm_*): oneDNN's OpenMP build reads the calling
+ * thread's OpenMP thread count when it creates and runs a primitive; it is set to 1 around
+ * both, then restored. libgomp is libdnnl's own dependency (weak: absent, no such route). */
+extern void omp_set_num_threads(int) __attribute__((weak));
+extern int omp_get_max_threads(void) __attribute__((weak));
+
+int mp_dnnl_mm_available(void) { return omp_set_num_threads && omp_get_max_threads; }
+
+static int one_thread_begin(void) {
+    int prev = omp_get_max_threads();
+    if (prev != 1)
+        omp_set_num_threads(1);
+    return prev;
+}
+static void one_thread_end(int prev) {
+    if (prev != 1)
+        omp_set_num_threads(prev);
+}
+
+struct mp_dnnl_mm {
+    entry *e;
+};
+
+/* The one-thread products' own cache (gemm_small.c's route runs float32 products, the
+ * default dtype's, so a model has many more such shapes than convolutions): 64 sets of 4
+ * entries by a hash of the key, round robin within a set. NOTE: a primitive costs ~0.4 ms
+ * to make against 4-60 us to run at these shapes: sharing the 64-entry cache above, a
+ * model with more distinct product shapes than that (a deep MLP, its last partial batch)
+ * would remake primitives every step and evict the convolutions'. */
+#define MM_SETS 64
+#define MM_WAYS 4
+static entry *mm_cache[MM_SETS][MM_WAYS];
+static int mm_next[MM_SETS];
+static pthread_mutex_t mm_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static unsigned mm_set(const key_t_ *k) {
+    const unsigned char *p = (const unsigned char *)k;
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < sizeof *k; i++)
+        h = (h ^ p[i]) * 1099511628211ull;
+    return (unsigned)(h >> 32) % MM_SETS;
+}
+
+static entry *mm_find(const key_t_ *k) {
+    unsigned s = mm_set(k);
+    entry *hit = NULL;
+    pthread_mutex_lock(&mm_lock);
+    for (int w = 0; w < MM_WAYS; w++)
+        if (mm_cache[s][w] && memcmp(&mm_cache[s][w]->key, k, sizeof *k) == 0) {
+            hit = mm_cache[s][w];
+            __atomic_add_fetch(&hit->refs, 1, __ATOMIC_ACQ_REL);
+            break;
+        }
+    pthread_mutex_unlock(&mm_lock);
+    return hit;
+}
+
+static void mm_add(entry *e) {
+    unsigned s = mm_set(&e->key);
+    __atomic_add_fetch(&e->refs, 1, __ATOMIC_ACQ_REL);
+    pthread_mutex_lock(&mm_lock);
+    entry *old = mm_cache[s][mm_next[s]];
+    mm_cache[s][mm_next[s]] = e;
+    mm_next[s] = (mm_next[s] + 1) % MM_WAYS;
+    pthread_mutex_unlock(&mm_lock);
+    if (old)
+        entry_release(old);
+}
+
+mp_status mp_dnnl_mm_get(mp_dtype dt, int ta, int tb, int64_t M, int64_t N, int64_t K, int64_t ldb, int64_t ldc,
+                         int scaled, int bias, double beta, mp_dnnl_mm **out, int *unimpl) {
+    *out = NULL;
+    *unimpl = 1;
+    if (!mp_dnnl_mm_available())
+        return MP_OK;
+    key_t_ k;
+    memset(&k, 0, sizeof k);
+    k.fam = FAM_MATMUL;
+    k.kind = (scaled ? 1 : 0) | (bias ? 2 : 0) | 4; /* bit 2: made and run on one thread */
+    k.dt = (int)dt;
+    k.win.n = M, k.win.c = N, k.win.h = K, k.win.w = ta != 0, k.win.oc = tb != 0;
+    k.win.kh = !tb && ldb != N ? ldb : 0;
+    k.win.kw = ldc != N ? ldc : 0;
+    memcpy(&k.win.pt, &beta, sizeof beta);
+    dnnl_stream_t st_;
+    MP_TRY(get_stream(&st_));
+    *unimpl = 0;
+    entry *e = mm_find(&k);
+    if (!e) {
+        int prev = one_thread_begin();
+        mp_status st = build_entry(&k, &e, unimpl);
+        one_thread_end(prev);
+        if (st != MP_OK || *unimpl)
+            return st;
+        mm_add(e);
+    }
+    mp_dnnl_mm *h = malloc(sizeof *h);
+    if (!h) {
+        entry_release(e);
+        return mp_error_set(MP_ERR_MEMORY, "out of host memory for a matmul handle");
+    }
+    h->e = e;
+    *out = h;
+    return MP_OK;
+}
+
+mp_status mp_dnnl_mm_run(mp_dnnl_mm *h, float alpha, const void *A, const void *B, const void *bias, void *C) {
+    int prev = one_thread_begin();
+    mp_status st = run_matmul(h->e, alpha, A, B, bias, C);
+    one_thread_end(prev);
+    return st;
+}
+
+void mp_dnnl_mm_release(mp_dnnl_mm *h) {
+    if (h) {
+        entry_release(h->e);
+        free(h);
+    }
 }
 
 mp_status mp_dnnl_gemm(mp_dtype dt, int ta, int tb, int64_t M, int64_t N, int64_t K, double alpha, const void *A,

@@ -154,9 +154,44 @@ static void mm16_blocks(void *vctx, int64_t b, int64_t e) {
     }
 }
 
+/* A small batch side (gemm_small.c's route): A, B (and C when beta != 0) widened whole, the
+ * float32 product by oneDNN on one thread per column block, rounded once. *unimpl: C untouched. */
+static mp_status gemm_16_small(mp_dtype dt, int ta, int tb, int64_t M, int64_t N, int64_t K, double alpha,
+                               const void *A, const void *B, double beta, void *C, int *unimpl) {
+    mp_device cpu = {MP_DEV_CPU, 0};
+    size_t ab = (size_t)M * (size_t)K * 4, bb = (size_t)K * (size_t)N * 4, cb = (size_t)M * (size_t)N * 4;
+    float *fa = mp_cpu_scratch_alloc(ab), *fb = mp_cpu_scratch_alloc(bb), *fc = mp_cpu_scratch_alloc(cb);
+    mp_status st = MP_OK;
+    if (!fa || !fb || !fc) {
+        st = mp_error_set(MP_ERR_MEMORY, "out of host memory: float32 panels for a %s matmul (%lld x %lld x %lld)",
+                          mp_dtype_name(dt), (long long)M, (long long)N, (long long)K);
+    } else {
+        mp_cpu_cast(cpu, A, dt, fa, MP_F32, M * K);
+        mp_cpu_cast(cpu, B, dt, fb, MP_F32, K * N);
+        if (beta != 0.0)
+            mp_cpu_cast(cpu, C, dt, fc, MP_F32, M * N);
+        st = mp_gemm_small_run(ta, tb, M, N, K, alpha, fa, fb, NULL, beta, fc, unimpl);
+        if (st == MP_OK && !*unimpl)
+            mp_cpu_cast(cpu, fc, MP_F32, C, dt, M * N);
+    }
+    if (fa)
+        mp_cpu_scratch_free(fa, ab);
+    if (fb)
+        mp_cpu_scratch_free(fb, bb);
+    if (fc)
+        mp_cpu_scratch_free(fc, cb);
+    return st;
+}
+
 static mp_status gemm_16(mp_dtype dt, int ta, int tb, int64_t M, int64_t N, int64_t K, double alpha, const void *A,
                          const void *B, double beta, void *C) {
     mp_device cpu = {MP_DEV_CPU, 0};
+    if (mp_gemm_small_f32(M, N, K)) {
+        int unimpl = 0;
+        MP_TRY(gemm_16_small(dt, ta, tb, M, N, K, alpha, A, B, beta, C, &unimpl));
+        if (!unimpl)
+            return MP_OK;
+    }
     size_t bbytes = (size_t)K * (size_t)N * 4, abytes = ta ? (size_t)M * (size_t)K * 4 : 0;
     float *fb = mp_cpu_scratch_alloc(bbytes ? bbytes : 4);
     float *fa = ta ? mp_cpu_scratch_alloc(abytes ? abytes : 4) : NULL;
@@ -261,6 +296,11 @@ mp_status mp_cpu_gemm(mp_device dev, mp_dtype dt, int ta, int tb, int64_t M, int
             MP_TRY(mp_dnnl_gemm(dt, ta, tb, M, N, K, alpha, a, b, beta, c, &unimpl));
             if (!unimpl)
                 continue;
+        } else if (dt == MP_F32 && mp_gemm_small_f32(M, N, K)) { /* a small batch side: gemm_small.c */
+            int unimpl = 0;
+            MP_TRY(mp_gemm_small_run(ta, tb, M, N, K, alpha, a, b, NULL, beta, c, &unimpl));
+            if (!unimpl)
+                continue;
         }
         switch (dt) {
         case MP_F32:
@@ -294,6 +334,8 @@ mp_status mp_cpu_gemm_bias_act(mp_device dev, mp_dtype dt, int ta, int tb, int64
             MP_TRY(mp_dnnl_gemm_bias(dt, ta, tb, M, N, K, A, B, bias, C, &unimpl));
         else
             MP_TRY(mp_dnnl_gemm(dt, ta, tb, M, N, K, 1.0, A, B, 0.0, C, &unimpl));
+    } else if (dt == MP_F32 && mp_gemm_small_f32(M, N, K)) {
+        MP_TRY(mp_gemm_small_run(ta, tb, M, N, K, 1.0, A, B, bias, 0.0, C, &unimpl));
     }
     if (unimpl) {
         size_t row = (size_t)N * mp_dtype_size(dt);

@@ -151,6 +151,7 @@ void mp_graph_free(mp_graph *g) {
         return;
     kept_clear(g);
     mp_graph_capture_free(g);
+    mp_graph_profile_free(g);
     if (rec == g)
         rec = g->parent;
     for (int i = 0; i < g->n_nodes; i++)
@@ -1400,12 +1401,14 @@ mp_status mp_graph_run_with(mp_graph *g, int n_in, mp_tensor *const *in, int n_s
         free(vals);
         return mp_error_set(MP_ERR_MEMORY, "out of host memory replaying a graph");
     }
-    const int prof = mp_graph_profile_on();
+    const int oprof = mp_graph_opprof_on(); /* graph_profile.c: per op, across replays */
+    mp_gprof *prof = g->prof && g->prof->n == g->n_nodes ? g->prof : NULL; /* per node */
+    uint64_t t_run = prof ? mp_gprof_now() : 0, t_node = t_run;
     for (int i = 0; i < g->n_nodes && st == MP_OK; i++) {
         mp_gnode *n = &g->nodes[i];
-        mp_graph_prof_mark pm;
-        if (prof)
-            mp_graph_profile_start(&pm);
+        mp_graph_opprof_mark pm;
+        if (oprof)
+            mp_graph_opprof_start(&pm);
         for (int k = 0; k < n->n_in; k++)
             args[k] = n->in[k].node >= 0 ? vals[n->in[k].node] : NULL;
         switch (n->kind) {
@@ -1500,14 +1503,19 @@ mp_status mp_graph_run_with(mp_graph *g, int n_in, mp_tensor *const *in, int n_s
         }
         default: st = mp_error_set(MP_ERR_INTERNAL, "graph: node %d has unknown kind %d", i, (int)n->kind);
         }
-        if (prof && st == MP_OK && n->kind != MP_GNODE_INPUT && n->kind != MP_GNODE_CONST) {
+        if (oprof && st == MP_OK && n->kind != MP_GNODE_INPUT && n->kind != MP_GNODE_CONST) {
             static const char *kinds[] = {"(input)", "(const)", "", "(variable read)", "(variable assign)",
                                           "(optimizer)", "(host)", "(loop)", "(loop out)", "(call)", "(call out)"};
             const char *name = n->kind == MP_GNODE_OP ? mp_op_get_info(n->op)->name
                                : (size_t)n->kind < sizeof kinds / sizeof kinds[0] ? kinds[n->kind]
                                                                                  : "(node)";
             if (n->kind != MP_GNODE_OP || !((n->flags & MP_GNODE_FLAG_FOLDED) && !hooks))
-                mp_graph_profile_stop(&pm, name, vals[i]);
+                mp_graph_opprof_stop(&pm, name, vals[i]);
+        }
+        if (prof && !((n->flags & MP_GNODE_FLAG_FOLDED) && !hooks)) {
+            uint64_t t = mp_gprof_now();
+            mp_gprof_tick(prof, i, t_node, t);
+            t_node = t;
         }
         /* free what no later node reads */
         for (int k = 0; k < n->n_in; k++) {
@@ -1523,6 +1531,8 @@ mp_status mp_graph_run_with(mp_graph *g, int n_in, mp_tensor *const *in, int n_s
         }
     }
     st = mp_graph_capture_post(g, st, vals, &cap);
+    if (prof && st == MP_OK)
+        mp_gprof_replay(prof, t_run, mp_gprof_now());
     if (st == MP_OK && !cap.retry) {
         for (int o = 0; o < g->n_outputs; o++) {
             mp_tensor *t = g->outputs[o].node >= 0 ? vals[g->outputs[o].node] : NULL;

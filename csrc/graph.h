@@ -175,6 +175,8 @@ typedef struct mp_graph {
      * under a recording tape cannot give their gradients, so tf.function runs the Python
      * function for such a call instead (counted on the recording graph and its parents) */
     int python_grads;
+    /* opt-in per-node replay timings (graph_profile.c; NULL: off, the replay reads no clock) */
+    struct mp_gprof *prof;
 } mp_graph;
 
 enum { MP_GRAPH_VALUE_READ = 1, MP_GRAPH_VALUE_SLICE = 2, MP_GRAPH_VALUE_BAKES = 4 };
@@ -387,17 +389,33 @@ int mp_graph_capture_info(const mp_graph *g, int *failures, int *clean);
 
 /* Opt-in per-op timing of replays (graph_profile.c; env MIXPREC_PROFILE=1 or
  * _core.graph_profile): wall and process CPU seconds summed per (op, dtype, output shape). */
-typedef struct mp_graph_prof_mark {
+typedef struct mp_graph_opprof_mark {
     double wall, cpu;
-} mp_graph_prof_mark;
-int mp_graph_profile_on(void);
-int mp_graph_profile_set(int on); /* returns the previous setting */
-void mp_graph_profile_start(mp_graph_prof_mark *m);
-void mp_graph_profile_stop(const mp_graph_prof_mark *m, const char *name, const mp_tensor *out);
-int mp_graph_profile_rows(void);
-int mp_graph_profile_row(int i, const char **name, int *dtype, int *ndim, const int64_t **shape, int64_t *count,
+} mp_graph_opprof_mark;
+int mp_graph_opprof_on(void);
+int mp_graph_opprof_set(int on); /* returns the previous setting */
+void mp_graph_opprof_start(mp_graph_opprof_mark *m);
+void mp_graph_opprof_stop(const mp_graph_opprof_mark *m, const char *name, const mp_tensor *out);
+int mp_graph_opprof_rows(void);
+int mp_graph_opprof_row(int i, const char **name, int *dtype, int *ndim, const int64_t **shape, int64_t *count,
                          double *wall, double *cpu);
-void mp_graph_profile_reset(void);
+void mp_graph_opprof_reset(void);
+
+/* Opt-in replay timings (graph_profile.c): per node, wall clock of each execution. */
+typedef struct mp_gprof_node {
+    uint64_t sum_ns, min_ns, count; /* count: replays that ran the node */
+} mp_gprof_node;
+typedef struct mp_gprof {
+    int n;                 /* nodes when switched on (a pass that changes them resets it) */
+    mp_gprof_node *node;   /* (n) */
+    uint64_t replays, replay_sum_ns, replay_min_ns;
+} mp_gprof;
+/* on: a fresh table (timings start from zero); off: drops it (replays read no clock). */
+mp_status mp_graph_profile_set(mp_graph *g, int on);
+void mp_graph_profile_free(mp_graph *g);
+uint64_t mp_gprof_now(void);
+void mp_gprof_tick(mp_gprof *p, int i, uint64_t t0, uint64_t t1);
+void mp_gprof_replay(mp_gprof *p, uint64_t t0, uint64_t t1);
 
 #ifdef __cplusplus
 }

@@ -445,6 +445,9 @@ typedef void (*mp_range_fn)(void *ctx, int64_t begin, int64_t end);
 void mp_parallel_for(int64_t n, int64_t grain, mp_range_fn fn, void *ctx);
 int mp_num_threads(void);
 void mp_set_num_threads(int n);
+/* How long (us) pool workers and a waiting caller poll before sleeping (parallel.c; 0 off,
+ * the default; MIXPREC_POOL_SPIN_US at start). us >= 0 sets it; returns the previous. */
+int mp_pool_spin_us(int us);
 
 /* --------------------------------------------------------------------- ops */
 

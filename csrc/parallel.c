@@ -9,7 +9,14 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define CPU_RELAX() _mm_pause()
+#else
+#define CPU_RELAX() ((void)0)
+#endif
 
 #include "mixprec.h"
 
@@ -34,6 +41,37 @@ static struct {
     int stop;
 } pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER};
 
+/* MIXPREC_POOL_SPIN_US (default 0: off): how long a worker that finished a job polls for
+ * the next before sleeping, and how long a caller polls for the workers that joined its job
+ * before sleeping until they finish. Back-to-back small jobs (a traced small-batch step's
+ * products and optimizer pass, 4-60 us each) then skip the futex wake-ups; each costs at
+ * most that much CPU per job when no job follows. */
+static int64_t spin_ns = -1;
+
+static int64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int64_t spin_limit(void) {
+    int64_t v = __atomic_load_n(&spin_ns, __ATOMIC_RELAXED);
+    if (v < 0) {
+        const char *env = getenv("MIXPREC_POOL_SPIN_US");
+        long us = env ? atol(env) : 0;
+        v = us > 0 ? (int64_t)(us < 100000 ? us : 100000) * 1000 : 0;
+        __atomic_store_n(&spin_ns, v, __ATOMIC_RELAXED);
+    }
+    return v;
+}
+
+int mp_pool_spin_us(int us) {
+    int prev = (int)(spin_limit() / 1000);
+    if (us >= 0)
+        __atomic_store_n(&spin_ns, (int64_t)(us < 100000 ? us : 100000) * 1000, __ATOMIC_RELAXED);
+    return prev;
+}
+
 static void run_chunks(void) {
     for (;;) {
         int64_t b = __atomic_fetch_add(&pool.next, pool.chunk, __ATOMIC_RELAXED);
@@ -52,6 +90,19 @@ static void *worker_main(void *arg) {
     uint64_t seen = (uint64_t)(uintptr_t)arg;
     pthread_mutex_lock(&pool.mu);
     for (;;) {
+        int64_t spin = spin_limit();
+        if (spin > 0 && !pool.stop && pool.generation == seen) { /* poll before sleeping */
+            pthread_mutex_unlock(&pool.mu);
+            int64_t t0 = now_ns();
+            for (int k = 1; __atomic_load_n(&pool.generation, __ATOMIC_ACQUIRE) == seen &&
+                            !__atomic_load_n(&pool.stop, __ATOMIC_RELAXED);
+                 k++) {
+                CPU_RELAX();
+                if ((k & 63) == 0 && now_ns() - t0 > spin)
+                    break;
+            }
+            pthread_mutex_lock(&pool.mu);
+        }
         while (!pool.stop && pool.generation == seen)
             pthread_cond_wait(&pool.work_cv, &pool.mu);
         if (pool.stop)
@@ -166,6 +217,17 @@ void mp_parallel_for(int64_t n, int64_t grain, mp_range_fn fn, void *ctx) {
 
     pthread_mutex_lock(&pool.mu);
     pool.closed = 1;
+    int64_t spin = spin_limit();
+    if (spin > 0 && pool.joined > 0) { /* the joined workers are running: poll first */
+        pthread_mutex_unlock(&pool.mu);
+        int64_t t0 = now_ns();
+        for (int k = 1; __atomic_load_n(&pool.joined, __ATOMIC_ACQUIRE) > 0; k++) {
+            CPU_RELAX();
+            if ((k & 63) == 0 && now_ns() - t0 > spin)
+                break;
+        }
+        pthread_mutex_lock(&pool.mu);
+    }
     while (pool.joined > 0)
         pthread_cond_wait(&pool.done_cv, &pool.mu);
     pool.busy = 0;

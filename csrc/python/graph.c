@@ -338,6 +338,51 @@ static PyObject *g_guard_effects(PyObject *o, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* profile_stats() -> None (off) or {"replays", "replay_sum_us", "replay_min_us", "nodes": [
+ * {"node", "calls", "sum_us", "min_us"} for every node a replay ran]} (graph_profile.c). */
+static PyObject *g_profile_stats(PyObject *o, PyObject *unused) {
+    (void)unused;
+    const mp_gprof *p = G(o)->prof;
+    if (!p)
+        Py_RETURN_NONE;
+    PyObject *nodes = PyList_New(0);
+    if (!nodes)
+        return NULL;
+    for (int i = 0; i < p->n; i++) {
+        const mp_gprof_node *q = &p->node[i];
+        if (!q->count)
+            continue;
+        PyObject *d = Py_BuildValue("{s:i,s:K,s:d,s:d}", "node", i, "calls", (unsigned long long)q->count,
+                                    "sum_us", (double)q->sum_ns / 1e3, "min_us", (double)q->min_ns / 1e3);
+        if (!d || PyList_Append(nodes, d) < 0) {
+            Py_XDECREF(d);
+            Py_DECREF(nodes);
+            return NULL;
+        }
+        Py_DECREF(d);
+    }
+    return Py_BuildValue("{s:K,s:d,s:d,s:N}", "replays", (unsigned long long)p->replays, "replay_sum_us",
+                         (double)p->replay_sum_ns / 1e3, "replay_min_us",
+                         p->replays ? (double)p->replay_min_ns / 1e3 : 0.0, "nodes", nodes);
+}
+
+static PyObject *get_profile(PyObject *o, void *c) {
+    (void)c;
+    return PyBool_FromLong(G(o)->prof != NULL);
+}
+static int set_profile(PyObject *o, PyObject *v, void *c) {
+    (void)c;
+    int f = v ? PyObject_IsTrue(v) : 0;
+    if (f < 0)
+        return -1;
+    mp_status st = mp_graph_profile_set(G(o), f);
+    if (st != MP_OK) {
+        mp_py_raise(st);
+        return -1;
+    }
+    return 0;
+}
+
 static PyObject *get_n_nodes(PyObject *o, void *c) {
     (void)c;
     return PyLong_FromLong(G(o)->n_nodes);
@@ -423,6 +468,8 @@ static PyMethodDef graph_methods[] = {
     {"fuse", g_fuse, METH_NOARGS, "fuse() -> the number of fused nodes made: the remapper's "
                                   "Conv2D/MatMul + bias (+ Relu) fusions (csrc/graph_fuse.c)."},
     {"same_structure", g_same_structure, METH_O, "same_structure(other): the same graph up to value shapes."},
+    {"profile_stats", g_profile_stats, METH_NOARGS, "profile_stats() -> per-node replay timings while "
+                                                    "`profile` is on (None when off)."},
     {NULL},
 };
 
@@ -436,6 +483,8 @@ static PyGetSetDef graph_getset[] = {
     {"polymorphic", get_polymorphic, set_polymorphic, "replay accepts other shapes (same dtype, rank)", NULL},
     {"break_reason", get_break_reason, NULL, NULL, NULL},
     {"n_nodes", get_n_nodes, NULL, "nodes recorded so far", NULL},
+    {"profile", get_profile, set_profile, "time every replay per node (True starts a fresh table; "
+                                          "profile_stats() reads it)", NULL},
     {"value_baked", get_value_baked, set_value_baked,
      "the graph holds sizes taken from a tensor-bound slice's shape: replays check them", NULL},
     {"value_shape_miss", get_value_shape_miss, NULL,
@@ -623,7 +672,7 @@ static PyObject *py_graph_profile(PyObject *m, PyObject *arg) {
     int on = PyObject_IsTrue(arg);
     if (on < 0)
         return NULL;
-    return PyBool_FromLong(mp_graph_profile_set(on));
+    return PyBool_FromLong(mp_graph_opprof_set(on));
 }
 
 /* graph_profile_report(reset) -> [(op, dtype name or None, shape, calls, wall s, cpu s)] */
@@ -640,7 +689,7 @@ static PyObject *py_graph_profile_report(PyObject *m, PyObject *arg) {
     const int64_t *shape;
     int64_t count;
     double wall, cpu;
-    for (int i = 0; mp_graph_profile_row(i, &name, &dt, &nd, &shape, &count, &wall, &cpu); i++) {
+    for (int i = 0; mp_graph_opprof_row(i, &name, &dt, &nd, &shape, &count, &wall, &cpu); i++) {
         PyObject *shp = PyTuple_New(nd);
         if (!shp) {
             Py_DECREF(out);
@@ -658,7 +707,7 @@ static PyObject *py_graph_profile_report(PyObject *m, PyObject *arg) {
         Py_DECREF(row);
     }
     if (reset)
-        mp_graph_profile_reset();
+        mp_graph_opprof_reset();
     return out;
 }
 

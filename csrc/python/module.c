@@ -97,6 +97,16 @@ static PyObject *py_set_num_threads(PyObject *m, PyObject *arg) {
     Py_RETURN_NONE;
 }
 
+/* pool_spin_us(us=-1) -> the previous setting; us >= 0 sets how long the thread pool polls
+ * before sleeping (parallel.c; MIXPREC_POOL_SPIN_US sets it at start). */
+static PyObject *py_pool_spin_us(PyObject *m, PyObject *args) {
+    (void)m;
+    int us = -1;
+    if (!PyArg_ParseTuple(args, "|i:pool_spin_us", &us))
+        return NULL;
+    return PyLong_FromLong(mp_pool_spin_us(us));
+}
+
 static PyObject *py_device_count(PyObject *m, PyObject *arg) {
     (void)m;
     long t = PyLong_AsLong(arg);
@@ -346,6 +356,9 @@ static PyMethodDef module_methods[] = {
     {"force_scalar_casts", py_force_scalar_casts, METH_O, "Use the scalar cast path (tests); returns the old flag."},
     {"get_num_threads", py_get_num_threads, METH_NOARGS, NULL},
     {"set_num_threads", py_set_num_threads, METH_O, NULL},
+    {"pool_spin_us", py_pool_spin_us, METH_VARARGS,
+     "pool_spin_us(us=-1) -> the previous value; us >= 0 sets how many microseconds the thread pool's "
+     "workers (and a caller waiting for them) poll before sleeping (MIXPREC_POOL_SPIN_US; 0 = off)."},
     {"device_count", py_device_count, METH_O, "device_count(type): 0 = CPU, 1 = CUDA"},
     {"op_table", py_op_table, METH_NOARGS, "[(code, tf_name, py_name, n_inputs, amp_class)] from ops.def"},
     {"blas_config", py_blas_config, METH_NOARGS, "OpenBLAS's build/config string."},

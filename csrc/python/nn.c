@@ -196,6 +196,16 @@ static PyObject *py_gemm_path(PyObject *m, PyObject *args) {
     return PyUnicode_FromString(mp_gemm_uses_onednn((mp_dtype)dt) ? "onednn" : "openblas");
 }
 
+/* gemm_small_f32(M, N, K) -> whether a float32 product of that shape takes the small-batch
+ * oneDNN route (gemm_small.c; tests check both routes). */
+static PyObject *py_gemm_small_f32(PyObject *m, PyObject *args) {
+    (void)m;
+    long long M, N, K;
+    if (!PyArg_ParseTuple(args, "LLL:gemm_small_f32", &M, &N, &K))
+        return NULL;
+    return PyBool_FromLong(mp_gemm_small_f32(M, N, K));
+}
+
 static PyObject *py_pool_workspace_uses(PyObject *m, PyObject *unused) {
     (void)m;
     (void)unused;
@@ -222,6 +232,9 @@ static PyMethodDef nn_methods[] = {
     {"gemm_path", py_gemm_path, METH_VARARGS,
      "gemm_path(dtype, mode=None): which library multiplies dtype on the CPU ('onednn' or 'openblas'); "
      "mode 'auto', 'widen' (= 'openblas') or 'onednn' sets it first. Env: MIXPREC_GEMM16=widen|onednn."},
+    {"gemm_small_f32", py_gemm_small_f32, METH_VARARGS,
+     "gemm_small_f32(M, N, K): whether a float32 product of that shape takes the small-batch oneDNN route "
+     "(on one thread per column block; gemm_path('float32', 'openblas') turns it off)."},
     {"window_op", py_window_op, METH_VARARGS,
      "window_op(code, inputs, strides, dilations_or_window, padding, pads, nchw, shape): a convolution or "
      "pooling op of ops.def."},
