@@ -1180,6 +1180,7 @@ static mp_status g_batch_norm_grad_sums(const mp_node *n, mp_tensor *G, const in
 #define GRAD_TOP_K NULL
 #define GRAD_UNIQUE NULL
 #define GRAD_WHERE_INDICES NULL
+#define GRAD_IMAGE_PROJECTIVE_TRANSFORM mp_grad_image_transform
 #define GRAD_REVERSE mp_grad_permute
 #define GRAD_ROLL mp_grad_permute
 

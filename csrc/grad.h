@@ -33,4 +33,6 @@ mp_status mp_grad_apply(const mp_node *n, mp_tensor *dy, const int *need, mp_ten
 mp_status mp_grad_gather_nd(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx);
 mp_status mp_grad_tensor_scatter(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx);
 mp_status mp_grad_permute(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx);
+/* ImageProjectiveTransformV3 (grad_image.c): TensorFlow's inverse-transform rule */
+mp_status mp_grad_image_transform(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx);
 #endif

@@ -74,6 +74,7 @@ static void fill_table(void) {
     table.scatter_nd = mp_cuda_scatter_nd;
     table.sort = mp_cuda_sort;
     table.linalg = mp_cuda_linalg;
+    table.projective_transform = mp_cuda_projective_transform;
     table.random = mp_cuda_random;
     table.softmax_xent = mp_cuda_softmax_xent;
     table.finite_check = mp_cuda_finite_check;

@@ -163,6 +163,10 @@ CASES = {
     "roll": (lambda x: tf.roll(x, [2, -1], [1, 0]), [f32(3, 4)]),
     "matrix_inverse": (lambda x: tf.linalg.inv(x + 4.0 * tf.eye(3)) * 2.0, [f32(2, 3, 3)]),
     "matrix_determinant": (lambda x: tf.linalg.det(x + 4.0 * tf.eye(3)) + 1.0, [f32(2, 3, 3)]),
+    "image_projective_transform": (
+        lambda x: _core.image_projective_transform(
+            x, tf.constant([[0.9, -0.2, 1.5, 0.3, 1.1, -0.7, 0.0, 0.0]]), [4, 5], 1, 0, 0.0) * 2.0,
+        [f32(2, 4, 5, 3)]),
     "random_uniform": (lambda x: x + tf.random.uniform([3, 4], seed=1), [f32(3, 4)]),
     "random_normal": (lambda x: x + tf.random.normal([3, 4], seed=2), [f32(3, 4)]),
     "truncated_normal": (lambda x: x + tf.random.truncated_normal([3, 4], seed=3),

@@ -2037,3 +2037,36 @@ def test_linalg_ops_match_numpy():
 
 DEDICATED["matrix_inverse"] = "test_linalg_ops_match_numpy"
 DEDICATED["matrix_determinant"] = "test_linalg_ops_match_numpy"
+
+
+def test_image_projective_transform_op():
+    """_core.image_projective_transform (ImageProjectiveTransformV3; TensorFlow's values and
+    the layers: tests/keras/test_image_augmentation.py): the identity transform, a pure
+    integer shift against NumPy, shapes and TensorFlow's errors."""
+    x = np.arange(2 * 4 * 5 * 3, dtype=np.float32).reshape(2, 4, 5, 3)
+    ident = np.array([[1, 0, 0, 0, 1, 0, 0, 0]], np.float32)
+    for interp in (0, 1):
+        for fill in range(4):
+            out = _core.image_projective_transform(x, ident, [4, 5], interp, fill, 0.0).numpy()
+            np.testing.assert_array_equal(out, x)
+    shift = np.array([[1, 0, 2, 0, 1, 1, 0, 0]], np.float32)  # reads x[r + 1, c + 2]
+    want = np.full_like(x, -3.0)
+    want[:, :3, :3] = x[:, 1:, 2:]
+    out = _core.image_projective_transform(x, np.repeat(shift, 2, 0), [4, 5], 1, 2, -3.0)
+    np.testing.assert_array_equal(out.numpy(), want)
+    assert _core.image_projective_transform(x, ident, [3, 7], 0, 2, 0.0).shape == (2, 3, 7, 3)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="must have rank 4"):
+        _core.image_projective_transform(x[0], ident, [4, 5], 1, 0, 0.0)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="num_images x 8 or 1 x 8"):
+        _core.image_projective_transform(x, np.zeros((3, 8), np.float32), [4, 5], 1, 0, 0.0)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="two elements"):
+        _core.image_projective_transform(x, ident, [4], 1, 0, 0.0)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="must be positive"):
+        _core.image_projective_transform(x, ident, [0, 5], 1, 0, 0.0)
+    with pytest.raises((TypeError, tf.errors.InvalidArgumentError), match="int32"):
+        _core.image_projective_transform(x.astype(np.int32), ident, [4, 5], 1, 0, 0.0)
+    with pytest.raises(ValueError, match="fill_mode"):
+        _core.image_projective_transform(x, ident, [4, 5], 1, 7, 0.0)
+
+
+DEDICATED["image_projective_transform"] = "test_image_projective_transform_op"

@@ -269,6 +269,16 @@ GRAD_CASES = {
     # MatrixInverse / MatrixDeterminant: well-conditioned batches (a + 4 I)
     "matrix_inverse": [("batched", lambda x: tf.linalg.inv(x), [_away((2, 3, 3), r) + 4 * np.eye(3)]),
                        ("adjoint", lambda x: tf.linalg.inv(x, adjoint=True), [_away((3, 3), r) + 4 * np.eye(3)])],
+    # ImageProjectiveTransformV3: TensorFlow's rule (the inverse transform) is the adjoint for
+    # pixel permutations — an integer shift with a zero fill, a flip. The kernel computes in
+    # float32 (as TensorFlow's) and is linear in the images: a wide step, float32 tolerances
+    "image_projective_transform": [
+        ("shift", lambda x: _core.image_projective_transform(
+            x, tf.constant([[1, 0, 2, 0, 1, -1, 0, 0]], tf.float32), [4, 5], 1, 2, 0.0),
+         [_away((2, 4, 5, 3), r)], {"h": 0.25, "kind_dtype": "float32"}),
+        ("flip nearest", lambda x: _core.image_projective_transform(
+            x, tf.constant([[-1, 0, 4, 0, 1, 0, 0, 0]], tf.float32), [4, 5], 0, 0, 0.0),
+         [_away((2, 4, 5, 1), r)], {"h": 0.25, "kind_dtype": "float32"})],
     "matrix_determinant": [("batched", lambda x: tf.linalg.det(x), [_away((2, 3, 3), r) + 4 * np.eye(3)]),
                            ("second order", lambda x: _second(lambda t: tf.linalg.det(t), x),
                             [_away((3, 3), r) + 4 * np.eye(3)])],

@@ -1367,6 +1367,8 @@ PyMethodDef mp_py_functions[] = {
     FC("truediv", py_truediv, "x / y; integers are divided as floats (TensorFlow's truediv)."),
     {"array_op", (PyCFunction)(void (*)(void))mp_py_array_op, METH_FASTCALL,
      "array_op(name, inputs, i0, i1, dtype, ints): run an array op of ops.def by its Python name"},
+    {"image_projective_transform", (PyCFunction)(void (*)(void))mp_py_image_projective_transform, METH_FASTCALL,
+     "image_projective_transform(images, transforms, (h, w), interpolation, fill_mode, fill_value)"},
     {"set_device", mp_py_set_device, METH_VARARGS, "set_device((type, index) or None) -> previous"},
     {"from_dlpack", mp_py_from_dlpack, METH_O, "Wrap a DLPack-exporting object (zero-copy)."},
     {NULL, NULL, 0, NULL},

@@ -71,6 +71,10 @@ PyObject *mp_py_run_wrap(mp_op op, int n_in, mp_tensor *const *in, const mp_attr
 /* array_ops.c: _core.array_op(name, inputs, i0, i1, dtype, ints) */
 PyObject *mp_py_array_op(PyObject *m, PyObject *const *args, Py_ssize_t nargs);
 
+/* image_ops.c: _core.image_projective_transform(images, transforms, output_shape,
+ * interpolation, fill_mode, fill_value) */
+PyObject *mp_py_image_projective_transform(PyObject *m, PyObject *const *args, Py_ssize_t nargs);
+
 /* functions.c */
 extern PyMethodDef mp_py_functions[];
 /* Binary op with Python-operator conversion rules (used by the number protocol). */

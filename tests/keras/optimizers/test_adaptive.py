@@ -109,8 +109,8 @@ def test_argument_checks_as_tf_keras():
             K.Ftrl(**{"%s_regularization_strength" % arg: -0.1})
     with pytest.raises(TypeError, match="Unexpected keyword argument"):
         K.Nadam(momentum=0.5)
-    with pytest.raises(NotImplementedError, match="use_ema"):
-        K.Adagrad(use_ema=True)
+    with pytest.raises(ValueError, match="ema_momentum"):  # use_ema: tests/.../test_ema.py
+        K.Adagrad(use_ema=True, ema_momentum=-0.5)
 
 
 def test_hyperparameters_stay_python_values():

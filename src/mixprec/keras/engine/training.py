@@ -784,6 +784,9 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
             cb.on_epoch_end(epoch, epoch_logs)
             if self.stop_training:
                 break
+        finalize = getattr(self.optimizer, "finalize_variable_values", None)
+        if finalize is not None and epochs > 0:  # tf-keras: EMA weights take over
+            finalize(self.trainable_variables)
         cb.on_train_end(logs)
         self.history = history
         return history

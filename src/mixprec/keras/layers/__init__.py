@@ -56,6 +56,8 @@ from mixprec.keras.layers._text_preprocessing import (  # noqa: F401
 from mixprec.keras.layers.preprocessing import (  # noqa: F401
     CategoryEncoding, CenterCrop, Discretization, Normalization, RandomBrightness, RandomContrast,
     RandomCrop, RandomFlip, Resizing)
+from mixprec.keras.layers.image_augmentation import (  # noqa: F401
+    RandomHeight, RandomRotation, RandomTranslation, RandomWidth, RandomZoom)
 from mixprec.keras.layers.serialization import deserialize, serialize  # noqa: F401
 from mixprec.keras.layers import experimental  # noqa: F401,E402  (SyncBatchNormalization)
 
@@ -85,7 +87,8 @@ __all__ = ["Layer", "Input", "InputLayer", "InputSpec", "Dense", "Activation", "
            "LSTMCell", "GRUCell", "StackedRNNCells", "RNN", "SimpleRNN", "LSTM", "GRU",
            "Bidirectional", "Attention", "AdditiveAttention", "MultiHeadAttention",
            "CategoryEncoding", "CenterCrop", "Discretization", "Normalization",
-           "RandomBrightness", "RandomContrast", "RandomCrop", "RandomFlip", "Resizing"]
+           "RandomBrightness", "RandomContrast", "RandomCrop", "RandomFlip", "Resizing",
+           "RandomHeight", "RandomRotation", "RandomTranslation", "RandomWidth", "RandomZoom"]
 
 from mixprec import _unsupported  # noqa: E402
 

@@ -1,10 +1,12 @@
 """``tf.keras.layers.experimental``: the deprecated SyncBatchNormalization endpoint
-(BatchNormalization with synchronized=True, as tf-keras 2.21). Names only."""
+(BatchNormalization with synchronized=True, as tf-keras 2.21) and the older
+``experimental.preprocessing`` namespace. Names only."""
 
 from mixprec import _logging
+from mixprec.keras.layers import _experimental_preprocessing as preprocessing  # noqa: F401
 from mixprec.keras.layers.normalization import BatchNormalization
 
-__all__ = ["SyncBatchNormalization"]
+__all__ = ["SyncBatchNormalization", "preprocessing"]
 
 _warned = [False]
 

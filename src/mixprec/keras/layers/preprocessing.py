@@ -1,6 +1,6 @@
 """Preprocessing layers of tf-keras 2.21 that work on numbers: Normalization (given or
 adapted mean/variance, merged batch by batch as tf-keras), Discretization (given
-boundaries), CategoryEncoding, and the image layers Resizing, CenterCrop, RandomFlip,
+or adapted boundaries), CategoryEncoding, and the image layers Resizing, CenterCrop, RandomFlip,
 RandomCrop, RandomBrightness, RandomContrast (random ones act only when training, as
 tf-keras). Compositions of core ops and mixprec.image; adapt() reads data on the host."""
 
@@ -182,21 +182,43 @@ class Discretization(Layer):
             raise ValueError("Both `num_bins` and `bin_boundaries` should not be set. You "
                              "passed `num_bins=%s` and `bin_boundaries=%s`"
                              % (num_bins, bin_boundaries))
-        self.bin_boundaries = list(bin_boundaries) if bin_boundaries is not None else None
+        if bin_boundaries is not None and hasattr(bin_boundaries, "numpy"):
+            bin_boundaries = bin_boundaries.numpy()
+        self.input_bin_boundaries = ([float(b) for b in np.asarray(bin_boundaries).reshape(-1)]
+                                     if bin_boundaries is not None else None)
+        self.bin_boundaries = (list(self.input_bin_boundaries)
+                               if bin_boundaries is not None else [])
         self.num_bins = num_bins
         self.epsilon = epsilon
         self.output_mode = output_mode
         self.sparse = sparse
 
     def adapt(self, data, batch_size=None, steps=None):
-        raise NotImplementedError("Discretization.adapt (tf-keras' approximate quantile "
-                                  "sketch) is not implemented by mixprec: pass "
-                                  "`bin_boundaries` (e.g. numpy.quantile of your data)")
+        """Learns ``num_bins`` quantile boundaries from ``data`` (tf-keras' approximate
+        quantile summary, merged batch by batch; _quantile_summary.py)."""
+        if self.input_bin_boundaries is not None:
+            raise ValueError("Cannot adapt a Discretization layer that has been initialized "
+                             "with `bin_boundaries`, use `num_bins` instead. You passed "
+                             "`bin_boundaries=%s`." % (self.input_bin_boundaries,))
+        from mixprec.keras.layers import _quantile_summary as qs
+
+        summary = qs.empty()
+        for batch in _batches(data, batch_size, steps):
+            if not self.built:  # as tf-keras' adapt: the batch shape becomes all None
+                self._batch_input_shape = (None,) * batch.ndim
+                self.build((None,) + tuple(batch.shape[1:]))
+            summary = qs.merge_summaries(qs.summarize(batch, self.epsilon), summary,
+                                         self.epsilon)
+        self._summary = summary
+        self.bin_boundaries = [float(b) for b in qs.get_bin_boundaries(summary, self.num_bins)]
+
+    def reset_state(self):
+        if self.input_bin_boundaries is None:
+            from mixprec.keras.layers import _quantile_summary as qs
+
+            self._summary = qs.empty()
 
     def call(self, inputs):
-        if self.bin_boundaries is None:
-            raise ValueError("Discretization has no `bin_boundaries`: pass them (adapt() is not "
-                             "implemented by mixprec)")
         x = inputs if inputs.dtype.is_floating else _core.cast(inputs, "float32")
         b = _core.constant([float(v) for v in self.bin_boundaries], x.dtype.name)
         ids = _core.reduce_sum(_core.cast(_core.greater_equal(
@@ -208,7 +230,7 @@ class Discretization(Layer):
 
     def get_config(self):
         config = super().get_config()
-        config.update(bin_boundaries=self.bin_boundaries, num_bins=self.num_bins,
+        config.update(bin_boundaries=self.input_bin_boundaries, num_bins=self.num_bins,
                       epsilon=self.epsilon, output_mode=self.output_mode, sparse=self.sparse)
         return config
 

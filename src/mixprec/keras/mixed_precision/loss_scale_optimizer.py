@@ -298,6 +298,12 @@ class _LossScaleOptimizerBase:
         inner = self.__dict__.get("_optimizer")
         return bool(getattr(inner, "_IS_LEGACY", False))
 
+    def finalize_variable_values(self, var_list):
+        """The inner optimizer's (its EMA weights, if any, replace the variables)."""
+        fn = getattr(self._optimizer, "finalize_variable_values", None)
+        if fn is not None:
+            fn(var_list)
+
     def __getattr__(self, name):
         # only hyperparameters of the inner optimizer are delegated (tf-keras' rule)
         inner = self.__dict__.get("_optimizer")

@@ -5,17 +5,18 @@ from mixprec.keras.optimizers import experimental, schedules  # noqa: F401
 from mixprec.keras.optimizers.adaptive import (  # noqa: F401
     Adadelta, Adagrad, Adamax, AdamW, Ftrl, Lion, Nadam)
 from mixprec.keras.optimizers.optimizer import SGD, Adam, Optimizer, RMSprop  # noqa: F401
+from mixprec.keras.optimizers.adafactor import Adafactor  # noqa: F401
 from mixprec.keras.optimizers import legacy  # noqa: F401,E402
 
 __all__ = ["Optimizer", "SGD", "RMSprop", "Adam", "Adagrad", "Adadelta", "Adamax", "Nadam",
-           "AdamW", "Ftrl", "Lion", "get", "serialize", "deserialize", "schedules",
+           "AdamW", "Ftrl", "Lion", "Adafactor", "get", "serialize", "deserialize", "schedules",
            "experimental", "legacy"]
 
 # tf-keras 2.21's names for get('...'): Lion has none (get('lion') raises)
 _BY_NAME = {"sgd": SGD, "rmsprop": RMSprop, "adam": Adam, "adagrad": Adagrad,
             "adadelta": Adadelta, "adamax": Adamax, "nadam": Nadam, "adamw": AdamW,
             "ftrl": Ftrl}
-_CLASSES = (SGD, RMSprop, Adam, Adagrad, Adadelta, Adamax, Nadam, AdamW, Ftrl, Lion)
+_CLASSES = (SGD, RMSprop, Adam, Adagrad, Adadelta, Adamax, Nadam, AdamW, Ftrl, Lion, Adafactor)
 
 
 def serialize(optimizer, use_legacy_format=False):

@@ -3,11 +3,12 @@
 
 from mixprec.keras.optimizers.adaptive import (  # noqa: F401
     Adadelta, Adagrad, Adamax, AdamW, Ftrl, Nadam)
+from mixprec.keras.optimizers.adafactor import Adafactor  # noqa: F401
 from mixprec.keras.optimizers.optimizer import SGD, Adam, Optimizer, RMSprop  # noqa: F401
 
-# tf-keras 2.21's experimental module: no Lion (and Adafactor, which mixprec lacks)
+# tf-keras 2.21's experimental module: no Lion
 __all__ = ["Optimizer", "SGD", "RMSprop", "Adam", "Adagrad", "Adadelta", "Adamax", "Nadam",
-           "AdamW", "Ftrl"]
+           "AdamW", "Ftrl", "Adafactor"]
 
 from mixprec import _unsupported  # noqa: E402
 

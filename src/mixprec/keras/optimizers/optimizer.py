@@ -19,6 +19,7 @@ from mixprec import _core, _nest, _ops
 from mixprec._dtypes import float32, float64, int64
 from mixprec._tape import GradientTape
 from mixprec._variable import Variable
+from mixprec.keras.optimizers import _ema
 from mixprec.keras.optimizers import schedules as _schedules
 from mixprec.train import _checkpoint
 
@@ -98,10 +99,7 @@ class Optimizer(_BaseOptimizer, metaclass=_APIMeta):
     def __init__(self, name, learning_rate=0.001, clipnorm=None, clipvalue=None,
                  global_clipnorm=None, decay=0.0, weight_decay=None, use_ema=False,
                  ema_momentum=0.99, ema_overwrite_frequency=None, jit_compile=True, **kwargs):
-        if use_ema:
-            raise NotImplementedError(
-                "use_ema=True (an exponential moving average of the weights) is not "
-                "implemented by mixprec's optimizers")
+        _ema.validate(use_ema, ema_momentum, ema_overwrite_frequency)
         if weight_decay is not None and not _is_number(weight_decay):
             raise ValueError("`weight_decay` must be a number, got %r" % (weight_decay,))
         allowed = {"lr", "epsilon"}
@@ -122,7 +120,7 @@ class Optimizer(_BaseOptimizer, metaclass=_APIMeta):
             raise ValueError("decay cannot be less than 0. Received: decay=%s." % (decay,))
         self._name = name
         self.weight_decay = weight_decay
-        self.use_ema = False
+        self.use_ema = bool(use_ema)
         self.ema_momentum = ema_momentum
         self.ema_overwrite_frequency = ema_overwrite_frequency
         # tf-keras 2.21 keeps jit_compile only where a GPU is visible (its XLA update step)
@@ -345,6 +343,8 @@ class Optimizer(_BaseOptimizer, metaclass=_APIMeta):
                 slots.append(Variable(init, trainable=False, name=name))
             self._slots[var._id] = slots
             self._vars.append(var)
+            if self.use_ema:
+                _ema.averages_for(self, [var])
         return slots
 
     def _slot_names_used(self):
@@ -480,7 +480,15 @@ class Optimizer(_BaseOptimizer, metaclass=_APIMeta):
             constraint = v.constraint
             if constraint is not None:
                 v.assign(constraint(v))
+        if self.use_ema:
+            _ema.update(self, variables, applied)
         return applied
+
+    def finalize_variable_values(self, var_list):
+        """With ``use_ema``, the variables take their moving averages (Model.fit calls it at
+        the end of training, as tf-keras); otherwise nothing."""
+        if self.use_ema:
+            _ema.overwrite(self, _nest.flatten(var_list))
 
     def apply_gradients(self, grads_and_vars, name=None, experimental_aggregate_gradients=True):
         """Applies (gradient, variable) pairs; returns the iterations variable. In a replica
@@ -536,6 +544,7 @@ class Optimizer(_BaseOptimizer, metaclass=_APIMeta):
     def variables(self):
         """iterations, then every slot variable (TensorFlow's order); a list."""
         out = _VariableList([self._iterations])
+        out.extend(self.__dict__.get("_ema_order", []))  # tf-keras builds them first
         out.extend(self._extra_variables())
         names = list(self._slot_names_used())
         groups = self._SLOT_GROUPS or (tuple(names),)
@@ -591,7 +600,7 @@ class Optimizer(_BaseOptimizer, metaclass=_APIMeta):
         config = {"name": self._name, "weight_decay": self.weight_decay,
                   "clipnorm": self.clipnorm,
                   "global_clipnorm": self.global_clipnorm, "clipvalue": self.clipvalue,
-                  "use_ema": False, "ema_momentum": self.ema_momentum,
+                  "use_ema": self.use_ema, "ema_momentum": self.ema_momentum,
                   "ema_overwrite_frequency": (self._EMA_OVERWRITE_FREQUENCY
                                               if self.ema_overwrite_frequency is None
                                               else self.ema_overwrite_frequency),
@@ -606,13 +615,12 @@ class Optimizer(_BaseOptimizer, metaclass=_APIMeta):
         # tf-keras 2.21's optimizer configs (its 'new' optimizers, the .keras file) carry
         # EMA arguments mixprec does not implement: accepted at their defaults, refused
         # otherwise
-        for key, default in (("use_ema", False), ("ema_momentum", None),
-                             ("ema_overwrite_frequency", None), ("is_legacy_optimizer", None)):
-            value = config.pop(key, default)
-            if key == "use_ema" and value not in (None, False, 0, 0.0):
-                raise NotImplementedError(
-                    "The optimizer config has %s=%r, which mixprec's optimizers do not "
-                    "implement (EMA of weights)" % (key, value))
+        config.pop("is_legacy_optimizer", None)
+        if not config.get("use_ema"):
+            # the EMA arguments only matter with use_ema (a default frequency of 100 in an
+            # RMSprop config must not become an explicit one)
+            config.pop("ema_momentum", None)
+            config.pop("ema_overwrite_frequency", None)
         if "lr" in config:
             config["learning_rate"] = config.pop("lr")
         if isinstance(config.get("learning_rate"), dict):
