@@ -32,11 +32,7 @@ def _symbolic(self, is_repr=False):
     # a value computed inside a tracing function prints as TensorFlow's graph tensors do
     # (reading it would break the graph); printing its shape bakes nothing in. A tensor
     # argument has its placeholder's name (x:0), others "traced:0".
-    tok = _core.graph_suspend()
-    try:
-        shape = self.shape
-    finally:
-        _core.graph_resume(tok)
+    shape = _core.static_shape(self)  # (None where the graph stands for any size)
     from mixprec import _function
     names = getattr(_function._state, "input_names", None) or {}
     name, spec_shape = names.get(id(self), ("traced:0", None))
