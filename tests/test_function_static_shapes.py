@@ -222,3 +222,50 @@ def test_keras_fit_traces_a_none_batch():
     seen.clear()
     fm.fit(np.ones((6, 3), np.float32), np.ones((6, 2), np.float32), batch_size=4, verbose=0)
     assert seen and set(seen) == {"(None, 3)"}
+
+
+def test_set_shape_checks_and_refines_the_static_shape():
+    out = []
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+    def f(x):
+        for bad in ([5], [None, 2]):
+            try:
+                x.set_shape(bad)
+            except ValueError as e:
+                out.append(str(e))
+        y = x * 2
+        y.set_shape([4, 3])
+        out.append(str(y.shape))
+        try:
+            y.set_shape([5, 3])
+        except ValueError as e:
+            out.append(str(e))
+        return y
+
+    assert f(tf.ones([4, 3])).shape == (4, 3)
+    assert out == [
+        "Shapes must be equal rank, but are 2 and 1",
+        "Dimension 1 in both shapes must be equal, but are 3 and 2. Shapes are [?,3] and [?,2].",
+        "(4, 3)",
+        "Dimension 0 in both shapes must be equal, but are 4 and 5. Shapes are [4,3] and [5,3].",
+    ]
+    with pytest.raises(ValueError, match=r"^Tensor's shape \(4, 3\) is not compatible with "
+                                         r"supplied shape \(5, 3\)\.$"):
+        tf.ones([4, 3]).set_shape([5, 3])
+
+
+def test_library_helpers_report_static_shapes():
+    out = []
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+    def f(x):
+        out.extend(str(v) for v in (
+            tf.zeros_like(x).shape, tf.ones([2]).shape, tf.TensorSpec.from_tensor(x),
+            keras.backend.int_shape(x), tf.range(4).shape, tf.ones_like(x[0]).shape))
+        return x
+
+    f(tf.ones([2, 3]))
+    # TensorFlow 2.21's lines
+    assert out == ["(None, 3)", "(2,)", "TensorSpec(shape=(None, 3), dtype=tf.float32, name='x')",
+                   "(None, 3)", "(4,)", "(3,)"]

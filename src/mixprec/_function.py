@@ -49,6 +49,10 @@ class TensorSpec:
     def from_tensor(cls, tensor, name=None):
         # (inside a traced function: the static shape, None where relaxed)
         shape = _core.static_shape(tensor) if _is_tensor(tensor) else tensor.shape
+        if name is None and _is_tensor(tensor) and _core.graph_recording() is not None:
+            # a traced argument is named as its placeholder (TensorFlow's "x")
+            entry = (getattr(_state, "input_names", None) or {}).get(id(tensor))
+            name = entry[0].rsplit(":", 1)[0] if entry else None
         return cls(shape, tensor.dtype, name)
 
     def is_compatible_with(self, x):
