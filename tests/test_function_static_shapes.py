@@ -269,3 +269,63 @@ def test_library_helpers_report_static_shapes():
     # TensorFlow 2.21's lines
     assert out == ["(None, 3)", "(2,)", "TensorSpec(shape=(None, 3), dtype=tf.float32, name='x')",
                    "(None, 3)", "(4,)", "(3,)"]
+
+
+def test_library_size_reads_do_not_blur_later_user_shapes():
+    out = []
+    dense = keras.layers.Dense(2)
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 3, 4], tf.float32)])
+    def f(x):
+        a = tf.einsum("bij->b", x)
+        y = dense(x)
+        out.extend(str(s) for s in (
+            a.shape, tf.einsum("...ij,...jk->...ik", x, tf.ones([4, 2])).shape,
+            tf.ones([2]).shape, y.shape, tf.range(3).shape, tf.random.uniform([2, 2]).shape))
+        return y
+
+    assert f(tf.ones([2, 3, 4])).shape == (2, 3, 2)
+    # TensorFlow 2.21's lines (the layer creates its variables: traced twice)
+    assert out == ["(None,)", "(None, 3, 2)", "(2,)", "(None, 3, 2)", "(3,)", "(2, 2)"] * 2
+
+
+def test_keras_layers_under_fit_show_a_none_batch():
+    seen = []
+
+    class Show(keras.layers.Layer):
+        def __init__(self, tag, **kw):
+            super().__init__(**kw)
+            self.tag = tag
+
+        def call(self, x):
+            if tf.inside_function():
+                seen.append("%s %s" % (self.tag, x.shape))
+            return x
+
+    rng = np.random.default_rng(0)
+    m = keras.Sequential([
+        keras.Input((8, 8, 3)), keras.layers.Conv2D(4, 3, padding="same"), Show("conv"),
+        keras.layers.BatchNormalization(), Show("bn"), keras.layers.MaxPooling2D(), Show("pool"),
+        keras.layers.Flatten(), Show("flat"), keras.layers.Dense(3), Show("dense")])
+    m.compile("adam", keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+              metrics=["accuracy"])
+    m.fit(rng.random((10, 8, 8, 3), np.float32), rng.integers(0, 3, 10), batch_size=4, verbose=0)
+    # TensorFlow 2.21's shapes
+    assert sorted(set(seen)) == ["bn (None, 8, 8, 4)", "conv (None, 8, 8, 4)", "dense (None, 3)",
+                                 "flat (None, 64)", "pool (None, 4, 4, 4)"]
+    seen.clear()
+    e = keras.Sequential([
+        keras.Input((5,), dtype="int32"), keras.layers.Embedding(10, 4), Show("emb"),
+        keras.layers.LSTM(6, return_sequences=True), Show("lstm"),
+        keras.layers.GlobalAveragePooling1D(), Show("gap"), keras.layers.Dense(1)])
+    e.compile("sgd", "mse")
+    e.fit(rng.integers(0, 10, (6, 5)), np.ones((6, 1), np.float32), batch_size=4, verbose=0)
+    assert sorted(set(seen)) == ["emb (None, 5, 4)", "gap (None, 6)", "lstm (None, 5, 6)"]
+    seen.clear()
+    inp = keras.Input((6, 8))
+    att = keras.layers.MultiHeadAttention(2, 4)(inp, inp)
+    am = keras.Model(inp, keras.layers.Dense(1)(Show("mha")(att)))
+    am.compile("sgd", "mse")
+    am.fit(np.ones((5, 6, 8), np.float32), np.ones((5, 6, 1), np.float32), batch_size=2,
+           verbose=0)
+    assert sorted(set(seen)) == ["mha (None, 6, 8)"]

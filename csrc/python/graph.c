@@ -634,6 +634,28 @@ static PyObject *py_set_static(PyObject *m, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* graph_static_tainted([value]) -> whether library code read a real size the static shapes
+ * leave unknown (graph.h static_tainted) in the recording graph or its parents; with a
+ * value, sets it on all of them (library code that leaks no size restores it). */
+static PyObject *py_static_tainted(PyObject *m, PyObject *args) {
+    (void)m;
+    PyObject *v = NULL;
+    if (!PyArg_ParseTuple(args, "|O", &v))
+        return NULL;
+    mp_graph *g = mp_graph_recording();
+    int was = 0;
+    for (mp_graph *q = g; q; q = q->parent)
+        was |= q->static_tainted;
+    if (v && v != Py_None) {
+        int f = PyObject_IsTrue(v);
+        if (f < 0)
+            return NULL;
+        for (mp_graph *q = g; q; q = q->parent)
+            q->static_tainted = f;
+    }
+    return PyBool_FromLong(was);
+}
+
 static PyObject *py_set_break_hook(PyObject *m, PyObject *fn) {
     (void)m;
     Py_XSETREF(break_hook, fn == Py_None ? NULL : Py_NewRef(fn));
@@ -693,6 +715,7 @@ static PyMethodDef graph_functions[] = {
     {"graph_is_traced", py_is_traced, METH_O, NULL},
     {"static_shape", py_static_shape, METH_O, NULL},
     {"real_shape", py_real_shape, METH_O, NULL},
+    {"graph_static_tainted", py_static_tainted, METH_VARARGS, NULL},
     {"graph_set_static", py_set_static, METH_VARARGS, NULL},
     {"graph_set_effects_dry", py_set_effects_dry, METH_O, NULL},
     {"_set_graph_break_hook", py_set_break_hook, METH_O, NULL},
