@@ -244,6 +244,7 @@ static mp_status edge_of(mp_graph *g, mp_tensor *t, mp_gedge *e) {
     if (p && (p->nodes[pidx].flags & FLAG_DYNAMIC)) {
         MP_TRY(capture(g, t, &idx));
         g->nodes[idx].flags |= p->nodes[pidx].flags & (FLAG_SHAPE_ONLY | FLAG_VALUE_SHAPED);
+        g->nodes[idx].unknown = p->nodes[pidx].unknown;
     }
     if (idx < 0) {
         MP_TRY(push_node(g, MP_GNODE_CONST, 0, &idx));
@@ -419,6 +420,9 @@ mp_status mp_graph_record_op(mp_op op, int n_in, mp_tensor *const *in, const mp_
             n->flags |= FLAG_SHAPE_ONLY;
     }
     note_value_shaped(g, n);
+    n->unknown = mp_graph_static_rule(g, n);
+    if (n->unknown)
+        g->static_unknown = 1;
     return map_out(g, out, idx);
 }
 
@@ -661,6 +665,8 @@ mp_status mp_graph_record_call(mp_gcall *c, int n_in, mp_tensor *const *in, mp_t
         out->in[0].output = k;
         out->flags |= FLAG_DYNAMIC;
         set_out(out, outs[k]);
+        if (g->static_unknown) /* (its sizes may follow an unknown input's) */
+            out->unknown = out->ndim >= 32 ? 0xffffffffu : (1u << out->ndim) - 1u;
         MP_TRY(map_out(g, outs[k], o));
     }
     mp_graph_note_python_grad();
@@ -698,6 +704,24 @@ static const mp_gnode *node_of(const mp_graph *g, const mp_tensor *x) {
     return p ? &p->nodes[idx] : NULL;
 }
 
+/* x's node in the graph recording on this thread or its ancestors, and that graph. */
+mp_gnode *mp_graph_node_of_(const mp_tensor *x, mp_graph **owner);
+mp_gnode *mp_graph_node_of_(const mp_tensor *x, mp_graph **owner) {
+    mp_graph *g = rec;
+    if (!g || !x)
+        return NULL;
+    int32_t idx = idmap_get(g->id_map, x->id);
+    if (idx >= 0) {
+        *owner = g;
+        return &g->nodes[idx];
+    }
+    mp_graph *p = g->parent ? ancestor_of(g, x, &idx) : NULL;
+    if (!p)
+        return NULL;
+    *owner = p;
+    return &p->nodes[idx];
+}
+
 int mp_graph_is_dynamic(const mp_tensor *x) {
     mp_graph *g = rec;
     if (!g || !x)
@@ -724,6 +748,11 @@ int mp_graph_note_host_read(const mp_tensor *x, const char *what) {
     if (n->flags & FLAG_SHAPE_ONLY) { /* tf.zeros(tf.shape(x)): the traced shape, baked in */
         for (mp_graph *q = g; q; q = q->parent)
             q->shape_reads++;
+        for (mp_graph *q = g; q; q = q->parent)
+            if (q->static_unknown) {
+                mp_graph_static_taint();
+                break;
+            }
         return 0;
     }
     const char *src = n->kind == MP_GNODE_OP ? mp_op_get_info(n->op)->name
@@ -781,6 +810,10 @@ mp_status mp_graph_record_loop(mp_gloop *l, int n_in, mp_tensor *const *in, mp_t
         out->in[0].output = k;
         out->flags |= FLAG_DYNAMIC;
         set_out(out, outs[k]);
+        { /* a loop variable keeps its shape: its static one before the loop */
+            mp_gnode *src = k < n_in && g->nodes[idx].in[k].node >= 0 ? &g->nodes[g->nodes[idx].in[k].node] : NULL;
+            out->unknown = src && src->ndim == out->ndim ? src->unknown : 0;
+        }
         MP_TRY(map_out(g, outs[k], o));
     }
     return MP_OK;

@@ -132,6 +132,9 @@ typedef struct mp_gnode {
     int32_t last_use;    /* index of the last node reading this one (replay frees after it) */
     int32_t fold_src, fold_inv; /* MP_GNODE_FLAG_FOLDED: the Mul's gradient and scalar inputs */
     mp_gcall *call;      /* MP_GNODE_CALL (owned) */
+    uint32_t unknown;    /* static shape (graph_static.c): bit d set = dimension d of the
+                          * output is unknown (None) for the shapes the graph stands for (a
+                          * relaxed input dimension and what follows from it) */
 } mp_gnode;
 
 typedef struct mp_graph {
@@ -177,6 +180,10 @@ typedef struct mp_graph {
     int python_grads;
     /* opt-in per-node replay timings (graph_profile.c; NULL: off, the replay reads no clock) */
     struct mp_gprof *prof;
+    int static_unknown;  /* some node has an unknown static dimension (graph_static.c) */
+    int static_tainted;  /* library code read the real size of an unknown dimension (or a
+                          * tf.shape value's): from then on ops sized by attributes (a fill,
+                          * a range) get unknown dimensions, as their sizes may be those */
 } mp_graph;
 
 enum { MP_GRAPH_VALUE_READ = 1, MP_GRAPH_VALUE_SLICE = 2, MP_GRAPH_VALUE_BAKES = 4 };
@@ -251,6 +258,25 @@ int mp_graph_is_dynamic(const mp_tensor *x);
 /* A host read of x (numpy(), float(), bool() …): when x depends on the graph's inputs,
  * variables or random ops, the graph breaks (reason recorded). Returns 1 when it broke now. */
 int mp_graph_note_host_read(const mp_tensor *x, const char *what);
+
+/* --- static shapes (graph_static.c) -------------------------------------------------- */
+/* The unknown-dimension bits of the output of op node n, from its inputs' bits and
+ * attributes (TensorFlow's shape inference; an op without a rule: every dimension unknown
+ * as soon as an input has one). */
+uint32_t mp_graph_static_rule(const mp_graph *g, const mp_gnode *n);
+/* x's unknown-dimension bits in the graph recording on this thread (0: fully known, or
+ * not recorded). */
+uint32_t mp_graph_static_unknown(const mp_tensor *x);
+/* Sets x's bits in the recording graph (a relaxed input; a Python face that knows more
+ * than the op's rule, e.g. a user's reshape target). MP_ERR_VALUE when x is not recorded. */
+mp_status mp_graph_set_static_unknown(const mp_tensor *x, uint32_t bits);
+/* Library code (or a backward rule) read the real size of a dimension that is unknown in
+ * the recording graph: taints it (see static_tainted). */
+void mp_graph_static_taint(void);
+/* > 0 while the tape computes gradients (their ops' sizes come from shapes it reads). */
+extern _Thread_local int mp_graph_static_backward;
+/* out has like's shape at every run (a gradient and its source): out takes like's bits. */
+void mp_graph_static_like(const mp_tensor *out, const mp_tensor *like);
 
 /* --- passes ----------------------------------------------------------------------- */
 /* Insert before node `at` a Cast of edge src to dt; *out gets its edge. Edges that pointed

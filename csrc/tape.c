@@ -12,6 +12,7 @@
 #include "grad.h"
 #include "amp.h"
 #include "tape.h"
+#include "graph.h"
 
 #define MAX_ACTIVE 64
 
@@ -564,10 +565,14 @@ static mp_status gradient_locked(mp_tape *t, int n_targets, mp_tensor *const *ta
             free(dx);
             continue;
         }
+        mp_graph_static_backward++;
         st = nd->custom_fn ? custom_backward(t, i, &g, &relevant, need, dx) : mp_grad_apply(nd, *dyp, need, dx);
+        mp_graph_static_backward--;
         for (int k = 0; k < nd->n_in; k++) {
-            if (st == MP_OK && dx[k] && need[k])
+            if (st == MP_OK && dx[k] && need[k]) {
+                mp_graph_static_like(dx[k], nd->inputs[k]); /* (traced: its source's static shape) */
                 st = accumulate(&g, nd->in_ids[k], dx[k]);
+            }
             else
                 mp_tensor_decref(dx[k]);
         }

@@ -637,7 +637,24 @@ static PyObject *py_reshape(PyObject *m, PyObject *const *args, Py_ssize_t nargs
         }
         PyErr_Clear();
     }
-    return run_and_drop(MP_OP_RESHAPE, x, &at, failed);
+    uint32_t x_unknown = mp_graph_recording() ? mp_graph_static_unknown(x) : 0;
+    PyObject *r = failed ? NULL : mp_py_run_wrap(MP_OP_RESHAPE, 1, &x, &at);
+    mp_tensor_decref(x);
+    if (r && x_unknown && MpTensor_Check(r) && (PyList_Check(a[1]) || PyTuple_Check(a[1])) &&
+        !mp_py_caller_is_library()) {
+        /* a user's target (TensorFlow's static shape): its Python ints are known, the -1
+         * is unknown when the input has an unknown dimension, a tensor entry unknown */
+        uint32_t bits = 0;
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(a[1]);
+        for (Py_ssize_t k = 0; k < n && k < at.n_ints; k++) {
+            PyObject *d = PySequence_Fast_GET_ITEM(a[1], k);
+            if (!PyLong_Check(d) || at.i1 == k + 1)
+                bits |= 1u << k;
+        }
+        if (n == at.n_ints && mp_graph_set_static_unknown(MpTensor_T(r), bits) != MP_OK)
+            mp_error_clear();
+    }
+    return r;
 }
 
 static const char *const transpose_names[] = {"a", "perm", "conjugate", "name"};

@@ -412,6 +412,11 @@ static PyObject *get_value_shape_miss(PyObject *o, void *c) {
     return PyBool_FromLong(G(o)->value_shape_miss);
 }
 
+static PyObject *get_static_tainted(PyObject *o, void *c) {
+    (void)c;
+    return PyBool_FromLong(G(o)->static_tainted);
+}
+
 static PyObject *get_shape_reads(PyObject *o, void *c) {
     (void)c;
     return PyLong_FromLong(G(o)->shape_reads);
@@ -489,6 +494,7 @@ static PyGetSetDef graph_getset[] = {
      "the graph holds sizes taken from a tensor-bound slice's shape: replays check them", NULL},
     {"value_shape_miss", get_value_shape_miss, NULL,
      "the last replay stopped before any state change: a tensor-bound slice took another shape", NULL},
+    {"static_tainted", get_static_tainted, NULL, "library code read a real size the static shapes leave unknown", NULL},
     {"shape_reads", get_shape_reads, NULL, "reads of .shape of values computed from the inputs while recording", NULL},
     {"n_created_variables", get_created, NULL, NULL, NULL},
     {"python_grads", get_python_grads, NULL, "nodes whose gradient is Python (custom gradients, host calls)", NULL},
@@ -616,6 +622,89 @@ static PyObject *py_is_traced(PyObject *m, PyObject *x) {
     return PyBool_FromLong(mp_graph_is_dynamic(MpTensor_T(x)));
 }
 
+/* static_shape(tensor) -> TensorShape: None for the dimensions the recording graph has
+ * unknown (the concrete shape when nothing records); counts as no shape read. */
+PyObject *mp_py_static_shape(mp_tensor *t);
+PyObject *mp_py_real_shape(PyObject *o);
+static PyObject *py_real_shape(PyObject *m, PyObject *x) {
+    (void)m;
+    return mp_py_real_shape(x);
+}
+static PyObject *py_static_shape(PyObject *m, PyObject *x) {
+    (void)m;
+    if (!MpTensor_Check(x)) {
+        PyErr_Format(PyExc_TypeError, "static_shape: expected a Tensor, got %.100R", x);
+        return NULL;
+    }
+    return mp_py_static_shape(MpTensor_T(x));
+}
+
+/* graph_set_static(tensor, dims) -> None: dims a sequence of ints and None (unknown), of
+ * the tensor's rank, whose ints are its sizes: the recording graph's static shape of it
+ * (a relaxed input, a face's refinement). A no-op when nothing records or the graph does
+ * not record the tensor. */
+static PyObject *py_set_static(PyObject *m, PyObject *args) {
+    (void)m;
+    PyObject *x, *dims;
+    if (!PyArg_ParseTuple(args, "OO", &x, &dims))
+        return NULL;
+    if (!MpTensor_Check(x)) {
+        PyErr_Format(PyExc_TypeError, "graph_set_static: expected a Tensor, got %.100R", x);
+        return NULL;
+    }
+    mp_tensor *t = MpTensor_T(x);
+    PyObject *fast = PySequence_Fast(dims, "graph_set_static: dims must be a sequence");
+    if (!fast)
+        return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+    uint32_t bits = 0;
+    int ok = n == t->ndim;
+    for (Py_ssize_t i = 0; ok && i < n; i++) {
+        PyObject *d = PySequence_Fast_GET_ITEM(fast, i);
+        if (d == Py_None) {
+            bits |= 1u << i;
+            continue;
+        }
+        long long v = PyLong_AsLongLong(d);
+        if (v == -1 && PyErr_Occurred()) {
+            Py_DECREF(fast);
+            return NULL;
+        }
+        ok = v == t->shape[i];
+    }
+    Py_DECREF(fast);
+    if (!ok) {
+        PyErr_Format(PyExc_ValueError, "graph_set_static: %R does not describe the tensor's %d dimensions", dims,
+                     t->ndim);
+        return NULL;
+    }
+    if (mp_graph_recording() && mp_graph_set_static_unknown(t, bits) != MP_OK)
+        mp_error_clear(); /* (not recorded by the graph: a constant, known) */
+    Py_RETURN_NONE;
+}
+
+/* graph_static_tainted([value]) -> whether library code read a real size the static shapes
+ * leave unknown (graph.h static_tainted) in the recording graph or its parents; with a
+ * value, sets it on all of them (library code that leaks no size restores it). */
+static PyObject *py_static_tainted(PyObject *m, PyObject *args) {
+    (void)m;
+    PyObject *v = NULL;
+    if (!PyArg_ParseTuple(args, "|O", &v))
+        return NULL;
+    mp_graph *g = mp_graph_recording();
+    int was = 0;
+    for (mp_graph *q = g; q; q = q->parent)
+        was |= q->static_tainted;
+    if (v && v != Py_None) {
+        int f = PyObject_IsTrue(v);
+        if (f < 0)
+            return NULL;
+        for (mp_graph *q = g; q; q = q->parent)
+            q->static_tainted = f;
+    }
+    return PyBool_FromLong(was);
+}
+
 static PyObject *py_set_break_hook(PyObject *m, PyObject *fn) {
     (void)m;
     Py_XSETREF(break_hook, fn == Py_None ? NULL : Py_NewRef(fn));
@@ -734,6 +823,10 @@ static PyMethodDef graph_functions[] = {
     {"graph_suspend", py_suspend, METH_NOARGS, NULL},
     {"graph_resume", py_resume, METH_O, NULL},
     {"graph_is_traced", py_is_traced, METH_O, NULL},
+    {"static_shape", py_static_shape, METH_O, NULL},
+    {"real_shape", py_real_shape, METH_O, NULL},
+    {"graph_static_tainted", py_static_tainted, METH_VARARGS, NULL},
+    {"graph_set_static", py_set_static, METH_VARARGS, NULL},
     {"graph_set_effects_dry", py_set_effects_dry, METH_O, NULL},
     {"_set_graph_break_hook", py_set_break_hook, METH_O, NULL},
     {NULL},

@@ -33,6 +33,9 @@ extern PyObject *MpPy_Bf16Descr;         /* numpy dtype of ml_dtypes.bfloat16 */
 
 /* errors.c: turn the core's last error into a Python exception; returns NULL. */
 PyObject *mp_py_raise(mp_status st);
+/* Is the Python code running now mixprec's own (a module under mixprec; autograph's call
+ * wrapper is skipped)? tensor_type.c: library code sees traced values' real sizes. */
+int mp_py_caller_is_library(void);
 int mp_py_raise_int(mp_status st);
 
 /* tensor_type.c */

@@ -55,10 +55,84 @@ static Py_hash_t tensor_hash(PyObject *o) {
 
 /* ------------------------------------------------------------------ attributes */
 
+/* Is the Python code reading a shape mixprec's own (a module under mixprec)? The library
+ * is written against the traced values' real sizes (tf.function keeps a graph per shape
+ * where it bakes one); user code sees TensorFlow's static shapes while tracing. */
+int mp_py_caller_is_library(void) {
+    PyFrameObject *f = PyEval_GetFrame(); /* borrowed */
+    Py_XINCREF(f);
+    int lib = 1;
+    while (f) {
+        PyObject *gl = PyFrame_GetGlobals(f);
+        PyObject *name = gl && PyDict_Check(gl) ? PyDict_GetItemString(gl, "__name__") : NULL;
+        const char *s = name && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : "";
+        if (!s) {
+            PyErr_Clear();
+            s = "";
+        }
+        /* autograph's call wrapper (converted code calls through it) is transparent */
+        int skip = strcmp(s, "mixprec._autograph") == 0;
+        lib = strcmp(s, "mixprec") == 0 || strncmp(s, "mixprec.", 8) == 0;
+        Py_XDECREF(gl);
+        if (!skip)
+            break;
+        PyFrameObject *b = PyFrame_GetBack(f);
+        Py_DECREF(f);
+        f = b;
+    }
+    Py_XDECREF(f);
+    return lib;
+}
+
+/* The TensorShape of t with None for the dimensions the recording graph has unknown. */
+PyObject *mp_py_static_shape(mp_tensor *t) {
+    uint32_t unk = mp_graph_recording() ? mp_graph_static_unknown(t) : 0;
+    PyObject *tup = PyTuple_New(t->ndim);
+    if (!tup)
+        return NULL;
+    for (int i = 0; i < t->ndim; i++) {
+        PyObject *v = (unk >> i) & 1u ? Py_NewRef(Py_None) : PyLong_FromLongLong(t->shape[i]);
+        if (!v) {
+            Py_DECREF(tup);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(tup, i, v);
+    }
+    if (!MpPy_TensorShape)
+        return tup;
+    PyObject *s = PyObject_CallOneArg(MpPy_TensorShape, tup);
+    Py_DECREF(tup);
+    return s;
+}
+
+static PyObject *real_shape(PyObject *o, int taint);
+
 static PyObject *get_shape(PyObject *o, void *c) {
     (void)c;
+    return real_shape(o, 1);
+}
+
+/* _core.real_shape(x): the real sizes for library code that declares its result's static
+ * shape itself (zeros_like): counted as a shape read, without tainting the static shapes. */
+PyObject *mp_py_real_shape(PyObject *o) {
+    if (!MpTensor_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "real_shape: expected a Tensor, got %.100R", o);
+        return NULL;
+    }
+    return real_shape(o, 0);
+}
+
+static PyObject *real_shape(PyObject *o, int taint) {
     mp_tensor *t = MpTensor_T(o);
     mp_graph *g = mp_graph_recording();
+    /* tf.function: user code sees the static shape (None where the graph stands for any
+     * size); reading it bakes nothing in */
+    if (g && mp_graph_static_unknown(t)) {
+        if (taint && !mp_py_caller_is_library())
+            return mp_py_static_shape(t);
+        if (taint)
+            mp_graph_static_taint(); /* library code takes the real sizes */
+    }
     if (g && mp_graph_is_dynamic(t)) /* tf.function: the graph may hold this size */
         g->shape_reads++;
     if (g && mp_graph_is_value_shaped(t)) /* ... a size a tensor-bound slice gave */
@@ -332,6 +406,8 @@ static Py_ssize_t sq_length(PyObject *o) {
     mp_graph *g = mp_graph_recording();
     if (g && mp_graph_is_dynamic(t)) /* a size read while tracing, as .shape */
         g->shape_reads++;
+    if (g && (mp_graph_static_unknown(t) & 1u))
+        mp_graph_static_taint();
     if (g && mp_graph_is_value_shaped(t))
         g->value_baked |= MP_GRAPH_VALUE_READ;
     return (Py_ssize_t)t->shape[0];

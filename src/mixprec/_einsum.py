@@ -6,7 +6,7 @@ only; no element is touched here.
 
 import math
 
-from mixprec import _core, _ops
+from mixprec import _core, _ops, _static
 
 __all__ = ["einsum"]
 
@@ -113,6 +113,14 @@ def einsum(equation, *inputs, **kwargs):
     if kwargs:
         raise TypeError("Invalid keyword arguments for this function: %s"
                         % ", ".join(sorted(kwargs)))
+    state = _static.sizes_read()
+    try:
+        return _einsum(equation, inputs)
+    finally:
+        _static.forget_sizes_read(state)   # (its sizes stay inside: the result is declared)
+
+
+def _einsum(equation, inputs):
     subs, out, explicit = _parse(equation, len(inputs))
     xs = [v.value() if isinstance(v, _core.Variable) else _core.convert_to_tensor(v)
           for v in inputs]
@@ -158,7 +166,21 @@ def einsum(equation, *inputs, **kwargs):
         later = {l for ls in labels[i + 1:] for l in ls}
         cur, lc = _contract(cur, lc, nxt, ln, set(out_labels) | later)
     cur, lc = _sum_out(cur, lc, {l for l in lc if l not in out_labels})
-    return _transpose(cur, lc, out_labels)
+    return _static_like_labels(_transpose(cur, lc, out_labels), out_labels, labels, xs)
+
+
+def _static_like_labels(out, out_labels, labels, xs):
+    """Inside a traced function: the result's static shape from the inputs' (a label's
+    size is known when an input has it known; broadcast ellipsis dimensions as NumPy)."""
+    if _core.graph_recording() is None:
+        return out
+    statics = [_static.shape(x) for x in xs]
+    dims = []
+    for l in out_labels:
+        seen = [st[a] for ls, st in zip(labels, statics) for a, m in enumerate(ls) if m == l]
+        big = [d for d in seen if d is not None and d != 1]
+        dims.append(big[0] if big else None if None in seen or not seen else 1)
+    return _static.declare(out, dims)
 
 
 def _dt(dtype):

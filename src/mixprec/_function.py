@@ -47,7 +47,13 @@ class TensorSpec:
 
     @classmethod
     def from_tensor(cls, tensor, name=None):
-        return cls(tensor.shape, tensor.dtype, name)
+        # (inside a traced function: the static shape, None where relaxed)
+        shape = _core.static_shape(tensor) if _is_tensor(tensor) else tensor.shape
+        if name is None and _is_tensor(tensor) and _core.graph_recording() is not None:
+            # a traced argument is named as its placeholder (TensorFlow's "x")
+            entry = (getattr(_state, "input_names", None) or {}).get(id(tensor))
+            name = entry[0].rsplit(":", 1)[0] if entry else None
+        return cls(shape, tensor.dtype, name)
 
     def is_compatible_with(self, x):
         shape = x.shape if not isinstance(x, TensorSpec) else x.shape
@@ -335,11 +341,40 @@ def _input_tensors(flat):
     return out
 
 
+def _input_statics(key, inputs, names):
+    """The static shape of each graph input (None dims; None when fully known): an
+    input_signature's TensorSpec, a relaxed trace key's shape (reduce_retracing,
+    get_concrete_function with None dims); an unknown rank has every dimension None."""
+    out = [None] * len(inputs)
+    for i, x in enumerate(inputs):
+        spec = (names or {}).get(id(x), (None, None))[1]
+        if spec is not None and (spec.rank is None or None in spec):
+            out[i] = [None] * x.ndim if spec.rank is None or len(spec) != x.ndim else list(spec)
+    if key is None:
+        return out
+    shapes = []
+    for k in key[1]:
+        if k[0] == "T":
+            shapes.append(k[2])
+        elif k[0] == "D":
+            shapes.extend(c[2] if c[0] == "T" else () for c in k[2])
+    if len(shapes) != len(inputs):
+        return out
+    for i, (x, shape) in enumerate(zip(inputs, shapes)):
+        if out[i] is not None:
+            continue
+        if shape is None:
+            out[i] = [None] * x.ndim if x.ndim else None
+        elif None in shape and len(shape) == x.ndim:
+            out[i] = list(shape)
+    return out
+
+
 class _Trace:
     """One traced signature: its graph (or None when it broke) and the output template."""
 
     __slots__ = ("graph", "outputs", "n_out", "eager", "specs", "keepalive", "shapes", "gvars",
-                 "gkeep", "generic", "gsources", "gvariants")
+                 "gkeep", "generic", "gsources", "gvariants", "key", "gstatic")
 
     def __init__(self):
         self.graph = None
@@ -358,6 +393,8 @@ class _Trace:
         self.generic = {}  # the inputs' ranks -> that graph (an unknown rank has several)
         # shape key -> the graphs recorded for it at other tensor-bound slice shapes
         self.gvariants = {}
+        self.key = None    # the trace key (its relaxed shapes: the inputs' static shapes)
+        self.gstatic = {}  # id(graph) -> its tensor outputs' static shapes (None dims)
 
 
 _MAX_VALUE_VARIANTS = 8  # graphs kept per signature for a function baking a slice's size
@@ -386,6 +423,9 @@ class Function:
                                     % (bad, [type(x) for x in bad]))
         self._python_function = python_function
         self._autograph = bool(autograph)
+        # Keras' step functions: the batch dimension is relaxed from the first trace on, as
+        # tf-keras traces them for its dataset's element spec (batch None)
+        self._relax_batch = bool(kwargs.pop("_relax_batch", False))
         self._converted = None           # the autograph form, made at the first trace
         self.input_signature = None if input_signature is None else list(input_signature)
         self.jit_compile = jit_compile
@@ -752,6 +792,9 @@ class Function:
         if fits:
             return min(fits, key=_generality)
         relaxed, base = exact, None
+        if self._relax_batch and not keys:
+            relaxed = tuple(("T", k[1], (None,) + tuple(k[2][1:]))
+                            if k[0] == "T" and k[2] else k for k in exact)
         for k in keys:
             sup = _key_supertype(relaxed, k)
             if sup is not None:
@@ -788,6 +831,7 @@ class Function:
         new_trace = trace is None
         if new_trace:
             trace = _Trace()
+            trace.key = tkey
         call_vars = list(getattr(self._tls, "vars", ()))  # (a nested call prepares its own)
         first_ever = not self._variables_traced
         # the call itself is the trace: it runs for real (side effects once) while recording;
@@ -872,6 +916,12 @@ class Function:
         try:
             for x in inputs:  # (a distributed argument's components among them)
                 g.add_input(x)
+            # TensorFlow's static shapes: a relaxed dimension is None while tracing
+            for x, shape in zip(inputs, _input_statics(
+                    trace.key if self.input_signature is None else None, inputs,
+                    _state.input_names or self._signature_names(inputs))):
+                if shape is not None:
+                    _core.graph_set_static(x, shape)
             framed = None
             try:
                 out = fn(*call_args, **call_kwargs)
@@ -884,6 +934,8 @@ class Function:
                 raise framed
             if not g.broken:
                 out, keep = self._outputs(g, out)
+                trace.gstatic[id(g)] = [_core.static_shape(x) for x in _nest.flatten(out)
+                                        if _is_tensor(x)]
         except BaseException:
             g.abort()
             raise
@@ -912,6 +964,15 @@ class Function:
         trace.gkeep[id(g)] = keep
         trace.gsources[id(g)] = sources
         return g, out
+
+    def _signature_names(self, inputs):
+        """id(tensor) -> (None, its input_signature TensorSpec's shape), by position."""
+        if self.input_signature is None:
+            return {}
+        specs = [x for x in _nest.flatten(list(self.input_signature)) if isinstance(x, TensorSpec)]
+        if len(specs) != len(inputs):
+            return {}
+        return {id(t): (None, s.shape) for t, s in zip(inputs, specs)}
 
     def _input_names(self, inputs):
         """id(tensor) -> TensorFlow's placeholder name of each tensor argument: its
@@ -996,6 +1057,7 @@ class Function:
         trace = self._traces.get(tkey)
         if trace is None:
             trace = _Trace()
+            trace.key = tkey
             g, _ = self._trace_once(trace, call_args, call_kwargs, inputs, count=True, dry=True)
             self._variables_traced = True
             self._traces[tkey] = trace
@@ -1135,11 +1197,29 @@ class ConcreteFunction:
 
     @property
     def structured_outputs(self):
+        """The outputs' structure with a TensorSpec per tensor: its static shape while
+        traced (None for a dimension that follows a relaxed input, as TensorFlow's)."""
         if self._trace.eager or self._trace.outputs is None:
             return None
-        it = iter(self._trace.keepalive)
-        return _nest.map_structure(lambda x: TensorSpec(x.shape, x.dtype) if _is_tensor(x) else x,
-                                   self._trace.outputs) if it else None
+        g = next(iter(self._trace.shapes.values()), None)
+        static = iter(self._trace.gstatic.get(id(g), ()))
+        return _nest.map_structure(
+            lambda x: TensorSpec(next(static, x.shape), x.dtype) if _is_tensor(x) else x,
+            self._trace.outputs)
+
+    @property
+    def output_shapes(self):
+        """TensorFlow's ``output_shapes``: the static TensorShape of each output tensor,
+        in the outputs' structure."""
+        out = self.structured_outputs
+        return None if out is None else _nest.map_structure(
+            lambda s: s.shape if isinstance(s, TensorSpec) else s, out)
+
+    @property
+    def output_dtypes(self):
+        out = self.structured_outputs
+        return None if out is None else _nest.map_structure(
+            lambda s: s.dtype if isinstance(s, TensorSpec) else s, out)
 
     @property
     def outputs(self):

@@ -264,6 +264,8 @@ class _Body:
         self.body, self.kind, self.values = body, kind, values
         self.flat, self.slots, self.names, self.what = flat, slots, names, what
         self.structure = None
+        self.elem_static = None     # the elements' static shapes (None dims), by leaf
+        self.carried_static = None  # the loop variables' static shapes before the loop
         self.options = {}
         # ids of the enclosing function's tensors the traced bodies hold as constants: a
         # body traced late (retrace) may hold those, and no other tensor made before it
@@ -295,6 +297,12 @@ class _Body:
             # the body's inputs: the elements, then the loop variables (then its captures)
             for x in leaves + list(carried):
                 g.add_input(x)
+            # TensorFlow's static shapes of the body's inputs: the element spec (None for
+            # an open batch), the loop variables' shapes before the loop
+            for x, s in zip(leaves, self.elem_static or ()):
+                _set_static(x, s)
+            for x, s in zip(carried, self.carried_static or ()):
+                _set_static(x, s)
             # fresh inputs: a tensor with a smaller id was made before this body's trace
             mark = min((x._id for x in leaves + list(carried)), default=None)
             out = self.body(*vals_c) if self.kind == _core.GLOOP_SRC_NONE else \
@@ -477,6 +485,8 @@ def _trace(kind, source, src_inputs, first, test, body, values, names, max_iter,
     real = go and not dry
 
     tracer = _Body(body, kind, values, flat, slots, names, what)
+    tracer.carried_static = [_core.static_shape(t) for t in init]
+    tracer.elem_static = _element_static(kind, source, src_inputs)
     elem = None
     if kind != _core.GLOOP_SRC_NONE:
         elem = first if first is not _END else _placeholder(source, src_inputs)
@@ -555,6 +565,37 @@ def _open_spec(source):
     except Exception:  # noqa: BLE001 - no spec known: keep a body per shape
         return False
     return any(s.shape.rank is None or None in s.shape.as_list() for s in _nest.flatten(spec))
+
+
+def _set_static(x, shape):
+    """Gives the sub-graph input x the static shape `shape` (None dims) when it fits."""
+    if shape is None or shape.rank is None or len(shape) != x.ndim or None not in shape:
+        return
+    try:  # (no .shape read here: that would count as baking a size)
+        _core.graph_set_static(x, list(shape))
+    except ValueError:
+        pass  # an element that does not fit its spec keeps its own shape
+
+
+def _element_static(kind, source, src_inputs):
+    """The static shapes of a loop's elements by leaf: a dataset's element_spec (its
+    batch dimension None unless drop_remainder=True), a tensor's rows."""
+    if kind == _core.GLOOP_SRC_ROWS and src_inputs:
+        return [_core.static_shape(src_inputs[0])[1:]]
+    if kind != _core.GLOOP_SRC_HOST:
+        return None
+    it = getattr(source, "iterable", None)
+    ds = getattr(it, "_dataset", it)
+    try:
+        spec = ds.element_spec
+    except Exception:  # noqa: BLE001 - no spec known: the elements' shapes
+        return None
+    from mixprec._shape import TensorShape
+    out = []
+    for s in _nest.flatten(spec):
+        shape = getattr(s, "shape", None)
+        out.append(None if shape is None or shape.rank is None else TensorShape(shape))
+    return out
 
 
 def _non_tensor_reason(leaves):

@@ -9,7 +9,7 @@ import builtins
 import contextlib
 import operator
 
-from mixprec import _core
+from mixprec import _core, _static
 from mixprec._array_ops import cumsum, gather, pad, split, tile  # noqa: F401 - tf.<name>
 from mixprec._dtypes import as_dtype, float32, float64, int32, int64
 
@@ -239,12 +239,14 @@ def ones(shape, dtype=float32, name=None):
 
 def zeros_like(input, dtype=None, name=None):  # noqa: A002
     x = convert_to_tensor(input)
-    return _fill_as(x.shape, 0, x.dtype if dtype is None else dtype)
+    return _static.declare(_fill_as(_core.real_shape(x), 0, x.dtype if dtype is None else dtype),
+                           _static.shape(x))
 
 
 def ones_like(input, dtype=None, name=None):  # noqa: A002
     x = convert_to_tensor(input)
-    return _fill_as(x.shape, 1, x.dtype if dtype is None else dtype)
+    return _static.declare(_fill_as(_core.real_shape(x), 1, x.dtype if dtype is None else dtype),
+                           _static.shape(x))
 
 
 def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001

@@ -32,11 +32,7 @@ def _symbolic(self, is_repr=False):
     # a value computed inside a tracing function prints as TensorFlow's graph tensors do
     # (reading it would break the graph); printing its shape bakes nothing in. A tensor
     # argument has its placeholder's name (x:0), others "traced:0".
-    tok = _core.graph_suspend()
-    try:
-        shape = self.shape
-    finally:
-        _core.graph_resume(tok)
+    shape = _core.static_shape(self)  # (None where the graph stands for any size)
     from mixprec import _function
     names = getattr(_function._state, "input_names", None) or {}
     name, spec_shape = names.get(id(self), ("traced:0", None))
@@ -97,9 +93,32 @@ def _reduce(self):
 
 
 def _set_shape(self, shape):
-    if not self.shape.is_compatible_with(_shape.TensorShape(shape)):
-        raise ValueError("Tensor's shape %s is not compatible with supplied shape %s" % (
-            self.shape, tuple(shape)))
+    # against the static shape (inside a traced function: None where relaxed), which the
+    # supplied sizes then refine, as TensorFlow's
+    static = _core.static_shape(self)
+    given = _shape.TensorShape(shape)
+    if not static.is_compatible_with(given):
+        if _core.graph_recording() is not None and _core.graph_is_traced(self):
+            # TensorFlow's graph tensors: shape inference's merge message
+            if len(static) != len(given):
+                raise ValueError("Shapes must be equal rank, but are %d and %d" % (
+                    len(static), len(given)))
+            d = next(i for i, (a, b) in enumerate(zip(static, given))
+                     if a is not None and b is not None and a != b)
+
+            def text(s):
+                return "[%s]" % ",".join("?" if v is None else str(v) for v in s)
+            raise ValueError("Dimension %d in both shapes must be equal, but are %d and %d. "
+                             "Shapes are %s and %s." % (d, static[d], given[d], text(static),
+                                                        text(given)))
+        raise ValueError("Tensor's shape %s is not compatible with supplied shape %s." % (
+            static, given))
+    if None in static and _core.graph_recording() is not None:
+        merged = [g if s is None else s for s, g in zip(static, given)]
+        try:
+            _core.graph_set_static(self, merged)
+        except ValueError:
+            pass  # (a size the traced value does not have: left unknown)
 
 
 Tensor.__repr__ = _repr

@@ -94,8 +94,10 @@ __getattr__ = _unsupported.module_getattr(__name__)  # unsupported TF names: a c
 
 
 def int_shape(x):
-    """The shape as a tuple of ints (None where unknown), as tf-keras."""
-    shape = x.shape
+    """The shape as a tuple of ints (None where unknown), as tf-keras: inside a traced
+    function the static shape (None for a relaxed batch)."""
+    from mixprec import _core
+    shape = _core.static_shape(x) if isinstance(x, _core.Tensor) else x.shape
     as_list = getattr(shape, "as_list", None)
     try:
         return tuple(as_list()) if as_list is not None else tuple(shape)

@@ -11,7 +11,7 @@ records a Node of the functional graph instead of computing.
 import inspect
 import threading
 
-from mixprec import _core, _nest
+from mixprec import _core, _nest, _static
 from mixprec._autograph import call as _ag_call
 from mixprec import debugging as _debugging
 from mixprec._dtypes import as_dtype
@@ -513,6 +513,19 @@ class Layer:
             args = (kwargs.pop("inputs"),)
         if not args:
             raise TypeError("%s.__call__ needs an `inputs` argument" % type(self).__name__)
+        # the base layer's bookkeeping reads real sizes that reach no op of the user's: a
+        # traced function's static shapes forget those reads (mixprec._static)
+        sizes_read = _static.sizes_read()
+        try:
+            return self._call(sizes_read, args, kwargs)
+        finally:
+            if sizes_read is not None and not self._user_call():
+                _static.forget_sizes_read(sizes_read)
+
+    def _user_call(self):
+        return not getattr(type(self).call, "__module__", "").startswith("mixprec.")
+
+    def _call(self, sizes_read, args, kwargs):
         if self._dtype_policy.compute_dtype is None:
             self._infer_policy(args[0])
         if _any_keras_tensor(args, kwargs):
@@ -532,15 +545,19 @@ class Layer:
         name_scope = _NameScope(self)
         name_scope.__enter__()
         try:
-            outputs = self._eager_call(inputs, args, kwargs, compute, floating)
+            outputs = self._eager_call(inputs, args, kwargs, compute, floating, sizes_read)
         finally:
             name_scope.__exit__(None, None, None)
+        after = _static.sizes_read()
         _masking.set_output_masks(self, inputs, outputs, kwargs.get("mask", input_masks))
+        _static.forget_sizes_read(after)
         return outputs
 
-    def _eager_call(self, inputs, args, kwargs, compute, floating):
+    def _eager_call(self, inputs, args, kwargs, compute, floating, sizes_read=None):
         if not self.built:
             self._maybe_build(inputs)
+        if self._user_call():  # (a user's call: the static shapes as the user left them)
+            _static.forget_sizes_read(sizes_read)
         accepts_training, _ = Layer._CALL_ACCEPTS.get(type(self), (False, False))
         outer = getattr(_ctx, "training", None)
         if accepts_training:

@@ -99,7 +99,8 @@ def train_function(model):
             opt, applied = _optimizer_flag(m)
             return logs, applied
 
-        traced = _function.Function(step, reduce_retracing=True, name="train_function")
+        traced = _function.Function(step, reduce_retracing=True, name="train_function",
+                                    _relax_batch=True)
 
         def run(data):
             logs, applied = traced(data)
@@ -119,7 +120,8 @@ def test_function(model):
         return model.test_step
     mref = weakref.ref(model)
     return _cached(model, "test", lambda: _function.Function(
-        lambda data: _test_step(mref(), data), reduce_retracing=True, name="test_function"))
+        lambda data: _test_step(mref(), data), reduce_retracing=True, name="test_function",
+        _relax_batch=True))
 
 
 def predict_function(model):
@@ -130,4 +132,4 @@ def predict_function(model):
     mref = weakref.ref(model)
     return _cached(model, "predict", lambda: _function.Function(
         lambda data: _predict_step(mref(), data), reduce_retracing=True,
-        name="predict_function"))
+        name="predict_function", _relax_batch=True))

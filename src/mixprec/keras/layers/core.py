@@ -1,7 +1,7 @@
 """Core layers: Dense, Activation, Dropout, Flatten, Reshape, Lambda (the layers behind
 arithmetic on KerasTensors are tf_op_layer.py's)."""
 
-from mixprec import _core, random as _random
+from mixprec import _core, _static, random as _random
 from mixprec._dtypes import as_dtype
 from mixprec.keras import activations, constraints, initializers, regularizers
 from mixprec.keras.engine.base_layer import Layer
@@ -72,6 +72,7 @@ class Dense(Layer):
             shape = list(inputs.shape)
             flat = _core.reshape(inputs, [-1, shape[-1]])
             out = _core.reshape(_core.matmul(flat, self.kernel), shape[:-1] + [self.units])
+            _static.declare(out, list(_static.shape(inputs))[:-1] + [self.units])
         if self.use_bias:
             out = out + self.bias
         return self.activation(out)
@@ -189,7 +190,9 @@ class Flatten(Layer):
         rest = 1
         for d in inputs.shape.as_list()[1:]:
             rest *= d
-        return _core.reshape(inputs, [inputs.shape[0], rest])
+        static = _static.shape(inputs)
+        return _static.declare(_core.reshape(inputs, [inputs.shape[0], rest]), [
+            static[0], None if None in static[1:] else rest])
 
     def compute_output_shape(self, input_shape):
         n = 1
@@ -206,7 +209,12 @@ class Reshape(Layer):
         self.target_shape = tuple(target_shape)
 
     def call(self, inputs):
-        return _core.reshape(inputs, [inputs.shape[0]] + list(self.target_shape))
+        out = _core.reshape(inputs, [inputs.shape[0]] + list(self.target_shape))
+        static = _static.shape(inputs)
+        open_rest = None in static[1:]
+        return _static.declare(out, [static[0]] + [
+            None if d == -1 and open_rest else out.shape[k + 1]
+            for k, d in enumerate(self.target_shape)])
 
     def compute_output_shape(self, input_shape):
         input_shape = tuple(input_shape)
