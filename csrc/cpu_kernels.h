@@ -65,8 +65,7 @@ mp_status mp_cpu_scatter_nd(mp_device dev, int mode, mp_dtype dt, const int64_t 
                             int64_t nidx, int64_t inner);
 mp_status mp_cpu_sort(mp_device dev, mp_dtype dt, int descending, const void *x, int64_t rows, int64_t n, int64_t k,
                       int64_t *work, mp_dtype idt, void *idx);
-mp_status mp_cpu_linalg(mp_device dev, mp_linalg_kind k, mp_dtype dt, int64_t batch, int64_t n, const void *a,
-                        void *out, int adjoint);
+mp_status mp_cpu_linalg(mp_device dev, const mp_linalg_call *c);
 /* Temporary host buffers for kernels (64-byte aligned); NULL on failure. */
 void *mp_cpu_scratch_alloc(size_t nbytes);
 void mp_cpu_scratch_free(void *p, size_t nbytes);

@@ -171,8 +171,7 @@ mp_status mp_cuda_gather(mp_device dev, mp_dtype dt, const int64_t *idx, const v
 mp_status mp_cuda_scatter_add(mp_device dev, mp_dtype dt, const int64_t *idx, const void *x, void *y, int64_t outer,
                               int64_t n, int64_t nidx, int64_t inner);
 /* the linalg slot as a host round trip (linalg_host.cpp) */
-mp_status mp_cuda_linalg(mp_device dev, mp_linalg_kind k, mp_dtype dt, int64_t batch, int64_t n, const void *a,
-                         void *out, int adjoint);
+mp_status mp_cuda_linalg(mp_device dev, const mp_linalg_call *c);
 mp_status mp_cuda_cumsum(mp_device dev, mp_dtype dt, const void *x, void *y, int64_t outer, int64_t n,
                          int64_t inner, int exclusive, int reverse); // gather.cu
 mp_status mp_cuda_scan(mp_device dev, int kind, mp_dtype dt, const void *x, void *y, int64_t outer, int64_t n,
