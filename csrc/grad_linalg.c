@@ -60,7 +60,7 @@ static mp_tensor *cols(arena *a, mp_tensor *x, int64_t begin, int64_t count) {
     mp_attrs at = {.n_ints = x->ndim};
     for (int d = 0; d < x->ndim; d++) {
         at.ints[d] = d == x->ndim - 1 ? begin : 0;
-        at.ints2[d] = d == x->ndim - 1 ? begin + count : x->shape[d];
+        at.ints2[d] = d == x->ndim - 1 ? count : x->shape[d]; /* sizes, as grad.c's slice_of */
         at.ints3[d] = 1;
     }
     return run(a, MP_OP_STRIDED_SLICE, 1, &x, &at);

@@ -15,6 +15,11 @@ static mp_status bad_dtype(mp_dtype dt) {
                         mp_dtype_name(dt));
 }
 
+/* TensorFlow's spelling of a dtype in its attr messages */
+static const char *tf_type(mp_dtype dt) {
+    return dt == MP_F32 ? "float" : dt == MP_F64 ? "double" : dt == MP_F16 ? "half" : mp_dtype_name(dt);
+}
+
 static mp_status need_rank2(const mp_tensor *x, int k) {
     if (x->ndim < 2)
         return mp_error_set(MP_ERR_SHAPE, "Input tensor %d must have rank >= 2, got %d", k, x->ndim);
@@ -37,9 +42,10 @@ static mp_status check_solve(mp_op op, mp_tensor *a, mp_tensor *b) {
     if (b->dtype != a->dtype)
         return mp_error_set(MP_ERR_SHAPE, "cannot compute %s as input #1(zero-based) was expected to be a %s tensor but "
                                           "is a %s tensor",
-                            tri ? "MatrixTriangularSolve" : "MatrixSolve", mp_dtype_name(a->dtype),
-                            mp_dtype_name(b->dtype));
+                            tri ? "MatrixTriangularSolve" : "MatrixSolve", tf_type(a->dtype), tf_type(b->dtype));
     MP_TRY(need_rank2(a, 0));
+    if (!tri && a->ndim != b->ndim)
+        return mp_error_set(MP_ERR_SHAPE, "All input tensors must have the same rank.");
     MP_TRY(need_rank2(b, 1));
     int64_t n = a->shape[a->ndim - 1];
     if (a->shape[a->ndim - 2] != n)

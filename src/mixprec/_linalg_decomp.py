@@ -40,6 +40,18 @@ def _dims(shape):
     return "[" + ",".join(str(d) for d in shape) + "]"
 
 
+def _const(v, dtype):
+    """v (a Python number or a tensor) as a tensor of dtype, without a float32 detour."""
+    if isinstance(v, (_core.Tensor, _core.Variable)):
+        return _ops.cast(_t(v), dtype)
+    return _ops.convert_to_tensor(v, dtype=dtype)
+
+
+def _tf_type(dt):
+    """TensorFlow's spelling of a dtype in its attr messages."""
+    return {"float32": "float", "float64": "double", "float16": "half"}.get(dt.name, dt.name)
+
+
 def _b(v):
     return "true" if v else "false"
 
@@ -95,7 +107,7 @@ def triangular_solve(matrix, rhs, lower=True, adjoint=False, name=None):
     a, b = _t(matrix), _t(rhs)
     if b.dtype != a.dtype:
         raise _invalid("cannot compute MatrixTriangularSolve as input #1(zero-based) was expected "
-                       "to be a %s tensor but is a %s tensor" % (a.dtype.name, b.dtype.name))
+                       "to be a %s tensor but is a %s tensor" % (_tf_type(a.dtype), _tf_type(b.dtype)))
     if a.dtype not in (float32, float64, float16):
         raise _invalid("Value for attr 'T' of %s is not in the list of allowed values: bfloat16, "
                        "double, float, half, complex64, complex128" % a.dtype.name)
@@ -211,7 +223,7 @@ def lstsq(matrix, rhs, l2_regularizer=0.0, fast=True, name=None):
             raise _invalid("In[1] ndims must be >= 2")
         return _ops.matmul(pinv(a), b)
     m, n = _shape(a)[-2:] if len(a.shape) >= 2 else (None, None)
-    reg = _ops.cast(_t(l2_regularizer), a.dtype) if a.dtype.is_floating else None
+    reg = _const(l2_regularizer, a.dtype) if a.dtype.is_floating else None
     if m is not None and m >= n:
         gram = _ops.matmul(a, a, adjoint_a=True)
         if reg is not None:
@@ -239,7 +251,7 @@ def pinv(a, rcond=None, validate_args=False, name=None):
     m, n = _shape(a)[-2:]
     if rcond is None:
         rcond = 10.0 * max(m, n) * np.finfo(a.dtype.as_numpy_dtype).eps
-    rcond = _ops.cast(_t(rcond), a.dtype)
+    rcond = _const(rcond, a.dtype)
     s, u, v = svd(a, full_matrices=False, compute_uv=True)
     cutoff = rcond * _ops.reduce_max(s, axis=-1)
     inf = _ops.cast(_ops.constant(np.inf), a.dtype)
@@ -263,7 +275,7 @@ def matrix_rank(a, tol=None, validate_args=False, name=None):
         eps = np.finfo(a.dtype.as_numpy_dtype).eps
         tol = eps * float(m) * _ops.reduce_max(s, axis=-1, keepdims=True)
     else:
-        tol = _ops.cast(_t(tol), x.dtype)
+        tol = _const(tol, x.dtype)
     return _ops.reduce_sum(_ops.cast(s > tol, int32), axis=-1)
 
 
