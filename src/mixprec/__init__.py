@@ -71,6 +71,11 @@ from mixprec._initializers import (  # noqa: F401
     random_uniform_initializer, zeros_initializer)
 from mixprec.keras import initializers  # noqa: F401  (tf.initializers: Keras's, as TF 2.21)
 from mixprec import compat  # noqa: F401
+from mixprec import test  # noqa: F401,E402  (tf.test)
+from mixprec._case import case, switch_case  # noqa: F401,E402
+from mixprec._misc_ops import (  # noqa: F401,E402
+    grad_pass_through, guarantee_const, histogram_fixed_width, histogram_fixed_width_bins,
+    is_symbolic_tensor, parallel_stack, space_to_batch)
 from mixprec._amp import state as _amp_state  # noqa: E402
 
 if _amp_state.env_enabled:  # TF_ENABLE_AUTO_MIXED_PRECISION=1: the rewrite for every function

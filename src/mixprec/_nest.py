@@ -3,7 +3,7 @@
 Dict keys are visited in sorted order, as TensorFlow does; anything else is a leaf.
 """
 
-__all__ = ["flatten", "pack_sequence_as", "map_structure", "is_nested"]
+__all__ = ["flatten", "pack_sequence_as", "map_structure", "is_nested", "assert_same_structure"]
 
 
 def is_nested(x):
@@ -86,3 +86,71 @@ def map_structure(func, *structures):
     if any(len(f) != n for f in flats):
         raise ValueError("The structures do not have the same number of elements")
     return pack_sequence_as(structures[0], [func(*xs) for xs in zip(*flats)])
+
+
+def _desc(x):
+    return "type=%s str=%s" % (type(x).__name__, x)
+
+
+def _skeleton(x):
+    """``x`` printed with every leaf as ``.`` (TensorFlow's "Entire structure" lines)."""
+    if isinstance(x, dict):
+        return "{" + ", ".join("%r: %s" % (k, _skeleton(x[k])) for k in x) + "}"
+    if isinstance(x, list):
+        return "[" + ", ".join(_skeleton(v) for v in x) + "]"
+    if isinstance(x, tuple):
+        inner = ", ".join(_skeleton(v) for v in x)
+        if hasattr(x, "_fields"):
+            return "%s(%s)" % (type(x).__name__, inner)
+        return "(" + inner + ("," if len(x) == 1 else "") + ")"
+    return "."
+
+
+def _difference(a, b, check_types):
+    """(exception class, detail) of the first difference between two structures, or
+    None when they match."""
+    na, nb = isinstance(a, _NESTED), isinstance(b, _NESTED)
+    if na != nb:
+        seq, other = (a, b) if na else (b, a)
+        return ValueError, 'Substructure "%s" is a sequence, while substructure "%s" is not' % (
+            _desc(seq), _desc(other))
+    if not na:
+        return None
+    if check_types and type(a) is not type(b):
+        return TypeError, ("The two namedtuples don't have the same sequence type. First "
+                           "structure %s has type %s, while second structure %s has type %s"
+                           % (_desc(a), type(a).__name__, _desc(b), type(b).__name__))
+    if isinstance(a, dict) or isinstance(b, dict):
+        if not (isinstance(a, dict) and isinstance(b, dict)):
+            return TypeError, ("The two structures don't have the same sequence type. First "
+                               "structure %s, second structure %s" % (_desc(a), _desc(b)))
+        if set(a) != set(b):
+            ka, kb = sorted(a, key=_sort_key), sorted(b, key=_sort_key)
+            return ValueError, ("The two dictionaries don't have the same set of keys. First "
+                                "structure has keys %s, while second structure has keys %s"
+                                % (_desc(ka), _desc(kb)))
+        pairs = [(a[k], b[k]) for k in sorted(a, key=_sort_key)]
+    else:
+        if len(a) != len(b):
+            return ValueError, ("The two structures don't have the same number of elements. "
+                                "First structure: %s. Second structure: %s"
+                                % (_desc(a), _desc(b)))
+        pairs = list(zip(a, b))
+    for x, y in pairs:
+        d = _difference(x, y, check_types)
+        if d is not None:
+            return d
+    return None
+
+
+def assert_same_structure(nest1, nest2, check_types=True, expand_composites=False):
+    """Raises ValueError (TypeError for differing sequence types) unless the two
+    structures nest the same way; TensorFlow's message."""
+    d = _difference(nest1, nest2, check_types)
+    if d is None:
+        return
+    cls, detail = d
+    raise cls("The two structures don't have the same nested structure.\n\nFirst structure: "
+              "%s\n\nSecond structure: %s\n\nMore specifically: %s\nEntire first structure:\n"
+              "%s\nEntire second structure:\n%s" % (_desc(nest1), _desc(nest2), detail,
+                                                     _skeleton(nest1), _skeleton(nest2)))

@@ -1,7 +1,8 @@
 """TensorShape: the value of ``Tensor.shape`` (TensorFlow's ``tf.TensorShape``).
 
 A tuple of dimensions, each an ``int`` or ``None`` (unknown, e.g. the batch of a Keras
-symbolic input). Compares equal to tuples and lists with the same dimensions.
+symbolic input); ``TensorShape(None)`` is the shape of unknown rank (an empty tuple whose
+``rank`` is None). Compares equal to tuples and lists with the same dimensions.
 """
 
 __all__ = ["TensorShape"]
@@ -13,8 +14,10 @@ class TensorShape(tuple):
     __slots__ = ()
 
     def __new__(cls, dims=()):
-        if dims is None:
-            raise ValueError("mixprec does not support shapes of unknown rank")
+        if dims is None:  # unknown rank (a from_generator spec given only output_types)
+            return _unknown()
+        if isinstance(dims, TensorShape) and dims.rank is None:
+            return dims
         if isinstance(dims, int):
             dims = (dims,)
         out = []
@@ -54,6 +57,8 @@ class TensorShape(tuple):
 
     def is_compatible_with(self, other):
         other = TensorShape(other)
+        if other.rank is None:
+            return True
         return len(self) == len(other) and all(
             a is None or b is None or a == b for a, b in zip(self, other))
 
@@ -82,3 +87,60 @@ class TensorShape(tuple):
         if len(self) == 1:
             return "(%s,)" % ("None" if self[0] is None else self[0])
         return "(%s)" % ", ".join("None" if d is None else str(d) for d in self)
+
+
+class _UnknownRankShape(TensorShape):
+    """``TensorShape(None)``: nothing known, not even the rank (TensorFlow's
+    ``<unknown>``). Compatible with every shape; ``as_list`` refuses, as TensorFlow's."""
+
+    __slots__ = ()
+
+    @property
+    def rank(self):
+        return None
+
+    ndims = rank
+
+    @property
+    def dims(self):
+        return None
+
+    def as_list(self):
+        raise ValueError("as_list() is not defined on an unknown TensorShape.")
+
+    def num_elements(self):
+        return None
+
+    def is_fully_defined(self):
+        return False
+
+    def is_compatible_with(self, other):
+        TensorShape(other)
+        return True
+
+    def concatenate(self, other):
+        return self
+
+    def __eq__(self, other):
+        return isinstance(other, _UnknownRankShape)
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    __hash__ = tuple.__hash__
+
+    def __repr__(self):
+        return "TensorShape(None)"
+
+    def __str__(self):
+        return "<unknown>"
+
+
+_UNKNOWN = None
+
+
+def _unknown():
+    global _UNKNOWN
+    if _UNKNOWN is None:
+        _UNKNOWN = tuple.__new__(_UnknownRankShape, ())
+    return _UNKNOWN

@@ -59,9 +59,10 @@ class ResizeMethod:
 def _bilinear_axis(x, axis, out_size):
     """Linear interpolation along ``axis`` with half-pixel centres (TF2's resize)."""
     n = x.shape[axis]
-    scale = n / out_size
-    src = (_np.arange(out_size, dtype=_np.float64) + 0.5) * scale - 0.5
-    src = src.astype(_np.float32)
+    # float32 throughout, as TensorFlow's kernel (HalfPixelScaler)
+    scale = _np.float32(n) / _np.float32(out_size)
+    src = (_np.arange(out_size, dtype=_np.float32) + _np.float32(0.5)) * scale - \
+        _np.float32(0.5)
     lo_f = _np.floor(src)
     lo = _np.maximum(lo_f, 0).astype(_np.int32)
     hi = _np.minimum(_np.ceil(src), n - 1).astype(_np.int32)
@@ -76,9 +77,9 @@ def _bilinear_axis(x, axis, out_size):
 
 def _nearest_axis(x, axis, out_size):
     n = x.shape[axis]
-    scale = n / out_size
-    idx = _np.minimum(_np.floor((_np.arange(out_size) + 0.5) * _np.float32(scale)),
-                      n - 1).astype(_np.int32)
+    scale = _np.float32(n) / _np.float32(out_size)  # float32, as TensorFlow's kernel
+    idx = _np.minimum(_np.floor((_np.arange(out_size, dtype=_np.float32) + _np.float32(0.5))
+                                * scale), n - 1).astype(_np.int32)
     return _core.gather(x, _core.constant(idx.tolist(), "int32"), axis)
 
 
@@ -109,7 +110,8 @@ def resize(images, size, method=ResizeMethod.BILINEAR, preserve_aspect_ratio=Fal
             x = _core.cast(x, "float32")
         elif x.dtype.name in ("float16", "bfloat16"):
             x = _core.cast(x, "float32")
-        out = _bilinear_axis(_bilinear_axis(x, 1, new_h), 2, new_w)
+        # along the width first, then the height: TensorFlow's order of the two lerps
+        out = _bilinear_axis(_bilinear_axis(x, 2, new_w), 1, new_h)
     else:
         raise NotImplementedError("tf.image.resize(method=%r) is not implemented by mixprec: "
                                   "use 'bilinear' or 'nearest'" % (method,))
@@ -409,3 +411,12 @@ def psnr(a, b, max_val, name=None):
     mse = _core.reduce_mean(_core.squared_difference(a, b), [-3, -2, -1])
     mv = _core.cast(_core.convert_to_tensor(max_val), a.dtype)
     return 20.0 * _core.log(mv) / _math.log(10.0) - 10.0 / _math.log(10.0) * _core.log(mse)
+
+
+from mixprec._image_color import *  # noqa: E402,F401,F403  (colour spaces, hue, SSIM, Sobel)
+from mixprec._image_color import __all__ as _color_names  # noqa: E402
+
+__all__ += list(_color_names)
+from mixprec._image_sampling import crop_and_resize, extract_patches  # noqa: E402,F401
+
+__all__ += ["crop_and_resize", "extract_patches"]

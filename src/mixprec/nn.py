@@ -594,6 +594,10 @@ def dropout(x, rate, noise_shape=None, seed=None, name=None):
 from mixprec._nn_more import (  # noqa: E402,F401
     conv1d_transpose, conv2d_transpose, conv3d, l2_normalize, separable_conv2d)
 
+from mixprec._misc_ops import (  # noqa: E402,F401  (tf.nn extras as compositions)
+    atrous_conv2d, atrous_conv2d_transpose, batch_norm_with_global_normalization,
+    conv_transpose, local_response_normalization, lrn, pool)
+
 from mixprec import _unsupported  # noqa: E402
 
 __getattr__ = _unsupported.module_getattr(__name__)  # unsupported TF names: a clear error

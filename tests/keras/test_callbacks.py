@@ -117,3 +117,22 @@ def test_on_batch_hooks_are_called_by_the_train_batch_hooks():
     model.fit(np.ones((16, 2), np.float32), np.ones((16, 1), np.float32), batch_size=8,
               verbose=0, callbacks=[Old()])
     assert seen == [("begin", 0), ("end", 0, ["loss"]), ("begin", 1), ("end", 1, ["loss"])]
+
+
+def test_base_logger_and_remote_monitor(caplog):
+    import numpy as np
+    from mixprec import keras
+    bl = keras.callbacks.BaseLogger(stateful_metrics=["acc"])
+    bl.set_params({"metrics": ["loss", "acc"]})
+    bl.on_epoch_begin(0)
+    bl.on_batch_end(0, {"size": 2, "loss": 1.0, "acc": 0.5})
+    bl.on_batch_end(1, {"size": 6, "loss": 3.0, "acc": 0.75})
+    logs = {}
+    bl.on_epoch_end(0, logs)
+    assert logs == {"loss": (2 * 1.0 + 6 * 3.0) / 8, "acc": 0.75}
+    rm = keras.callbacks.RemoteMonitor(root="http://127.0.0.1:9")
+    m = keras.Sequential([keras.layers.Dense(1)])
+    m.compile("sgd", "mse")
+    with caplog.at_level("WARNING", logger="mixprec"):
+        m.fit(np.ones((4, 2)), np.ones((4, 1)), epochs=1, verbose=0, callbacks=[rm])
+    assert "Could not reach RemoteMonitor root server at http://127.0.0.1:9" in caplog.text

@@ -192,3 +192,30 @@ def test_kernel_constraint_applied_after_update():
     m.train_on_batch(np.ones((4, 3), "float32"), -100 * np.ones((4, 2), "float32"))
     assert (m.layers[0].kernel.numpy() >= 0).all()
     assert m.layers[0].get_config()["kernel_constraint"]["class_name"] == "NonNeg"
+
+
+def test_orthogonal_regularizer_and_radial_constraint_match_tf_keras():
+    import mixprec as tf
+    from mixprec import keras
+    w = tf.constant(np.arange(12, dtype="float32").reshape(3, 4) - 5)
+    rows = keras.regularizers.OrthogonalRegularizer(0.1, mode="rows")
+    cols = keras.regularizers.OrthogonalRegularizer(0.1, mode="columns")
+    rtol, atol = TOLERANCE[("float32", "reduction")]
+    np.testing.assert_allclose(float(rows(w)), 0.052617643028497696, rtol=rtol, atol=atol)
+    np.testing.assert_allclose(float(cols(w)), 0.08707685023546219, rtol=rtol, atol=atol)
+    assert keras.regularizers.serialize(rows) == {
+        "module": "keras.regularizers", "class_name": "OrthogonalRegularizer",
+        "config": {"factor": 0.10000000149011612, "mode": "rows"}, "registered_name": None}
+    with pytest.raises(ValueError, match=r'Expected one of \{"rows", "columns"\}'):
+        keras.regularizers.OrthogonalRegularizer(mode="x")
+    with pytest.raises(ValueError, match="must have rank 2"):
+        rows(tf.zeros([2, 2, 2]))
+    k = tf.constant(np.arange(18, dtype="float32").reshape(3, 3, 2, 1))
+    out = keras.constraints.RadialConstraint()(k).numpy()[..., 0, 0]
+    assert out.tolist() == [[8.0, 8.0, 8.0], [8.0, 0.0, 8.0], [8.0, 8.0, 8.0]]
+    k = tf.constant(np.arange(32, dtype="float32").reshape(4, 4, 1, 2))
+    out = keras.constraints.get("radial_constraint")(k).numpy()[..., 0, 1]
+    assert out.tolist() == [[31.0] * 4, [31.0, 11.0, 11.0, 31.0], [31.0, 11.0, 11.0, 31.0],
+                            [31.0] * 4]
+    with pytest.raises(ValueError, match="must have rank 4"):
+        keras.constraints.RadialConstraint()(tf.zeros([3, 3]))

@@ -48,6 +48,32 @@ def _varint(buf, pos):
         shift += 7
 
 
+def _text_or_bytes(b):
+    try:
+        return b.decode()
+    except UnicodeDecodeError:
+        return bytes(b)
+
+
+def _png_pixels(png):
+    """Pixels of an 8-bit, non-interlaced, unfiltered-or-None-filtered PNG (as written)."""
+    import zlib
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, chunks = 8, {}
+    while pos < len(png):
+        n = struct.unpack(">I", png[pos:pos + 4])[0]
+        kind, data = png[pos + 4:pos + 8], png[pos + 8:pos + 8 + n]
+        assert struct.unpack(">I", png[pos + 8 + n:pos + 12 + n])[0] == \
+            zlib.crc32(kind + data) & 0xFFFFFFFF
+        chunks[kind] = chunks.get(kind, b"") + data
+        pos += 12 + n
+    w, h, depth, color = struct.unpack(">IIBB", chunks[b"IHDR"][:10])
+    c = {0: 1, 4: 2, 2: 3, 6: 4}[color]
+    raw = np.frombuffer(zlib.decompress(chunks[b"IDAT"]), np.uint8).reshape(h, w * c + 1)
+    assert depth == 8 and (raw[:, 0] == 0).all()
+    return raw[:, 1:].reshape(h, w, c)
+
+
 def _events_of(path):
     """[(step, {tag: (plugin, dtype, shape, value)})] of an event file, in order."""
     out = []
@@ -67,8 +93,8 @@ def _events_of(path):
                 dtype = [x for k, _, x in tensor if k == 1][0]
                 dims = [{k: x for k, _, x in _fields(d)}[1] for k, _, d in
                         _fields([x for k, _, x in tensor if k == 2][0]) if k == 2]
-                if dtype == _events.DT_STRING:
-                    value = [x.decode() for k, _, x in tensor if k == 8]
+                if dtype == _events.DT_STRING:  # text decoded; PNG/WAV bytes kept
+                    value = [_text_or_bytes(x) for k, _, x in tensor if k == 8]
                 else:
                     raw = [x for k, _, x in tensor if k == 4][0]
                     fmt = "<f4" if dtype == _events.DT_FLOAT else "<f8"
@@ -160,3 +186,33 @@ def test_record_framing_matches_tensorflow():
     framed = _events.record(b"abc")
     assert framed.hex() == "0300000000000000b099490e6162636e57f121"
     assert framed[:8] == struct.pack("<Q", 3)
+
+
+def test_images_and_audio(tmp_path):
+    rng = np.random.default_rng(0)
+    imgs = rng.random((4, 3, 5, 3)).astype("float32")
+    writer = tf.summary.create_file_writer(str(tmp_path))
+    with writer.as_default():
+        assert tf.summary.image("img", imgs, step=1, max_outputs=2)
+        tf.summary.image("gray", np.arange(4, dtype=np.uint8).reshape(1, 2, 2, 1), step=2)
+        tf.summary.audio("clip", np.array([[[0.5], [-1.5], [0.25]]], np.float32),
+                         sample_rate=8000, step=3)
+        with pytest.raises(ValueError, match=r"must have rank 4\.  Received rank 3"):
+            tf.summary.image("bad", np.zeros((2, 2, 3)), step=1)
+    (path,) = glob.glob(os.path.join(str(tmp_path), "events.out.tfevents.*.v2"))
+    vals = {tag: v for _, _, vs in _events_of(path) for tag, v in vs.items()}
+    plugin, dtype, dims, value = vals["img"]
+    # TensorBoard's layout: [width, height, png, png, ...] (max_outputs of them)
+    assert plugin == "images" and dims == [4] and value[:2] == ["5", "3"]
+    expect = tf.image.convert_image_dtype(imgs[:2], tf.uint8, saturate=True).numpy()
+    # values TensorFlow 2.21 gives for the first pixels of the first image
+    assert expect[0].ravel()[:8].tolist() == [162, 68, 10, 4, 207, 233, 154, 186]
+    for png, want in zip(value[2:], expect):
+        np.testing.assert_array_equal(_png_pixels(png), want)
+    assert _png_pixels(vals["gray"][3][2]).ravel().tolist() == [0, 1, 2, 3]
+    plugin, dtype, dims, value = vals["clip"]
+    assert plugin == "audio" and dims == [1, 2] and value[1] == ""
+    # the bytes of TensorFlow 2.21's tf.audio.encode_wav for the same clip
+    assert value[0] == (b"RIFF*\x00\x00\x00WAVEfmt \x10\x00\x00\x00\x01\x00\x01\x00@\x1f"
+                        b"\x00\x00\x80>\x00\x00\x02\x00\x10\x00data\x06\x00\x00\x00\x00@"
+                        b"\x00\x80\x00 ")

@@ -8,11 +8,12 @@ from mixprec.data.dataset import (  # noqa: F401
     AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset, DatasetIterator)
 from mixprec.data._options import (  # noqa: F401
     Iterator, NumpyIterator, Options, ThreadingOptions)
+from mixprec.data._nested_datasets import DatasetSpec  # noqa: F401
 from mixprec.data import experimental  # noqa: F401
 
 Iterator.register(DatasetIterator)
 
-__all__ = ["Dataset", "AUTOTUNE", "experimental", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY",
+__all__ = ["Dataset", "DatasetSpec", "AUTOTUNE", "experimental", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY",
            "Iterator", "NumpyIterator", "Options", "ThreadingOptions"]
 
 from mixprec import _unsupported  # noqa: E402

@@ -5,10 +5,13 @@ index order lazily, so ``shuffle`` then ``batch`` gathers each batch with one Nu
 index instead of one Python object per element.
 """
 
+import itertools
+
 import numpy as np
 
 from mixprec import _core, _nest
 from mixprec import random as _random
+from mixprec.data._transforms_more import MoreTransforms
 
 __all__ = ["Dataset", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY"]
 
@@ -26,7 +29,18 @@ def _to_numpy(x):
 
 
 def _as_tensor(x):
-    return x if isinstance(x, _core.Tensor) else _core.convert_to_tensor(x)
+    # a dataset-valued component (a window) is passed to functions as the dataset itself
+    return x if isinstance(x, (_core.Tensor, Dataset)) else _core.convert_to_tensor(x)
+
+
+def _call_fn(fn, elem, *before):
+    """``fn`` applied to an element as tf.data applies user functions: the components made
+    tensors, a plain tuple unpacked into arguments (a namedtuple or dict is one argument);
+    ``before`` are leading arguments (a scan state, a group key)."""
+    args = _nest.map_structure(_as_tensor, elem)
+    if type(args) is tuple:
+        return fn(*before, *args)
+    return fn(*before, args)
 
 
 def _structure(data):
@@ -69,8 +83,9 @@ def _respec(spec, dims):
     return _nest.map_structure(lambda s: TensorSpec(dims(s.shape.as_list()), s.dtype), spec)
 
 
-class Dataset:
-    """A sequence of elements; iterate it, or pass it to ``Model.fit``."""
+class Dataset(MoreTransforms):
+    """A sequence of elements; iterate it, or pass it to ``Model.fit``. The methods beyond
+    the core set below are in _transforms_more.py."""
 
     # ---------------------------------------------------------------- sources
 
@@ -136,7 +151,14 @@ class Dataset:
         return _PassThrough(self, "_PrefetchDataset")
 
     def cache(self, filename="", name=None):
-        return _PassThrough(self, "CacheDataset")  # TensorFlow's name has no underscore
+        """The first complete pass kept (in memory, or in ``filename``) and replayed."""
+        if filename:
+            from mixprec.data import _persist
+            return _persist.FileCache(self, filename)
+        if isinstance(_unwrap(self), _Slices):  # replaying slices gives the same elements
+            return _PassThrough(self, "CacheDataset")  # TensorFlow's name: no underscore
+        from mixprec.data import _stateful
+        return _stateful.MemoryCache(self)
 
     def filter(self, predicate, name=None):
         return _Filter(self, predicate)
@@ -216,6 +238,13 @@ class Dataset:
     # -1 (infinite) or None (unknown)
 
 
+def _errors_ignored():
+    """True while an ``ignore_errors()`` stage pulls the next element from its input (a
+    failing user function then drops its element instead of ending the pipeline)."""
+    from mixprec.data import _stateful
+    return _stateful.IGNORING.get()
+
+
 class DatasetIterator:
     """``iter(dataset)`` (TensorFlow's OwnedIterator): ``next()``, ``get_next()``. Inside a
     traced function, a ``for`` over a dataset or one of these is a loop node (AutoGraph,
@@ -244,6 +273,15 @@ class DatasetIterator:
         except StopIteration:
             from mixprec import errors
             raise errors.OutOfRangeError("End of sequence") from None
+
+    def get_next_as_optional(self):
+        """The next element as a ``tf.experimental.Optional`` (empty at the end)."""
+        from mixprec.data import _optional
+        return _optional.get_next_as_optional(self)
+
+    @property
+    def element_spec(self):
+        return self._dataset.element_spec
 
 
 def _unwrap(ds):
@@ -434,9 +472,13 @@ class _Map(Dataset):
 
     def _elements(self):
         for elem in self._src._elements():
-            args = _nest.map_structure(_as_tensor, elem)
-            # a plain tuple is unpacked into arguments; a namedtuple is one argument (tf.data)
-            yield self._fn(*args) if type(args) is tuple else self._fn(args)
+            try:
+                out = _call_fn(self._fn, elem)
+            except Exception:
+                if _errors_ignored():
+                    continue
+                raise
+            yield out
 
     def _cardinality(self):
         return self._src._cardinality()
@@ -452,6 +494,15 @@ class _Map(Dataset):
         call = lambda e: self._fn(*e) if type(e) is tuple else self._fn(e)  # noqa: E731
         args = _nest.map_structure(_as_tensor, first)
         spec = _nest.map_structure(lambda t: _spec_of(_as_tensor(t)), call(args))
+        # a result whose shape follows the values (tf.fill([x], x)): the second element's
+        # result differs along it, so that dimension is None (TensorFlow's trace says None)
+        try:
+            second = next(itertools.islice(self._src._elements(), 1, None), None)
+            if second is not None:
+                spec = _loosen(spec, _nest.map_structure(
+                    lambda t: _spec_of(_as_tensor(t)), _call_fn(self._fn, second)))
+        except Exception:  # a failing second element (ignore_errors drops it) tells nothing
+            pass
         open_dims = [s.shape.as_list() for s in _nest.flatten(src)]
         if not any(None in d for d in open_dims):
             return spec
@@ -461,10 +512,15 @@ class _Map(Dataset):
                                                        for d in s.shape.as_list())]),
             args, src)
         spec2 = _nest.map_structure(lambda t: _spec_of(_as_tensor(t)), call(cut))
-        return _nest.map_structure(
-            lambda a, b: type(a)([x if x == y else None for x, y in zip(a.shape.as_list(),
-                                                                        b.shape.as_list())]
-                                 if a.shape.rank == b.shape.rank else None, a.dtype), spec, spec2)
+        return _loosen(spec, spec2)
+
+
+def _loosen(spec, other):
+    """``spec`` with every dimension that differs in ``other`` made None."""
+    return _nest.map_structure(
+        lambda a, b: type(a)([x if x == y else None for x, y in zip(a.shape.as_list(),
+                                                                    b.shape.as_list())]
+                             if a.shape.rank == b.shape.rank else None, a.dtype), spec, other)
 
 
 class _Repeat(Dataset):
@@ -538,9 +594,13 @@ class _Filter(Dataset):
 
     def _elements(self):
         for elem in self._src._elements():
-            args = _nest.map_structure(_as_tensor, elem)
-            keep = self._pred(*args) if isinstance(args, tuple) else self._pred(args)
-            if bool(keep):
+            try:
+                keep = bool(_call_fn(self._pred, elem))
+            except Exception:
+                if _errors_ignored():
+                    continue
+                raise
+            if keep:
                 yield elem
 
     def _cardinality(self):

@@ -8,11 +8,11 @@ from mixprec.keras import layers  # noqa: F401
 from mixprec.keras.engine.input_layer import Input  # noqa: F401
 from mixprec.keras.engine.sequential import Sequential  # noqa: F401
 from mixprec.keras.engine.training import Model  # noqa: F401
-from mixprec.keras import models, saving  # noqa: F401,E402
+from mixprec.keras import models, preprocessing, saving  # noqa: F401,E402
 
 __all__ = ["Input", "Model", "Sequential", "activations", "backend", "callbacks", "constraints",
            "datasets", "initializers", "layers", "losses", "metrics", "mixed_precision", "models",
-           "optimizers", "regularizers", "saving", "utils"]
+           "optimizers", "preprocessing", "regularizers", "saving", "utils"]
 
 from mixprec import _unsupported  # noqa: E402
 

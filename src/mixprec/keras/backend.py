@@ -135,4 +135,7 @@ def count_params(x):
 from mixprec.keras import _backend_ops  # noqa: E402
 from mixprec.keras._backend_ops import *  # noqa: E402,F401,F403
 
-__all__ = __all__ + _backend_ops.__all__
+from mixprec.keras import _backend_more  # noqa: E402
+from mixprec.keras._backend_more import *  # noqa: E402,F401,F403
+
+__all__ = __all__ + _backend_ops.__all__ + _backend_more.__all__

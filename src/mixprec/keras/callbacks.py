@@ -469,6 +469,7 @@ class TqdmCallback(Callback):
 from mixprec.keras._backup_restore import BackupAndRestore  # noqa: E402,F401
 from mixprec.keras._epoch_callbacks import CSVLogger, ReduceLROnPlateau  # noqa: E402,F401
 from mixprec.keras._tensorboard import TensorBoard  # noqa: E402,F401
+from mixprec.keras._monitor_callbacks import BaseLogger, RemoteMonitor  # noqa: E402,F401
 from mixprec import _unsupported  # noqa: E402
 
 __getattr__ = _unsupported.module_getattr(__name__)  # unsupported TF names: a clear error

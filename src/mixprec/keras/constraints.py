@@ -6,7 +6,8 @@ when to apply them; the arithmetic is the core's ops.
 from mixprec import _core
 
 __all__ = ["Constraint", "NonNeg", "MaxNorm", "UnitNorm", "MinMaxNorm", "max_norm", "non_neg",
-           "unit_norm", "min_max_norm", "get", "serialize", "deserialize"]
+           "unit_norm", "min_max_norm", "RadialConstraint", "radial_constraint", "get",
+           "serialize", "deserialize"]
 
 _EPSILON = 1e-7  # tf-keras' backend.epsilon()
 
@@ -90,6 +91,40 @@ max_norm, non_neg, unit_norm, min_max_norm = MaxNorm, NonNeg, UnitNorm, MinMaxNo
 _BY_NAME = {"Constraint": Constraint, "NonNeg": NonNeg, "MaxNorm": MaxNorm,
             "UnitNorm": UnitNorm, "MinMaxNorm": MinMaxNorm, "max_norm": MaxNorm,
             "non_neg": NonNeg, "unit_norm": UnitNorm, "min_max_norm": MinMaxNorm}
+
+
+class RadialConstraint(Constraint):
+    """Makes each (height, width) slice of a 4-D conv kernel radially symmetric: every ring
+    around the centre takes one diagonal value, chosen as tf-keras' implementation does
+    (odd size 2s+1: centre from [s-1, s-1], ring j from [s+j-1, s+j-1]; even size 2s: the
+    inner 2x2 from [s-1, s-1], ring j from [s+j, s+j]). A gather, so differentiable."""
+
+    def __call__(self, w):
+        w = _core.convert_to_tensor(w)
+        if w.shape.rank != 4:
+            raise ValueError("The weight tensor must have rank 4. Received weight tensor with "
+                             "shape: %s" % (w.shape,))
+        import numpy as np
+        h, wd, c, k = w.shape
+        if h != wd:
+            raise ValueError("RadialConstraint needs a square kernel, got %dx%d" % (h, wd))
+        s = h // 2
+        r = np.arange(h)
+        if h % 2:
+            ring = np.maximum(np.abs(r[:, None] - s), np.abs(r[None, :] - s))
+            src = np.where(ring == 0, s - 1, s + ring - 1)
+        else:
+            dist = np.minimum(np.abs(r - (s - 1)), np.abs(r - s))
+            ring = np.maximum(dist[:, None], dist[None, :])
+            src = np.where(ring == 0, s - 1, s + ring)
+        idx = np.stack([src, src], axis=-1).astype("int32")
+        from mixprec._array_extra import gather_nd
+        flat = _core.reshape(w, (h, wd, c * k))
+        return _core.reshape(gather_nd(flat, _core.constant(idx, "int32")), (h, wd, c, k))
+
+
+radial_constraint = RadialConstraint
+_BY_NAME.update(RadialConstraint=RadialConstraint, radial_constraint=RadialConstraint)
 
 
 def serialize(constraint, use_legacy_format=False):

@@ -12,8 +12,8 @@ import numpy as np
 from mixprec import _core
 from mixprec._variable import Variable
 
-__all__ = ["Regularizer", "L1", "L2", "L1L2", "l1", "l2", "l1_l2", "get", "serialize",
-           "deserialize"]
+__all__ = ["Regularizer", "L1", "L2", "L1L2", "l1", "l2", "l1_l2", "OrthogonalRegularizer",
+           "orthogonal_regularizer", "get", "serialize", "deserialize"]
 
 
 def _check_penalty_number(x):
@@ -112,6 +112,37 @@ class L2(Regularizer):
         return {"l2": float(self.l2)}
 
 
+class OrthogonalRegularizer(Regularizer):
+    """Pushes the rows (or columns) of a 2-D weight towards orthogonality: ``factor`` times
+    the mean absolute cosine similarity over distinct pairs (tf-keras' formula)."""
+
+    def __init__(self, factor=0.01, mode="rows"):
+        _check_penalty_number(factor)
+        self.factor = _floatx(factor)
+        if mode not in ("rows", "columns"):
+            raise ValueError('Invalid value for argument `mode`. Expected one of {"rows", '
+                             '"columns"}. Received: mode=%s' % (mode,))
+        self.mode = mode
+
+    def __call__(self, inputs):
+        x = _value(inputs)
+        if x.shape.rank != 2:
+            raise ValueError("Inputs to OrthogonalRegularizer must have rank 2. Received: "
+                             "inputs.shape == %s" % (x.shape,))
+        from mixprec import math as _math
+        axis = 1 if self.mode == "rows" else 0
+        n = _math.l2_normalize(x, axis=axis)
+        prod = _core.matmul(n, n, transpose_b=True) if axis == 1 else \
+            _core.matmul(n, n, transpose_a=True)
+        size = prod.shape[0]
+        off = prod * _core.constant(1.0 - np.eye(size), x.dtype.name)
+        pairs = size * (size - 1.0) / 2.0
+        return float(self.factor) * 0.5 * _core.reduce_sum(_core.abs(off)) / pairs
+
+    def get_config(self):
+        return {"factor": float(self.factor), "mode": self.mode}
+
+
 def l1_l2(l1=0.01, l2=0.01):
     """An L1L2 regularizer with tf-keras' defaults for this function (0.01 each)."""
     return L1L2(l1=l1, l2=l2)
@@ -119,9 +150,11 @@ def l1_l2(l1=0.01, l2=0.01):
 
 l1 = L1
 l2 = L2
+orthogonal_regularizer = OrthogonalRegularizer
 
 _BY_NAME = {"Regularizer": Regularizer, "L1": L1, "L2": L2, "L1L2": L1L2, "l1": L1,
-            "l2": L2}
+            "l2": L2, "OrthogonalRegularizer": OrthogonalRegularizer,
+            "orthogonal_regularizer": OrthogonalRegularizer}
 
 
 def serialize(regularizer, use_legacy_format=False):

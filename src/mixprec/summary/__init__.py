@@ -1,7 +1,7 @@
 """``tf.summary``: TensorBoard logging as TensorFlow 2.21 writes it — file writers
 (``create_file_writer``, ``as_default``, ``flush``, ``close``), ``scalar``, ``histogram``
 (TensorBoard's bucketing), ``text``, the default step (``experimental.set_step``) and
-``record_if``. Events go to TensorBoard's file format (summary/_events.py), readable by
+``record_if``, ``image``/``audio`` (PNG/WAV, summary/_media.py). Events go to TensorBoard's file format (summary/_events.py), readable by
 TensorBoard and ``tf.compat.v1.train.summary_iterator``. Inside a traced function a write
 is a host call of the graph (it happens at every call, as a summary op does in TF)."""
 
@@ -13,7 +13,7 @@ import numpy as np
 from mixprec.summary import _events
 
 __all__ = ["create_file_writer", "create_noop_writer", "SummaryWriter", "scalar", "histogram",
-           "text", "write", "flush", "record_if", "should_record_summaries", "experimental"]
+           "text", "image", "audio", "write", "flush", "record_if", "should_record_summaries", "experimental"]
 
 _state = threading.local()
 _global = {"step": None}
@@ -226,6 +226,23 @@ def text(name, data, step=None, description=None):
             _events.metadata("text", description=description,
                              data_class=_events.DATA_CLASS_TENSOR))
     return _emit(build, step, data)
+
+
+def image(name, data, step=None, max_outputs=3, description=None):
+    """Writes up to ``max_outputs`` images of a (k, h, w, c) batch (uint8, or floats in
+    [0, 1]) as PNGs for TensorBoard's image dashboard."""
+    from mixprec.summary import _media
+    return _emit(lambda d: _media.image_value(name, _values(d), max_outputs, description),
+                 step, data)
+
+
+def audio(name, data, sample_rate, step=None, max_outputs=3, encoding=None,
+          description=None):
+    """Writes up to ``max_outputs`` clips of a (k, frames, channels) float batch in [-1, 1]
+    as 16-bit WAV for TensorBoard's audio dashboard."""
+    from mixprec.summary import _media
+    return _emit(lambda d: _media.audio_value(name, _values(d), sample_rate, max_outputs,
+                                              encoding, description), step, data)
 
 
 def write(tag, tensor, step=None, metadata=None, name=None):

@@ -92,3 +92,33 @@ def test_bad_piecewise_lengths_and_unknown_names():
         schedules.PiecewiseConstantDecay([10, 20], [1.0, 0.5])
     with pytest.raises(ValueError, match="Unknown learning rate schedule"):
         schedules.deserialize({"class_name": "Nope", "config": {}})
+
+
+def test_cosine_decay_restarts_matches_tf_keras():
+    # float32 values printed by tf-keras 2.21 for the same schedules
+    s = schedules.CosineDecayRestarts(0.1, 10, t_mul=2.0, m_mul=0.5, alpha=0.01)
+    assert [float(s(i)) for i in (0, 3, 10, 15, 29, 30, 31, 70)] == [
+        0.10000000149011612, 0.07959537208080292, 0.05050000175833702, 0.04325089603662491,
+        0.0013047129614278674, 0.025750000029802322, 0.025711853057146072,
+        0.013375001028180122]
+    s = schedules.CosineDecayRestarts(0.1, 10, t_mul=1.0)
+    assert [float(s(i)) for i in (0, 3, 10, 15, 29, 30)] == [
+        0.10000000149011612, 0.07938926666975021, 0.10000000149011612, 0.04999999701976776,
+        0.0024471671786159277, 0.10000000149011612]
+    assert s.get_config() == {"initial_learning_rate": 0.1, "first_decay_steps": 10,
+                              "t_mul": 1.0, "m_mul": 1.0, "alpha": 0.0, "name": None}
+    again = schedules.deserialize(schedules.serialize(s))
+    assert type(again) is schedules.CosineDecayRestarts
+
+
+def test_cosine_decay_warmup_matches_tf_keras():
+    s = schedules.CosineDecay(0.0, 100, warmup_target=0.1, warmup_steps=10, alpha=0.1)
+    assert [float(s(i)) for i in (0, 5, 10, 50, 110, 200)] == [
+        0.0, 0.05000000074505806, 0.10000000149011612, 0.06890576332807541,
+        0.010000000707805157, 0.010000000707805157]
+    assert s.get_config() == {"initial_learning_rate": 0.0, "decay_steps": 100, "alpha": 0.1,
+                              "name": None, "warmup_target": 0.1, "warmup_steps": 10}
+    s = schedules.CosineDecay(0.1, 100, alpha=0.1)
+    assert [float(s(i)) for i in (0, 5, 10, 50, 110)] == [
+        0.10000000149011612, 0.09944597631692886, 0.09779754281044006, 0.05499999597668648,
+        0.010000000707805157]

@@ -6,11 +6,14 @@ Schedules are host-side arithmetic on one number per step (the optimizer reads
 
 import math
 
+import numpy as _np
+
 from mixprec import _core
 from mixprec._dtypes import float32
 
 __all__ = ["LearningRateSchedule", "ExponentialDecay", "PiecewiseConstantDecay",
-           "InverseTimeDecay", "PolynomialDecay", "CosineDecay", "serialize", "deserialize"]
+           "InverseTimeDecay", "PolynomialDecay", "CosineDecay", "CosineDecayRestarts",
+           "serialize", "deserialize"]
 
 
 def _step(step):
@@ -122,25 +125,79 @@ class PolynomialDecay(LearningRateSchedule):
 
 
 class CosineDecay(LearningRateSchedule):
-    def __init__(self, initial_learning_rate, decay_steps, alpha=0.0, name=None):
+    """Cosine decay from ``initial_learning_rate`` (or, with ``warmup_target``, a linear
+    warmup to it over ``warmup_steps`` first), in float32 as tf-keras computes it."""
+
+    def __init__(self, initial_learning_rate, decay_steps, alpha=0.0, name=None,
+                 warmup_target=None, warmup_steps=0):
         self.initial_learning_rate = float(initial_learning_rate)
         self.decay_steps = decay_steps
         self.alpha = float(alpha)
         self.name = name
+        self.warmup_target = warmup_target
+        self.warmup_steps = warmup_steps
+
+    def _decay(self, step, decay_steps, start):
+        f = _np.float32
+        cos = f(0.5) * (f(1.0) + f(math.cos(f(math.pi) * (step / decay_steps))))
+        return start * ((f(1) - f(self.alpha)) * cos + f(self.alpha))
 
     def __call__(self, step):
-        s = min(_step(step), float(self.decay_steps))
-        cos = 0.5 * (1 + math.cos(math.pi * s / self.decay_steps))
-        return _core.constant(self.initial_learning_rate * ((1 - self.alpha) * cos + self.alpha),
+        f = _np.float32
+        init, steps, s = f(self.initial_learning_rate), f(self.decay_steps), f(_step(step))
+        if self.warmup_target is None:
+            return _core.constant(self._decay(min(s, steps), steps, init), float32)
+        target, warm = f(self.warmup_target), f(self.warmup_steps)
+        s = min(s, steps + warm)
+        if s < warm:
+            out = (target - init) * (s / warm) + init
+        else:
+            out = self._decay(s - warm, steps, target)
+        return _core.constant(out, float32)
+
+    def get_config(self):
+        return {"initial_learning_rate": self.initial_learning_rate,
+                "decay_steps": self.decay_steps, "alpha": self.alpha, "name": self.name,
+                "warmup_target": self.warmup_target, "warmup_steps": self.warmup_steps}
+
+
+class CosineDecayRestarts(LearningRateSchedule):
+    """SGDR: cosine decay restarted every period, periods growing by ``t_mul`` and peaks
+    scaled by ``m_mul`` (tf-keras' float32 arithmetic)."""
+
+    def __init__(self, initial_learning_rate, first_decay_steps, t_mul=2.0, m_mul=1.0,
+                 alpha=0.0, name=None):
+        self.initial_learning_rate = float(initial_learning_rate)
+        self.first_decay_steps = first_decay_steps
+        self._t_mul = t_mul
+        self._m_mul = m_mul
+        self.alpha = alpha
+        self.name = name
+
+    def __call__(self, step):
+        f = _np.float32
+        frac = f(_step(step)) / f(self.first_decay_steps)
+        t_mul, m_mul, alpha = f(self._t_mul), f(self._m_mul), f(self.alpha)
+        if t_mul == f(1.0):
+            i = f(math.floor(frac))
+            frac = frac - i
+        else:
+            i = f(math.floor(f(math.log(f(1.0) - frac * (f(1.0) - t_mul))) /
+                             f(math.log(t_mul))))
+            sum_r = (f(1.0) - t_mul ** i) / (f(1.0) - t_mul)
+            frac = (frac - sum_r) / t_mul ** i
+        cos = f(0.5) * m_mul ** i * (f(1.0) + f(math.cos(f(math.pi) * frac)))
+        return _core.constant(f(self.initial_learning_rate) * ((f(1) - alpha) * cos + alpha),
                               float32)
 
     def get_config(self):
         return {"initial_learning_rate": self.initial_learning_rate,
-                "decay_steps": self.decay_steps, "alpha": self.alpha, "name": self.name}
+                "first_decay_steps": self.first_decay_steps, "t_mul": self._t_mul,
+                "m_mul": self._m_mul, "alpha": self.alpha, "name": self.name}
 
 
 _CLASSES = {c.__name__: c for c in (ExponentialDecay, PiecewiseConstantDecay, InverseTimeDecay,
-                                     PolynomialDecay, CosineDecay)}
+                                     PolynomialDecay, CosineDecay, CosineDecayRestarts)}
 
 
 def serialize(schedule, use_legacy_format=False):

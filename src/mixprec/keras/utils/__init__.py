@@ -13,12 +13,13 @@ from mixprec.keras.utils.data_utils import (  # noqa: F401
 from mixprec.keras.utils.data_prep import *  # noqa: F401,F403
 from mixprec.keras.utils.data_prep import __all__ as _prep_names
 from mixprec.keras.utils.progbar import Progbar  # noqa: F401
+from mixprec.keras.utils.image_dataset import image_dataset_from_directory  # noqa: F401
 
 __all__ = ["Progbar", "to_categorical", "set_random_seed", "CustomObjectScope",
            "custom_object_scope", "get_custom_objects", "get_registered_name",
            "get_registered_object", "register_keras_serializable", "deserialize_keras_object",
            "serialize_keras_object", "pack_x_y_sample_weight", "unpack_x_y_sample_weight",
-           "Sequence"] + list(_prep_names)
+           "Sequence", "image_dataset_from_directory"] + list(_prep_names)
 
 
 def to_categorical(y, num_classes=None, dtype="float32"):
