@@ -457,7 +457,7 @@ NON_DIFFERENTIABLE = {
     "shape_op", "range_t",
     # tf.math: no gradient in TensorFlow (TruncateDiv: None; TruncateMod: none registered)
     "truncatediv", "truncatemod", "igamma_grad_a",
-    # tf.linalg.lu: TensorFlow's _LuGrad is not ported (the tape returns None)
+    # tf.linalg.lu: TensorFlow 2.21 registers no gradient for Lu
     "lu",
     # the array ops' integer results (sort/top_k values are a gather_nd of them)
     "top_k_indices", "unique", "where_indices",
