@@ -129,6 +129,13 @@ static mp_status cpu_stream(mp_device dev, void **out) {
     return MP_OK;
 }
 
+/* The stream_idle slot: nothing is ever left queued on the CPU. */
+static mp_status cpu_stream_idle(mp_device dev, int *idle) {
+    (void)dev;
+    *idle = 1;
+    return MP_OK;
+}
+
 static mp_status cpu_alloc(mp_device dev, size_t nbytes, void **out) {
     (void)dev;
     if (nbytes >= CACHE_MIN_BYTES) {
@@ -661,6 +668,7 @@ const mp_backend mp_backend_cpu = {
     .synchronize = cpu_synchronize,
     .host_syncs = cpu_host_syncs,
     .stream = cpu_stream,
+    .stream_idle = cpu_stream_idle,
     /* graph_capture_begin/end, graph_launch, graph_destroy: NULL (no CUDA graphs on a CPU;
      * graph replay runs its loop) */
 };

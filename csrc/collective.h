@@ -63,12 +63,19 @@ mp_status mp_comm_mpi_new(const char *library, double timeout_s, mp_comm **out);
 /* Process-wide MPI state for the binding: whether this process started under mpiexec
  * (MPI initialised by mp_comm_mpi_new), and finalisation at exit. */
 void mp_comm_mpi_finalize(void);
+/* Writes "rank 1 (pid 4242 on host)" for each same-host peer of the MPI communicator `mpi`
+ * whose process has ended (comma-separated) into buf; returns how many. 0 (and "") when
+ * `mpi` is not an MPI communicator. The NCCL engine names its dead peers with it. */
+int mp_comm_mpi_lost_peers(mp_comm *mpi, char *buf, size_t cap);
 /* NCCL engine: one communicator per local GPU (`ndev` CUDA ordinals `devices`, one process,
- * ncclCommInitAll; replica r calls with rank r), or one rank of a multi-process job whose
- * unique id is broadcast over the MPI communicator `mpi` (ndev == 1: this process's GPU;
- * ncclCommInitRank). libnccl.so.2 (`library`: a path or soname) is dlopen'ed. Buffers are
- * device pointers; each call is queued on the GPU's stream (the backend's `stream` slot) in
- * groups of at most `bucket_bytes` (<= 0: MP_COLL_BUCKET_BYTES). */
+ * one ncclGroup of ncclCommInitRankConfig; replica r calls with rank r), or one rank of a
+ * multi-process job whose unique id is broadcast over the MPI communicator `mpi` (ndev ==
+ * 1: this process's GPU; ncclCommInitRankConfig). libnccl.so.2 (`library`: a path or
+ * soname, NCCL >= 2.14) is dlopen'ed. Communicators are non-blocking: set-up and every call
+ * are polled under `timeout_s` (a peer that never arrives or died fails with
+ * MP_ERR_UNAVAILABLE, the communicator is aborted). Buffers are device pointers; each call
+ * is queued on the GPU's stream (the backend's `stream` slot) in groups of at most
+ * `bucket_bytes` (<= 0: MP_COLL_BUCKET_BYTES), then waited for (the `stream_idle` slot). */
 mp_status mp_comm_nccl_new(const char *library, int ndev, const int *devices, mp_comm *mpi,
                            double timeout_s, int64_t bucket_bytes, mp_comm **out);
 /* Loads libnccl once per process (what mp_comm_nccl_new does first); the error names what

@@ -129,6 +129,14 @@ static int lost_peers(mp_comm *c, char *buf, size_t cap) {
     return found;
 }
 
+int mp_comm_mpi_lost_peers(mp_comm *mpi, char *buf, size_t cap) {
+    if (cap)
+        buf[0] = 0;
+    if (!mpi || !mpi->be || !mpi->be->name || strcmp(mpi->be->name, "mpi") != 0 || cap < 100)
+        return 0;
+    return lost_peers(mpi, buf, cap);
+}
+
 static mp_status fail(mp_comm *c, const char *what, const char *detail) {
     char lost[512];
     mpi_broken = 1;

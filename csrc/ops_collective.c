@@ -28,7 +28,9 @@ mp_status mp_run_all_reduce(mp_tensor *x, const mp_attrs *at, mp_tensor **out) {
         return mp_error_set(MP_ERR_DTYPE, "CollectiveReduceV2: sums floating-point tensors, got %s",
                             mp_dtype_name(x->dtype));
     int nccl = strcmp(c->be->name, "nccl") == 0;
-    if (device_memory(mp_tensor_device(x)) != nccl)
+    /* NCCL takes GPU tensors (the emulated GPU's too: host memory, read by the tests' fake
+     * libnccl); the host engines take host memory (the CPU's or the emulated GPU's) */
+    if (nccl ? mp_tensor_device(x).type != MP_DEV_CUDA : device_memory(mp_tensor_device(x)))
         return mp_error_set(MP_ERR_DEVICE, "CollectiveReduceV2: the %s collectives engine takes %s tensors",
                             c->be->name, nccl ? "GPU" : "host");
     MP_TRY(mp_tensor_new(x->dtype, x->ndim, x->shape, mp_tensor_device(x), out));

@@ -114,6 +114,23 @@ extern "C" mp_status mp_cuda_stream(mp_device dev, void **out) {
     return MP_OK;
 }
 
+// The stream_idle slot: cudaStreamQuery, which never waits (cudaErrorNotReady: work left).
+// Not a host synchronisation: not counted, and allowed while nothing is captured only.
+extern "C" mp_status mp_cuda_stream_idle(mp_device dev, int *idle) {
+    mp_cuda_ctx *c;
+    MP_TRY(mp_cuda_ctx_get(dev, &c));
+    if (mp_cuda_capturing(c))
+        return mp_cuda_capture_refuse(c, "a stream query");
+    cudaError_t e = cudaStreamQuery(c->stream);
+    if (e == cudaErrorNotReady) {
+        *idle = 0;
+        return MP_OK;
+    }
+    MP_CUDA_CHECK(e);
+    *idle = 1;
+    return MP_OK;
+}
+
 extern "C" mp_status mp_cuda_graph_capture_begin(mp_device dev) {
     mp_cuda_ctx *c;
     MP_TRY(mp_cuda_ctx_get(dev, &c));

@@ -192,6 +192,7 @@ mp_status mp_cuda_optim_update(mp_device dev, mp_optim_kind kind, const mp_optim
 mp_status mp_cuda_step_end(mp_device dev, const uint8_t *found_inf, float *scale, int64_t *good_steps,
                            const mp_loss_scale_params *p, int64_t *iterations);
 mp_status mp_cuda_stream(mp_device dev, void **out);                     // graph_capture.cu
+mp_status mp_cuda_stream_idle(mp_device dev, int *idle);                 // graph_capture.cu
 mp_status mp_cuda_graph_capture_begin(mp_device dev);                     // graph_capture.cu
 mp_status mp_cuda_graph_capture_end(mp_device dev, void **exec, int *relaunchable);
 mp_status mp_cuda_graph_launch(mp_device dev, void *exec);

@@ -93,6 +93,7 @@ static void fill_table(void) {
     table.synchronize = cuda_synchronize;
     table.host_syncs = cuda_host_syncs;
     table.stream = mp_cuda_stream;
+    table.stream_idle = mp_cuda_stream_idle;
     table.graph_capture_begin = mp_cuda_graph_capture_begin;
     table.graph_capture_end = mp_cuda_graph_capture_end;
     table.graph_launch = mp_cuda_graph_launch;

@@ -199,7 +199,9 @@ def test_unknown_dtype_names(fn):
     ("abc", TypeError, r"string tensors are not supported"),
     (b"abc", TypeError, r"string tensors are not supported"),
     (["a", "b"], TypeError, r"<U1"),
-    (None, TypeError, r"Cannot convert None"),
+    (None, ValueError, r"^Attempt to convert a value \(None\) with an unsupported type "
+                       r"\(<class 'NoneType'>\) to a Tensor\.$"),
+    (None, TypeError, r"unsupported type"),  # also a TypeError, as mixprec raised before
     ({}, TypeError, r"dict"),
     (object(), TypeError, r"object"),
     (1 + 2j, TypeError, r"complex128"),

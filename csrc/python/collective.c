@@ -33,6 +33,24 @@ static PyObject *wrap_comm(mp_comm *c) {
     return cap;
 }
 
+/* A communicator that borrows `other` (the NCCL engine names dead peers through the MPI
+ * one): the capsule holds a reference to other's capsule, dropped after c is freed. */
+static void comm_capsule_free_ref(PyObject *cap) {
+    PyObject *ref = PyCapsule_GetContext(cap);
+    comm_capsule_free(cap);
+    Py_XDECREF(ref);
+}
+
+static PyObject *wrap_comm_holding(mp_comm *c, PyObject *other) {
+    PyObject *cap = wrap_comm(c);
+    if (cap && other != Py_None) {
+        Py_INCREF(other);
+        PyCapsule_SetContext(cap, other);
+        PyCapsule_SetDestructor(cap, comm_capsule_free_ref);
+    }
+    return cap;
+}
+
 static PyObject *py_comm_threads(PyObject *self, PyObject *args) {
     int size;
     double timeout;
@@ -90,7 +108,7 @@ static PyObject *py_comm_nccl(PyObject *self, PyObject *args) {
     Py_BEGIN_ALLOW_THREADS
     st = mp_comm_nccl_new(lib, (int)n, devs, mpi, timeout, (int64_t)bucket, &c);
     Py_END_ALLOW_THREADS
-    return st != MP_OK ? mp_py_raise(st) : wrap_comm(c);
+    return st != MP_OK ? mp_py_raise(st) : wrap_comm_holding(c, mpi_o);
 }
 
 /* nccl_load(library): loads libnccl (the error says what to install) */
@@ -279,7 +297,9 @@ static PyObject *collective_call(PyObject *args, int kind) {
                          mp_tensor_device(t).index);
             goto fail;
         }
-        if (device_memory(mp_tensor_device(t)) != is_nccl) {
+        /* NCCL: GPU tensors (the emulated GPU's included, for the tests' fake libnccl);
+         * the host engines: host memory (the CPU's or the emulated GPU's) */
+        if (is_nccl ? mp_tensor_device(t).type != MP_DEV_CUDA : device_memory(mp_tensor_device(t))) {
             PyErr_Format(MpExc_InvalidArgument, "the %s collectives engine takes %s tensors; "
                          "position %zd is on %s:%d", c->be->name, is_nccl ? "GPU" : "host",
                          i, mp_tensor_device(t).type == MP_DEV_CUDA ? "GPU" : "CPU",

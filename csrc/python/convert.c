@@ -462,6 +462,23 @@ static int variable_value(PyObject *o, int dtype, int strict, mp_tensor **out) {
     return rc;
 }
 
+/* TensorFlow raises ValueError for a value of a type no tensor can be made from; mixprec's
+ * class is also a TypeError, which it raised before (callers catching either keep working). */
+static PyObject *unsupported_type_error(void) {
+    static PyObject *cls;
+    if (!cls) {
+        PyObject *bases = PyTuple_Pack(2, PyExc_ValueError, PyExc_TypeError);
+        if (!bases)
+            return NULL;
+        cls = PyErr_NewExceptionWithDoc("mixprec.errors.UnsupportedTypeError",
+                                        "A value of a Python type no tensor can be made from "
+                                        "(a ValueError, as TensorFlow's, and a TypeError).",
+                                        bases, NULL);
+        Py_DECREF(bases);
+    }
+    return cls;
+}
+
 int mp_py_to_tensor(PyObject *o, int dtype, int strict, mp_tensor **out) {
     *out = NULL;
     if (MpTensor_Check(o)) {
@@ -537,8 +554,10 @@ int mp_py_to_tensor(PyObject *o, int dtype, int strict, mp_tensor **out) {
     }
     if (PyArray_NDIM((PyArrayObject *)arr) == 0 && PyArray_DESCR((PyArrayObject *)arr)->type_num == NPY_OBJECT) {
         Py_DECREF(arr);
-        PyErr_Format(PyExc_TypeError, "Cannot convert %.200R (of type %.100s) to a mixprec tensor", o,
-                     Py_TYPE(o)->tp_name);
+        PyObject *cls = unsupported_type_error();
+        if (cls)
+            PyErr_Format(cls, "Attempt to convert a value (%.200R) with an unsupported type (%R) to a Tensor.", o,
+                         (PyObject *)Py_TYPE(o));
         return -1;
     }
     int rc = convert_array(o, (PyArrayObject *)arr, dtype, from_python, out);

@@ -66,6 +66,7 @@ floor = math.floor  # TensorFlow's top-level aliases of tf.math names
 reduce_logsumexp = math.reduce_logsumexp
 from mixprec.linalg import eye, norm, tensordot  # noqa: F401,E402  (tf.eye, tf.norm, tf.tensordot)
 from mixprec import keras, mixed_precision, train  # noqa: F401
+from mixprec import saved_model  # noqa: F401,E402
 from mixprec._initializers import (  # noqa: F401
     constant_initializer, ones_initializer, random_normal_initializer,
     random_uniform_initializer, zeros_initializer)

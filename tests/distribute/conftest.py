@@ -40,3 +40,29 @@ def three_cpus():
     name, saved = _set_cpus(3)
     yield ["/cpu:0", "/cpu:1", "/cpu:2"]
     _restore(name, saved)
+
+
+@pytest.fixture(scope="session")
+def fake_nccl(tmp_path_factory):
+    """The path of the fake libnccl (tests/distribute/fake_nccl.c, a test double of NCCL's
+    ABI over host memory for the NCCL engine's logic; not NCCL) compiled with the system C
+    compiler; the test is skipped where there is none."""
+    import os
+    import shutil
+    import subprocess
+
+    names = [os.environ["CC"].split()[0]] if os.environ.get("CC") else ["cc", "gcc", "clang"]
+    cc = next((shutil.which(n) for n in names if shutil.which(n)), None)
+    if not cc:
+        pytest.skip("no C compiler to build the fake libnccl")
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_nccl.c")
+    out = tmp_path_factory.mktemp("fake_nccl") / "libnccl_fake.so.2"
+    # the sanitizer pass's CFLAGS are not wanted: the library is loaded into plain processes
+    try:
+        r = subprocess.run([cc, "-shared", "-fPIC", "-O2", "-std=gnu11", "-o", str(out), src],
+                           capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        pytest.skip("the fake libnccl did not compile: %s" % e)
+    if r.returncode != 0:
+        pytest.skip("the fake libnccl did not compile: %s" % r.stderr[-500:])
+    return str(out)

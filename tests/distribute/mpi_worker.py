@@ -18,6 +18,8 @@ init = [data["w%d" % i] for i in range(4)]
 strategy = tf.distribute.MultiWorkerMirroredStrategy()
 rank = strategy.cluster_resolver.task_id
 assert strategy.num_replicas_in_sync == 2
+if os.environ.get("MIXPREC_EXPECT_NCCL") == "1":  # test_nccl_fake.py: the fake libnccl sums
+    assert strategy.extended._nccl is not None, "the NCCL engine was not chosen"
 ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(64)
 loss_obj = keras.losses.SparseCategoricalCrossentropy(
     from_logits=True, reduction=keras.losses.Reduction.NONE)

@@ -2,9 +2,11 @@
 the bucket plan, and — on two emulated GPUs (the CPU kernels registered as GPU:0 and GPU:1,
 host memory, so the thread engine sums) — one copy of every variable per GPU, updated by
 every replica identically, equal to one replica on the whole batch. The NCCL engine itself
-runs only where two real GPUs are (marked `gpu`; skipped elsewhere)."""
+runs only where two real GPUs are (marked `gpu`; skipped elsewhere), and against the fake
+libnccl in test_nccl_fake.py, which reruns the training cases here on it."""
 
 import gc
+import os
 
 import numpy as np
 import pytest
@@ -110,6 +112,8 @@ def _train(strategy, make_opt, x, y, steps=3, scale=False):
         loss_fn = keras.losses.SparseCategoricalCrossentropy(
             from_logits=True, reduction=keras.losses.Reduction.NONE)
     n = strategy.num_replicas_in_sync
+    if n > 1 and os.environ.get("MIXPREC_EXPECT_NCCL") == "1":  # test_nccl_fake.py's rerun
+        assert strategy.extended._engine == "nccl", strategy.extended._engine
 
     def step(xb, yb):
         with tf.GradientTape() as tape:

@@ -75,8 +75,7 @@ def test_model_checkpoint_arguments():
         keras.callbacks.ModelCheckpoint("w.npz", save_freq=0)
     with pytest.raises(ValueError, match="save_freq"):
         keras.callbacks.ModelCheckpoint("w.npz", save_freq="batch")
-    with pytest.warns(UserWarning, match="weights are saved"):
-        keras.callbacks.ModelCheckpoint("w.npz", save_weights_only=False)
+    assert keras.callbacks.ModelCheckpoint("w", save_weights_only=False)._whole_model
     with pytest.warns(UserWarning, match="fallback to auto"):
         keras.callbacks.ModelCheckpoint("w.npz", mode="sideways")
 
@@ -136,3 +135,20 @@ def test_base_logger_and_remote_monitor(caplog):
     with caplog.at_level("WARNING", logger="mixprec"):
         m.fit(np.ones((4, 2)), np.ones((4, 1)), epochs=1, verbose=0, callbacks=[rm])
     assert "Could not reach RemoteMonitor root server at http://127.0.0.1:9" in caplog.text
+
+
+def test_model_checkpoint_saves_the_whole_model_by_default_and_reports_as_tf_keras(
+        tmp_path, capsys):
+    import numpy as np
+    from mixprec import keras
+    cb = keras.callbacks.ModelCheckpoint(str(tmp_path / "m-{epoch}.keras"), monitor="loss",
+                                         save_best_only=True, verbose=1)
+    assert cb.save_weights_only is False  # tf-keras 2.21's default
+    model = keras.Sequential([keras.layers.Dense(1, input_shape=(2,))])
+    model.compile(keras.optimizers.SGD(0.0), "mse")  # no learning: the loss never improves
+    model.fit(np.ones((4, 2)), np.ones((4, 1)), epochs=2, verbose=0, callbacks=[cb])
+    out = capsys.readouterr().out
+    assert "\nEpoch 1: loss improved from inf to " in out and ", saving model to " in out
+    assert "\nEpoch 2: loss did not improve from " in out
+    again = keras.models.load_model(str(tmp_path / "m-1.keras"))
+    assert isinstance(again, keras.Sequential)

@@ -770,7 +770,7 @@ def test_lambda_callback_checkpoint_and_scheduler(tmp_path):
     sched = keras.callbacks.LearningRateScheduler(lambda epoch, lr: 0.1 / (epoch + 1))
     model.fit(x, y, epochs=2, verbose=0, callbacks=[
         keras.callbacks.LambdaCallback(on_epoch_end=lambda e, logs: ends.append(e)),
-        keras.callbacks.ModelCheckpoint(path, monitor="loss"), sched])
+        keras.callbacks.ModelCheckpoint(path, monitor="loss", save_weights_only=True), sched])
     assert ends == [0, 1]
     assert sorted(os.listdir(tmp_path)) == ["w_01.npz", "w_02.npz"]
     np.testing.assert_allclose(float(model.optimizer.learning_rate.numpy()), 0.05, rtol=1e-6)

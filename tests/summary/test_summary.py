@@ -216,3 +216,66 @@ def test_images_and_audio(tmp_path):
     assert value[0] == (b"RIFF*\x00\x00\x00WAVEfmt \x10\x00\x00\x00\x01\x00\x01\x00@\x1f"
                         b"\x00\x00\x80>\x00\x00\x02\x00\x10\x00data\x06\x00\x00\x00\x00@"
                         b"\x00\x80\x00 ")
+
+
+def _graph_nodes(graph_def):
+    """(name, op, inputs) of each NodeDef of a serialized GraphDef."""
+    out = []
+    for field, _, node in _fields(graph_def):
+        if field != 1:
+            continue
+        f = _fields(node)
+        out.append((bytes([x for k, _, x in f if k == 1][0]).decode(),
+                    bytes([x for k, _, x in f if k == 2][0]).decode(),
+                    [bytes(x).decode() for k, _, x in f if k == 3]))
+    return out
+
+
+def test_trace_export_and_graph(tmp_path):
+    @tf.function
+    def f(x, w):
+        return tf.nn.relu(tf.matmul(x, w) + 1.0)
+    writer = tf.summary.create_file_writer(str(tmp_path))
+    with pytest.raises(ValueError, match="Must enable trace before export"):
+        tf.summary.trace_export("t", step=0)
+    tf.summary.trace_on(graph=True)
+    f(tf.ones([2, 3]), tf.ones([3, 4]))
+    with writer.as_default():
+        assert tf.summary.trace_export("my_trace", step=0)
+        assert bool(tf.summary.graph(f.get_concrete_function(tf.ones([2, 3]),
+                                                            tf.ones([3, 4])).graph))
+    writer.flush()
+    with pytest.raises(ValueError, match="Must enable trace"):  # export turned tracing off
+        tf.summary.trace_export("again", step=0)
+    (path,) = glob.glob(os.path.join(str(tmp_path), "events.out.tfevents.*.v2"))
+    payloads = list(_events.read_records(path))
+    vals = {tag: v for _, _, vs in _events_of(path) for tag, v in vs.items()}
+    plugin, dtype, dims, value = vals["my_trace"]
+    assert plugin == "graph_run_metadata_graph" and dims == []
+    run_metadata = value[0] if isinstance(value[0], bytes) else value[0].encode()
+    (fg,) = [x for k, _, x in _fields(run_metadata) if k == 4]  # one function traced
+    pre = [x for k, _, x in _fields(fg) if k == 2][0]
+    assert _graph_nodes(pre) == [
+        ("f/Placeholder", "Placeholder", []), ("f/Placeholder_1", "Placeholder", []),
+        ("f/MatMul", "MatMul", ["f/Placeholder", "f/Placeholder_1"]), ("f/Const", "Const", []),
+        ("f/AddV2", "AddV2", ["f/MatMul", "f/Const"]), ("f/Relu", "Relu", ["f/AddV2"])]
+    graph_events = [dict((k, x) for k, _, x in _fields(p)) for p in payloads]
+    (gd,) = [e[4] for e in graph_events if 4 in e]
+    assert [n[1] for n in _graph_nodes(gd)] == ["Placeholder", "Placeholder", "MatMul", "Const",
+                                                 "AddV2", "Relu"]
+
+
+def test_tensorboard_callback_writes_weight_images(tmp_path):
+    model = keras.Sequential([keras.layers.Dense(3, input_shape=(5,)), keras.layers.Dense(1)])
+    model.compile("sgd", "mse")
+    cb = keras.callbacks.TensorBoard(str(tmp_path), histogram_freq=1, write_images=True)
+    model.fit(np.ones((4, 5)), np.ones((4, 1)), epochs=1, verbose=0, callbacks=[cb])
+    (path,) = glob.glob(os.path.join(str(tmp_path), "train", "events.out.tfevents.*.v2"))
+    vals = {tag: v for _, _, vs in _events_of(path) for tag, v in vs.items()}
+    images = sorted(t for t, v in vals.items() if v[0] == "images")
+    # the 1-unit bias squeezes to a scalar: no picture (tf-keras skips it too)
+    assert sorted(t.split("/", 1)[1] for t in images) == ["bias_0/image", "kernel_0/image",
+                                                          "kernel_0/image"]
+    kernel = [vals[t] for t in images if "kernel" in t and vals[t][3][:2] == ["5", "3"]]
+    assert kernel  # the 5x3 kernel drawn 5 wide, 3 high (long side across)
+    assert _png_pixels(kernel[0][3][2]).shape == (3, 5, 1)

@@ -267,7 +267,7 @@ def test_model_checkpoint_callback_writes_tf_format(tmp_path):
     model.compile(optimizer="adam", loss="mse")
     x, y = data()
     path = str(tmp_path / "cp-{epoch:02d}.ckpt")
-    model.fit(x, y, epochs=2, verbose=0, callbacks=[keras.callbacks.ModelCheckpoint(path)])
+    model.fit(x, y, epochs=2, verbose=0, callbacks=[keras.callbacks.ModelCheckpoint(path, save_weights_only=True)])
     assert tf.train.latest_checkpoint(str(tmp_path)) == str(tmp_path / "cp-02.ckpt")
     other = make_model()
     other.load_weights(tf.train.latest_checkpoint(str(tmp_path)))

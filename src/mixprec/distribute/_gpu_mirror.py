@@ -34,7 +34,18 @@ def select_engine(device_names, gpu_backend_name):
         return "threads"
     if kinds != {"GPU"}:
         raise ValueError("MirroredStrategy cannot mix CPU and GPU devices: %s" % (list(device_names),))
-    return "nccl" if gpu_backend_name == "cuda" else "threads"
+    return "nccl" if nccl_backend(gpu_backend_name) else "threads"
+
+
+def nccl_backend(gpu_backend_name):
+    """Whether this GPU backend's tensors are summed by NCCL: the CUDA backend's; and, as a
+    test aid only (``MIXPREC_NCCL_ON_EMULATED_GPU=1``), the emulated GPU's, whose memory is
+    host memory, so that the tests' fake libnccl (tests/distribute/fake_nccl.c, named by
+    MIXPREC_NCCL_LIBRARY) runs the NCCL engine's logic without a GPU."""
+    if gpu_backend_name == "cuda":
+        return True
+    return (gpu_backend_name == "emulated-gpu"
+            and os.environ.get("MIXPREC_NCCL_ON_EMULATED_GPU") == "1")
 
 
 def nccl_library():

@@ -45,8 +45,11 @@ def local_rank(rank, environ=None):
 
 
 def worker_engine(gpu_backend_name, n_gpus):
-    """'nccl' when this worker has a GPU of the CUDA backend, else 'mpi'."""
-    return "nccl" if gpu_backend_name == "cuda" and n_gpus > 0 else "mpi"
+    """'nccl' when this worker has a GPU of the CUDA backend (or the emulated GPU under the
+    tests' fake libnccl: _gpu_mirror.nccl_backend), else 'mpi'."""
+    from mixprec.distribute import _gpu_mirror
+
+    return "nccl" if _gpu_mirror.nccl_backend(gpu_backend_name) and n_gpus > 0 else "mpi"
 
 
 def launched_by_mpi():

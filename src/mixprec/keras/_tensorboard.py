@@ -2,7 +2,8 @@
 ``<log_dir>/train`` and ``<log_dir>/validation`` with ``epoch_<metric>`` scalars per epoch
 (``epoch_learning_rate`` under a schedule, ``epoch_steps_per_second`` when asked),
 ``batch_<metric>`` per ``update_freq`` batches, ``evaluation_<metric>_vs_iterations`` after
-each evaluation, weight histograms every ``histogram_freq`` epochs and the model's config
+each evaluation, weight histograms (and images with ``write_images``) every
+``histogram_freq`` epochs and the model's config
 (``write_graph``). Writing is mixprec.summary's; this holds the callback bookkeeping."""
 
 import os
@@ -100,7 +101,30 @@ class TensorBoard(Callback):
                     for w in layer.weights:
                         summary.histogram(w.name.replace(":", "_") + "/histogram", w,
                                           step=epoch)
+                        if self.write_images:
+                            self._log_weight_as_image(w, w.name.replace(":", "_") + "/image",
+                                                      epoch)
             self._writer("train").flush()
+
+    def _log_weight_as_image(self, weight, name, epoch):
+        """tf-keras' picture of a weight: a bias as a 1-pixel-high strip, a Dense kernel
+        as one image (the long side across), each output kernel of a 2-D convolution as one
+        image; other ranks are skipped."""
+        import numpy as np
+        from mixprec.keras.backend import image_data_format
+        w = np.squeeze(np.asarray(weight.numpy()))
+        if w.ndim == 1:
+            w = w.reshape(1, w.shape[0], 1, 1)
+        elif w.ndim == 2:
+            if w.shape[0] > w.shape[1]:
+                w = w.T
+            w = w.reshape(1, w.shape[0], w.shape[1], 1)
+        elif w.ndim == 3:
+            if image_data_format() == "channels_last":
+                w = np.transpose(w, (2, 0, 1))
+            w = w.reshape(w.shape[0], w.shape[1], w.shape[2], 1)
+        if w.ndim == 4 and w.shape[-1] in (1, 3, 4):
+            summary.image(name, w.astype(np.float32), step=epoch)
 
     def on_test_end(self, logs=None):
         opt = getattr(self.model, "optimizer", None)

@@ -299,13 +299,12 @@ class ModelCheckpoint(Callback):
     (an int), always or only when ``monitor`` improves (``save_best_only``). ``filepath``
     may name ``{epoch}``, ``{batch}`` (with an int save_freq) and any logged metric.
 
-    ``save_weights_only=False`` (tf-keras' default) saves the whole model with ``model.save``
-    when ``filepath`` ends in ``.keras`` or ``.h5`` (docs/saving.md); for another path
-    tf-keras would write a SavedModel, which mixprec cannot: it warns and saves the
-    weights."""
+    ``save_weights_only=False`` (tf-keras' default) saves the whole model with ``model.save``:
+    a ``.keras`` or ``.h5`` file, or a SavedModel directory for another path, as tf-keras
+    (docs/saving.md)."""
 
     def __init__(self, filepath, monitor="val_loss", verbose=0, save_best_only=False,
-                 save_weights_only=True, mode="auto", save_freq="epoch", options=None,
+                 save_weights_only=False, mode="auto", save_freq="epoch", options=None,
                  initial_value_threshold=None, **kwargs):
         super().__init__()
         self.filepath = str(filepath)
@@ -317,12 +316,8 @@ class ModelCheckpoint(Callback):
             raise ValueError("Unrecognized save_freq: %r. Expected 'epoch' or a positive number "
                              "of batches" % (save_freq,))
         self.save_freq = save_freq
-        self._whole_model = not save_weights_only and self.filepath.endswith(
-            (".keras", ".h5", ".hdf5"))
-        if not save_weights_only and not self._whole_model:
-            warnings.warn("ModelCheckpoint(save_weights_only=False): mixprec has no SavedModel; "
-                          "the model's weights are saved (Model.save_weights). hint: a "
-                          "filepath ending in '.keras' saves the whole model", stacklevel=2)
+        self.save_weights_only = bool(save_weights_only)
+        self._whole_model = not save_weights_only
         if mode not in ("auto", "min", "max"):
             warnings.warn("ModelCheckpoint mode %r is unknown, fallback to auto mode." % (mode,),
                           stacklevel=2)
@@ -359,6 +354,7 @@ class ModelCheckpoint(Callback):
         if batch is not None:
             fields["batch"] = batch + 1
         path = self.filepath.format(**fields)
+        from mixprec.keras.utils.progbar import _write
         if self.save_best_only:
             current = logs.get(self.monitor)
             if current is None:
@@ -366,10 +362,16 @@ class ModelCheckpoint(Callback):
                               % self.monitor, stacklevel=2)
                 return
             if not self._better(float(current), self.best):
+                if self.verbose > 0:
+                    _write("\nEpoch %d: %s did not improve from %.5f\n"
+                           % (epoch + 1, self.monitor, self.best))
                 return
+            if self.verbose > 0:
+                _write("\nEpoch %d: %s improved from %.5f to %.5f, saving model to %s\n"
+                       % (epoch + 1, self.monitor, self.best, float(current), path))
             self.best = float(current)
-        if self.verbose:
-            print("\nEpoch %d: saving model to %s" % (epoch + 1, path))
+        elif self.verbose > 0:
+            _write("\nEpoch %d: saving model to %s\n" % (epoch + 1, path))
         if self._whole_model:
             self.model.save(path, overwrite=True)
         else:

@@ -13,7 +13,7 @@ import numpy as np
 from mixprec.summary import _events
 
 __all__ = ["create_file_writer", "create_noop_writer", "SummaryWriter", "scalar", "histogram",
-           "text", "image", "audio", "write", "flush", "record_if", "should_record_summaries", "experimental"]
+           "text", "image", "audio", "write", "graph", "trace_on", "trace_off", "trace_export", "flush", "record_if", "should_record_summaries", "experimental"]
 
 _state = threading.local()
 _global = {"step": None}
@@ -258,6 +258,9 @@ def write(tag, tensor, step=None, metadata=None, name=None):
         return _events.summary_value(tag, _events.tensor_proto(dt, v.shape, v.tobytes()),
                                      _events.metadata(plugin))
     return _emit(build, step, tensor)
+
+
+from mixprec.summary._graph import graph, trace_export, trace_off, trace_on  # noqa: E402,F401
 
 
 def flush(writer=None, name=None):

@@ -353,34 +353,36 @@ class Layer:
             stack = list(layer._layers) + stack
         return out
 
+    # NOTE: tf-keras 2.21's order: a layer's weights are all its trainable weights (its
+    # own, then each sublayer's, recursively) followed by all its non-trainable ones; a
+    # Model lists each tracked layer's weights in turn (engine/training.py)
     @property
     def trainable_weights(self):
         if not self._trainable:
             return []
         out = list(self._trainable_weights)
-        for layer in self._flatten_layers():
-            if layer._trainable:
-                out.extend(layer._trainable_weights)
+        for layer in self._layers:
+            out.extend(layer.trainable_weights)
         return _unique(out)
 
     @property
     def non_trainable_weights(self):
-        if not self._trainable:
-            return self.weights
-        out = list(self._non_trainable_weights)
-        for layer in self._flatten_layers():
-            if layer._trainable:
-                out.extend(layer._non_trainable_weights)
-            else:
-                out.extend(layer._trainable_weights + layer._non_trainable_weights)
+        if self._trainable:
+            out = list(self._non_trainable_weights)
+            for layer in self._layers:
+                out.extend(layer.non_trainable_weights)
+        else:
+            out = list(self._trainable_weights) + list(self._non_trainable_weights)
+            for layer in self._layers:
+                out.extend(layer.weights)
         return _unique(out)
 
     @property
     def weights(self):
-        out = list(self._trainable_weights) + list(self._non_trainable_weights)
-        for layer in self._flatten_layers():
-            out.extend(layer._trainable_weights + layer._non_trainable_weights)
-        return _unique(out)
+        # (this class's rules, not a subclass's: Layer.weights.fget(model) lists an
+        # unbuilt model's weights without its not-built check)
+        return _unique(Layer.trainable_weights.fget(self) +
+                       Layer.non_trainable_weights.fget(self))
 
     trainable_variables = trainable_weights
     non_trainable_variables = non_trainable_weights

@@ -29,6 +29,7 @@ from mixprec.keras.engine import data_streams as _data_streams
 from mixprec.keras.engine import functional_order
 from mixprec.keras.engine import masking as _masking
 from mixprec.keras.engine.base_layer import _shape_tuple  # noqa: F401
+from mixprec.keras.engine.base_layer import _unique as _unique_weights
 from mixprec.keras.engine.base_layer import Layer
 from mixprec.keras.engine.input_layer import InputLayer
 from mixprec.keras.engine.keras_tensor import KerasTensor
@@ -255,20 +256,42 @@ class Model(_steps.RunEagerlyMixin, ModelSavingMixin, Layer):
                 "the model is first called on inputs or `build()` is called with an "
                 "`input_shape`." % self.name)
 
+    # tf-keras 2.21's Model order: each tracked layer's variables in turn, then the
+    # model's own (a layer's own order is base_layer's: trainable, then non-trainable)
     @property
     def trainable_weights(self):
         self._assert_weights_created()
-        return Layer.trainable_weights.fget(self)
+        if not self._trainable:
+            return []
+        out = []
+        for layer in self._layers:
+            out.extend(layer.trainable_weights)
+        return _unique_weights(out + list(self._trainable_weights))
 
     @property
     def non_trainable_weights(self):
         self._assert_weights_created()
-        return Layer.non_trainable_weights.fget(self)
+        out = []
+        for layer in self._layers:
+            out.extend(layer.non_trainable_weights)
+        if not self._trainable:
+            trainable = []
+            for layer in self._layers:
+                trainable.extend(layer.trainable_weights)
+            out = trainable + list(self._trainable_weights) + out + \
+                list(self._non_trainable_weights)
+        else:
+            out = out + list(self._non_trainable_weights)
+        return _unique_weights(out)
 
     @property
     def weights(self):
         self._assert_weights_created()
-        return Layer.weights.fget(self)
+        out = []
+        for layer in self._layers:
+            out.extend(layer.weights)
+        return _unique_weights(out + list(self._trainable_weights) +
+                               list(self._non_trainable_weights))
 
     trainable_variables = trainable_weights
     non_trainable_variables = non_trainable_weights

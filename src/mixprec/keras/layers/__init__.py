@@ -40,7 +40,8 @@ from mixprec.keras.layers.dot import Dot, dot  # noqa: F401
 from mixprec.keras.layers.activation_more import PReLU, ThresholdedReLU  # noqa: F401
 from mixprec.keras.layers.regularization import (  # noqa: F401
     ActivityRegularization, AlphaDropout, GaussianDropout, GaussianNoise, SpatialDropout1D,
-    SpatialDropout2D)
+    SpatialDropout2D, SpatialDropout3D)
+from mixprec.keras.layers.wrappers import SpectralNormalization, Wrapper  # noqa: F401
 from mixprec.keras.layers.normalization_more import (  # noqa: F401
     GroupNormalization, UnitNormalization)
 from mixprec.keras.layers.time_distributed import TimeDistributed  # noqa: F401
@@ -72,7 +73,8 @@ __all__ = ["Layer", "Input", "InputLayer", "InputSpec", "Dense", "Activation", "
            "SeparableConvolution2D", "Cropping1D", "Cropping2D", "UpSampling1D", "UpSampling2D",
            "ZeroPadding1D", "Dot", "dot", "PReLU", "ThresholdedReLU", "ActivityRegularization",
            "AlphaDropout", "GaussianDropout", "GaussianNoise", "SpatialDropout1D",
-           "SpatialDropout2D", "GroupNormalization", "UnitNormalization", "TimeDistributed",
+           "SpatialDropout2D", "SpatialDropout3D", "Wrapper", "SpectralNormalization",
+           "GroupNormalization", "UnitNormalization", "TimeDistributed",
            "EinsumDense", "Conv3D", "Convolution3D", "Cropping3D", "GlobalAveragePooling3D",
            "GlobalAvgPool3D", "GlobalMaxPool3D", "GlobalMaxPooling3D", "UpSampling3D",
            "ZeroPadding3D", "MaxPooling3D", "AveragePooling3D", "MaxPool3D", "AvgPool3D",

@@ -655,10 +655,12 @@ class GRU(_CellLayer):
     _CELL_NAME = "gru_cell"
 
 
+from mixprec.keras.layers.wrappers import Wrapper as _Wrapper  # noqa: E402
+
 _MERGE_MODES = ("sum", "mul", "ave", "concat", None)
 
 
-class Bidirectional(Layer):
+class Bidirectional(_Wrapper):
     """Runs a recurrent layer forwards and a copy backwards and merges their outputs
     (``merge_mode`` concat / sum / mul / ave / None for a list)."""
 

@@ -1,4 +1,4 @@
-"""Regularization layers beyond Dropout: ActivityRegularization, SpatialDropout1D/2D (whole
+"""Regularization layers beyond Dropout: ActivityRegularization, SpatialDropout1D/2D/3D (whole
 feature maps dropped), GaussianNoise, GaussianDropout and AlphaDropout, with tf-keras 2.21's
 arguments, configs and training-only behaviour. Noise comes from mixprec.random (the core's
 Philox generator); the arithmetic is core ops."""
@@ -12,7 +12,8 @@ from mixprec.keras.engine.input_spec import InputSpec
 from mixprec.keras.layers.core import Dropout
 from mixprec.keras.utils import conv_utils
 
-__all__ = ["ActivityRegularization", "SpatialDropout1D", "SpatialDropout2D", "GaussianNoise",
+__all__ = ["ActivityRegularization", "SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D",
+           "GaussianNoise",
            "GaussianDropout", "AlphaDropout"]
 
 
@@ -74,6 +75,26 @@ class SpatialDropout2D(Dropout):
         return _drop(inputs, self.rate, self._noise_shape(inputs), self.seed)
 
     # NOTE: tf-keras 2.21's config has no data_format (from_config restores the default)
+
+
+class SpatialDropout3D(Dropout):
+    """Dropout of whole feature volumes of a 5-D input."""
+
+    def __init__(self, rate, data_format=None, **kwargs):
+        super().__init__(rate, **kwargs)
+        self.data_format = conv_utils.normalize_data_format(data_format)
+        self.input_spec = InputSpec(ndim=5)
+
+    def _noise_shape(self, inputs):
+        s = inputs.shape
+        if self.data_format == "channels_first":
+            return [s[0], s[1], 1, 1, 1]
+        return [s[0], 1, 1, 1, s[4]]
+
+    def call(self, inputs, training=None):
+        if not training or self.rate == 0:
+            return inputs
+        return _drop(inputs, self.rate, self._noise_shape(inputs), self.seed)
 
 
 def _drop(inputs, rate, noise_shape, seed):

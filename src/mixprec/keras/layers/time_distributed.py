@@ -6,11 +6,12 @@ slice. Reshapes only; the wrapped layer does the arithmetic."""
 from mixprec import _core, _nest
 from mixprec._shape import TensorShape
 from mixprec.keras.engine.base_layer import Layer
+from mixprec.keras.layers.wrappers import Wrapper
 
 __all__ = ["TimeDistributed"]
 
 
-class TimeDistributed(Layer):
+class TimeDistributed(Wrapper):
     """Applies ``layer`` to every index of axis 1."""
 
     def __init__(self, layer, **kwargs):

@@ -45,6 +45,10 @@ def deserialize(config, custom_objects=None):
         classes[c.__name__.lower()] = c
     classes.update(custom_objects or {})
     cls = classes.get(name) or classes.get(str(name).lower())
+    if cls is None and str(name).startswith("Custom>"):
+        # tf-keras registers its new optimizers as 'Custom>Adam' (also inside a
+        # LossScaleOptimizerV3's inner_optimizer)
+        cls = classes.get(name[len("Custom>"):])
     if cls is None:
         from mixprec.keras.mixed_precision import loss_scale_optimizer as lso
 

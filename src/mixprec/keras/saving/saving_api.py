@@ -1,8 +1,8 @@
 """``model.save`` / ``keras.models.save_model`` / ``load_model``: the choice of format by
 suffix and ``save_format`` with tf-keras 2.21's rules and messages. ``.keras`` is the
 native format (saving_lib.py); ``.h5`` the legacy whole-model HDF5 file (legacy_model_h5.py);
-TensorFlow's SavedModel directory (no suffix) is refused with a pointer to ``.keras``.
-Owns the dispatch only."""
+a path without a suffix (or ``save_format='tf'``) TensorFlow's SavedModel directory
+(saved_model_format.py). Owns the dispatch only."""
 
 import os
 import warnings
@@ -30,22 +30,20 @@ def get_save_format(filepath, save_format):
     return "tf"
 
 
-_NO_SAVEDMODEL = (
-    "mixprec cannot write TensorFlow's SavedModel format, which `model.save(%r)` (a path "
-    "without a '.keras' or '.h5' suffix%s) asks for. hint: save the whole model to a "
-    "'.keras' file, `model.save('my_model.keras')` (tf-keras' native format, loaded by "
-    "`keras.models.load_model` here and in TensorFlow), or the weights alone as a "
-    "TensorFlow checkpoint, `model.save_weights('dir/ckpt')`.")
-
-
 def save_model(model, filepath, overwrite=True, save_format=None, **kwargs):
     filepath = os.fspath(filepath)
     fmt = get_save_format(filepath, save_format)
-    if fmt == "tf":
-        raise NotImplementedError(_NO_SAVEDMODEL % (
-            filepath, ", or save_format='tf'" if save_format else ""))
     if not overwrite and os.path.exists(filepath):
         raise FileExistsError("%s exists and overwrite=False" % filepath)
+    if fmt == "tf":
+        from mixprec.keras.saving import saved_model_format
+
+        unknown = set(kwargs) - {"include_optimizer", "signatures", "options", "save_traces"}
+        if unknown:
+            raise TypeError("save_model() got unexpected keyword arguments %s"
+                            % sorted(unknown))
+        saved_model_format.save_model(model, filepath, **kwargs)
+        return None
     if fmt == "h5":
         warnings.warn("You are saving your model as an HDF5 file via `model.save()`. This "
                       "file format is considered legacy. We recommend using instead the "
@@ -74,10 +72,14 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True, **kw
     if not os.path.exists(filepath):
         raise OSError("No file or directory found at %s" % filepath)
     if os.path.isdir(filepath):
-        raise NotImplementedError(
-            "%r is a directory (a TensorFlow SavedModel?); mixprec cannot load the SavedModel "
-            "format. hint: in TensorFlow, `tf.keras.models.load_model(%r).save('model.keras')` "
-            "writes a file mixprec loads." % (filepath, filepath))
+        from mixprec.keras.saving import saved_model_format
+
+        unknown = set(kwargs) - {"options"}
+        if unknown:
+            raise TypeError("load_model() got unexpected keyword arguments %s"
+                            % sorted(unknown))
+        return saved_model_format.load_model(filepath, custom_objects=custom_objects,
+                                             compile=compile, **kwargs)
     if legacy_h5.is_hdf5(filepath):
         from mixprec.keras.saving import legacy_model_h5
 
