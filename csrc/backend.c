@@ -238,6 +238,9 @@ mp_status mp_backend_emulate_gpu(int on, const char *without) {
     /* as CUDA's table: no kept max-pool workspace (its header would be read back through
      * copy_d2h, a host synchronisation on a real GPU) */
     emulated.pool_workspace = NULL;
+    /* as CUDA's table: MaxPoolGrad + ReluGrad run as the two ops (the composition is what a
+     * GPU runs, so the emulated pass tests it) */
+    emulated.max_pool_grad_relu = NULL;
     MP_TRY(drop_slots(&emulated, without));
     if (on < 0 || on > 16)
         return mp_error_set(MP_ERR_VALUE, "the GPU emulation offers 1..16 GPUs, asked for %d", on);

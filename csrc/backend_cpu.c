@@ -659,6 +659,7 @@ const mp_backend mp_backend_cpu = {
     .scatter_add = mp_cpu_scatter_add,
     .cumsum = mp_cpu_cumsum,
     .linalg = mp_cpu_linalg,
+    .max_pool_grad_relu = mp_cpu_max_pool_grad_relu,
     .pool_workspace = mp_cpu_pool_workspace,
     .scan = mp_cpu_scan,
     .segment_reduce = mp_cpu_segment_reduce,

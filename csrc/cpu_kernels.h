@@ -31,6 +31,9 @@ mp_status mp_cpu_optim_update(mp_device dev, mp_optim_kind kind, const mp_optim_
                               const mp_optim_var *vars);
 mp_status mp_cpu_step_end(mp_device dev, const uint8_t *found_inf, float *scale, int64_t *good_steps,
                           const mp_loss_scale_params *p, int64_t *iterations);
+/* max_pool_grad_relu slot (cpu_pool_relu.c): float32 NHWC, non-overlapping windows; else *done = 0 */
+mp_status mp_cpu_max_pool_grad_relu(mp_device dev, mp_dtype dt, const mp_window *w, const void *x, const void *dy,
+                                    void *dx, int *done);
 mp_status mp_cpu_batch_norm(mp_device dev, mp_dtype dt, mp_dtype sdt, const void *x, const void *scale,
                              const void *offset, const void *mean, const void *var, double eps, void *y,
                              int64_t outer, int64_t C, int64_t inner, int act);

@@ -175,6 +175,17 @@ static void acc_run(const sums_ctx *c, const char *x, const char *y, int64_t n, 
             }
             continue;
         }
+        if (step_ch && c->mode == SUM_GRAD) { /* channels last: one loop over contiguous channels,
+                                                * each channel's sums in the same order (vectorizes) */
+            const double *M = c->m + ch0 + i0;
+            double *a0 = s0 + ch0 + i0, *a1 = s1 + ch0 + i0;
+            for (int64_t i = 0; i < m; i++) {
+                double g = by[i];
+                a0[i] += g;
+                a1[i] += g * ((double)bx[i] - M[i]);
+            }
+            continue;
+        }
         for (int64_t i = 0; i < m; i++) {
             int64_t ch = ch0 + (i0 + i) * step_ch;
             double v = bx[i];
@@ -288,9 +299,15 @@ static void mgrad_rows(void *vctx, int64_t r0, int64_t r1) {
                 continue;
             }
             mp_load_f32(c->dt, x + i0 * (int64_t)es, buf, n);
-            for (int64_t i = 0; i < n; i++) {
-                int64_t ch = last ? i0 + i : r % c->C;
-                buf[i] = (float)(c->b[ch] + c->a[ch] * ((double)buf[i] - c->m[ch]));
+            if (last) { /* contiguous channels: the same arithmetic as one loop that vectorizes */
+                const double *A = c->a + i0, *B = c->b + i0, *M = c->m + i0;
+                for (int64_t i = 0; i < n; i++)
+                    buf[i] = (float)(B[i] + A[i] * ((double)buf[i] - M[i]));
+            } else {
+                int64_t ch = r % c->C;
+                double A = c->a[ch], B = c->b[ch], M = c->m[ch];
+                for (int64_t i = 0; i < n; i++)
+                    buf[i] = (float)(B + A * ((double)buf[i] - M));
             }
             mp_store_f32(c->dt, buf, o + i0 * (int64_t)es, n);
         }

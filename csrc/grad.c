@@ -902,7 +902,8 @@ static mp_tensor *zeros_as(arena *a, const mp_tensor *t) {
 }
 
 /* MaxPoolGrad(x, y, dy): linear in dy, adjoint MaxPoolGradGrad(x, g); x and y get zeros
- * (as TF) */
+ * (as TF). With ReLU's gradient fused (attr i2 = 1: ReluGrad(x, MaxPoolGrad(...))) the
+ * adjoint masks g first: MaxPoolGradGrad(x, ReluGrad(x, g)). */
 static mp_status g_max_pool_grad(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx) {
     arena a = {0};
     mp_tensor *r;
@@ -910,7 +911,8 @@ static mp_status g_max_pool_grad(const mp_node *n, mp_tensor *dy, const int *nee
         dx[0] = out(r);
     if (need[1] && (r = zeros_as(&a, n->inputs[1])))
         dx[1] = out(r);
-    if (need[2] && (r = window(&a, MP_OP_MAX_POOL_GRAD_GRAD, n->inputs[0], dy, n, NULL)))
+    mp_tensor *g = need[2] && n->attrs.i2 == 1 ? bin(&a, MP_OP_RELU_GRAD, n->inputs[0], dy) : dy;
+    if (need[2] && g && (r = window(&a, MP_OP_MAX_POOL_GRAD_GRAD, n->inputs[0], g, n, NULL)))
         dx[2] = out(r);
     return finish(&a);
 }

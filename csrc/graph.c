@@ -857,8 +857,10 @@ static void plan_folds(mp_graph *g) {
 }
 
 /* A MaxPool node that a MaxPoolGrad of the same x reads (the trace recorded its gradient)
- * keeps its argmax workspace for it (attr i2 = 1, ops_window.c); the others run as
- * inference. Recomputed with the plan: passes and pruning may remove the gradient. */
+ * keeps its argmax workspace for it (attr i2 = 1, ops_window.c); i2 = 2 when its only such
+ * readers are MaxPoolGrads with ReLU's gradient (graph_fuse.c), whose one-pass kernel needs
+ * none where the backend has it (ops_window.c asks); the others run as inference.
+ * Recomputed with the plan: passes and pruning may remove the gradient. */
 static void plan_pool_workspaces(mp_graph *g) {
     for (int i = 0; i < g->n_nodes; i++)
         if (g->nodes[i].kind == MP_GNODE_OP && g->nodes[i].op == MP_OP_MAX_POOL)
@@ -869,8 +871,8 @@ static void plan_pool_workspaces(mp_graph *g) {
             continue;
         mp_gnode *p = &g->nodes[n->in[1].node];
         if (p->kind == MP_GNODE_OP && p->op == MP_OP_MAX_POOL && p->in[0].node == n->in[0].node &&
-            p->in[0].output == n->in[0].output)
-            p->attrs.i2 = 1;
+            p->in[0].output == n->in[0].output && p->attrs.i2 != 1)
+            p->attrs.i2 = n->attrs.i2 == 1 ? 2 : 1;
     }
 }
 
@@ -1398,8 +1400,12 @@ mp_status mp_graph_run_with(mp_graph *g, int n_in, mp_tensor *const *in, int n_s
         free(vals);
         return mp_error_set(MP_ERR_MEMORY, "out of host memory replaying a graph");
     }
+    const int prof = mp_graph_profile_on();
     for (int i = 0; i < g->n_nodes && st == MP_OK; i++) {
         mp_gnode *n = &g->nodes[i];
+        mp_graph_prof_mark pm;
+        if (prof)
+            mp_graph_profile_start(&pm);
         for (int k = 0; k < n->n_in; k++)
             args[k] = n->in[k].node >= 0 ? vals[n->in[k].node] : NULL;
         switch (n->kind) {
@@ -1493,6 +1499,15 @@ mp_status mp_graph_run_with(mp_graph *g, int n_in, mp_tensor *const *in, int n_s
             break;
         }
         default: st = mp_error_set(MP_ERR_INTERNAL, "graph: node %d has unknown kind %d", i, (int)n->kind);
+        }
+        if (prof && st == MP_OK && n->kind != MP_GNODE_INPUT && n->kind != MP_GNODE_CONST) {
+            static const char *kinds[] = {"(input)", "(const)", "", "(variable read)", "(variable assign)",
+                                          "(optimizer)", "(host)", "(loop)", "(loop out)", "(call)", "(call out)"};
+            const char *name = n->kind == MP_GNODE_OP ? mp_op_get_info(n->op)->name
+                               : (size_t)n->kind < sizeof kinds / sizeof kinds[0] ? kinds[n->kind]
+                                                                                 : "(node)";
+            if (n->kind != MP_GNODE_OP || !((n->flags & MP_GNODE_FLAG_FOLDED) && !hooks))
+                mp_graph_profile_stop(&pm, name, vals[i]);
         }
         /* free what no later node reads */
         for (int k = 0; k < n->n_in; k++) {

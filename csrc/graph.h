@@ -266,8 +266,13 @@ mp_status mp_graph_prune(mp_graph *g);
  * an AddV2 of a vector over its last axis (a bias), becomes CONV2D_BIAS_ACT / MATMUL_BIAS_ACT,
  * with the ReLU when one Relu is the sum's only reader (besides ReluGrads of the sum, which
  * then read the fused output); a fused op without activation read that way by one Relu takes
- * it in. *n_fused gets the number of fused nodes made. */
+ * it in; a BatchNorm read by one Relu takes it in; a ReluGrad over a MaxPoolGrad of the
+ * ReLU's output becomes one MaxPoolGrad with ReLU's gradient (attr i2 = 1). *n_fused gets
+ * the number of fused nodes made. */
 mp_status mp_graph_fuse(mp_graph *g, int *n_fused);
+/* Whether later passes make the MaxPoolGrad + ReluGrad fusion (default 1; A/B, tests);
+ * returns the previous setting. */
+int mp_graph_fuse_pool_relu(int on);
 /* 1 when a and b are the same graph up to the shapes of their values: the same nodes,
  * edges, attributes (random ops' streams aside), constants' values, variables and outputs;
  * 0 otherwise (loops never compare equal). Two traces of a relaxed signature that agree
@@ -379,6 +384,20 @@ void mp_graph_capture_free(mp_graph *g);
 void mp_graph_capture_counts(int64_t *captures, int64_t *launches, int64_t *failed);
 /* Debug: 1 when a captured graph is ready; *failures, *clean as kept. */
 int mp_graph_capture_info(const mp_graph *g, int *failures, int *clean);
+
+/* Opt-in per-op timing of replays (graph_profile.c; env MIXPREC_PROFILE=1 or
+ * _core.graph_profile): wall and process CPU seconds summed per (op, dtype, output shape). */
+typedef struct mp_graph_prof_mark {
+    double wall, cpu;
+} mp_graph_prof_mark;
+int mp_graph_profile_on(void);
+int mp_graph_profile_set(int on); /* returns the previous setting */
+void mp_graph_profile_start(mp_graph_prof_mark *m);
+void mp_graph_profile_stop(const mp_graph_prof_mark *m, const char *name, const mp_tensor *out);
+int mp_graph_profile_rows(void);
+int mp_graph_profile_row(int i, const char **name, int *dtype, int *ndim, const int64_t **shape, int64_t *count,
+                         double *wall, double *cpu);
+void mp_graph_profile_reset(void);
 
 #ifdef __cplusplus
 }

@@ -2,7 +2,9 @@
  * followed by the add of a channel bias (and a Relu) become one CONV2D_BIAS_ACT /
  * MATMUL_BIAS_ACT node, as TensorFlow's remapper makes _FusedConv2D / _FusedMatMul inside
  * tf.function; a fused op without activation read by one Relu takes the Relu in, and so
- * does a BatchNorm (its act attr: scale, shift and ReLU in one pass).
+ * does a BatchNorm (its act attr: scale, shift and ReLU in one pass); a ReluGrad over a
+ * MaxPoolGrad of the same x (the backward of ReLU then max pooling) becomes one MaxPoolGrad
+ * with ReLU's gradient (its act attr; mixprec's fusion, TensorFlow's remapper has none).
  * It only rewires nodes through graph.h's pass API; it must not compute values
  * nor know how graph.c replays (the fused ops' arithmetic and backward live in the op layer). */
 #include <stdlib.h>
@@ -140,6 +142,55 @@ static mp_status make_bn_relu(mp_gnode *r, const mp_gnode *b) {
     return MP_OK;
 }
 
+/* ReluGrad node r = ReluGrad(f, d) with d = MaxPoolGrad(x, y, dy), f = x (a fused op's ReLU
+ * output, or a Relu whose gradients relu_took rewired) or x = Relu(f); NHWC, d read only by
+ * r: d's index, -1 otherwise */
+static int match_pool_relu_grad(const mp_graph *g, const int *readers, int r) {
+    const mp_gnode *rn = &g->nodes[r];
+    if (!is_op(rn, MP_OP_RELU_GRAD) || rn->n_in != 2 || rn->n_out != 1)
+        return -1;
+    int d = rn->in[1].node;
+    if (d < 0 || d == rn->in[0].node || rn->in[0].node < 0 || readers[d] != 1)
+        return -1;
+    const mp_gnode *dn = &g->nodes[d];
+    if (!is_op(dn, MP_OP_MAX_POOL_GRAD) || dn->n_in != 3 || dn->n_out != 1 || dn->attrs.i2 != 0 ||
+        dn->attrs.i0 != 0 || (dn->flags & MP_GNODE_FLAG_OUTPUT) || dn->in[0].node < 0 || dn->dtype != rn->dtype ||
+        !same_shape(dn, rn) || !mp_dtype_is_floating(rn->dtype))
+        return -1;
+    if (dn->in[0].node == rn->in[0].node && dn->in[0].output == rn->in[0].output)
+        return d;
+    /* x = Relu(z) and ReluGrad's features z (Relu's own rule): relu(z) > 0 exactly when z > 0 */
+    const mp_gnode *xn = &g->nodes[dn->in[0].node];
+    if (is_op(xn, MP_OP_RELU) && xn->n_in == 1 && xn->in[0].node == rn->in[0].node &&
+        xn->in[0].output == rn->in[0].output)
+        return d;
+    return -1;
+}
+
+/* ReluGrad node r becomes MaxPoolGrad node d with ReLU's gradient (act attr i2 = 1); d reads
+ * nothing (the pruning drops it) */
+static mp_status make_pool_relu_grad(mp_graph *g, int *readers, int r, int d) {
+    mp_gnode *rn = &g->nodes[r], *dn = &g->nodes[d];
+    readers[rn->in[0].node]--; /* ReluGrad's features: x (read by both) or Relu's input */
+    mp_gedge *in = realloc(rn->in, 3 * sizeof *in);
+    if (!in)
+        return mp_error_set(MP_ERR_MEMORY, "out of host memory fusing a graph node");
+    memcpy(in, dn->in, 3 * sizeof *in);
+    rn->in = in;
+    rn->n_in = 3;
+    rn->op = MP_OP_MAX_POOL_GRAD;
+    rn->attrs = dn->attrs;
+    rn->attrs.i2 = 1;
+    rn->flags |= dn->flags & ~MP_GNODE_FLAG_OUTPUT;
+    for (int k = 0; k < dn->n_in; k++)
+        dn->in[k].node = -1;
+    readers[d] = 0;
+    return MP_OK;
+}
+
+static int pool_relu_on = 1; /* mp_graph_fuse_pool_relu: A/B measurements, tests */
+int mp_graph_fuse_pool_relu(int on) { return __atomic_exchange_n(&pool_relu_on, on != 0, __ATOMIC_RELAXED); }
+
 static int fused_without_act(const mp_gnode *n) {
     return (is_op(n, MP_OP_CONV2D_BIAS_ACT) || is_op(n, MP_OP_MATMUL_BIAS_ACT)) && n->n_in == 3 && n->attrs.i2 == 0;
 }
@@ -168,6 +219,9 @@ mp_status mp_graph_fuse(mp_graph *g, int *n_fused) {
             st = make_bn_relu(&g->nodes[r], &g->nodes[a]);
             if (st == MP_OK)
                 relu_took(g, readers, a, r);
+        } else if (__atomic_load_n(&pool_relu_on, __ATOMIC_RELAXED) && (r = match_pool_relu_grad(g, readers, a)) >= 0) {
+            /* ReLU's gradient after max pooling's: one pass */
+            st = make_pool_relu_grad(g, readers, a, r);
         } else if (fused_without_act(&g->nodes[a]) && (r = match_relu(g, readers, a)) >= 0) {
             /* a Keras Conv2D/Dense layer's fused op read by one Relu */
             const mp_gnode *fn = &g->nodes[a];

@@ -279,6 +279,9 @@ mp_status mp_run_window(mp_op op, mp_tensor *const *in, const mp_attrs *at, cons
     if (dy && memcmp(dy->shape, ys, sizeof ys) != 0)
         return mp_error_set(MP_ERR_SHAPE, "%s: the output gradient has shape %s but the forward's output is %s",
                             NAME(op), shp(dy->shape, 4, b0, sizeof b0), shp(ys, 4, b1, sizeof b1));
+    if (op == MP_OP_MAX_POOL_GRAD && at->i2 != 0 && at->i2 != 1)
+        return mp_error_set(MP_ERR_VALUE, "%s: unknown activation code %lld (0 none, 1 relu)", NAME(op),
+                            (long long)at->i2);
     if (op == MP_OP_MAX_POOL_GRAD && (in[1]->ndim != 4 || memcmp(in[1]->shape, ys, sizeof ys) != 0))
         return mp_error_set(MP_ERR_SHAPE, "%s: orig_output has shape %s but the forward's output is %s", NAME(op),
                             shp(in[1]->shape, in[1]->ndim, b0, sizeof b0), shp(ys, 4, b1, sizeof b1));
@@ -295,11 +298,32 @@ mp_status mp_run_window(mp_op op, mp_tensor *const *in, const mp_attrs *at, cons
     int64_t y_numel = ys[0] * ys[1] * ys[2] * ys[3];
     size_t ws_bytes = 0;
     void *ws = NULL;
+    /* attr i2 = 2 (graph.c's plan): the only gradient is a MaxPoolGrad with ReLU's, which needs
+     * no workspace where the backend's max_pool_grad_relu takes these arguments (its query) */
+    int fused_grad_only = 0;
+    if (op == MP_OP_MAX_POOL && at->i2 == 2 && be->max_pool_grad_relu && !mp_tape_would_record(1, in))
+        MP_TRY(BE_CALL(be, max_pool_grad_relu, dev, dt, &w, NULL, NULL, NULL, &fused_grad_only));
     if (op == MP_OP_MAX_POOL && !empty_in && y_numel > 0 && __atomic_load_n(&ws_keep, __ATOMIC_RELAXED) &&
-        (at->i2 == 1 || mp_tape_would_record(1, in))) {
+        !fused_grad_only && (at->i2 == 1 || at->i2 == 2 || mp_tape_would_record(1, in))) {
         MP_TRY(pool_ws_bytes(be, dev, dt, &w, &ws_bytes));
         if (ws_bytes)
             return max_pool_kept(be, dev, dt, &w, in[0], ys, ws_bytes, out);
+    }
+    /* MaxPoolGrad with ReLU's gradient (attr i2 = 1, the remapper's fusion, graph_fuse.c):
+     * the backend's one pass when it has one for these arguments, else the two ops below */
+    int relu_grad = op == MP_OP_MAX_POOL_GRAD && at->i2 == 1, done = 0;
+    if (relu_grad && !empty_in && dy->numel > 0 && be->max_pool_grad_relu) {
+        MP_TRY(mp_tensor_new(dt, 4, os, dev, &r));
+        st = BE_CALL(be, max_pool_grad_relu, dev, dt, &w, mp_tensor_data(in[0]), mp_tensor_data(dy),
+                     mp_tensor_data(r), &done);
+        if (st != MP_OK || done) {
+            if (st != MP_OK)
+                mp_tensor_decref(r);
+            else
+                *out = r;
+            return st;
+        }
+        mp_tensor_decref(r);
     }
     if (op == MP_OP_MAX_POOL_GRAD && !empty_in && dy->numel > 0)
         MP_TRY(kept_ws(be, dev, dt, &w, in[0], in[1], &ws_bytes, &ws));
@@ -328,6 +352,14 @@ mp_status mp_run_window(mp_op op, mp_tensor *const *in, const mp_attrs *at, cons
         const void *a = op == MP_OP_AVG_POOL_GRAD ? NULL : mp_tensor_data(in[0]);
         const void *b = dy ? mp_tensor_data(dy) : op == MP_OP_MAX_POOL_GRAD_GRAD ? mp_tensor_data(in[1]) : NULL;
         st = BE_CALL(be, pool, dev, k, dt, &w, a, b, mp_tensor_data(r));
+    }
+    if (st == MP_OK && relu_grad && r->numel > 0) { /* ReluGrad(x, dx) in place */
+        mp_bcast bc;
+        memset(&bc, 0, sizeof bc);
+        bc.ndim = 1, bc.shape[0] = bc.numel = r->numel;
+        bc.stride[0][0] = bc.stride[1][0] = bc.stride[2][0] = 1;
+        st = BE_CALL(be, binary, dev, MP_BINARY_RELU_GRAD, dt, &bc, mp_tensor_data(in[0]), mp_tensor_data(r),
+                     mp_tensor_data(r), 0.0);
     }
     if (st != MP_OK) {
         mp_tensor_decref(r);

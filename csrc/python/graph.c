@@ -617,7 +617,68 @@ static PyObject *py_graph_break(PyObject *m, PyObject *arg) {
     Py_RETURN_TRUE;
 }
 
+/* graph_profile(on) -> previous setting: per-op timing of replays (graph_profile.c) */
+static PyObject *py_graph_profile(PyObject *m, PyObject *arg) {
+    (void)m;
+    int on = PyObject_IsTrue(arg);
+    if (on < 0)
+        return NULL;
+    return PyBool_FromLong(mp_graph_profile_set(on));
+}
+
+/* graph_profile_report(reset) -> [(op, dtype name or None, shape, calls, wall s, cpu s)] */
+static PyObject *py_graph_profile_report(PyObject *m, PyObject *arg) {
+    (void)m;
+    int reset = PyObject_IsTrue(arg);
+    if (reset < 0)
+        return NULL;
+    PyObject *out = PyList_New(0);
+    if (!out)
+        return NULL;
+    const char *name;
+    int dt, nd;
+    const int64_t *shape;
+    int64_t count;
+    double wall, cpu;
+    for (int i = 0; mp_graph_profile_row(i, &name, &dt, &nd, &shape, &count, &wall, &cpu); i++) {
+        PyObject *shp = PyTuple_New(nd);
+        if (!shp) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        for (int d = 0; d < nd; d++)
+            PyTuple_SET_ITEM(shp, d, PyLong_FromLongLong((long long)shape[d]));
+        PyObject *row = Py_BuildValue("(szNLdd)", name, dt >= 0 ? mp_dtype_name((mp_dtype)dt) : NULL, shp,
+                                      (long long)count, wall, cpu);
+        if (!row || PyList_Append(out, row) < 0) {
+            Py_XDECREF(row);
+            Py_DECREF(out);
+            return NULL;
+        }
+        Py_DECREF(row);
+    }
+    if (reset)
+        mp_graph_profile_reset();
+    return out;
+}
+
+static PyObject *py_graph_fuse_pool_relu(PyObject *m, PyObject *arg) {
+    (void)m;
+    int on = PyObject_IsTrue(arg);
+    if (on < 0)
+        return NULL;
+    return PyBool_FromLong(mp_graph_fuse_pool_relu(on));
+}
+
 static PyMethodDef graph_functions[] = {
+    {"graph_fuse_pool_relu", py_graph_fuse_pool_relu, METH_O,
+     "graph_fuse_pool_relu(on): whether functions traced from now on fuse ReluGrad into MaxPoolGrad (default "
+     "True; A/B measurements); returns the previous setting."},
+    {"graph_profile", py_graph_profile, METH_O,
+     "graph_profile(on): time every node of traced-graph replays (env MIXPREC_PROFILE=1 too); returns the "
+     "previous setting."},
+    {"graph_profile_report", py_graph_profile_report, METH_O,
+     "graph_profile_report(reset): [(op, dtype, output shape, calls, wall s, process cpu s)] since the last reset."},
     {"graph_record_host", py_record_host, METH_VARARGS, NULL},
     {"graph_break", py_graph_break, METH_O, NULL},
     {"graph_recording", py_recording, METH_NOARGS, "None, or whether the recording graph is dry."},
