@@ -448,7 +448,7 @@ mp_status mp_backend_emulate_graphs(int on);
  * exports this table as the PyCapsule `mixprec._core._C_API` and a plugin calls through it.
  * NOTE: bump MP_C_API_VERSION whenever this struct, mp_backend or any struct they use
  * changes; a plugin built against another version refuses to register. */
-#define MP_C_API_VERSION 15
+#define MP_C_API_VERSION 16
 #define MP_C_API_CAPSULE "mixprec._core._C_API"
 typedef struct mp_c_api {
     int version;          /* MP_C_API_VERSION of the core */
