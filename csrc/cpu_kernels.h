@@ -68,8 +68,7 @@ mp_status mp_cpu_scatter_nd(mp_device dev, int mode, mp_dtype dt, const int64_t 
                             int64_t nidx, int64_t inner);
 mp_status mp_cpu_sort(mp_device dev, mp_dtype dt, int descending, const void *x, int64_t rows, int64_t n, int64_t k,
                       int64_t *work, mp_dtype idt, void *idx);
-mp_status mp_cpu_linalg(mp_device dev, mp_linalg_kind k, mp_dtype dt, int64_t batch, int64_t n, const void *a,
-                        void *out, int adjoint);
+mp_status mp_cpu_linalg(mp_device dev, const mp_linalg_call *c);
 mp_status mp_cpu_projective_transform(mp_device dev, mp_dtype dt, const void *x, const float *t, void *y, int64_t b,
                                       int64_t h, int64_t w, int64_t c, int64_t oh, int64_t ow, int64_t tb, int interp,
                                       int fill_mode, double fill_value);

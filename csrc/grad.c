@@ -1183,6 +1183,15 @@ static mp_status g_batch_norm_grad_sums(const mp_node *n, mp_tensor *G, const in
 #define GRAD_IMAGE_PROJECTIVE_TRANSFORM mp_grad_image_transform
 #define GRAD_REVERSE mp_grad_permute
 #define GRAD_ROLL mp_grad_permute
+#define GRAD_CHOLESKY mp_grad_cholesky
+#define GRAD_MATRIX_TRIANGULAR_SOLVE mp_grad_matrix_triangular_solve
+#define GRAD_MATRIX_SOLVE mp_grad_matrix_solve
+#define GRAD_QR mp_grad_qr
+#define GRAD_SELF_ADJOINT_EIG mp_grad_self_adjoint_eig
+#define GRAD_SVD mp_grad_svd
+#define GRAD_LOG_MATRIX_DETERMINANT mp_grad_log_matrix_determinant
+#define GRAD_MATRIX_BAND_PART mp_grad_matrix_band_part
+#define GRAD_LU NULL
 
 static const grad_fn rules[MP_OP_COUNT] = {
 #define MP_OP(NAME, tfname, pyname, nin, amp, family, kind) [MP_OP_##NAME] = GRAD_##NAME,

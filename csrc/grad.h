@@ -35,4 +35,13 @@ mp_status mp_grad_tensor_scatter(const mp_node *n, mp_tensor *dy, const int *nee
 mp_status mp_grad_permute(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx);
 /* ImageProjectiveTransformV3 (grad_image.c): TensorFlow's inverse-transform rule */
 mp_status mp_grad_image_transform(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx);
+/* grad_linalg.c: the decompositions and solves */
+mp_status mp_grad_cholesky(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx);
+mp_status mp_grad_matrix_triangular_solve(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx);
+mp_status mp_grad_matrix_solve(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx);
+mp_status mp_grad_qr(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx);
+mp_status mp_grad_self_adjoint_eig(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx);
+mp_status mp_grad_svd(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx);
+mp_status mp_grad_log_matrix_determinant(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx);
+mp_status mp_grad_matrix_band_part(const mp_node *n, mp_tensor *dy, const int *need, mp_tensor **dx);
 #endif

@@ -355,11 +355,36 @@ typedef enum mp_pool_kind {
     MP_POOL_MAX_GRADGRAD    /* out (y's shape) from a = x, b = g (x's shape): g at each window's first maximum */
 } mp_pool_kind;
 
-/* The linalg slot's computations, each on `batch` square (n, n) row-major matrices. */
+/* The linalg slot's computations on `batch` row-major matrices a (m, n) (square: m = n) and,
+ * for the solves, right-hand sides b (m, k); each writes one result into out. Flags in
+ * mp_linalg_call's i0/i1 as named per kind. */
 typedef enum mp_linalg_kind {
-    MP_LINALG_INV = 0, /* out (batch, n, n) = a^-1 (a^-H when adjoint); MP_ERR_SHAPE "Input is not invertible." on a zero pivot */
-    MP_LINALG_DET      /* out (batch) = det(a) by LU with partial pivoting (0 for a singular a) */
+    MP_LINALG_INV = 0, /* out (batch, n, n) = a^-1 (a^-H when i0 = adjoint); MP_ERR_SHAPE "Input is not invertible." on a zero pivot */
+    MP_LINALG_DET,     /* out (batch) = det(a) by LU with partial pivoting (0 for a singular a) */
+    MP_LINALG_CHOLESKY, /* out (batch, n, n) = L of a's lower triangle (upper zero); NaN in L's lower triangle when a is not positive definite */
+    MP_LINALG_TRSOLVE,  /* out (batch, n, k) = a^-1 b with a's triangle (i0 lower, i1 adjoint: a^H); no singularity check */
+    MP_LINALG_SOLVE,    /* out (batch, n, k) = a^-1 b (a^-H b when i0); MP_ERR_SHAPE "Input matrix is not invertible." */
+    MP_LINALG_QR,       /* i0 full_matrices, i1 = 0: out q (m, full ? m : min(m, n)), 1: out r (full ? m : min(m, n), n) */
+    MP_LINALG_EIGH,     /* a's lower triangle; i1 = 0: out eigenvalues (batch, n) ascending, 1: eigenvectors (batch, n, n) as columns */
+    MP_LINALG_SVD,      /* i0 full_matrices, i1 = 0: s (batch, min(m, n)) descending, 1: u (m, full ? m : p), 2: v (n, full ? n : p) */
+    MP_LINALG_SLOGDET,  /* i1 = 0: out sign(det a) (batch) (0 when singular), 1: log|det a| (batch) (-inf when singular) */
+    MP_LINALG_BAND,     /* out (batch, m, n) = a where (i0 < 0 or i - j <= i0) and (i1 < 0 or j - i <= i1), else 0 */
+    MP_LINALG_LU        /* getrf: i1 = 0 out (batch, n, n) L (unit, below) and U packed, 1: out (batch, n) the row order p
+                         * (a[p] = L U) as exact floats; MP_ERR_SHAPE "Input is not invertible." on a zero pivot */
 } mp_linalg_kind;
+
+/* One call of the linalg slot: what it computes and on which host or device buffers.
+ * The element counts let a backend without its own kernels copy the buffers (the CUDA
+ * plugin's host round trip) without knowing each kind's shapes. */
+typedef struct mp_linalg_call {
+    mp_linalg_kind kind;
+    mp_dtype dtype;         /* float32 or float64, every buffer */
+    int64_t batch, m, n, k; /* a: (batch, m, n); b: (batch, m, k) */
+    int64_t i0, i1;         /* the kind's flags */
+    const void *a, *b;      /* b NULL when the kind has no right-hand side */
+    void *out;
+    int64_t a_count, b_count, out_count; /* elements of a, b and out */
+} mp_linalg_call;
 
 /* One table per device type, its slots listed in backend.def. Kernels see raw pointers,
  * sizes and dtypes; the op layer (ops.c) has already validated shapes and dtypes and
@@ -427,7 +452,7 @@ mp_status mp_backend_emulate_graphs(int on);
  * exports this table as the PyCapsule `mixprec._core._C_API` and a plugin calls through it.
  * NOTE: bump MP_C_API_VERSION whenever this struct, mp_backend or any struct they use
  * changes; a plugin built against another version refuses to register. */
-#define MP_C_API_VERSION 17
+#define MP_C_API_VERSION 18
 #define MP_C_API_CAPSULE "mixprec._core._C_API"
 typedef struct mp_c_api {
     int version;          /* MP_C_API_VERSION of the core */

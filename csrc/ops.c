@@ -41,7 +41,7 @@ static const struct {
 
 /* Tripwire: a new op must also get its backward rule (grad.c), its binding
  * (csrc/python/functions.c) and a row in tests/test_ops.py; then bump this number. */
-_Static_assert(MP_OP_COUNT == 162, "ops.def changed: update grad.c, functions.c, tests/test_ops.py, then this count");
+_Static_assert(MP_OP_COUNT == 171, "ops.def changed: update grad.c, functions.c, tests/test_ops.py, then this count");
 
 const mp_op_info *mp_op_get_info(mp_op op) {
     if ((int)op < 0 || op >= MP_OP_COUNT)
@@ -1179,7 +1179,16 @@ static mp_status dispatch(mp_op op, int n_in, mp_tensor *const *in, const mp_att
     case MP_OP_UNIQUE:
     case MP_OP_WHERE_INDICES: return mp_run_sort_op(op, in, at, be, out);
     case MP_OP_MATRIX_INVERSE:
-    case MP_OP_MATRIX_DETERMINANT: return mp_run_linalg(op, in[0], at, be, out);
+    case MP_OP_MATRIX_DETERMINANT:
+    case MP_OP_CHOLESKY:
+    case MP_OP_MATRIX_TRIANGULAR_SOLVE:
+    case MP_OP_MATRIX_SOLVE:
+    case MP_OP_QR:
+    case MP_OP_SELF_ADJOINT_EIG:
+    case MP_OP_SVD:
+    case MP_OP_LOG_MATRIX_DETERMINANT:
+    case MP_OP_MATRIX_BAND_PART:
+    case MP_OP_LU: return mp_run_linalg(op, n_in, in, at, be, out);
     case MP_OP_IMAGE_PROJECTIVE_TRANSFORM: return mp_run_image_transform(in, at, be, out);
     case MP_OP_ONE_HOT: return run_one_hot(in[0], at, be, out);
     case MP_OP_RANDOM_UNIFORM:

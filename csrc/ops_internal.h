@@ -24,8 +24,10 @@ mp_status mp_run_gather(mp_op op, mp_tensor *const *in, const mp_attrs *at, cons
 mp_status mp_run_cumsum(mp_tensor *x, const mp_attrs *at, const mp_backend *be, mp_tensor **out);
 /* tf.strided_slice / tf.slice with tensor bounds and their gradient (ops_slice_t.c). */
 mp_status mp_run_slice_t(mp_op op, int n_in, mp_tensor *const *in, const mp_attrs *at, mp_tensor **out);
-/* MatrixInverse / MatrixDeterminant (ops_linalg.c): the linalg slot on the innermost matrices. */
-mp_status mp_run_linalg(mp_op op, mp_tensor *x, const mp_attrs *at, const mp_backend *be, mp_tensor **out);
+/* MatrixInverse, MatrixDeterminant, Cholesky, the solves, Qr, SelfAdjointEigV2, Svd,
+ * LogMatrixDeterminant, MatrixBandPart (ops_linalg.c): the linalg slot on the innermost matrices. */
+mp_status mp_run_linalg(mp_op op, int n_in, mp_tensor *const *in, const mp_attrs *at, const mp_backend *be,
+                        mp_tensor **out);
 /* ImageProjectiveTransformV3 (ops_image.c): the projective_transform slot. */
 mp_status mp_run_image_transform(mp_tensor *const *in, const mp_attrs *at, const mp_backend *be, mp_tensor **out);
 /* Debug counter: MaxPoolGrad calls served from the workspace MaxPool kept (ops_window.c). */

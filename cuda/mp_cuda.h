@@ -175,8 +175,7 @@ mp_status mp_cuda_projective_transform(mp_device dev, mp_dtype dt, const void *x
                                        int64_t h, int64_t w, int64_t c, int64_t oh, int64_t ow, int64_t tb, int interp,
                                        int fill_mode, double fill_value);
 /* the linalg slot as a host round trip (linalg_host.cpp) */
-mp_status mp_cuda_linalg(mp_device dev, mp_linalg_kind k, mp_dtype dt, int64_t batch, int64_t n, const void *a,
-                         void *out, int adjoint);
+mp_status mp_cuda_linalg(mp_device dev, const mp_linalg_call *c);
 mp_status mp_cuda_cumsum(mp_device dev, mp_dtype dt, const void *x, void *y, int64_t outer, int64_t n,
                          int64_t inner, int exclusive, int reverse); // gather.cu
 mp_status mp_cuda_scan(mp_device dev, int kind, mp_dtype dt, const void *x, void *y, int64_t outer, int64_t n,

@@ -688,3 +688,33 @@ def test_image_projective_transform_parity(dt):
 
 
 covers("image_projective_transform")
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+def test_linalg_decompositions_host_round_trip(dt):
+    """The decompositions and solves on the GPU: the same host round trip (two inputs for the
+    solves, non-square shapes for qr/svd), so the GPU's results are the CPU's bit for bit."""
+    r = np.random.default_rng(6)
+    x = (r.standard_normal((2, 4, 4)) + 4 * np.eye(4)).astype(NP_DTYPE[dt])
+    w = r.standard_normal((2, 5, 3)).astype(NP_DTYPE[dt])
+    b = r.standard_normal((2, 4, 2)).astype(NP_DTYPE[dt])
+    spd = (x @ np.swapaxes(x, -1, -2)).astype(NP_DTYPE[dt])
+    calls = [lambda: _core.cholesky(tf.constant(spd)),
+             lambda: _core.matrix_triangular_solve(tf.constant(x), tf.constant(b), False, True),
+             lambda: _core.matrix_solve(tf.constant(x), tf.constant(b), True),
+             lambda: _core.self_adjoint_eig(tf.constant(spd), 0), lambda: _core.self_adjoint_eig(tf.constant(spd), 1),
+             lambda: _core.log_matrix_determinant(tf.constant(x), 0),
+             lambda: _core.log_matrix_determinant(tf.constant(x), 1),
+             lambda: _core.matrix_band_part(tf.constant(w), 1, 0), lambda: _core.lu(tf.constant(x), 0),
+             lambda: _core.lu(tf.constant(x), 1)]
+    for full in (False, True):
+        calls += [lambda f=full, k=k: _core.qr(tf.constant(w), f, k) for k in (0, 1)]
+        calls += [lambda f=full, k=k: _core.svd(tf.constant(w), f, k) for k in (0, 1, 2)]
+    for i, fn in enumerate(calls):
+        assert_gpu_close(made_on(GPU, fn), made_on(CPU, fn), dt, "exact", err_msg="linalg call %d %s" % (i, dt))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Input matrix is not invertible."):
+        made_on(GPU, lambda: _core.matrix_solve(tf.zeros([2, 2], dt), tf.ones([2, 1], dt)))
+
+
+covers("cholesky", "matrix_triangular_solve", "matrix_solve", "qr", "self_adjoint_eig", "svd",
+       "log_matrix_determinant", "matrix_band_part", "lu")

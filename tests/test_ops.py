@@ -2070,3 +2070,40 @@ def test_image_projective_transform_op():
 
 
 DEDICATED["image_projective_transform"] = "test_image_projective_transform_op"
+
+
+def test_linalg_decomposition_ops_match_numpy():
+    """_core's decomposition ops (one node per TensorFlow output; the wider checks:
+    tests/test_linalg_decomp.py): LAPACK against NumPy's, batched, float32 and float64."""
+    from tolerances import assert_close
+
+    r = np.random.default_rng(5)
+    for dt in ("float32", "float64"):
+        x = (r.standard_normal((2, 4, 4)) + 4 * np.eye(4)).astype(dt)
+        x64 = x.astype(np.float64)
+        spd = (x64 @ np.swapaxes(x64, -1, -2)).astype(dt)
+        b = r.standard_normal((2, 4, 3)).astype(dt)
+        assert_close(_core.cholesky(spd).numpy(), np.linalg.cholesky(spd.astype(np.float64)), dt, "decomposition")
+        assert_close(_core.matrix_solve(x, b).numpy(), np.linalg.solve(x64, b), dt, "decomposition")
+        assert_close(_core.matrix_triangular_solve(x, b, True, False).numpy(), np.linalg.solve(np.tril(x64), b),
+                     dt, "decomposition")
+        nq, nr = np.linalg.qr(x64)
+        assert_close(_core.qr(x, False, 0).numpy(), nq, dt, "decomposition")
+        assert_close(_core.qr(x, False, 1).numpy(), nr, dt, "decomposition")
+        assert_close(_core.self_adjoint_eig(spd, 0).numpy(), np.linalg.eigvalsh(spd.astype(np.float64)), dt,
+                     "decomposition")
+        assert _core.self_adjoint_eig(spd, 1).shape == (2, 4, 4)
+        assert_close(_core.svd(x, False, 0).numpy(), np.linalg.svd(x64, compute_uv=False), dt, "decomposition")
+        assert _core.svd(x[:, :3], True, 1).shape == (2, 3, 3) and _core.svd(x[:, :3], True, 2).shape == (2, 4, 4)
+        sg, la = np.linalg.slogdet(x64)
+        assert_close(_core.log_matrix_determinant(x, 0).numpy(), sg, dt, "exact")
+        assert_close(_core.log_matrix_determinant(x, 1).numpy(), la, dt, "decomposition")
+        assert_close(_core.matrix_band_part(x, 1, 0).numpy(), np.tril(np.triu(x64, -1)), dt, "exact")
+        lu, perm = _core.lu(x, 0).numpy(), _core.lu(x, 1).numpy().astype(int)
+        lo = np.tril(lu, -1) + np.eye(4)
+        assert_close(lo @ np.triu(lu), np.take_along_axis(x64, perm[..., None], 1), dt, "decomposition")
+
+
+for _n in ("cholesky", "matrix_triangular_solve", "matrix_solve", "qr", "self_adjoint_eig", "svd",
+           "log_matrix_determinant", "matrix_band_part", "lu"):
+    DEDICATED[_n] = "test_linalg_decomposition_ops_match_numpy"

@@ -282,6 +282,29 @@ GRAD_CASES = {
     "matrix_determinant": [("batched", lambda x: tf.linalg.det(x), [_away((2, 3, 3), r) + 4 * np.eye(3)]),
                            ("second order", lambda x: _second(lambda t: tf.linalg.det(t), x),
                             [_away((3, 3), r) + 4 * np.eye(3)])],
+    # the decompositions and solves (tests/test_linalg_decomp.py has the wider cases)
+    "cholesky": [("spd", lambda x: tf.linalg.cholesky(tf.matmul(x, x, transpose_b=True) + 3 * np.eye(3)),
+                  [_away((2, 3, 3), r)])],
+    "matrix_triangular_solve": [("lower", lambda a, b: tf.linalg.triangular_solve(a, b),
+                                 [_away((2, 3, 3), r) + 4 * np.eye(3), _away((2, 3, 2), r)]),
+                                ("upper adjoint", lambda a, b: tf.linalg.triangular_solve(
+                                    a, b, lower=False, adjoint=True),
+                                 [_away((3, 3), r) + 4 * np.eye(3), _away((3, 2), r)])],
+    "matrix_solve": [("", lambda a, b: tf.linalg.solve(a, b), [_away((2, 3, 3), r) + 4 * np.eye(3),
+                                                                 _away((2, 3, 2), r)])],
+    "qr": [("deep", lambda x: tf.linalg.qr(x)[0] * 2.0 + tf.reduce_sum(tf.linalg.qr(x)[1]),
+            [_away((4, 3), r) + np.eye(4, 3)]),
+           ("wide", lambda x: tf.concat([tf.linalg.qr(x)[0], tf.linalg.qr(x)[1]], 1),
+            [_away((2, 4), r) + np.eye(2, 4)])],
+    "self_adjoint_eig": [("values", lambda x: tf.linalg.eigvalsh(x),
+                          [np.diag([1.0, 2.5, 4.0]) + 0.1 * _away((3, 3), r)]),
+                         ("vectors", lambda x: tf.linalg.eigh(x)[1] ** 2,
+                          [np.diag([1.0, 2.5, 4.0]) + 0.1 * _away((3, 3), r)])],
+    "svd": [("values", lambda x: tf.linalg.svd(x, compute_uv=False), [_away((2, 4, 3), r)]),
+            ("vectors", lambda x: tf.concat([tf.linalg.svd(x)[1] ** 2, tf.transpose(tf.linalg.svd(x)[2] ** 2)], 0),
+             [np.diag([3.0, 2.0, 1.0])[:, :3] + 0.1 * _away((3, 3), r)])],
+    "log_matrix_determinant": [("", lambda x: tf.linalg.slogdet(x)[1], [_away((2, 3, 3), r) + 4 * np.eye(3)])],
+    "matrix_band_part": [("", lambda x: _core.matrix_band_part(x, 1, 0), [_away((3, 4), r)])],
     "cumsum": [("axis 1", lambda x: tf.cumsum(x, axis=1), [_away((2, 5), r)]),
                ("exclusive reverse", lambda x: tf.cumsum(x, axis=0, exclusive=True, reverse=True),
                 [_away((4, 3), r)]),
@@ -444,6 +467,8 @@ NON_DIFFERENTIABLE = {
     "shape_op", "range_t",
     # tf.math: no gradient in TensorFlow (TruncateDiv: None; TruncateMod: none registered)
     "truncatediv", "truncatemod", "igamma_grad_a",
+    # tf.linalg.lu: TensorFlow 2.21 registers no gradient for Lu
+    "lu",
     # the array ops' integer results (sort/top_k values are a gather_nd of them)
     "top_k_indices", "unique", "where_indices",
 }

@@ -10,6 +10,11 @@ from mixprec._linalg_extra import (  # noqa: F401
     tensor_diag, tensor_diag_part, trace)
 from mixprec.math import l2_normalize  # noqa: F401
 from mixprec._linalg_lapack import det, inv  # noqa: F401
+from mixprec._linalg_decomp import (  # noqa: F401
+    cholesky, cholesky_solve, eigh, eigvalsh, expm, logdet, lstsq, lu, lu_matrix_inverse,
+    lu_reconstruct, lu_solve, matrix_rank, normalize, pinv, qr, slogdet, solve, svd,
+    triangular_solve)
+from mixprec._linalg_decomp import expm as matrix_exponential  # noqa: F401
 
 try:  # the top level's own (tf.eye / tf.norm / tf.tensordot) where they exist
     from mixprec._array_extra import eye, norm, tensordot  # noqa: F401

@@ -19,6 +19,10 @@ Kinds:
                   output, random-sign data; 16-bit: float32 accumulation, one rounding):
                   relative to the result and to the size of the terms, as matmul
   softmax         softmax / log_softmax rows
+  decomposition   factorizations, solves and their compositions (tf.linalg: cholesky, qr,
+                  eigh, svd, lstsq, expm ...) of well-conditioned matrices (cond <~ 100), n <= 8:
+                  LAPACK in float64, rounded once, against NumPy's float64; float32 results that
+                  go through float32 ops (lstsq's normal equations, expm) lose a few more digits
   random_moment   sample moments of random ops (absolute, checked with n >= 2**16)
   finite_difference  a tape gradient against central differences of the same function
                   (float64, step 1e-6; float32: a float64 function rounded through float32
@@ -86,6 +90,11 @@ TOLERANCE[("float16", "softmax")] = _row("float16", 2, atol_abs=2.0**-20)
 TOLERANCE[("bfloat16", "softmax")] = _row("bfloat16", 2, atol_abs=2.0**-20)
 TOLERANCE[("float32", "softmax")] = (2e-6, 1e-7)
 TOLERANCE[("float64", "softmax")] = (1e-13, 1e-15)
+# tf.linalg decompositions: conditioning times the dtype's rounding
+TOLERANCE[("float16", "decomposition")] = (1e-2, 1e-2)
+TOLERANCE[("bfloat16", "decomposition")] = (5e-2, 5e-2)
+TOLERANCE[("float32", "decomposition")] = (1e-4, 1e-5)
+TOLERANCE[("float64", "decomposition")] = (1e-9, 1e-10)
 # sample moments of n >= 2**16 draws: ~5 standard errors, plus the dtype's rounding
 TOLERANCE[("float16", "random_moment")] = (0.0, 0.03)
 TOLERANCE[("bfloat16", "random_moment")] = (0.0, 0.04)
@@ -118,7 +127,7 @@ TOLERANCE[("float32", "replicas")] = (1e-5, 1e-6)
 TOLERANCE[("float64", "replicas")] = (1e-12, 1e-13)
 
 KINDS = ("exact", "elementwise", "transcendental", "reduction", "matmul", "convolution", "softmax",
-         "random_moment", "finite_difference", "backprop", "optimizer", "replicas")
+         "decomposition", "random_moment", "finite_difference", "backprop", "optimizer", "replicas")
 FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 
 NP_DTYPE = {
