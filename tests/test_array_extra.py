@@ -515,3 +515,19 @@ def test_the_names_are_where_tensorflow_has_them():
     assert tf.linalg.tensordot is tf.tensordot
     for name in ("space_to_depth", "depth_to_space"):
         assert callable(getattr(tf.nn, name))
+
+
+def test_matrix_spectral_norm_matches_tensorflow():
+    # TensorFlow 2.21's values for the same inputs: the largest singular value
+    import numpy as np
+    import mixprec as tf
+    from mixprec.testing.tolerances import TOLERANCE
+    # (TensorFlow's values printed to 10 decimals; the float32 matmul row covers that rounding)
+    rtol, atol = TOLERANCE[("float32", "matmul")]
+    x = np.arange(24, dtype="float64").reshape(2, 3, 4) / 7 - 1
+    np.testing.assert_allclose(tf.norm(x, ord=2, axis=[1, 2]).numpy(),
+                               [1.7947510255, 5.4673224832], rtol=rtol, atol=atol)
+    k = tf.norm(x, ord=2, axis=[-1, -2], keepdims=True)
+    assert k.shape == (2, 1, 1)
+    np.testing.assert_allclose(k.numpy().ravel(), [1.7947510255, 5.4673224832], rtol=rtol,
+                               atol=atol)

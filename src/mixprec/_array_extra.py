@@ -771,10 +771,7 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):  # noqa:
         axes = [a % x.ndim for a in axes]
     supported_matrix = ("euclidean", "fro", 1, np.inf)
     if is_matrix:
-        if ord == 2:
-            raise NotImplementedError("mixprec: tf.norm with ord=2 over two axes (the spectral "
-                                      "norm, an SVD) is not supported")
-        if ord not in supported_matrix:
+        if ord not in supported_matrix + (2,):
             raise ValueError("'ord' must be a supported matrix norm in ['euclidean', 'fro', 1, "
                              "2, inf], got %s" % (ord,))
     else:
@@ -785,6 +782,16 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):  # noqa:
         raise _invalid("Value for attr 'T' of %s is not in the list of allowed values: bfloat16, "
                        "half, float, double, complex64, complex128" % x.dtype.name)
     red = axes
+    if is_matrix and ord == 2 and not isinstance(ord, bool):
+        # the spectral norm: the largest singular value (the two axes moved last)
+        from mixprec import linalg as _linalg
+        rest = [i for i in range(x.ndim) if i not in axes]
+        moved = _core.transpose(x, rest + list(axes))
+        r = _linalg.svd(moved, compute_uv=False)[..., 0]
+        if keepdims:
+            shape = [1 if i in axes else x.shape[i] for i in range(x.ndim)]
+            return _core.reshape(r, shape)
+        return r
     if ord in ("euclidean", "fro") or (ord == 2 and not is_matrix):
         r = _core.sqrt(_core.reduce_sum(_core.multiply(x, x), red, keepdims=True))
     elif is_matrix:
