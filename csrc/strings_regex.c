@@ -143,6 +143,22 @@ static mp_status compile(const char *pattern, const char *op, regex_t *re) {
     return MP_OK;
 }
 
+/* An element's bytes with a NUL after them: regexec is handed a terminated string even with
+ * REG_STARTEND (an arena's strings are not terminated, and sanitizers' regexec interceptor
+ * reads the subject up to its NUL). *buf is grown as needed; NULL when out of memory. */
+static const char *terminated(const char *p, size_t n, char **buf, size_t *cap) {
+    if (n + 1 > *cap) {
+        char *nb = realloc(*buf, n + 1);
+        if (!nb)
+            return NULL;
+        *buf = nb;
+        *cap = n + 1;
+    }
+    memcpy(*buf, p, n);
+    (*buf)[n] = 0;
+    return *buf;
+}
+
 /* Match in s[from..n) (s may hold NULs); 1 with m[0..] filled, 0 none. */
 static int match_at(const regex_t *re, const char *s, size_t from, size_t n, regmatch_t *m, size_t nm) {
     m[0].rm_so = (regoff_t)from;
@@ -158,12 +174,24 @@ mp_status mp_str_regex_full_match(mp_tensor *x, const char *pattern, mp_tensor *
     mp_status st = mp_tensor_new(MP_BOOL, x->ndim, x->shape, host, out);
     if (st == MP_OK) {
         uint8_t *o = mp_tensor_data(*out);
-        for (int64_t i = 0; i < x->numel; i++) {
+        char *buf = NULL;
+        size_t cap = 0;
+        for (int64_t i = 0; i < x->numel && st == MP_OK; i++) {
             int64_t n;
-            const char *p = mp_str_at(x, i, &n);
+            const char *raw = mp_str_at(x, i, &n);
+            const char *p = terminated(raw, (size_t)n, &buf, &cap);
+            if (!p) {
+                st = mp_error_set(MP_ERR_MEMORY, "out of host memory matching a pattern");
+                break;
+            }
             regmatch_t m[1];
             /* leftmost-longest: a full match, when there is one, is the match found */
             o[i] = (uint8_t)(match_at(&re, p, 0, (size_t)n, m, 1) && m[0].rm_so == 0 && m[0].rm_eo == n);
+        }
+        free(buf);
+        if (st != MP_OK) {
+            mp_tensor_decref(*out);
+            *out = NULL;
         }
     }
     regfree(&re);
@@ -221,9 +249,16 @@ mp_status mp_str_regex_replace(mp_tensor *x, const char *pattern, const char *rw
     size_t nm = ng + 1 > 10 ? 10 : ng + 1;
     mp_strb b;
     st = mp_strb_init(&b, x->ndim, x->shape, x->arena ? x->arena->nbytes : 0);
+    char *buf = NULL;
+    size_t cap = 0;
     for (int64_t i = 0; i < x->numel && st == MP_OK; i++) {
         int64_t n64;
-        const char *s = mp_str_at(x, i, &n64);
+        const char *raw = mp_str_at(x, i, &n64);
+        const char *s = terminated(raw, (size_t)n64, &buf, &cap);
+        if (!s) {
+            st = mp_error_set(MP_ERR_MEMORY, "out of host memory replacing a pattern");
+            break;
+        }
         size_t n = (size_t)n64, p = 0, start = mp_strb_mark(&b);
         long lastend = -1;
         int count = 0;
@@ -257,6 +292,7 @@ mp_status mp_str_regex_replace(mp_tensor *x, const char *pattern, const char *rw
         if (st == MP_OK)
             mp_strb_set(&b, i, start);
     }
+    free(buf);
     regfree(&re);
     if (st != MP_OK) {
         if (b.t)
