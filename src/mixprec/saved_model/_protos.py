@@ -5,6 +5,7 @@ and decoded by hand in the wire format (the primitives are train/_bundle.py's): 
 small Python records only; what a node means is _objects.py's and the Keras loader's.
 Malformed input raises ValueError (callers turn it into TF's exception)."""
 
+from mixprec.train import _object_graph
 from mixprec.train._bundle import pb_bytes, pb_fields, pb_varint, varint
 
 __all__ = ["SavedObject", "SavedModelProto", "encode_saved_model", "decode_saved_model",
@@ -78,11 +79,9 @@ class SavedObject:
     def encode(self):
         out = bytearray()
         for nid, name in self.children:
-            out += pb_bytes(1, (pb_varint(1, nid) if nid else b"")
-                            + pb_bytes(2, name.encode("utf-8")))
+            out += _object_graph.encode_child(nid, name)
         for orig, slot, sid in self.slot_variables:
-            out += pb_bytes(3, (pb_varint(1, orig) if orig else b"")
-                            + pb_bytes(2, slot.encode()) + (pb_varint(3, sid) if sid else b""))
+            out += _object_graph.encode_slot(orig, slot, sid)
         if self.kind == "user_object":
             # SavedUserObject: 1 identifier, 2 version {producer 1, min_consumer 1}
             out += pb_bytes(4, pb_bytes(1, self.identifier.encode())
@@ -108,23 +107,9 @@ class SavedObject:
             if w != 2:
                 continue
             if f == 1:
-                nid, name = 0, ""
-                for f2, w2, x in pb_fields(v):
-                    if f2 == 1 and w2 == 0:
-                        nid = x
-                    elif f2 == 2 and w2 == 2:
-                        name = _s(x)
-                n.children.append((nid, name))
+                n.children.append(_object_graph.decode_child(v))
             elif f == 3:
-                orig, slot, sid = 0, "", 0
-                for f2, w2, x in pb_fields(v):
-                    if f2 == 1 and w2 == 0:
-                        orig = x
-                    elif f2 == 2 and w2 == 2:
-                        slot = _s(x)
-                    elif f2 == 3 and w2 == 0:
-                        sid = x
-                n.slot_variables.append((orig, slot, sid))
+                n.slot_variables.append(_object_graph.decode_slot(v))
             elif f in cls._KINDS:
                 n.kind = cls._KINDS[f]
                 if f == 4:

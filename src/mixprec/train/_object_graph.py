@@ -6,6 +6,7 @@ _trackable.py says what the children of an object are."""
 from mixprec.train._bundle import pb_bytes, pb_fields, pb_varint
 
 __all__ = ["Node", "encode_graph", "decode_graph", "escape", "attribute_key",
+           "encode_child", "encode_slot", "decode_child", "decode_slot",
            "OBJECT_GRAPH_KEY", "VARIABLE_VALUE"]
 
 OBJECT_GRAPH_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
@@ -31,19 +32,56 @@ def attribute_key(path, name=VARIABLE_VALUE):
     return "%s/.ATTRIBUTES/%s" % (path, escape(name))
 
 
+# ObjectReference (field 1) and SlotVariableReference (field 3) are shared by the
+# checkpoint's TrackableObject and SavedModel's SavedObject (saved_model/_protos.py)
+
+
+def encode_child(nid, name):
+    """A ``children`` entry (field 1): ObjectReference {node_id, local_name}."""
+    return pb_bytes(1, (pb_varint(1, nid) if nid else b"") + pb_bytes(2, name.encode("utf-8")))
+
+
+def encode_slot(orig, slot, sid):
+    """A ``slot_variables`` entry (field 3): SlotVariableReference."""
+    return pb_bytes(3, (pb_varint(1, orig) if orig else b"") + pb_bytes(2, slot.encode())
+                    + (pb_varint(3, sid) if sid else b""))
+
+
+def decode_child(v):
+    """(node id, local name) of an ObjectReference."""
+    nid, name = 0, ""
+    for f2, w2, x in pb_fields(v):
+        if f2 == 1 and w2 == 0:
+            nid = x
+        elif f2 == 2 and w2 == 2:
+            name = _str(x)
+    return nid, name
+
+
+def decode_slot(v):
+    """(original id, slot name, slot id) of a SlotVariableReference."""
+    orig, slot, sid = 0, "", 0
+    for f2, w2, x in pb_fields(v):
+        if f2 == 1 and w2 == 0:
+            orig = x
+        elif f2 == 2 and w2 == 2:
+            slot = _str(x)
+        elif f2 == 3 and w2 == 0:
+            sid = x
+    return orig, slot, sid
+
+
 def encode_graph(nodes):
     out = bytearray()
     for n in nodes:
         body = bytearray()
         for nid, name in n.children:
-            body += pb_bytes(1, (pb_varint(1, nid) if nid else b"")
-                             + pb_bytes(2, name.encode("utf-8")))
+            body += encode_child(nid, name)
         for name, full, key in n.attributes:
             body += pb_bytes(2, pb_bytes(1, name.encode()) + (
                 pb_bytes(2, full.encode()) if full else b"") + pb_bytes(3, key.encode()))
         for orig, slot, sid in n.slot_variables:
-            body += pb_bytes(3, (pb_varint(1, orig) if orig else b"")
-                             + pb_bytes(2, slot.encode()) + (pb_varint(3, sid) if sid else b""))
+            body += encode_slot(orig, slot, sid)
         if n.has_values is not None:
             body += pb_bytes(5, pb_varint(1, 1) if n.has_values else b"")
         out += pb_bytes(1, bytes(body))
@@ -66,13 +104,7 @@ def decode_graph(data):
             if w != 2:
                 continue
             if f == 1:
-                nid, name = 0, ""
-                for f2, w2, x in pb_fields(v):
-                    if f2 == 1 and w2 == 0:
-                        nid = x
-                    elif f2 == 2 and w2 == 2:
-                        name = _str(x)
-                n.children.append((nid, name))
+                n.children.append(decode_child(v))
             elif f == 2:
                 name = full = key = ""
                 for f2, w2, x in pb_fields(v):
@@ -86,15 +118,7 @@ def decode_graph(data):
                             key = s
                 n.attributes.append((name, full, key))
             elif f == 3:
-                orig, slot, sid = 0, "", 0
-                for f2, w2, x in pb_fields(v):
-                    if f2 == 1 and w2 == 0:
-                        orig = x
-                    elif f2 == 2 and w2 == 2:
-                        slot = _str(x)
-                    elif f2 == 3 and w2 == 0:
-                        sid = x
-                n.slot_variables.append((orig, slot, sid))
+                n.slot_variables.append(decode_slot(v))
             elif f == 5:
                 n.has_values = any(f2 == 1 and x for f2, _, x in pb_fields(v))
         nodes.append(n)
